@@ -1,0 +1,17 @@
+"""symjit: MXNet 1.x's symbolic API, compiled to fused Numba kernels at bind time.
+
+>>> import symjit as mx
+>>> net = mx.sym.FullyConnected(data=mx.sym.Variable('data'), name='fc1', num_hidden=10)
+>>> net.infer_shape(data=(100, 100))[0]
+[(100, 100), (10, 100), (10,)]
+"""
+from . import name, symbol
+from .base import MXNetError
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .symbol.naming import AttrScope
+
+sym = symbol
+
+__version__ = "0.1.0"
+__all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
+           "symbol", "sym", "name", "AttrScope"]

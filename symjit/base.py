@@ -1,0 +1,88 @@
+"""Errors and dtype helpers shared by every layer.
+
+One exception family: every error symjit raises on bad input is an :class:`MXNetError`
+(also a ``ValueError`` or ``TypeError`` where that is the natural kind), and its message names
+the operator, the argument and the shapes or dtypes involved.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "MXNetError", "SymjitError", "ShapeError", "DTypeError", "ParamError", "FormatError",
+    "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name", "shape_str",
+]
+
+
+class MXNetError(Exception):
+    """Base class of every error symjit raises for bad input (named as MXNet names it)."""
+
+
+SymjitError = MXNetError
+
+
+class ShapeError(MXNetError, ValueError):
+    """A shape that does not fit an operator's rule."""
+
+
+class DTypeError(MXNetError, TypeError):
+    """A dtype that does not fit an operator's rule."""
+
+
+class ParamError(MXNetError, ValueError):
+    """A missing, unknown or invalid operator parameter."""
+
+
+class FormatError(MXNetError, ValueError):
+    """A malformed file: NDArray list file, ``.params`` checkpoint or symbol JSON."""
+
+
+# MXNet's dtype flags (mshadow type flags), used by the NDArray file format and symbol JSON.
+DTYPE_TO_FLAG: dict[np.dtype, int] = {
+    np.dtype("float32"): 0,
+    np.dtype("float64"): 1,
+    np.dtype("float16"): 2,
+    np.dtype("uint8"): 3,
+    np.dtype("int32"): 4,
+    np.dtype("int8"): 5,
+    np.dtype("int64"): 6,
+    np.dtype("bool"): 7,
+}
+FLAG_TO_DTYPE: dict[int, np.dtype] = {v: k for k, v in DTYPE_TO_FLAG.items()}
+
+
+def np_dtype(dtype: object) -> np.dtype:
+    """Normalise a dtype given as a name, numpy type, numpy dtype or MXNet flag to ``np.dtype``.
+
+    >>> np_dtype('float32'), np_dtype(np.int8), np_dtype(1)
+    (dtype('float32'), dtype('int8'), dtype('float64'))
+    """
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+        if int(dtype) not in FLAG_TO_DTYPE:
+            raise DTypeError(f"unknown MXNet dtype flag {dtype}")
+        return FLAG_TO_DTYPE[int(dtype)]
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise DTypeError(f"unknown dtype {dtype!r}") from exc
+    if dt not in DTYPE_TO_FLAG:
+        raise DTypeError(f"dtype {dt} is not supported (supported: {', '.join(map(str, DTYPE_TO_FLAG))})")
+    return dt
+
+
+def dtype_name(dtype: object) -> str:
+    """The numpy name of a dtype, or ``?`` when it is unknown."""
+    return "?" if dtype is None else np.dtype(dtype).name
+
+
+def shape_str(shape: tuple[int, ...] | None) -> str:
+    """A shape as MXNet prints it, ``?`` when it is unknown.
+
+    >>> shape_str((100, 10)), shape_str((3,)), shape_str(None)
+    ('(100,10)', '(3,)', '?')
+    """
+    if shape is None:
+        return "?"
+    if len(shape) == 1:
+        return f"({shape[0]},)"
+    return "(" + ",".join(str(int(d)) for d in shape) + ")"

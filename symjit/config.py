@@ -1,0 +1,75 @@
+"""The one explicit configuration object.
+
+The documented environment settings are read here, in :func:`Config.from_env`, and nowhere else:
+
+``SYMJIT_CACHE_DIR``
+    where compiled kernels are cached (default: ``$XDG_CACHE_HOME/symjit`` or ``~/.cache/symjit``).
+``SYMJIT_CACHE``
+    ``0`` disables the on-disk kernel cache (default ``1``).
+``SYMJIT_FUSION``
+    ``0`` compiles one kernel per operator instead of fused groups (default ``1``).
+``MXNET_HOME`` / ``SYMJIT_MNIST``
+    where datasets are looked for (see :mod:`symjit.io`).
+
+Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
+switched off silently: an invalid value raises.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from .base import MXNetError
+
+__all__ = ["Config", "default_config"]
+
+
+def _flag(env: dict[str, str], key: str, default: bool) -> bool:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise MXNetError(f"environment setting {key}={raw!r} is not a boolean (use 0 or 1)")
+
+
+def _default_cache_dir(env: dict[str, str]) -> Path:
+    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "symjit"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Compiler and runtime settings.
+
+    >>> Config(cache=False).fusion
+    True
+    """
+
+    cache_dir: Path = dataclasses.field(default_factory=lambda: _default_cache_dir(dict(os.environ)))
+    cache: bool = True
+    fusion: bool = True
+    fastmath: bool = False
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Config:
+        """Read the documented environment settings into a ``Config``."""
+        env = dict(os.environ) if env is None else env
+        cache_dir = Path(env["SYMJIT_CACHE_DIR"]) if env.get("SYMJIT_CACHE_DIR") else _default_cache_dir(env)
+        return cls(
+            cache_dir=cache_dir,
+            cache=_flag(env, "SYMJIT_CACHE", True),
+            fusion=_flag(env, "SYMJIT_FUSION", True),
+        )
+
+    def replace(self, **changes: object) -> Config:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def default_config() -> Config:
+    """The configuration read from the environment now."""
+    return Config.from_env()

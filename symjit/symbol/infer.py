@@ -1,0 +1,198 @@
+"""Shape and dtype inference over a symbol graph.
+
+Each op's rule (see :mod:`symjit.ops.registry`) maps what is known of its inputs and aux states to
+what it can say of inputs, outputs and aux states. The engine runs the rules over the graph in
+order, repeatedly, until nothing changes: forward (data -> outputs) and backward (data shape ->
+parameter shapes, one input -> its elementwise partner). Every disagreement between what a rule says
+and what was already known is reported here, naming the operator, its node, the argument and both
+shapes, with all the node's input shapes for context.
+
+:func:`infer_graph` is the pass the compiler uses; ``Symbol.infer_shape``/``infer_type`` wrap it.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..base import FLAG_TO_DTYPE, DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
+from ..ops.registry import RuleError, same_dtype
+from .symbol import Node, Symbol, aux_variable_ids, topo_order
+
+__all__ = ["infer_graph", "infer_shape", "infer_type", "Entry"]
+
+Entry = tuple[Node, int]
+
+
+def _shape_of(value: Any, what: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(d) for d in value)
+    except TypeError:
+        raise ShapeError(f"{what}: shape must be a tuple of integers, got {value!r}") from None
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"{what}: shape {shape} has a negative dimension")
+    return shape
+
+
+def _var_attr_shape(node: Node) -> tuple[int, ...] | None:
+    text = node.attrs.get("__shape__")
+    if not text:
+        return None
+    shape = _shape_of(ast.literal_eval(text), f"Variable '{node.name}' attribute __shape__")
+    return None if 0 in shape else shape
+
+
+def _var_attr_dtype(node: Node) -> np.dtype | None:
+    text = node.attrs.get("__dtype__")
+    if text is None:
+        return None
+    return FLAG_TO_DTYPE[int(text)] if text.lstrip("-").isdigit() else np_dtype(text)
+
+
+class _Inference:
+    """One run of shape or dtype inference; ``what`` is 'shape' or 'dtype'."""
+
+    def __init__(self, nodes: list[Node], what: str, fmt: Callable[[Any], str]):
+        self.nodes = nodes
+        self.what = what
+        self.fmt = fmt
+        self.known: dict[tuple[int, int], Any] = {}
+
+    def get(self, e: Entry) -> Any:
+        return self.known.get((id(e[0]), e[1]))
+
+    def _describe(self, node: Node) -> str:
+        names = node.input_names()
+        ins = ", ".join(f"{n}={self.fmt(self.get(e))}" for n, e in zip(names, node.inputs))
+        return f"{node.op.name} '{node.name}' (inputs: {ins})"
+
+    def put(self, e: Entry, value: Any, node: Node, role: str) -> bool:
+        if value is None:
+            return False
+        key = (id(e[0]), e[1])
+        old = self.known.get(key)
+        if old is None:
+            self.known[key] = value
+            return True
+        if old != value:
+            err = ShapeError if self.what == "shape" else DTypeError
+            raise err(f"{self._describe(node)}: {role} has {self.what} {self.fmt(old)} "
+                      f"but the operator expects {self.fmt(value)}")
+        return False
+
+    def rule(self, node: Node) -> Callable:
+        if self.what == "shape":
+            if node.op.shape is None:
+                raise MXNetError(f"operator {node.op.name} has no shape rule")
+            return node.op.shape
+        if node.op.dtype is not None:
+            return node.op.dtype
+        n_out = node.num_outputs
+        return lambda p, ins, aux: same_dtype(p, ins, aux, n_out)
+
+    def step(self, node: Node) -> bool:
+        n_args = node.num_args()
+        vals = [self.get(e) for e in node.inputs]
+        try:
+            ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
+        except RuleError as exc:
+            err = ShapeError if self.what == "shape" else DTypeError
+            raise err(f"{self._describe(node)}: {exc}") from None
+        names = node.input_names()
+        changed = False
+        for name, e, v in zip(names, node.inputs, list(ins) + list(aux)):
+            changed |= self.put(e, v, node, f"argument '{name}'")
+        out_names = node.op.list_outputs(node.params)
+        for i, v in enumerate(outs):
+            changed |= self.put((node, i), v, node, f"output '{out_names[i]}'")
+        return changed
+
+    def run(self) -> None:
+        ops = [n for n in self.nodes if not n.is_variable]
+        for _ in range(len(ops) + 2):
+            changed = False
+            for node in ops:
+                changed |= self.step(node)
+            if not changed:
+                return
+
+
+def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any]) -> dict[tuple[int, int], Any]:
+    """Infer shapes (``what='shape'``) or dtypes of every entry of the graph.
+
+    ``known`` maps variable names to shapes/dtypes; variables' ``__shape__``/``__dtype__`` attrs
+    are used where ``known`` says nothing. Returns ``{(id(node), output_index): value}``, with
+    entries that could not be inferred absent.
+    """
+    nodes = topo_order(outputs)
+    fmt = shape_str if what == "shape" else dtype_name
+    inf = _Inference(nodes, what, fmt)
+    for node in nodes:
+        if node.is_variable:
+            value = known.get(node.name)
+            if value is None:
+                value = _var_attr_shape(node) if what == "shape" else _var_attr_dtype(node)
+            if value is not None:
+                inf.known[(id(node), 0)] = value
+    inf.run()
+    return inf.known
+
+
+def _known_inputs(sym: Symbol, args: tuple, kwargs: dict, conv: Callable, api: str) -> dict[str, Any]:
+    arg_names = sym.list_arguments()
+    inputs = set(sym.list_inputs())
+    if args and kwargs:
+        raise MXNetError(f"{api}: give either positional or keyword arguments, not both")
+    if len(args) > len(arg_names):
+        raise MXNetError(f"{api}: {len(args)} positional values for {len(arg_names)} arguments {arg_names}")
+    given = dict(zip(arg_names, args)) if args else dict(kwargs)
+    out = {}
+    for k, v in given.items():
+        if k not in inputs:
+            raise MXNetError(f"{api}: unknown argument {k!r}; the symbol's inputs are {sym.list_inputs()}")
+        if v is not None:
+            out[k] = conv(v, f"{api}: argument {k!r}")
+    return out
+
+
+def _collect(sym: Symbol, known: dict, empty: Any):
+    nodes = topo_order(sym._outputs)
+    aux = aux_variable_ids(nodes)
+    get = lambda e: known.get((id(e[0]), e[1]), empty)  # noqa: E731
+    args = [get((n, 0)) for n in nodes if n.is_variable and id(n) not in aux]
+    auxs = [get((n, 0)) for n in nodes if n.is_variable and id(n) in aux]
+    outs = [get(e) for e in sym._outputs]
+    return args, outs, auxs
+
+
+def infer_shape(sym: Symbol, args: tuple, kwargs: dict, partial: bool):
+    """The engine behind ``Symbol.infer_shape`` and ``infer_shape_partial``."""
+    known = _known_inputs(sym, args, kwargs, _shape_of, "infer_shape")
+    shapes = infer_graph(sym._outputs, "shape", known)
+    args_s, outs_s, aux_s = _collect(sym, shapes, None)
+    if partial:
+        fill = lambda xs: [() if s is None else s for s in xs]  # noqa: E731
+        return fill(args_s), fill(outs_s), fill(aux_s)
+    if any(s is None for s in args_s + outs_s + aux_s):
+        return None, None, None
+    return args_s, outs_s, aux_s
+
+
+def _dtype_of(value: Any, what: str) -> np.dtype:
+    try:
+        return np_dtype(value)
+    except MXNetError as exc:
+        raise DTypeError(f"{what}: {exc}") from None
+
+
+def infer_type(sym: Symbol, args: tuple, kwargs: dict):
+    """The engine behind ``Symbol.infer_type``: numpy scalar types, or Nones if incomplete."""
+    known = _known_inputs(sym, args, kwargs, _dtype_of, "infer_type")
+    types = infer_graph(sym._outputs, "dtype", known)
+    args_t, outs_t, aux_t = _collect(sym, types, None)
+    if any(t is None for t in args_t + outs_t + aux_t):
+        return None, None, None
+    as_type = lambda ts: [t.type for t in ts]  # noqa: E731
+    return as_type(args_t), as_type(outs_t), as_type(aux_t)

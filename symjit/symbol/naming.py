@@ -1,0 +1,89 @@
+"""Automatic names (``fullyconnected0``), ``mx.name.Prefix`` and ``mx.AttrScope``.
+
+Both are explicit context managers over a thread-local stack; nothing else keeps naming state.
+"""
+from __future__ import annotations
+
+import threading
+
+__all__ = ["NameManager", "Prefix", "AttrScope", "current_name_manager", "current_attrs"]
+
+_local = threading.local()
+
+
+class NameManager:
+    """Gives each unnamed symbol ``hint + counter`` (``fullyconnected0``, ``fullyconnected1``...).
+
+    >>> with NameManager() as nm:
+    ...     nm.get(None, 'fullyconnected'), nm.get(None, 'fullyconnected'), nm.get('fc', 'x')
+    ('fullyconnected0', 'fullyconnected1', 'fc')
+    """
+
+    def __init__(self) -> None:
+        self._counter: dict[str, int] = {}
+
+    def get(self, name: str | None, hint: str) -> str:
+        if name:
+            return name
+        n = self._counter.get(hint, 0)
+        self._counter[hint] = n + 1
+        return f"{hint}{n}"
+
+    def __enter__(self) -> NameManager:
+        _stack("names").append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _stack("names").pop()
+
+
+class Prefix(NameManager):
+    """Prefixes every name, given or automatic: ``with mx.name.Prefix('mlp_'):``."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self._prefix = prefix
+
+    def get(self, name: str | None, hint: str) -> str:
+        return self._prefix + super().get(name, hint)
+
+
+class AttrScope:
+    """Attributes attached to every symbol created inside: ``with mx.AttrScope(ctx_group='dev1'):``."""
+
+    def __init__(self, **attrs: str) -> None:
+        for k, v in attrs.items():
+            if not isinstance(v, str):
+                raise TypeError(f"AttrScope: attribute {k!r} must be a string, got {type(v).__name__}")
+        self._attrs = attrs
+
+    def get(self, attrs: dict[str, str] | None) -> dict[str, str]:
+        merged = dict(self._attrs)
+        merged.update(attrs or {})
+        return merged
+
+    def __enter__(self) -> AttrScope:
+        outer = current_attrs()
+        self._attrs = {**outer, **self._attrs}
+        _stack("attrs").append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _stack("attrs").pop()
+
+
+def _stack(kind: str) -> list:
+    if not hasattr(_local, kind):
+        setattr(_local, kind, [NameManager()] if kind == "names" else [])
+    return getattr(_local, kind)
+
+
+def current_name_manager() -> NameManager:
+    """The innermost name manager."""
+    return _stack("names")[-1]
+
+
+def current_attrs() -> dict[str, str]:
+    """The attributes of the innermost AttrScope ({} outside any)."""
+    stack = _stack("attrs")
+    return dict(stack[-1]._attrs) if stack else {}

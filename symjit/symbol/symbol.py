@@ -1,0 +1,444 @@
+"""The Symbol graph: nodes, entries, listing, composition, attributes and arithmetic.
+
+A :class:`Node` is a variable (``op is None``) or an operator application with parsed params and
+input entries ``(node, output_index)``. Operator inputs are the op's arguments followed by its aux
+states, as in MXNet's symbol JSON. A :class:`Symbol` is a list of output entries. Graph order
+everywhere is the post-order depth-first walk over inputs in order (what MXNet lists by).
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+from ..base import MXNetError, np_dtype
+from ..ops.registry import OpDef, get_op
+from .naming import current_attrs, current_name_manager
+
+__all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol"]
+
+
+class Node:
+    """One graph node: a variable or an operator application."""
+
+    __slots__ = ("op", "name", "params", "attrs", "inputs")
+
+    def __init__(self, op: OpDef | None, name: str, params: dict | None = None,
+                 attrs: dict[str, str] | None = None, inputs: list[tuple[Node, int]] | None = None):
+        self.op = op
+        self.name = name
+        self.params = params or {}
+        self.attrs = attrs or {}
+        self.inputs = list(inputs or [])
+
+    @property
+    def is_variable(self) -> bool:
+        return self.op is None
+
+    @property
+    def num_outputs(self) -> int:
+        return 1 if self.op is None else len(self.op.list_outputs(self.params))
+
+    @property
+    def num_visible(self) -> int:
+        return 1 if self.op is None else self.op.num_visible(self.params)
+
+    def input_names(self) -> list[str]:
+        """Names of this op's input slots: arguments, then aux states."""
+        return self.op.list_arguments(self.params) + self.op.list_aux(self.params)
+
+    def num_args(self) -> int:
+        return len(self.op.list_arguments(self.params))
+
+    def output_name(self, index: int) -> str:
+        if self.op is None:
+            return self.name
+        return f"{self.name}_{self.op.list_outputs(self.params)[index]}"
+
+    def __repr__(self) -> str:
+        return f"Node({self.op.name if self.op else 'null'}, {self.name!r})"
+
+
+def topo_order(entries: list[tuple[Node, int]]) -> list[Node]:
+    """Post-order DFS over inputs in order, each node once (iterative: deep graphs are fine)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for head, _ in entries:
+        if id(head) in seen:
+            continue
+        stack: list[tuple[Node, int]] = [(head, 0)]
+        seen.add(id(head))
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                child = node.inputs[i][0]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def aux_variable_ids(nodes: list[Node]) -> set[int]:
+    """ids of the variables consumed in an aux-state slot of some op."""
+    aux: set[int] = set()
+    for node in nodes:
+        if node.op is not None:
+            n_args = node.num_args()
+            for src, _ in node.inputs[n_args:]:
+                aux.add(id(src))
+    return aux
+
+
+class Symbol:
+    """A symbolic expression with one or more outputs.
+
+    >>> import symjit as mx
+    >>> net = mx.sym.FullyConnected(data=mx.sym.Variable('data'), name='fc1', num_hidden=10)
+    >>> net.list_arguments()
+    ['data', 'fc1_weight', 'fc1_bias']
+    """
+
+    __array_priority__ = 1000.0  # numpy scalars on the left defer to our reflected operators
+
+    def __init__(self, outputs: list[tuple[Node, int]]):
+        self._outputs = list(outputs)
+
+    # --- structure ------------------------------------------------------------------------
+    @property
+    def name(self) -> str | None:
+        """The node name of a single-output symbol, None for a group."""
+        return self._outputs[0][0].name if len(self._outputs) == 1 else None
+
+    def _topo(self) -> list[Node]:
+        return topo_order(self._outputs)
+
+    def list_outputs(self) -> list[str]:
+        """Output names: ``fc1_output``, a variable's own name."""
+        return [node.output_name(i) for node, i in self._outputs]
+
+    def list_arguments(self) -> list[str]:
+        """Variables that are not aux states, in graph order."""
+        nodes = self._topo()
+        aux = aux_variable_ids(nodes)
+        return [n.name for n in nodes if n.is_variable and id(n) not in aux]
+
+    def list_auxiliary_states(self) -> list[str]:
+        """Variables consumed as aux states (``bn1_moving_mean``), in graph order."""
+        nodes = self._topo()
+        aux = aux_variable_ids(nodes)
+        return [n.name for n in nodes if n.is_variable and id(n) in aux]
+
+    def list_inputs(self) -> list[str]:
+        """All variables, arguments and aux states alike, in graph order."""
+        return [n.name for n in self._topo() if n.is_variable]
+
+    def get_internals(self) -> Symbol:
+        """A group of every node's visible outputs, variables included, in graph order."""
+        return Symbol([(n, i) for n in self._topo() for i in range(n.num_visible)])
+
+    def get_children(self) -> Symbol | None:
+        """The inputs of this (single-output) symbol's node as a group, None for a variable."""
+        node = self._outputs[0][0]
+        return Symbol(list(node.inputs)) if node.inputs else None
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+    def __iter__(self) -> Iterator[Symbol]:
+        return (Symbol([e]) for e in self._outputs)
+
+    def __getitem__(self, index: int | str | slice) -> Symbol:
+        if isinstance(index, slice):
+            return Symbol(self._outputs[index])
+        if isinstance(index, str):
+            names = self.list_outputs()
+            matches = [i for i, n in enumerate(names) if n == index]
+            if not matches:
+                raise MXNetError(f"Symbol has no output named {index!r}; outputs: {names}")
+            if len(matches) > 1:
+                raise MXNetError(f"Symbol has several outputs named {index!r}")
+            index = matches[0]
+        if not isinstance(index, int):
+            raise TypeError(f"Symbol index must be int, str or slice, got {type(index).__name__}")
+        if not -len(self._outputs) <= index < len(self._outputs):
+            raise IndexError(f"Symbol output index {index} out of range (it has {len(self._outputs)})")
+        return Symbol([self._outputs[index]])
+
+    def __repr__(self) -> str:
+        if len(self._outputs) == 1:
+            return f"<Symbol {self.name}>"
+        return "<Symbol group [" + ", ".join(n.name for n, _ in self._outputs) + "]>"
+
+    def __copy__(self) -> Symbol:
+        return Symbol(list(self._outputs))
+
+    def __deepcopy__(self, memo: dict) -> Symbol:
+        return _clone(self, {}, memo)
+
+    def __getstate__(self) -> dict:
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state: dict) -> None:
+        from .json_io import load_json
+        self._outputs = load_json(state["json"])._outputs
+
+    # --- composition ----------------------------------------------------------------------
+    def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
+        """Compose: replace this symbol's variables by other symbols, returning a new symbol.
+
+        ``net(data=net2, name='compose')`` also prefixes this symbol's own nodes (its other
+        variables and its operators) with ``compose_``, as MXNet 1.x's overview tutorial shows.
+        """
+        name = kwargs.pop("name", None)
+        args_names = self.list_arguments()
+        subst: dict[str, Symbol] = {}
+        if args:
+            if kwargs:
+                raise MXNetError("compose accepts either positional or keyword symbols, not both")
+            if len(args) > len(args_names):
+                raise MXNetError(f"compose: {len(args)} symbols given but only {len(args_names)} "
+                                 f"arguments exist: {args_names}")
+            subst = dict(zip(args_names, args))
+        else:
+            subst = dict(kwargs)
+        inputs = set(self.list_inputs())
+        for key, val in subst.items():
+            if not isinstance(val, Symbol) or len(val) != 1:
+                raise TypeError(f"compose: value for {key!r} must be a single-output Symbol")
+            if key not in inputs:
+                raise MXNetError(f"compose: {key!r} is not an input of this symbol; inputs: {sorted(inputs)}")
+        return _clone(self, {k: v._outputs[0] for k, v in subst.items()}, {}, prefix=name)
+
+    # --- attributes -----------------------------------------------------------------------
+    def attr(self, key: str) -> str | None:
+        """An attribute of this single-output symbol's node (op params included), or None."""
+        return self.list_attr().get(key)
+
+    def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        """Attributes of this symbol's node as strings: user attrs and op params."""
+        if recursive:
+            return {f"{n}${a}": v for n, d in self.attr_dict().items() for a, v in d.items()}
+        if len(self._outputs) != 1:
+            return {}
+        return _node_attrs(self._outputs[0][0])
+
+    def attr_dict(self) -> dict[str, dict[str, str]]:
+        """Every node's attributes, keyed by node name (nodes without attributes omitted)."""
+        out: dict[str, dict[str, str]] = {}
+        for node in self._topo():
+            attrs = _node_attrs(node)
+            if attrs:
+                out[node.name] = attrs
+        return out
+
+    def _set_attr(self, **kwargs: str) -> None:
+        """Set string attributes on this symbol's node."""
+        for k, v in kwargs.items():
+            if not isinstance(v, str):
+                raise TypeError(f"_set_attr: attribute {k!r} must be a string, got {type(v).__name__}")
+        for node, _ in self._outputs:
+            node.attrs.update(kwargs)
+
+    # --- serialisation and inference (implemented in sibling modules) ----------------------
+    def tojson(self) -> str:
+        """The symbol in MXNet 1.x's JSON format."""
+        from .json_io import to_json
+        return to_json(self)
+
+    def save(self, fname: str) -> None:
+        """Write :meth:`tojson` to a file (MXNet's ``*-symbol.json``)."""
+        with open(fname, "w") as f:
+            f.write(self.tojson())
+
+    def infer_shape(self, *args: Any, **kwargs: Any):
+        """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` if incomplete."""
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=False)
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any):
+        """Like :meth:`infer_shape`, with ``()`` for shapes that cannot be inferred."""
+        from .infer import infer_shape
+        return infer_shape(self, args, kwargs, partial=True)
+
+    def infer_type(self, *args: Any, **kwargs: Any):
+        """``(arg_types, out_types, aux_types)`` as numpy types, or Nones if incomplete."""
+        from .infer import infer_type
+        return infer_type(self, args, kwargs)
+
+    def debug_str(self) -> str:
+        """A line per node: op, name, inputs."""
+        lines = []
+        for node in self._topo():
+            if node.is_variable:
+                lines.append(f"Variable:{node.name}")
+            else:
+                ins = ", ".join(src.output_name(i) for src, i in node.inputs)
+                lines.append(f"Op:{node.op.name}, Name={node.name}\n  Inputs: {ins}")
+        return "\n".join(lines)
+
+    # --- arithmetic -----------------------------------------------------------------------
+    def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:
+        if isinstance(other, Symbol):
+            return make_op_symbol(op, self, other)
+        if _is_number(other):
+            return make_op_symbol(scalar_op, self, scalar=float(other))
+        return NotImplemented
+
+    def _rscalar(self, other: Any, scalar_op: str) -> Symbol:
+        if _is_number(other):
+            return make_op_symbol(scalar_op, self, scalar=float(other))
+        return NotImplemented
+
+    def __add__(self, o): return self._binary(o, "_Plus", "_PlusScalar")
+    def __radd__(self, o): return self._rscalar(o, "_PlusScalar")
+    def __sub__(self, o): return self._binary(o, "_Minus", "_MinusScalar")
+    def __rsub__(self, o): return self._rscalar(o, "_RMinusScalar")
+    def __mul__(self, o): return self._binary(o, "_Mul", "_MulScalar")
+    def __rmul__(self, o): return self._rscalar(o, "_MulScalar")
+    def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
+    def __rtruediv__(self, o): return self._rscalar(o, "_RDivScalar")
+    def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
+    def __rmod__(self, o): return self._rscalar(o, "_RModScalar")
+    def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
+    def __rpow__(self, o): return self._rscalar(o, "_RPowerScalar")
+    def __neg__(self): return self.__mul__(-1.0)
+    def __eq__(self, o): return self._binary(o, "_equal", "_equal_scalar")  # type: ignore[override]
+    def __ne__(self, o): return self._binary(o, "_not_equal", "_not_equal_scalar")  # type: ignore[override]
+    def __gt__(self, o): return self._binary(o, "_greater", "_greater_scalar")
+    def __ge__(self, o): return self._binary(o, "_greater_equal", "_greater_equal_scalar")
+    def __lt__(self, o): return self._binary(o, "_lesser", "_lesser_scalar")
+    def __le__(self, o): return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise MXNetError("a Symbol has no truth value (comparisons build symbols)")
+
+
+def _is_number(x: Any) -> bool:
+    import numpy as np
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _node_attrs(node: Node) -> dict[str, str]:
+    attrs = dict(node.attrs)
+    if node.op is not None:
+        attrs.update(node.op.format_params(node.params))
+    return attrs
+
+
+def _clone(sym: Symbol, subst: dict[str, tuple[Node, int]], memo: dict,
+           prefix: str | None = None) -> Symbol:
+    """Copy the graph, replacing variables named in ``subst`` and prefixing the rest."""
+    pre = f"{prefix}_" if prefix else ""
+    new: dict[int, Node] = {}
+    for node in sym._topo():
+        if node.is_variable and node.name in subst:
+            continue
+        new[id(node)] = Node(node.op, pre + node.name, copy.deepcopy(node.params, memo),
+                             dict(node.attrs), [])
+    def entry(e: tuple[Node, int]) -> tuple[Node, int]:
+        src, i = e
+        if src.is_variable and src.name in subst:
+            return subst[src.name]
+        return new[id(src)], i
+    for node in sym._topo():
+        if id(node) in new:
+            new[id(node)].inputs = [entry(e) for e in node.inputs]
+    return Symbol([entry(e) for e in sym._outputs])
+
+
+def Variable(name: str, attr: dict[str, str] | None = None, shape: tuple | None = None,
+             lr_mult: float | None = None, wd_mult: float | None = None, dtype: Any = None,
+             init: Any = None, stype: str | None = None, **kwargs: Any) -> Symbol:
+    """A free variable: data, a label or a parameter.
+
+    >>> Variable('data', shape=(100, 784)).attr('__shape__')
+    '(100, 784)'
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError("Variable: name must be a non-empty string")
+    attrs = current_attrs()
+    attrs.update(attr or {})
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        attrs["__shape__"] = str(shape)
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        from ..base import DTYPE_TO_FLAG
+        attrs["__dtype__"] = str(DTYPE_TO_FLAG[np_dtype(dtype)])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None and stype != "default":
+        raise MXNetError(f"Variable {name!r}: storage type {stype!r} is not supported (only 'default')")
+    for k, v in kwargs.items():
+        if k.startswith("__") and k.endswith("__"):
+            attrs[k] = str(v)
+        else:
+            raise MXNetError(f"Variable {name!r}: unknown keyword {k!r} (attributes must be __key__)")
+    return Symbol([(Node(None, name, attrs=attrs), 0)])
+
+
+var = Variable
+
+
+def Group(symbols: list[Symbol]) -> Symbol:
+    """One symbol whose outputs are the outputs of all given symbols."""
+    if not symbols or not all(isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Group expects a non-empty list of Symbols")
+    return Symbol([e for s in symbols for e in s._outputs])
+
+
+def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
+                   attr: dict[str, str] | None = None, **kwargs: Any) -> Symbol:
+    """Apply the registered operator ``op_name`` (or an alias) to symbols and params.
+
+    Symbols may come positionally (in argument order; all of them for a variadic op such as
+    Concat) or by argument name; everything else is a param. Inputs not given become variables
+    named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``, ``bn1_moving_mean``).
+    """
+    op = get_op(op_name)
+    sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    raw_params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    for a in args:
+        if not isinstance(a, Symbol):
+            raise TypeError(f"{op_name}: positional inputs must be Symbols, got {type(a).__name__}; "
+                            "pass parameters by keyword")
+    if op.variadic is not None:
+        if sym_kwargs:
+            raise MXNetError(f"{op_name}: inputs must be given positionally")
+        raw_params.setdefault(op.variadic, len(args))
+    params = op.parse_params(raw_params)
+    node_name = current_name_manager().get(name, op_name.lower())
+    arg_names, aux_names = op.list_arguments(params), op.list_aux(params)
+    slots = arg_names + aux_names
+    given: dict[str, Symbol] = {}
+    if len(args) > len(slots):
+        raise MXNetError(f"{op_name} '{node_name}': {len(args)} inputs given, it takes {len(slots)}: {slots}")
+    given.update(zip(slots, args))
+    for k, v in sym_kwargs.items():
+        if k not in slots:
+            raise MXNetError(f"{op_name} '{node_name}': unknown input {k!r}; inputs are {slots}")
+        if k in given:
+            raise MXNetError(f"{op_name} '{node_name}': input {k!r} given twice")
+        given[k] = v
+    inputs = []
+    for slot in slots:
+        s = given.get(slot)
+        if s is None:
+            s = Variable(f"{node_name}_{slot}")
+        if len(s) != 1:
+            raise MXNetError(f"{op_name} '{node_name}': input {slot!r} must be a single-output symbol, "
+                             f"got a group of {len(s)}")
+        inputs.append(s._outputs[0])
+    attrs = current_attrs()
+    attrs.update(attr or {})
+    node = Node(op, node_name, params, attrs, inputs)
+    return Symbol([(node, i) for i in range(node.num_visible)])
