@@ -167,7 +167,11 @@ class OpDef:
     ``variadic`` names the param holding the number of positional inputs (``Concat``'s
     ``num_args``). ``hint`` is the name-manager prefix (``fullyconnected``).
     Compiler slots: ``grad`` (gradient rule building graph nodes), ``kind`` (fusion pattern),
-    ``body`` (plain scalar function for elementwise ops), ``lower`` (kernel lowering),
+    ``body`` (elementwise ops: ``body(params) -> (fn, consts)`` where ``fn`` is a plain
+    module-level scalar function ``fn(*input_scalars, *consts) -> scalar`` using only arithmetic,
+    comparisons, conditional expressions and the ``math`` module, and ``consts`` a tuple of Python
+    numbers taken from the params; codegen wraps ``fn`` for ``numba.njit`` and for
+    ``numba.cuda.jit(device=True)``, so each body is written once), ``lower`` (kernel lowering),
     ``inplace`` (pairs (input index, output index) that may share a buffer).
     ``loss`` marks heads that supply their own head gradient.
     """
