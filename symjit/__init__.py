@@ -5,13 +5,16 @@
 >>> net.infer_shape(data=(100, 100))[0]
 [(100, 100), (10, 100), (10,)]
 """
-from . import name, symbol
+from . import io, name, ndarray, random, symbol
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .ndarray import waitall
 from .symbol.naming import AttrScope
 
 sym = symbol
+nd = ndarray
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
-           "symbol", "sym", "name", "AttrScope"]
+           "symbol", "sym", "name", "AttrScope",
+           "ndarray", "nd", "random", "waitall", "io"]

@@ -1,1 +1,312 @@
-"""(family under construction)"""
+"""Output and loss heads: SoftmaxOutput (alias Softmax), softmax, log_softmax, the regression
+outputs, MakeLoss and BlockGrad (alias stop_gradient).
+
+Heads marked ``loss=True`` supply their own head gradient: SoftmaxOutput (softmax minus one-hot
+label), the *RegressionOutput ops and MakeLoss.
+
+>>> import symjit as mx
+>>> head = mx.sym.SoftmaxOutput(mx.sym.Variable('data'), multi_output=True, name='sm')
+>>> head.infer_shape(data=(2, 5, 4, 4))[0]
+[(2, 5, 4, 4), (2, 4, 4)]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import MXNetError, shape_str
+from .lowering import call, rows_view, view2d
+from .registry import Kind, OpDef, Param, RuleError, register
+from .rules import need_float, need_rank, norm_axis, prod
+
+__all__ = [
+    "SoftmaxOutput", "softmax", "log_softmax", "LinearRegressionOutput", "LogisticRegressionOutput",
+    "MAERegressionOutput", "MakeLoss", "BlockGrad", "identity",
+]
+
+_NORMALIZATIONS = ("null", "batch", "valid")
+
+
+def identity(x: float) -> float:
+    """The scalar body of identity-forward ops."""
+    return x
+
+
+def _unary_shape(p: dict, ins: list, aux: list):
+    return [ins[0]], [ins[0]], []
+
+
+def _label_dtype(p: dict, ins: list, aux: list):
+    """Output has data's dtype; the label defaults to data's dtype but may be any numeric type."""
+    data, label = ins
+    if data is not None:
+        need_float(data, "data")
+    if label is None:
+        label = data
+    elif label.kind not in "fiu":
+        raise RuleError(f"argument 'label' must have a numeric dtype, got {label.name}")
+    return [data, label], [data], []
+
+
+# ---------------------------------------------------------------------------------------------
+# SoftmaxOutput: softmax forward, (softmax - onehot(label)) * grad_scale backward.
+
+
+def _softmax_label_shapes(p: dict, data: tuple) -> tuple[tuple, list[tuple]]:
+    """The label shape inferred for ``data`` and the shapes accepted."""
+    n = data[0]
+    if p["multi_output"]:
+        need_rank(data, "data", 2, " (N, C, ...) with multi_output=True")
+        default = (n, *data[2:])
+        return default, [default, (n, prod(data[2:])), data]
+    default = data[:-1] if p["preserve_shape"] else (n,)
+    return default, [default, data]
+
+
+def _softmax_output_shape(p: dict, ins: list, aux: list):
+    data, label = ins
+    if data is None:
+        return [None, label], [None], []
+    need_rank(data, "data", 1)
+    default, accepted = _softmax_label_shapes(p, data)
+    if label is None:
+        label = default
+    elif label not in accepted:
+        raise RuleError(f"argument 'label' has shape {shape_str(label)}; for data {shape_str(data)} "
+                        f"(multi_output={p['multi_output']}, preserve_shape={p['preserve_shape']}) "
+                        f"it must be {shape_str(default)} (class indices) or {shape_str(data)} "
+                        f"(probabilities)")
+    return [data, label], [data], []
+
+
+_NORM_CODES = {"null": 0, "batch": 1, "valid": 2}   # symjit.kernels.cpu.softmax.NORM_*
+
+
+def _so_views(k, node, data: str, other: str, label: str | None = None):
+    """(layout, data view, other view, label view) for SoftmaxOutput's kernels."""
+    p = node.params
+    if p["multi_output"]:
+        v = [k.tmp("v") for _ in range(2)]
+        for name, arr in zip(v, (data, other)):
+            k.line(f"{name} = {arr}.reshape({arr}.shape[0], {arr}.shape[1], -1)")
+        return "3d", v[0], v[1]
+    view = rows_view if p["preserve_shape"] else view2d
+    return "2d", view(k, data), view(k, other)
+
+
+def _so_lower_cpu(k, node, ins, outs):
+    layout, x, prob = _so_views(k, node, ins[0], outs[0])
+    call(k, "softmax", "softmax_output_forward" + ("_3d" if layout == "3d" else ""), x, prob)
+
+
+def _so_grad(b, node, ograds):
+    if node.params["out_grad"]:
+        raise MXNetError(f"SoftmaxOutput '{node.name}': out_grad=True is not supported")
+    prob, label = node.outputs[0], node.inputs[1]
+    return [b.add("_backward_SoftmaxOutput", [prob, label], params=node.params)[0], None]
+
+
+def _so_backward_lower_cpu(k, node, ins, outs):
+    p = node.params
+    prob, label, dx = ins[0], ins[1], outs[0]
+    if k.info[label].shape == k.info[prob].shape:   # labels are probabilities
+        pv, lv, dv = view2d(k, prob), view2d(k, label), view2d(k, dx)
+        call(k, "softmax", "softmax_output_backward_prob", pv, lv, dv, p["grad_scale"])
+        return
+    layout, pv, dv = _so_views(k, node, prob, dx)
+    lab = k.tmp("l")
+    args = (p["grad_scale"], p["ignore_label"], p["use_ignore"], _NORM_CODES[p["normalization"]],
+            p["smooth_alpha"])
+    if layout == "3d":
+        k.line(f"{lab} = {label}.reshape({pv}.shape[0], {pv}.shape[2])")
+        call(k, "softmax", "softmax_output_backward_3d", pv, lab, dv, *args)
+    else:
+        k.line(f"{lab} = {label}.reshape({pv}.shape[0])")
+        call(k, "softmax", "softmax_output_backward", pv, lab, dv, *args)
+
+
+def _so_backward_shape(p: dict, ins: list, aux: list):
+    return list(ins), [ins[0]], []
+
+
+SoftmaxOutput = register(OpDef(
+    name="SoftmaxOutput",
+    params=(
+        Param("grad_scale", "float", 1.0, doc="scale of the gradient"),
+        Param("ignore_label", "float", -1.0, doc="label value whose gradient is zero (with use_ignore)"),
+        Param("multi_output", "bool", False, doc="softmax along axis 1 of (N, C, d1, ...) data"),
+        Param("use_ignore", "bool", False, doc="zero the gradient where label == ignore_label"),
+        Param("preserve_shape", "bool", False, doc="softmax along the last axis, keeping the shape"),
+        Param("normalization", "str", "null", choices=_NORMALIZATIONS,
+              doc="gradient normalisation: none, by batch size, or by the count of valid labels"),
+        Param("out_grad", "bool", False, doc="multiply the gradient by the head gradient"),
+        Param("smooth_alpha", "float", 0.0, check=lambda v: 0.0 <= v <= 1.0, check_msg="in [0, 1]",
+              doc="label smoothing"),
+    ),
+    arguments=("data", "label"),
+    aliases=("Softmax",),
+    shape=_softmax_output_shape,
+    dtype=_label_dtype,
+    kind=Kind.OPAQUE,
+    loss=True,
+    grad=_so_grad,
+    lower={"cpu": _so_lower_cpu},
+    doc="Softmax head with cross-entropy gradient. By default data is seen as (N, size/N) and the "
+        "label is (N,); preserve_shape=True uses the last axis (label data.shape[:-1]); "
+        "multi_output=True uses axis 1 of (N, C, d1, ...) (label (N, d1, ...)). A label shaped like "
+        "data holds probabilities. ``Softmax`` is its deprecated alias.",
+))
+
+
+register(OpDef(
+    name="_backward_SoftmaxOutput",
+    params=SoftmaxOutput.params,
+    arguments=("prob", "label"),
+    shape=_so_backward_shape,
+    dtype=lambda p, ins, aux: (list(ins), [ins[0]], []),
+    kind=Kind.OPAQUE,
+    lower={"cpu": _so_backward_lower_cpu},
+    extra={"backward_of": "SoftmaxOutput"},
+    doc="SoftmaxOutput's gradient: (prob - one_hot(label)) * grad_scale / normalisation.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax / log_softmax along an axis, optionally over the first `length` entries only.
+
+
+def _softmax_args(p: dict) -> list[str]:
+    return ["data", "length"] if p["use_length"] else ["data"]
+
+
+def _softmax_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return [None, *ins[1:]], [None], []
+    need_rank(data, "data", 1)
+    ax = norm_axis(p["axis"], len(data))
+    if not p["use_length"]:
+        return [data], [data], []
+    return [data, data[:ax] + data[ax + 1:]], [data], []
+
+
+def _softmax_dtype(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is not None:
+        need_float(data, "data")
+    out = np.dtype(p["dtype"]) if p["dtype"] is not None else data
+    if not p["use_length"]:
+        return [data], [out], []
+    length = ins[1]
+    if length is not None and length.kind not in "iu":
+        raise RuleError(f"argument 'length' must have an integer dtype, got {length.name}")
+    return [data, length], [out], []
+
+
+def _softmax_params() -> tuple[Param, ...]:
+    return (
+        Param("axis", "int", -1, doc="the axis to normalise along"),
+        Param("temperature", "float", None, nullable=True, check=lambda v: v != 0, check_msg="!= 0",
+              doc="divide data by this before the exponential (None means 1)"),
+        Param("dtype", "str", None, choices=("float16", "float32", "float64"), nullable=True,
+              doc="output dtype (None: data's dtype)"),
+        Param("use_length", "bool", False, nullable=True,
+              doc="take a 'length' input: only the first length entries along axis count"),
+    )
+
+
+softmax = register(OpDef(
+    name="softmax",
+    params=_softmax_params(),
+    arguments=_softmax_args,
+    shape=_softmax_shape,
+    dtype=_softmax_dtype,
+    kind=Kind.OPAQUE,
+    doc="``exp(x / t) / sum(exp(x / t), axis)`` along ``axis`` (t = temperature).",
+))
+
+log_softmax = register(OpDef(
+    name="log_softmax",
+    params=_softmax_params(),
+    arguments=_softmax_args,
+    shape=_softmax_shape,
+    dtype=_softmax_dtype,
+    kind=Kind.OPAQUE,
+    doc="``log(softmax(data, axis, temperature))``, computed stably.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Regression outputs: forward is data (sigmoid(data) for logistic); the gradient comes from label.
+
+
+def _regression_shape(p: dict, ins: list, aux: list):
+    data, label = ins
+    if data is None:
+        return [None, label], [None], []
+    need_rank(data, "data", 1)
+    if label is None:
+        label = (data[0],) if len(data) == 2 and data[1] == 1 else data
+    elif not label or label[0] != data[0] or prod(label) != prod(data):
+        raise RuleError(f"argument 'label' has shape {shape_str(label)}; it must have the same first "
+                        f"dimension and size as data {shape_str(data)}")
+    return [data, label], [data], []
+
+
+def _regression(name: str, doc: str) -> OpDef:
+    return register(OpDef(
+        name=name,
+        params=(Param("grad_scale", "float", 1.0, doc="scale of the gradient"),),
+        arguments=("data", "label"),
+        shape=_regression_shape,
+        dtype=_label_dtype,
+        kind=Kind.OPAQUE,
+        loss=True,
+        doc=doc + " The label defaults to data's shape, or (N,) for (N, 1) data; any label with "
+                  "data's first dimension and size is accepted.",
+    ))
+
+
+LinearRegressionOutput = _regression(
+    "LinearRegressionOutput",
+    "Squared-loss head: forward outputs data; gradient (data - label) * grad_scale / m.")
+LogisticRegressionOutput = _regression(
+    "LogisticRegressionOutput",
+    "Logistic head: forward outputs sigmoid(data); gradient (out - label) * grad_scale / m.")
+MAERegressionOutput = _regression(
+    "MAERegressionOutput",
+    "Absolute-loss head: forward outputs data; gradient sign(data - label) * grad_scale / m.")
+
+
+# ---------------------------------------------------------------------------------------------
+# MakeLoss and BlockGrad: identity forward.
+
+
+def _identity_body(p: dict):
+    return identity, ()
+
+
+MakeLoss = register(OpDef(
+    name="MakeLoss",
+    params=(
+        Param("grad_scale", "float", 1.0, doc="the head gradient"),
+        Param("valid_thresh", "float", 0.0, doc="with normalization='valid', entries above it count"),
+        Param("normalization", "str", "null", choices=_NORMALIZATIONS,
+              doc="divide the gradient by 1, the batch size or the count of valid entries"),
+    ),
+    shape=_unary_shape,
+    kind=Kind.ELEMWISE,
+    body=_identity_body,
+    inplace=((0, 0),),
+    loss=True,
+    doc="Marks data as a loss: forward outputs data; the gradient is grad_scale (normalised).",
+))
+
+BlockGrad = register(OpDef(
+    name="BlockGrad",
+    aliases=("stop_gradient",),
+    shape=_unary_shape,
+    kind=Kind.ELEMWISE,
+    body=_identity_body,
+    inplace=((0, 0),),
+    doc="Identity forward; no gradient flows back to data.",
+))

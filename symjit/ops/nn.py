@@ -1,8 +1,39 @@
-"""Neural-network layers: FullyConnected, Convolution, Pooling, Embedding, Dropout, Activation, LeakyReLU."""
+"""Neural-network layers: FullyConnected, Convolution, Pooling, Embedding, Dropout, Activation, LeakyReLU.
+
+Windowed ops (Convolution, Pooling) are channel-first (``NCW``/``NCHW``) with one or two spatial
+dimensions; an output length is ``floor((x + 2*pad - dilate*(kernel-1) - 1) / stride) + 1``
+(ceil instead of floor for Pooling's ``pooling_convention='full'``).
+
+>>> import symjit as mx
+>>> net = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(3, 3), pad=(1, 1), num_filter=8, name='c')
+>>> net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pooling_convention='full')
+>>> net.infer_shape(data=(1, 3, 7, 7))[1]
+[(1, 8, 4, 4)]
+"""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from ..base import ParamError, shape_str
+from .lowering import call, elem_index, view2d
 from .registry import Kind, OpDef, Param, RuleError, register
-from .rules import need_rank, positive, prod
+from .rules import need_rank, positive, prod, window_out_len, window_params
+
+__all__ = [
+    "FullyConnected", "Activation", "Convolution", "Pooling", "Embedding", "Dropout", "LeakyReLU",
+    "ACT_TYPES", "LEAKY_ACT_TYPES", "SELU_ALPHA", "SELU_LAMBDA", "RuleError",
+]
+
+
+def _all_positive(v: tuple) -> bool:
+    return all(d > 0 for d in v)
+
+
+def _all_nonneg(v: tuple) -> bool:
+    return all(d >= 0 for d in v)
+
 
 # ---------------------------------------------------------------------------------------------
 # FullyConnected: out = data . weight^T + bias, data flattened to 2-D unless flatten=False.
@@ -29,6 +60,39 @@ def _fc_shape(p: dict, ins: list, aux: list):
     return new, [out], []
 
 
+def _fc_lower_cpu(k, node, ins, outs):
+    """GEMM into the output, then (epilogue) ``acc + bias`` per element in the group's loop."""
+    x, w, out = ins[0], ins[1], outs[0]
+    flat = node.params["flatten"]
+    x2 = view2d(k, x, "0" if flat else "-1")
+    o2 = view2d(k, out, "0" if flat else "-1")
+    call(k, "gemm", "gemm_nt", x2, w, o2)
+    if node.params["no_bias"]:
+        return None
+    bias = ins[2]
+    return lambda idx: f"{out}[{elem_index(idx)}] + {bias}[{idx[-1]}]"
+
+
+def _fc_grad(b, node, ograds):
+    """dx = dout . W, dW = dout^T . x, db = sum(dout) over rows (all as 2-D views)."""
+    dout = ograds[0]
+    x, w = node.inputs[0], node.inputs[1]
+    p = node.params
+    xs = b.g.values[x].shape
+    nh = p["num_hidden"]
+    in_dim = b.g.values[w].shape[1]
+    d2 = dout if len(b.g.values[dout].shape) == 2 else b.add1("Reshape", dout, shape=(-1, nh))
+    x2 = x if len(xs) == 2 else b.add1("Reshape", x, shape=(-1, in_dim))
+    dx = b.add1("dot", d2, w)
+    if b.g.values[dx].shape != xs:
+        dx = b.add1("Reshape", dx, shape=xs)
+    dw = b.add1("dot", d2, x2, transpose_a=True)
+    grads = [dx, dw]
+    if not p["no_bias"]:
+        grads.append(b.add1("sum", d2, axis=(0,)))
+    return grads
+
+
 FullyConnected = register(OpDef(
     name="FullyConnected",
     params=(
@@ -39,6 +103,9 @@ FullyConnected = register(OpDef(
     arguments=_fc_args,
     shape=_fc_shape,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
+    grad=_fc_grad,
+    lower={"cpu": _fc_lower_cpu},
+    extra={"epilogue": True},
     doc="Fully connected layer: ``out = dot(data, weight.T) + bias``.",
 ))
 
@@ -53,13 +120,426 @@ def _unary_shape(p: dict, ins: list, aux: list):
     return [ins[0]], [ins[0]], []
 
 
+def act_relu(x: float) -> float:
+    """max(x, 0)."""
+    return x if x > 0.0 else 0.0
+
+
+def act_sigmoid(x: float) -> float:
+    """1 / (1 + exp(-x)), without overflow for large |x|."""
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0.0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def act_tanh(x: float) -> float:
+    """tanh(x)."""
+    return math.tanh(x)
+
+
+def act_softrelu(x: float) -> float:
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow."""
+    return (x if x > 0.0 else 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def act_softsign(x: float) -> float:
+    """x / (1 + |x|)."""
+    return x / (1.0 + abs(x))
+
+
+_ACT_BODIES = {"relu": act_relu, "sigmoid": act_sigmoid, "tanh": act_tanh,
+               "softrelu": act_softrelu, "softsign": act_softsign}
+
+
+def _act_body(p: dict):
+    return _ACT_BODIES[p["act_type"]], ()
+
+
+def _act_grad(b, node, ograds):
+    """An elementwise ``_backward_Activation(dout, y)`` (softsign reads x instead of y)."""
+    src = node.inputs[0] if node.params["act_type"] == "softsign" else node.outputs[0]
+    return [b.add1("_backward_Activation", ograds[0], src, act_type=node.params["act_type"])]
+
+
 Activation = register(OpDef(
     name="Activation",
     params=(Param("act_type", "str", choices=ACT_TYPES, doc="activation function"),),
     shape=_unary_shape,
     kind=Kind.ELEMWISE,
+    body=_act_body,
+    grad=_act_grad,
     inplace=((0, 0),),
     doc="Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign (x/(1+|x|)).",
 ))
 
-__all__ = ["FullyConnected", "Activation", "RuleError"]
+
+def act_relu_grad(g, y):
+    return g if y > 0 else 0.0 * g
+
+
+def act_sigmoid_grad(g, y):
+    return g * y * (1.0 - y)
+
+
+def act_tanh_grad(g, y):
+    return g * (1.0 - y * y)
+
+
+def act_softrelu_grad(g, y):
+    return g * -math.expm1(-y)   # sigmoid(x) written with y = log(1 + exp(x))
+
+
+def act_softsign_grad(g, x):
+    d = 1.0 + abs(x)
+    return g / (d * d)
+
+
+_ACT_GRADS = {"relu": act_relu_grad, "sigmoid": act_sigmoid_grad, "tanh": act_tanh_grad,
+              "softrelu": act_softrelu_grad, "softsign": act_softsign_grad}
+
+
+def _binary_same_shape(p: dict, ins: list, aux: list):
+    known = next((s for s in ins if s is not None), None)
+    return [known, known], [known], []
+
+
+register(OpDef(
+    name="_backward_Activation",
+    params=(Param("act_type", "str", choices=ACT_TYPES),),
+    arguments=("ograd", "data"),
+    shape=_binary_same_shape,
+    kind=Kind.ELEMWISE,
+    body=lambda p: (_ACT_GRADS[p["act_type"]], ()),
+    inplace=((0, 0), (1, 0)),
+    extra={"backward_of": "Activation"},
+    doc="Activation's gradient from the head gradient and the output (the input for softsign).",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by Convolution and Pooling: geometry params and layout checks.
+
+_LAYOUTS = ("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+_SUPPORTED_LAYOUTS = ("NCW", "NCHW")
+
+
+def _window_param(name: str, doc: str, nonneg: bool = False) -> Param:
+    if nonneg:
+        return Param(name, "shape", (), check=_all_nonneg, check_msg="entries >= 0", doc=doc)
+    return Param(name, "shape", (), check=_all_positive, check_msg="entries > 0", doc=doc)
+
+
+def _check_geometry(op: str, p: dict, names: tuple[str, ...]) -> None:
+    """kernel has 1 or 2 dims; each of ``names`` is empty or has as many entries as kernel."""
+    k = p["kernel"]
+    if len(k) not in (1, 2):
+        raise ParamError(f"{op}: parameter 'kernel' must have 1 or 2 entries (1-D or 2-D {op.lower()}), "
+                         f"got kernel={shape_str(k)}")
+    for name in names:
+        v = p[name]
+        if v and len(v) != len(k):
+            raise ParamError(f"{op}: parameter '{name}'={shape_str(v)} must have {len(k)} entries "
+                             f"like kernel={shape_str(k)}")
+
+
+def _check_layout(op: str, layout: str | None, nd: int | None) -> None:
+    if layout is None:
+        return
+    if layout not in _SUPPORTED_LAYOUTS:
+        raise ParamError(f"{op}: parameter 'layout'={layout!r} is not supported: only channel-first "
+                         f"layouts {list(_SUPPORTED_LAYOUTS)} are")
+    if nd is not None and len(layout) != nd + 2:
+        raise ParamError(f"{op}: parameter 'layout'={layout!r} does not fit a {nd}-D kernel")
+
+
+def _spatial_out(data: tuple, kernel: tuple, p: dict, ceil: bool = False) -> tuple[int, ...]:
+    """Output spatial dims of a window over ``data`` (N, C, *spatial)."""
+    nd = len(kernel)
+    stride, dilate, pad = window_params(p, nd)
+    out = []
+    for i in range(nd):
+        try:
+            out.append(window_out_len(data[2 + i], kernel[i], stride[i], dilate[i], pad[i], ceil))
+        except RuleError as exc:
+            raise RuleError(f"argument 'data' of shape {shape_str(data)}, spatial axis {2 + i}: "
+                            f"{exc}") from None
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolution (1-D/2-D, channel-first): weight (num_filter, C/num_group, *kernel).
+
+
+def _conv_check(p: dict) -> None:
+    _check_geometry("Convolution", p, ("stride", "dilate", "pad"))
+    if p["num_filter"] % p["num_group"]:
+        raise ParamError(f"Convolution: parameter 'num_filter'={p['num_filter']} must be divisible by "
+                         f"num_group={p['num_group']}")
+    _check_layout("Convolution", p["layout"], len(p["kernel"]))
+
+
+def _conv_args(p: dict) -> list[str]:
+    return ["data", "weight"] if p["no_bias"] else ["data", "weight", "bias"]
+
+
+def _conv_shape(p: dict, ins: list, aux: list):
+    k, nf, g = p["kernel"], p["num_filter"], p["num_group"]
+    bias = [] if p["no_bias"] else [(nf,)]
+    data = ins[0]
+    if data is None:
+        return [None, None, *bias], [None], []
+    nd = len(k)
+    need_rank(data, "data", (nd + 2,), f" (N, C, *spatial) for kernel {shape_str(k)}")
+    c = data[1]
+    if c % g:
+        raise RuleError(f"argument 'data' of shape {shape_str(data)} has {c} channels, "
+                        f"not divisible by num_group={g}")
+    out = _spatial_out(data, k, p)
+    return [data, (nf, c // g, *k), *bias], [(data[0], nf, *out)], []
+
+
+Convolution = register(OpDef(
+    name="Convolution",
+    params=(
+        Param("kernel", "shape", check=_all_positive, check_msg="entries > 0",
+              doc="window size (h, w) or (w,)"),
+        _window_param("stride", "window stride, default 1 per axis"),
+        _window_param("dilate", "kernel dilation, default 1 per axis"),
+        _window_param("pad", "zero padding on both sides, default 0 per axis", nonneg=True),
+        Param("num_filter", "int", check=positive, check_msg="> 0", doc="number of output channels"),
+        Param("num_group", "int", 1, check=positive, check_msg="> 0", doc="number of channel groups"),
+        Param("workspace", "int", 1024, check=lambda v: v >= 0, check_msg=">= 0",
+              doc="workspace limit in MB (accepted, unused)"),
+        Param("no_bias", "bool", False, doc="no bias term"),
+        Param("cudnn_tune", "str", None, choices=("off", "limited_workspace", "fastest"), nullable=True,
+              doc="cuDNN algorithm choice (accepted, unused)"),
+        Param("cudnn_off", "bool", False, doc="turn off cuDNN (accepted, unused)"),
+        Param("layout", "str", None, choices=_LAYOUTS, nullable=True,
+              doc="data layout; only NCW/NCHW are supported"),
+    ),
+    arguments=_conv_args,
+    shape=_conv_shape,
+    check=_conv_check,
+    kind=Kind.OUT_ELEMWISE_FUSABLE,
+    doc="1-D or 2-D convolution over channel-first data (N, C, [H,] W) with a "
+        "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pooling (1-D/2-D, channel-first; global pooling reduces every spatial axis to 1).
+
+POOL_TYPES = ("max", "avg", "sum", "lp")
+
+
+def _pool_check(p: dict) -> None:
+    k = p["kernel"]
+    if not k and not p["global_pool"]:
+        raise ParamError("Pooling: parameter 'kernel' is required unless global_pool=True")
+    if k:
+        _check_geometry("Pooling", p, ("stride", "pad"))
+    if p["pool_type"] == "lp" and p["p_value"] is None:
+        raise ParamError("Pooling: parameter 'p_value' is required for pool_type='lp'")
+    _check_layout("Pooling", p["layout"], len(k) if k else None)
+
+
+def _pool_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return [None], [None], []
+    if p["global_pool"]:
+        need_rank(data, "data", (3, 4), " (N, C, W) or (N, C, H, W) for global pooling")
+        if p["layout"] is not None and len(p["layout"]) != len(data):
+            raise RuleError(f"layout={p['layout']!r} does not fit argument 'data' of shape {shape_str(data)}")
+        return [data], [(*data[:2], *(1,) * (len(data) - 2))], []
+    k = p["kernel"]
+    need_rank(data, "data", (len(k) + 2,), f" (N, C, *spatial) for kernel {shape_str(k)}")
+    out = _spatial_out(data, k, p, ceil=p["pooling_convention"] == "full")
+    return [data], [(*data[:2], *out)], []
+
+
+Pooling = register(OpDef(
+    name="Pooling",
+    params=(
+        Param("kernel", "shape", (), check=_all_positive, check_msg="entries > 0",
+              doc="window size (h, w) or (w,); ignored with global_pool"),
+        Param("pool_type", "str", "max", choices=POOL_TYPES, doc="pooling function"),
+        Param("global_pool", "bool", False, doc="pool over all spatial positions (output 1x1)"),
+        Param("cudnn_off", "bool", False, doc="turn off cuDNN (accepted, unused)"),
+        Param("pooling_convention", "str", "valid", choices=("valid", "full"),
+              doc="'valid' rounds the output length down, 'full' rounds it up"),
+        _window_param("stride", "window stride, default 1 per axis"),
+        _window_param("pad", "padding on both sides, default 0 per axis", nonneg=True),
+        Param("p_value", "int", None, nullable=True, check=positive, check_msg="> 0",
+              doc="the p of pool_type='lp'"),
+        Param("count_include_pad", "bool", None, nullable=True,
+              doc="avg pooling divides by the full window, padding included (None means True)"),
+        Param("layout", "str", None, choices=_LAYOUTS, nullable=True,
+              doc="data layout; only NCW/NCHW are supported"),
+    ),
+    shape=_pool_shape,
+    check=_pool_check,
+    kind=Kind.OPAQUE,
+    doc="1-D or 2-D max/avg/sum/lp pooling over channel-first data; global_pool pools every "
+        "spatial axis to 1.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding: out = weight[data] with data holding (float or int) row indices.
+
+
+def _emb_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    out = None if data is None else (*data, p["output_dim"])
+    return [data, (p["input_dim"], p["output_dim"])], [out], []
+
+
+def _emb_dtype(p: dict, ins: list, aux: list):
+    dt = np.dtype(p["dtype"])
+    data = ins[0]
+    if data is None:
+        data = np.dtype("float32")  # an untyped index variable is float32, as in MXNet
+    elif data.kind not in "fiu":
+        raise RuleError(f"argument 'data' must have a numeric dtype, got {data.name}")
+    return [data, dt], [dt], []
+
+
+Embedding = register(OpDef(
+    name="Embedding",
+    params=(
+        Param("input_dim", "int", check=positive, check_msg="> 0", doc="vocabulary size (rows of weight)"),
+        Param("output_dim", "int", check=positive, check_msg="> 0", doc="embedding size"),
+        Param("dtype", "dtype", "float32", doc="dtype of weight and output"),
+        Param("sparse_grad", "bool", False, doc="row-sparse weight gradient (accepted, dense here)"),
+    ),
+    arguments=("data", "weight"),
+    shape=_emb_shape,
+    dtype=_emb_dtype,
+    kind=Kind.INJECTIVE,
+    doc="Row lookup: ``out[..., :] = weight[data[...], :]``; output shape data.shape + (output_dim,).",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout: hidden 'mask' output (1 on the broadcast 'axes').
+
+
+def _dropout_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return [None], [None, None], []
+    axes = set()
+    for a in p["axes"]:
+        if not -len(data) <= a < len(data):
+            raise RuleError(f"axes entry {a} is out of range for argument 'data' of shape {shape_str(data)}")
+        axes.add(a % len(data))
+    mask = tuple(1 if i in axes else d for i, d in enumerate(data))
+    return [data], [data, mask], []
+
+
+Dropout = register(OpDef(
+    name="Dropout",
+    params=(
+        Param("p", "float", 0.5, check=lambda v: 0.0 <= v <= 1.0, check_msg="in [0, 1]",
+              doc="fraction of the input that is zeroed"),
+        Param("mode", "str", "training", choices=("training", "always"),
+              doc="'training': only in training passes; 'always': also at inference"),
+        Param("axes", "shape", (), doc="axes along which the mask is shared (variational dropout)"),
+        Param("cudnn_off", "bool", False, nullable=True, doc="turn off cuDNN (accepted, unused)"),
+    ),
+    outputs=("output", "mask"),
+    visible_outputs=1,
+    shape=_dropout_shape,
+    kind=Kind.OPAQUE,
+    inplace=((0, 0),),
+    doc="Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in "
+        "training; identity at inference (mode='training').",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# LeakyReLU: leaky, prelu (learned per-channel slope 'gamma'), rrelu, elu, selu, gelu.
+
+LEAKY_ACT_TYPES = ("rrelu", "leaky", "prelu", "elu", "selu", "gelu")
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+def lrelu_leaky(x: float, slope: float) -> float:
+    """x if x > 0 else slope * x."""
+    return x if x > 0.0 else slope * x
+
+
+def lrelu_elu(x: float, slope: float) -> float:
+    """x if x > 0 else slope * (exp(x) - 1)."""
+    return x if x > 0.0 else slope * math.expm1(x)
+
+
+def lrelu_selu(x: float, alpha: float, scale: float) -> float:
+    """scale * (x if x > 0 else alpha * (exp(x) - 1))."""
+    return scale * (x if x > 0.0 else alpha * math.expm1(x))
+
+
+def lrelu_gelu(x: float) -> float:
+    """x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2)))."""
+    return 0.5 * x * (1.0 + math.erf(x * 0.7071067811865476))
+
+
+def _lrelu_body(p: dict):
+    """The scalar body, or None for prelu (second, per-channel input) and rrelu (random slopes)."""
+    t = p["act_type"]
+    if t == "leaky":
+        return lrelu_leaky, (p["slope"],)
+    if t == "elu":
+        return lrelu_elu, (p["slope"],)
+    if t == "selu":
+        return lrelu_selu, (SELU_ALPHA, SELU_LAMBDA)
+    if t == "gelu":
+        return lrelu_gelu, ()
+    return None
+
+
+def _lrelu_args(p: dict) -> list[str]:
+    return ["data", "gamma"] if p["act_type"] == "prelu" else ["data"]
+
+
+def _lrelu_outputs(p: dict) -> list[str]:
+    return ["output", "mask"] if p["act_type"] == "rrelu" else ["output"]
+
+
+def _lrelu_inplace(p: dict) -> tuple[tuple[int, int], ...]:
+    return () if p["act_type"] == "prelu" else ((0, 0),)
+
+
+def _lrelu_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    outs = [data, data] if p["act_type"] == "rrelu" else [data]
+    if p["act_type"] != "prelu":
+        return [data], outs, []
+    gamma = ins[1]
+    if gamma is not None and len(gamma) != 1:
+        raise RuleError(f"argument 'gamma' must be 1-D (C,) or (1,), got shape {shape_str(gamma)}")
+    if data is None or gamma == (1,):  # (1,): one slope shared by every channel (Gluon's PReLU)
+        return [data, gamma], outs, []
+    need_rank(data, "data", 2, " for act_type='prelu' (channel axis 1)")
+    return [data, (data[1],)], outs, []
+
+
+LeakyReLU = register(OpDef(
+    name="LeakyReLU",
+    params=(
+        Param("act_type", "str", "leaky", choices=LEAKY_ACT_TYPES, doc="activation function"),
+        Param("slope", "float", 0.25, doc="negative slope of leaky, alpha of elu"),
+        Param("lower_bound", "float", 0.125, doc="lower bound of rrelu's random slope"),
+        Param("upper_bound", "float", 0.334, doc="upper bound of rrelu's random slope"),
+    ),
+    arguments=_lrelu_args,
+    outputs=_lrelu_outputs,
+    visible_outputs=1,
+    shape=_lrelu_shape,
+    kind=Kind.OPAQUE,
+    body=_lrelu_body,
+    extra={"inplace_for": _lrelu_inplace},
+    doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1), "
+        "rrelu (random slope in [lower_bound, upper_bound] in training, their mean at inference), "
+        "elu (slope*(exp(x)-1) for x<=0), selu and gelu (erf form).",
+))

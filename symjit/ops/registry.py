@@ -13,6 +13,27 @@ input, output and aux state (``None`` where it cannot say yet). The inference en
 conflict naming the op, the node, the argument and both shapes, so rules stay short. A rule raises
 :class:`RuleError` for errors it detects itself (wrong rank, bad parameter for this shape).
 A dtype rule has the same signature over numpy dtypes.
+
+Compiler slots (filled per record, used by :mod:`symjit.compiler`):
+
+``grad(b, node, ograds) -> list``
+    Reverse-mode rule. ``b`` is a :class:`symjit.compiler.graph.GraphBuilder` in the backward phase,
+    ``node`` the forward :class:`~symjit.compiler.graph.OpNode` (``node.inputs``/``node.outputs`` are
+    value ids, ``node.params`` parsed params, ``node.train`` the mode), ``ograds`` one gradient value
+    id (or None) per output. Returns one value id or None per input (arguments then aux states).
+    New nodes are added with ``b.add(op_name, [value ids], **raw_params) -> [output ids]`` (shapes and
+    dtypes are inferred by the new op's own rules) — so gradients are graph nodes built from other
+    ops (internal ``_backward_*`` ops where no composition of public ops is efficient).
+``lower = {"cpu": fn, "cuda": fn}``
+    For every op that is not a pure elementwise op with a ``body``. ``fn(k, node, ins, outs)``
+    emits the statements of a Numba kernel through ``k`` (a
+    :class:`symjit.compiler.codegen.writer.KernelWriter`: ``k.line(src)``, ``k.imp(module, name)``
+    returns a local alias, ``k.tmp(prefix)`` a fresh local name); ``ins``/``outs`` are the local
+    names of the input/output arrays (C-contiguous numpy arrays of the bound shapes; use their
+    runtime ``.shape`` so the kernel stays shape-generic). It returns None, or, for
+    OUT_ELEMWISE_FUSABLE ops with ``extra["epilogue"] = True``, a function ``expr(idx) -> str``
+    giving the source of output element ``idx`` (a list of loop-index names), e.g. the GEMM
+    accumulator plus bias, which the group's elementwise loop continues.
 """
 from __future__ import annotations
 

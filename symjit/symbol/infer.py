@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import FLAG_TO_DTYPE, DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
+from ..base import DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
 from ..ops.registry import RuleError, same_dtype
 from .symbol import Node, Symbol, aux_variable_ids, topo_order
 
@@ -40,7 +40,12 @@ def _var_attr_shape(node: Node) -> tuple[int, ...] | None:
     text = node.attrs.get("__shape__")
     if not text:
         return None
-    shape = _shape_of(ast.literal_eval(text), f"Variable '{node.name}' attribute __shape__")
+    what = f"Variable '{node.name}' attribute __shape__"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        raise ShapeError(f"{what}: {text!r} is not a tuple of integers") from None
+    shape = _shape_of(value, what)
     return None if 0 in shape else shape
 
 
@@ -48,7 +53,10 @@ def _var_attr_dtype(node: Node) -> np.dtype | None:
     text = node.attrs.get("__dtype__")
     if text is None:
         return None
-    return FLAG_TO_DTYPE[int(text)] if text.lstrip("-").isdigit() else np_dtype(text)
+    try:
+        return np_dtype(int(text)) if text.lstrip("-").isdigit() else np_dtype(text)
+    except MXNetError as exc:
+        raise DTypeError(f"Variable '{node.name}' attribute __dtype__={text!r}: {exc}") from None
 
 
 class _Inference:
@@ -132,6 +140,8 @@ def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any]) -> dict[
     for node in nodes:
         if node.is_variable:
             value = known.get(node.name)
+            if value is not None and what == "dtype":
+                value = np_dtype(value)
             if value is None:
                 value = _var_attr_shape(node) if what == "shape" else _var_attr_dtype(node)
             if value is not None:

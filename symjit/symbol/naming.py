@@ -6,7 +6,26 @@ from __future__ import annotations
 
 import threading
 
-__all__ = ["NameManager", "Prefix", "AttrScope", "current_name_manager", "current_attrs"]
+__all__ = ["NameManager", "Prefix", "AttrScope", "current_name_manager", "current_attrs",
+           "HIDDEN_KEYS", "hidden_key", "normalize_attrs"]
+
+# Attributes MXNet stores as ``__key__`` whatever form they are set in (``lr_mult`` -> ``__lr_mult__``);
+# ``Symbol.attr`` finds them under either name.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage", "profiler_scope")
+
+
+def hidden_key(key: str) -> str:
+    """The stored form of an attribute key.
+
+    >>> hidden_key('lr_mult'), hidden_key('__lr_mult__'), hidden_key('group')
+    ('__lr_mult__', '__lr_mult__', 'group')
+    """
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
+
+def normalize_attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """``attrs`` with hidden keys in their stored ``__key__`` form."""
+    return {hidden_key(k): v for k, v in attrs.items()}
 
 _local = threading.local()
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..base import MXNetError, np_dtype
 from ..ops.registry import OpDef, get_op
-from .naming import current_attrs, current_name_manager
+from .naming import HIDDEN_KEYS, current_attrs, current_name_manager, normalize_attrs
 
 __all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol"]
 
@@ -21,15 +21,27 @@ __all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol"]
 class Node:
     """One graph node: a variable or an operator application."""
 
-    __slots__ = ("op", "name", "params", "attrs", "inputs")
+    __slots__ = ("op", "name", "params", "attrs", "inputs", "given")
 
     def __init__(self, op: OpDef | None, name: str, params: dict | None = None,
-                 attrs: dict[str, str] | None = None, inputs: list[tuple[Node, int]] | None = None):
+                 attrs: dict[str, str] | None = None, inputs: list[tuple[Node, int]] | None = None,
+                 given: frozenset[str] | None = None):
         self.op = op
         self.name = name
         self.params = params or {}
         self.attrs = attrs or {}
         self.inputs = list(inputs or [])
+        # names of the params the user gave (what MXNet writes in JSON attrs); None means all
+        self.given = given
+
+    def given_params(self) -> dict[str, str]:
+        """The explicitly given params as MXNet's JSON attr strings (all params if unknown)."""
+        if self.op is None:
+            return {}
+        formatted = self.op.format_params(self.params)
+        if self.given is None:
+            return formatted
+        return {k: v for k, v in formatted.items() if k in self.given}
 
     @property
     def is_variable(self) -> bool:
@@ -215,8 +227,18 @@ class Symbol:
 
     # --- attributes -----------------------------------------------------------------------
     def attr(self, key: str) -> str | None:
-        """An attribute of this single-output symbol's node (op params included), or None."""
-        return self.list_attr().get(key)
+        """An attribute of this single-output symbol's node (op params included), or None.
+
+        Hidden keys are found under either name: ``attr('lr_mult')`` reads ``__lr_mult__``.
+        """
+        attrs = self.list_attr()
+        if key in attrs:
+            return attrs[key]
+        if key in HIDDEN_KEYS:
+            return attrs.get(f"__{key}__")
+        if key.startswith("__") and key.endswith("__") and key[2:-2] in HIDDEN_KEYS:
+            return attrs.get(key[2:-2])
+        return None
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """Attributes of this symbol's node as strings: user attrs and op params."""
@@ -241,7 +263,7 @@ class Symbol:
             if not isinstance(v, str):
                 raise TypeError(f"_set_attr: attribute {k!r} must be a string, got {type(v).__name__}")
         for node, _ in self._outputs:
-            node.attrs.update(kwargs)
+            node.attrs.update(normalize_attrs(kwargs))
 
     # --- serialisation and inference (implemented in sibling modules) ----------------------
     def tojson(self) -> str:
@@ -279,6 +301,34 @@ class Symbol:
                 ins = ", ".join(src.output_name(i) for src, i in node.inputs)
                 lines.append(f"Op:{node.op.name}, Name={node.name}\n  Inputs: {ins}")
         return "\n".join(lines)
+
+    # --- binding (compilation) -------------------------------------------------------------
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+             shared_exec=None):
+        """Compile this symbol for the given arrays and return an :class:`Executor`.
+
+        >>> import symjit as mx
+        >>> x = mx.sym.Variable('x')
+        >>> ex = (x * 2).bind(mx.cpu(), {'x': mx.nd.ones((2,))})
+        >>> ex.forward()[0].asnumpy().tolist()
+        [2.0, 2.0]
+        """
+        from ..executor import Executor
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
+                    shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
+        """Allocate zeroed arrays for the given input shapes, then :meth:`bind`.
+
+        >>> import symjit as mx
+        >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=4, name='fc')
+        >>> ex = net.simple_bind(mx.cpu(), data=(2, 3))
+        >>> ex.arg_dict['fc_weight'].shape
+        (4, 3)
+        """
+        from ..executor import Executor, simple_bind_arrays
+        args, grads, aux, reqs = simple_bind_arrays(self, ctx, grad_req, type_dict, kwargs)
+        return Executor(self, ctx, args, grads, reqs, aux)
 
     # --- arithmetic -----------------------------------------------------------------------
     def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:
@@ -340,7 +390,7 @@ def _clone(sym: Symbol, subst: dict[str, tuple[Node, int]], memo: dict,
         if node.is_variable and node.name in subst:
             continue
         new[id(node)] = Node(node.op, pre + node.name, copy.deepcopy(node.params, memo),
-                             dict(node.attrs), [])
+                             dict(node.attrs), [], node.given)
     def entry(e: tuple[Node, int]) -> tuple[Node, int]:
         src, i = e
         if src.is_variable and src.name in subst:
@@ -364,6 +414,7 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: tuple | None 
         raise TypeError("Variable: name must be a non-empty string")
     attrs = current_attrs()
     attrs.update(attr or {})
+    attrs = normalize_attrs(attrs)
     if shape is not None:
         shape = tuple(int(d) for d in shape)
         attrs["__shape__"] = str(shape)
@@ -402,7 +453,9 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
 
     Symbols may come positionally (in argument order; all of them for a variadic op such as
     Concat) or by argument name; everything else is a param. Inputs not given become variables
-    named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``, ``bn1_moving_mean``).
+    named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``, ``bn1_moving_mean``) carrying a
+    copy of the op's attributes, as in MXNet. ``op.extra['input_var_attrs']`` (slot -> attrs) adds
+    attributes to the variables read in those slots (BatchNorm's ``__init__`` of its moving stats).
     """
     op = get_op(op_name)
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
@@ -429,16 +482,24 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
         if k in given:
             raise MXNetError(f"{op_name} '{node_name}': input {k!r} given twice")
         given[k] = v
-    inputs = []
+    attrs = current_attrs()
+    attrs.update(attr or {})
+    attrs = normalize_attrs(attrs)
+    node = Node(op, node_name, params, attrs, [], frozenset(raw_params))
+    # as MXNet does, variables created for missing inputs carry a copy of the op's attributes
+    # (params included: fc1_weight gets num_hidden) and the op's per-slot variable attributes
+    var_attrs = {**attrs, **node.given_params()}
+    slot_attrs = op.extra.get("input_var_attrs", {})
     for slot in slots:
         s = given.get(slot)
         if s is None:
-            s = Variable(f"{node_name}_{slot}")
+            s = Symbol([(Node(None, f"{node_name}_{slot}", attrs=dict(var_attrs)), 0)])
         if len(s) != 1:
             raise MXNetError(f"{op_name} '{node_name}': input {slot!r} must be a single-output symbol, "
                              f"got a group of {len(s)}")
-        inputs.append(s._outputs[0])
-    attrs = current_attrs()
-    attrs.update(attr or {})
-    node = Node(op, node_name, params, attrs, inputs)
+        src = s._outputs[0][0]
+        if src.is_variable:
+            for k, v in slot_attrs.get(slot, {}).items():
+                src.attrs.setdefault(k, v)
+        node.inputs.append(s._outputs[0])
     return Symbol([(node, i) for i in range(node.num_visible)])

@@ -1,0 +1,320 @@
+"""BatchNorm and LayerNorm kernels.
+
+BatchNorm works on an ``(N, C, S)`` view of the data (``C`` = the channel axis, ``S`` = the product
+of the axes after it, ``N`` = the product of those before it); its per-channel arrays (``gamma``,
+``beta``, moving and saved statistics, ``dgamma``, ``dbeta``) are ``(C,)``. LayerNorm works on an
+``(M, K)`` view normalised over the last axis, with ``gamma``/``beta`` ``(K,)`` and saved
+statistics ``(M,)``. The caller moves a non-trailing LayerNorm axis to the end.
+
+MXNet 1.x semantics followed here:
+
+* Training BatchNorm uses the batch mean and the *biased* variance (sum of squares / ``N*S``),
+  normalises with ``invstd = 1 / sqrt(var + eps)`` (0 when ``var + eps == 0``), and saves the
+  mean and the inverse std for backward (MXNet's CPU ``var`` output holds the inverse std too).
+* The moving statistics are updated with the biased batch variance:
+  ``moving = moving * momentum + batch * (1 - momentum)``. MXNet's plain CPU operator applies this
+  update in its backward pass (its MKL-DNN one in forward); :func:`batchnorm_forward_train` applies
+  it in forward when ``update_moving`` is true, and :func:`batchnorm_update_moving` is there for a
+  caller that wants it elsewhere. After a forward+backward step the result is the same.
+* ``fix_gamma`` treats gamma as 1 and makes ``dgamma`` 0. (MXNet also overwrites the gamma array
+  with ones in forward; these kernels never write their inputs: the caller does that if wanted.)
+* ``use_global_stats`` (or inference): normalise with the moving statistics; the backward then
+  treats mean and variance as constants (``dx = dout * gamma * invstd``).
+
+All kernels are ``numba.njit(cache=True, nogil=True)``, write into preallocated C-contiguous float32
+or float64 arrays, sum in float64 (two passes over the data for the statistics: mean first, then
+the centred sum of squares, which stays accurate when the mean is large), and trust their caller
+for shapes: call :func:`check_batchnorm` / :func:`check_layernorm` first.
+
+>>> import numpy as np
+>>> x = np.array([[[1.0, 3.0]], [[5.0, 7.0]]])            # (N=2, C=1, S=2)
+>>> one, zero = np.ones(1), np.zeros(1)
+>>> mm, mv = np.zeros(1), np.ones(1)
+>>> out, mean, invstd = np.empty_like(x), np.empty(1), np.empty(1)
+>>> check_batchnorm("batchnorm_forward_train", x, one, zero, mm, mv, out, mean, invstd)
+>>> batchnorm_forward_train(x, one, zero, mm, mv, out, mean, invstd, 0.0, 0.9, False, True)
+>>> out.ravel(), mean, 1 / invstd ** 2
+(array([-1.34164079, -0.4472136 ,  0.4472136 ,  1.34164079]), array([4.]), array([5.]))
+>>> mm, mv                                   # 0.9 * old + 0.1 * batch
+(array([0.4]), array([1.4]))
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from symjit.base import shape_str
+
+from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
+
+__all__ = [
+    "batchnorm_forward_train", "batchnorm_forward_inference", "batchnorm_update_moving",
+    "batchnorm_backward", "layernorm_forward", "layernorm_backward",
+    "check_batchnorm", "check_batchnorm_backward", "check_layernorm", "check_layernorm_backward",
+]
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# BatchNorm on (N, C, S)
+
+
+@_jit
+def _channel_mean_var(x, c):
+    """Batch mean and biased variance of channel ``c`` (two passes, float64)."""
+    n, _, s = x.shape
+    total = 0.0
+    for i in range(n):
+        for j in range(s):
+            total += x[i, c, j]
+    mean = total / (n * s)
+    sq = 0.0
+    for i in range(n):
+        for j in range(s):
+            d = x[i, c, j] - mean
+            sq += d * d
+    return mean, sq / (n * s)
+
+
+@_jit
+def _invstd(var, eps):
+    v = var + eps
+    return 0.0 if v == 0.0 else 1.0 / math.sqrt(v)
+
+
+@_jit
+def _normalize_channel(x, out, c, mean, invstd, g, b):
+    scale = g * invstd
+    for i in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            out[i, c, j] = (x[i, c, j] - mean) * scale + b
+
+
+@_jit
+def batchnorm_update_moving(moving_mean, moving_var, mean, var, momentum):
+    """``moving = moving * momentum + batch * (1 - momentum)`` for mean and variance, in place."""
+    for c in range(moving_mean.shape[0]):
+        moving_mean[c] = moving_mean[c] * momentum + mean[c] * (1.0 - momentum)
+        moving_var[c] = moving_var[c] * momentum + var[c] * (1.0 - momentum)
+
+
+@_jit
+def batchnorm_forward_train(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd,
+                            eps, momentum, fix_gamma, update_moving):
+    """Training BatchNorm forward on ``x (N, C, S)`` with batch statistics (``N * S > 0``).
+
+    Writes ``out (N, C, S)``, ``save_mean (C,)`` and ``save_invstd (C,)``; when ``update_moving``,
+    updates ``moving_mean``/``moving_var`` in place with the biased batch variance.
+    """
+    for c in range(x.shape[1]):
+        mean, var = _channel_mean_var(x, c)
+        inv = _invstd(var, eps)
+        g = 1.0 if fix_gamma else gamma[c] * 1.0
+        _normalize_channel(x, out, c, mean, inv, g, beta[c])
+        save_mean[c] = mean
+        save_invstd[c] = inv
+        if update_moving:
+            moving_mean[c] = moving_mean[c] * momentum + mean * (1.0 - momentum)
+            moving_var[c] = moving_var[c] * momentum + var * (1.0 - momentum)
+
+
+@_jit
+def batchnorm_forward_inference(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd,
+                                eps, fix_gamma):
+    """BatchNorm forward with the moving statistics (inference or ``use_global_stats``).
+
+    Also writes ``save_mean = moving_mean`` and ``save_invstd = 1/sqrt(moving_var + eps)`` for a
+    backward with ``use_batch_stats=False``.
+    """
+    for c in range(x.shape[1]):
+        mean = moving_mean[c] * 1.0
+        inv = _invstd(moving_var[c] * 1.0, eps)
+        g = 1.0 if fix_gamma else gamma[c] * 1.0
+        _normalize_channel(x, out, c, mean, inv, g, beta[c])
+        save_mean[c] = mean
+        save_invstd[c] = inv
+
+
+@_jit
+def _channel_grad_sums(x, dout, c, mean):
+    """(sum(dout), sum(dout * (x - mean))) over channel ``c``, in float64."""
+    sg = 0.0
+    dotp = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            g = dout[i, c, j] * 1.0
+            sg += g
+            dotp += g * (x[i, c, j] - mean)
+    return sg, dotp
+
+
+@_jit
+def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                       use_batch_stats):
+    """BatchNorm backward on ``(N, C, S)``: writes ``dx``, ``dgamma (C,)`` and ``dbeta (C,)``.
+
+    ``save_mean``/``save_invstd`` come from the forward. With ``use_batch_stats`` (training without
+    ``use_global_stats``) ``dx = g*invstd * (dout - mean(dout) - xhat * mean(dout * xhat))`` with
+    ``xhat = (x - mean) * invstd``; otherwise ``dx = g * invstd * dout``. ``dgamma = sum(dout*xhat)``
+    (0 when ``fix_gamma``), ``dbeta = sum(dout)``.
+    """
+    m = x.shape[0] * x.shape[2]
+    for c in range(x.shape[1]):
+        mean = save_mean[c] * 1.0
+        inv = save_invstd[c] * 1.0
+        sg, dotp = _channel_grad_sums(x, dout, c, mean)
+        g = 1.0 if fix_gamma else gamma[c] * 1.0
+        iw = inv * g
+        if use_batch_stats and m > 0:
+            k = dotp * inv * inv / m
+            gm = sg / m
+            for i in range(x.shape[0]):
+                for j in range(x.shape[2]):
+                    dx[i, c, j] = (dout[i, c, j] - gm - (x[i, c, j] - mean) * k) * iw
+        else:
+            for i in range(x.shape[0]):
+                for j in range(x.shape[2]):
+                    dx[i, c, j] = dout[i, c, j] * iw
+        dgamma[c] = 0.0 if fix_gamma else dotp * inv
+        dbeta[c] = sg
+
+
+# ---------------------------------------------------------------------------------------------
+# LayerNorm on (M, K), normalised over the last axis
+
+
+@_jit
+def layernorm_forward(x, gamma, beta, out, save_mean, save_std, eps):
+    """LayerNorm forward: ``out = (x - mean) / std * gamma + beta`` per row of ``x (M, K)``.
+
+    ``std = sqrt(var + eps)`` with the biased variance; writes ``save_mean (M,)`` and
+    ``save_std (M,)`` (MXNet's ``mean`` and ``std`` outputs).
+    """
+    k = x.shape[1]
+    for i in range(x.shape[0]):
+        total = 0.0
+        for j in range(k):
+            total += x[i, j]
+        mean = total / k
+        sq = 0.0
+        for j in range(k):
+            d = x[i, j] - mean
+            sq += d * d
+        std = math.sqrt(sq / k + eps)
+        inv = 0.0 if std == 0.0 else 1.0 / std
+        for j in range(k):
+            out[i, j] = (x[i, j] - mean) * inv * gamma[j] + beta[j]
+        save_mean[i] = mean
+        save_std[i] = std
+
+
+@_jit
+def layernorm_backward(x, dout, gamma, save_mean, save_std, dx, dgamma, dbeta):
+    """LayerNorm backward on ``(M, K)``: writes ``dx``, ``dgamma (K,)`` and ``dbeta (K,)``.
+
+    With ``xhat = (x - mean) / std`` and ``g = dout * gamma``:
+    ``dx = (g - mean_K(g) - xhat * mean_K(g * xhat)) / std``, ``dgamma = sum_M(dout * xhat)``,
+    ``dbeta = sum_M(dout)``.
+    """
+    m, k = x.shape
+    dg = np.zeros(k, np.float64)
+    db = np.zeros(k, np.float64)
+    for i in range(m):
+        mean = save_mean[i] * 1.0
+        inv = 0.0 if save_std[i] == 0.0 else 1.0 / save_std[i]
+        sg = 0.0
+        sgx = 0.0
+        for j in range(k):
+            xh = (x[i, j] - mean) * inv
+            g = dout[i, j] * gamma[j] * 1.0
+            sg += g
+            sgx += g * xh
+            dg[j] += dout[i, j] * xh
+            db[j] += dout[i, j]
+        sg /= k
+        sgx /= k
+        for j in range(k):
+            xh = (x[i, j] - mean) * inv
+            dx[i, j] = (dout[i, j] * gamma[j] - sg - xh * sgx) * inv
+    for j in range(k):
+        dgamma[j] = dg[j]
+        dbeta[j] = db[j]
+
+
+# ---------------------------------------------------------------------------------------------
+# validation (pure Python: call before the kernels)
+
+
+def _need_vectors(kernel: str, length: int, what: str, **vectors: np.ndarray) -> None:
+    for name, v in vectors.items():
+        need_shape(kernel, name, v, (length,), f" ({what})")
+
+
+def check_batchnorm(kernel: str, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray,
+                    moving_mean: np.ndarray, moving_var: np.ndarray, out: np.ndarray,
+                    save_mean: np.ndarray, save_invstd: np.ndarray, training: bool = True) -> None:
+    """Validate a BatchNorm forward call on an ``(N, C, S)`` view (``N * S > 0`` when training).
+
+    >>> try:
+    ...     check_batchnorm("batchnorm_forward_train", np.zeros((2, 3, 4)), *[np.zeros(2)] * 4,
+    ...                     np.zeros((2, 3, 4)), np.zeros(3), np.zeros(3))
+    ... except ValueError as e:
+    ...     print(e)
+    batchnorm_forward_train: argument 'gamma' has shape (2,), expected (3,) (one per channel of x (2,3,4))
+    """
+    check_arrays(kernel, x=x, gamma=gamma, beta=beta, moving_mean=moving_mean, moving_var=moving_var,
+                 out=out, save_mean=save_mean, save_invstd=save_invstd)
+    need_ndim(kernel, "x", x, 3)
+    need_shape(kernel, "out", out, x.shape)
+    what = f"one per channel of x {_shape(x)}"
+    _need_vectors(kernel, x.shape[1], what, gamma=gamma, beta=beta, moving_mean=moving_mean,
+                  moving_var=moving_var, save_mean=save_mean, save_invstd=save_invstd)
+    if training and x.shape[1] > 0 and x.shape[0] * x.shape[2] == 0:
+        raise KernelArgError(f"{kernel}: batch statistics need at least one value per channel, "
+                             f"got x of shape {_shape(x)}")
+
+
+def check_batchnorm_backward(kernel: str, x: np.ndarray, dout: np.ndarray, gamma: np.ndarray,
+                             save_mean: np.ndarray, save_invstd: np.ndarray, dx: np.ndarray,
+                             dgamma: np.ndarray, dbeta: np.ndarray) -> None:
+    """Validate a :func:`batchnorm_backward` call on an ``(N, C, S)`` view."""
+    check_arrays(kernel, x=x, dout=dout, gamma=gamma, save_mean=save_mean, save_invstd=save_invstd,
+                 dx=dx, dgamma=dgamma, dbeta=dbeta)
+    need_ndim(kernel, "x", x, 3)
+    need_shape(kernel, "dout", dout, x.shape)
+    need_shape(kernel, "dx", dx, x.shape)
+    _need_vectors(kernel, x.shape[1], f"one per channel of x {_shape(x)}", gamma=gamma,
+                  save_mean=save_mean, save_invstd=save_invstd, dgamma=dgamma, dbeta=dbeta)
+
+
+def check_layernorm(kernel: str, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, out: np.ndarray,
+                    save_mean: np.ndarray, save_std: np.ndarray) -> None:
+    """Validate a :func:`layernorm_forward` call on an ``(M, K)`` view with ``K > 0``."""
+    check_arrays(kernel, x=x, gamma=gamma, beta=beta, out=out, save_mean=save_mean, save_std=save_std)
+    need_ndim(kernel, "x", x, 2)
+    if x.shape[1] == 0:
+        raise KernelArgError(f"{kernel}: cannot normalise over an empty axis, x has shape {_shape(x)}")
+    need_shape(kernel, "out", out, x.shape)
+    _need_vectors(kernel, x.shape[1], f"one per column of x {_shape(x)}", gamma=gamma, beta=beta)
+    _need_vectors(kernel, x.shape[0], f"one per row of x {_shape(x)}", save_mean=save_mean, save_std=save_std)
+
+
+def check_layernorm_backward(kernel: str, x: np.ndarray, dout: np.ndarray, gamma: np.ndarray,
+                             save_mean: np.ndarray, save_std: np.ndarray, dx: np.ndarray,
+                             dgamma: np.ndarray, dbeta: np.ndarray) -> None:
+    """Validate a :func:`layernorm_backward` call on an ``(M, K)`` view with ``K > 0``."""
+    check_arrays(kernel, x=x, dout=dout, gamma=gamma, save_mean=save_mean, save_std=save_std, dx=dx,
+                 dgamma=dgamma, dbeta=dbeta)
+    need_ndim(kernel, "x", x, 2)
+    need_shape(kernel, "dout", dout, x.shape)
+    need_shape(kernel, "dx", dx, x.shape)
+    _need_vectors(kernel, x.shape[1], f"one per column of x {_shape(x)}", gamma=gamma, dgamma=dgamma,
+                  dbeta=dbeta)
+    _need_vectors(kernel, x.shape[0], f"one per row of x {_shape(x)}", save_mean=save_mean, save_std=save_std)
+
+
+def _shape(a: np.ndarray) -> str:
+    return shape_str(a.shape)

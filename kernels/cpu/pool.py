@@ -1,0 +1,296 @@
+"""2-D pooling kernels (NCHW): max, avg and sum, forward and backward.
+
+Shape contract (validate with :func:`check_pool2d` first; Numba does no bounds checks):
+``x``/``dx`` ``(N, C, H, W)``, ``out``/``dout`` ``(N, C, OH, OW)``; ``kernel``, ``stride``, ``pad``
+tuples of two ints ``(y, x)`` (kernel, stride >= 1, pad >= 0, symmetric as MXNet's ``pad``);
+all arrays C-contiguous, one dtype (float32 or float64). Kernels overwrite their outputs.
+
+The output size encodes MXNet's ``pooling_convention`` (see :func:`pool_output_size`): output
+``(oh, ow)`` reads the window rows ``[oh*sh - ph, oh*sh - ph + kh)`` clipped to ``[-ph, H + ph)``
+(the padded input) and then to the real rows ``[0, H)``; the same for columns. So with
+``'full'`` (ceil) a last window may stick out past the padding and is simply cut short.
+
+* max: padding never wins (it is not a value). A window with no real element (possible only
+  with ``'full'`` and a large stride) gives the lowest finite value of the dtype, as MXNet's CPU
+  kernel does. A NaN in a window makes the result NaN.
+* avg: the divisor is the window area clipped to the padded input when ``count_include_pad``
+  (MXNet's default), else the number of real elements; a window with no real element gives 0.
+* sum: the sum of the real elements.
+* max backward *recomputes* the argmax from ``x`` (no saved index array): the gradient goes to the
+  first maximum in row-major window order (the first NaN if any); ``dx`` is 0 elsewhere.
+
+For global pooling, pass ``kernel=(H, W)``, ``stride=(1, 1)``, ``pad=(0, 0)``
+(:func:`pool2d_params` resolves them).
+
+>>> import numpy as np
+>>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+>>> k, s, p = (2, 2), (2, 2), (0, 0)
+>>> out = np.empty((1, 1) + pool_output_size((4, 4), k, s, p, "valid"), np.float32)
+>>> check_pool2d("max", x, out, k, s, p, "valid")
+>>> max_pool2d_forward(x, out, k, s, p)
+>>> out[0, 0]
+array([[ 5.,  7.],
+       [13., 15.]], dtype=float32)
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from symjit.base import shape_str
+
+from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
+
+__all__ = [
+    "POOL_TYPES", "CONVENTIONS", "pool_output_size", "pool2d_params", "check_pool2d",
+    "max_pool2d_forward", "avg_pool2d_forward", "sum_pool2d_forward",
+    "max_pool2d_backward", "avg_pool2d_backward", "sum_pool2d_backward",
+]
+
+POOL_TYPES = ("max", "avg", "sum")
+CONVENTIONS = ("valid", "full")
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python-side helpers.
+
+
+def pool_output_size(hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
+                     pad: tuple[int, int], convention: str = "valid",
+                     global_pool: bool = False) -> tuple[int, int]:
+    """Output ``(OH, OW)``: ``'valid'`` floor((x+2p-k)/s)+1, ``'full'`` ceil((x+2p-k)/s)+1; global (1, 1).
+
+    >>> pool_output_size((24, 24), (2, 2), (2, 2), (0, 0))
+    (12, 12)
+    >>> pool_output_size((5, 5), (2, 2), (2, 2), (0, 0), "full")
+    (3, 3)
+    """
+    if convention not in CONVENTIONS:
+        raise KernelArgError(f"pool_output_size: pooling_convention must be one of {CONVENTIONS}, "
+                             f"got {convention!r}")
+    if global_pool:
+        return 1, 1
+    out = []
+    for axis, (x, k, s, p) in enumerate(zip(hw, kernel, stride, pad)):
+        if k < 1 or s < 1 or p < 0:
+            raise KernelArgError(f"pool_output_size: need kernel >= 1, stride >= 1, pad >= 0, got "
+                                 f"kernel={tuple(kernel)}, stride={tuple(stride)}, pad={tuple(pad)}")
+        if x + 2 * p < k:
+            raise KernelArgError(f"pool_output_size: kernel {tuple(kernel)} exceeds the input "
+                                 f"{tuple(hw)} padded by {tuple(pad)} (axis {axis})")
+        span = x + 2 * p - k
+        out.append(span // s + 1 if convention == "valid" else math.ceil(span / s) + 1)
+    return out[0], out[1]
+
+
+def pool2d_params(hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
+                  pad: tuple[int, int], global_pool: bool = False):
+    """The ``(kernel, stride, pad)`` to pass to a kernel; global pooling resets them to the input size.
+
+    >>> pool2d_params((7, 5), (2, 2), (2, 2), (1, 1), global_pool=True)
+    ((7, 5), (1, 1), (0, 0))
+    """
+    if global_pool:
+        return (int(hw[0]), int(hw[1])), (1, 1), (0, 0)
+    return tuple(kernel), tuple(stride), tuple(pad)
+
+
+def _check_params(name: str, kernel, stride, pad) -> None:
+    for arg, val, low in (("kernel", kernel, 1), ("stride", stride, 1), ("pad", pad, 0)):
+        if (not isinstance(val, tuple) or len(val) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= low for v in val)):
+            raise KernelArgError(f"{name}: argument '{arg}' must be a tuple of two ints >= {low}, "
+                                 f"got {val!r}")
+
+
+def check_pool2d(pool_type: str, data: np.ndarray, out: np.ndarray, kernel: tuple[int, int],
+                 stride: tuple[int, int], pad: tuple[int, int], convention: str = "valid",
+                 x: np.ndarray | None = None) -> None:
+    """Validate a pooling kernel's arguments: ``data`` is ``x`` (forward) or ``dx`` (backward),
+    ``out`` is ``out``/``dout``; pass ``x`` too for ``max_pool2d_backward``.
+
+    Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``) naming the argument.
+
+    >>> try:
+    ...     check_pool2d("avg", np.zeros((1, 2, 4, 4)), np.zeros((1, 2, 3, 3)), (2, 2), (2, 2), (0, 0))
+    ... except ValueError as err:
+    ...     print(str(err)[:66])
+    pool2d_avg: argument 'out' has shape (1,2,3,3), expected (1,2,2,2)
+    """
+    if pool_type not in POOL_TYPES:
+        raise KernelArgError(f"check_pool2d: pool_type must be one of {POOL_TYPES}, got {pool_type!r}")
+    name = f"pool2d_{pool_type}"
+    arrays = {"data": data, "out": out} if x is None else {"data": data, "out": out, "x": x}
+    check_arrays(name, **arrays)
+    _check_params(name, kernel, stride, pad)
+    need_ndim(name, "data", data, 4)
+    if x is not None:
+        need_shape(name, "x", x, data.shape, " (the forward input, same shape as dx)")
+    n, c, h, w = data.shape
+    if h < 1 or w < 1:
+        raise KernelArgError(f"{name}: argument 'data' has an empty spatial size, "
+                             f"shape {shape_str(data.shape)}")
+    oh, ow = pool_output_size((h, w), kernel, stride, pad, convention)
+    need_shape(name, "out", out, (n, c, oh, ow), f" for kernel={kernel}, stride={stride}, pad={pad}, "
+               f"pooling_convention={convention!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels.
+
+
+@_jit
+def _window(o, s, p, k, size):
+    """Window ``[lo, hi)`` of output index ``o`` on an axis of ``size``, and its extent in the
+    padded input (for ``count_include_pad``)."""
+    start = o * s - p
+    end = min(start + k, size + p)
+    padded = end - start
+    return max(start, 0), min(end, size), padded
+
+
+@_jit
+def _max_window(plane, h0, h1, w0, w1):
+    """First maximum of ``plane[h0:h1, w0:w1]`` in row-major order: ``(value, row, col)``.
+
+    NaN wins (first NaN); an empty window gives the dtype's lowest value and index (-1, -1).
+    """
+    best = np.finfo(plane.dtype).min
+    bi, bj = -1, -1
+    for i in range(h0, h1):
+        for j in range(w0, w1):
+            v = plane[i, j]
+            if v != v:
+                return v, i, j
+            if bi < 0 or v > best:
+                best, bi, bj = v, i, j
+    return best, bi, bj
+
+
+@_jit
+def max_pool2d_forward(x, out, kernel, stride, pad):
+    """Max pooling: ``out[n, c, oh, ow]`` = max over the clipped window (module contract)."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    for n in range(n_):
+        for c in range(c_):
+            plane = x[n, c]
+            for oh in range(oh_):
+                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    out[n, c, oh, ow] = _max_window(plane, h0, h1, w0, w1)[0]
+
+
+@_jit
+def _window_sum(plane, h0, h1, w0, w1):
+    """Sum of ``plane[h0:h1, w0:w1]`` (accumulated in float64)."""
+    s = 0.0  # accumulate in float64
+    for i in range(h0, h1):
+        for j in range(w0, w1):
+            s += plane[i, j]
+    return s
+
+
+@_jit
+def _divisor(h0, h1, w0, w1, ph, pw, count_include_pad):
+    """The avg divisor of a window; 0 when the window holds no real element."""
+    real = (h1 - h0) * (w1 - w0)
+    if real <= 0:
+        return 0
+    return ph * pw if count_include_pad else real
+
+
+@_jit
+def avg_pool2d_forward(x, out, kernel, stride, pad, count_include_pad):
+    """Average pooling (module contract); divisor per ``count_include_pad`` (MXNet default True)."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    for n in range(n_):
+        for c in range(c_):
+            plane = x[n, c]
+            for oh in range(oh_):
+                h0, h1, ph = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, pw = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    d = _divisor(h0, h1, w0, w1, ph, pw, count_include_pad)
+                    s = _window_sum(plane, h0, h1, w0, w1)
+                    out[n, c, oh, ow] = s / d if d > 0 else 0.0
+
+
+@_jit
+def sum_pool2d_forward(x, out, kernel, stride, pad):
+    """Sum pooling: the sum of the real elements of each window (module contract)."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    for n in range(n_):
+        for c in range(c_):
+            plane = x[n, c]
+            for oh in range(oh_):
+                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    out[n, c, oh, ow] = _window_sum(plane, h0, h1, w0, w1)
+
+
+@_jit
+def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
+    """Max pooling gradient: ``dx`` (overwritten) gets ``dout`` at each window's recomputed argmax."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    dx[:] = 0
+    for n in range(n_):
+        for c in range(c_):
+            plane = x[n, c]
+            for oh in range(oh_):
+                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    _, i, j = _max_window(plane, h0, h1, w0, w1)
+                    if i >= 0:
+                        dx[n, c, i, j] += dout[n, c, oh, ow]
+
+
+@_jit
+def _spread(dplane, h0, h1, w0, w1, g):
+    for i in range(h0, h1):
+        for j in range(w0, w1):
+            dplane[i, j] += g
+
+
+@_jit
+def avg_pool2d_backward(dout, dx, kernel, stride, pad, count_include_pad):
+    """Average pooling gradient: each window's real elements get ``dout / divisor``; ``dx`` overwritten."""
+    n_, c_, h_, w_ = dx.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    dx[:] = 0
+    for n in range(n_):
+        for c in range(c_):
+            dplane = dx[n, c]
+            for oh in range(oh_):
+                h0, h1, ph = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, pw = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    d = _divisor(h0, h1, w0, w1, ph, pw, count_include_pad)
+                    if d > 0:
+                        _spread(dplane, h0, h1, w0, w1, dout[n, c, oh, ow] / d)
+
+
+@_jit
+def sum_pool2d_backward(dout, dx, kernel, stride, pad):
+    """Sum pooling gradient: each window's real elements get ``dout``; ``dx`` overwritten."""
+    n_, c_, h_, w_ = dx.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    dx[:] = 0
+    for n in range(n_):
+        for c in range(c_):
+            dplane = dx[n, c]
+            for oh in range(oh_):
+                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
+                for ow in range(ow_):
+                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
+                    _spread(dplane, h0, h1, w0, w1, dout[n, c, oh, ow])

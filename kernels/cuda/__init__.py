@@ -1,0 +1,1 @@
+"""CUDA kernels (reserved: symjit currently compiles for the CPU only)."""

@@ -1,0 +1,1 @@
+"""The compiler: Symbol -> Graph -> autodiff -> fusion -> memory plan -> Numba kernels."""

@@ -1,0 +1,97 @@
+"""On-disk kernel cache: generated modules are real files, so numba's ``cache=True`` works.
+
+The key is a hash of the generated source, the target and the versions of symjit, numba and numpy;
+the module is written once to ``<cache_dir>/kernels/symjit_<key>.py`` (atomically: a temporary
+file then ``os.replace``) and imported under a name derived from the key, and numba keeps its
+compiled code in ``__pycache__`` beside it. Kernels are shape-generic, so the same source (and the
+same cached machine code) serves every batch size. Two processes that compile the same key at
+once both write identical text; the later replace only makes numba recompile once. A cache entry
+numba cannot load (corrupt or stale) is purged and compiled again: :func:`purge` removes it.
+
+With ``Config.cache`` off, the source is executed in a fresh module (numba then compiles in
+memory; nothing is written).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from ..config import Config
+
+__all__ = ["source_key", "load_module", "purge"]
+
+
+def source_key(source: str, target: str) -> str:
+    """The cache key of a generated module."""
+    from .. import __version__
+    h = hashlib.sha256()
+    for part in (source, target, __version__, numba.__version__, np.__version__):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _kernel_dir(cfg: Config) -> Path:
+    path = Path(cfg.cache_dir) / "kernels"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> types.ModuleType:
+    """Import the generated ``source`` (through the disk cache when enabled)."""
+    key = source_key(source, target)
+    name = f"symjit_gen_{target}_{key}" + (f"_r{attempt}" if attempt else "")
+    if name in sys.modules:
+        return sys.modules[name]
+    if not cfg.cache:
+        module = types.ModuleType(name)
+        module.__file__ = f"<symjit generated {key}>"
+        exec(compile(source, module.__file__, "exec"), module.__dict__)  # our own generated code
+        sys.modules[name] = module
+        return module
+    path = _kernel_dir(cfg) / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        _write_atomic(path, source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def purge(module: types.ModuleType) -> None:
+    """Delete a module's cache entry (source and numba's files) and forget the module."""
+    sys.modules.pop(module.__name__, None)
+    src = getattr(module, "__file__", "") or ""
+    if not os.path.isfile(src):
+        return
+    stem = Path(src).stem
+    pycache = Path(src).parent / "__pycache__"
+    if pycache.is_dir():
+        for f in pycache.glob(f"{stem}*"):
+            f.unlink(missing_ok=True)
+    Path(src).unlink(missing_ok=True)

@@ -1,0 +1,129 @@
+"""Pass 5 (CPU): generate one ``numba.njit`` kernel per fused group, and one program function per
+phase (forward, backward) that calls the group kernels in schedule order on the planned buffers.
+
+A group kernel runs its anchor's lowering (GEMM, convolution, a hand-written kernel from
+``symjit.kernels.cpu``...), then one loop nest over the group's loop shape that evaluates the
+elementwise ops' scalar bodies: every element is loaded first, the bodies are composed in registers,
+and every materialized value is stored last, which is what makes in-place reuse of loop inputs safe.
+An anchor whose lowering returns an element expression (FullyConnected's ``acc + bias``) has that
+expression evaluated in the same loop, so bias and activation cost no extra pass.
+
+Kernels index arrays with their runtime shapes: nothing but ranks, dtypes and broadcast patterns is
+baked in, so a new batch size reuses the compiled code.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...base import MXNetError
+from ..graph import Graph, OpNode
+from ..passes.fuse import FUSABLE_INTO, Group
+from .writer import KernelWriter, ModuleWriter, literal
+
+__all__ = ["generate_cpu", "Program"]
+
+ElemExpr = Callable[[list[str]], str]
+
+
+class Program:
+    """What the generated module exports: per phase, the function name and its value ids."""
+
+    def __init__(self, source: str, entries: dict[str, tuple[str, list[int]]]):
+        self.source = source
+        self.entries = entries
+
+
+def _vname(vid: int) -> str:
+    return f"v{vid}"
+
+
+def _index(shape: tuple, loop_shape: tuple, idx: list[str]) -> str:
+    """Index expression of an operand broadcast (right-aligned) against the loop shape."""
+    off = len(loop_shape) - len(shape)
+    parts = []
+    for d, n in enumerate(shape):
+        parts.append("0" if n == 1 and loop_shape[d + off] != 1 else idx[d + off])
+    return ", ".join(parts) if parts else "0"
+
+
+def _lowering(node: OpNode, target: str):
+    lower = node.op.lower or {}
+    fn = lower.get(target) if isinstance(lower, dict) else None
+    if fn is None:
+        raise MXNetError(f"{node.op.name} '{node.name}': no {target} lowering for this operator")
+    return fn
+
+
+def _group_kernel(mw: ModuleWriter, g: Graph, grp: Group) -> tuple[str, list[int]]:
+    params = list(dict.fromkeys(grp.inputs + grp.outputs))
+    k = KernelWriter(mw, f"k{grp.id}", [_vname(v) for v in params], {_vname(v): g.values[v] for v in params})
+    anchor = grp.anchor
+    elem: dict[int, ElemExpr] = {}
+    if anchor is not None:
+        fn = _lowering(anchor, "cpu")
+        res = fn(k, anchor, [_vname(i) for i in anchor.inputs], [_vname(o) for o in anchor.outputs])
+        if res is not None:
+            elem[anchor.outputs[0]] = res
+    loop_ops = [op for op in grp.ops if op is not anchor]
+    if loop_ops or elem:
+        _loop(k, g, grp, loop_ops, elem)
+    mw.functions.append(k.finish())
+    return k.name, params
+
+
+def _loop(k: KernelWriter, g: Graph, grp: Group, ops: list[OpNode], elem: dict[int, ElemExpr]) -> None:
+    shape = grp.loop_shape
+    # anchor values first: a loop output may share the anchor output's buffer (in-place)
+    store = [o for o in elem if o in grp.needed or not ops]
+    store += [o for op in ops for o in op.outputs if o in grp.outputs]
+    ref = _vname(store[0] if store else grp.outputs[0])
+    idx = [f"i{d}" for d in range(len(shape))]
+    for d, i in enumerate(idx):
+        k.line(f"for {i} in range({ref}.shape[{d}]):")
+        k.indent += 1
+    regs: dict[int, str] = {}
+    computed = {o for op in ops for o in op.outputs}
+    for op in ops:   # loads first
+        for i in op.inputs:
+            if i not in regs and i not in computed and i not in elem:
+                regs[i] = k.tmp("a")
+                k.line(f"{regs[i]} = {_vname(i)}[{_index(g.values[i].shape, shape, idx)}]")
+    for vid, expr in elem.items():
+        regs[vid] = k.tmp("e")
+        k.line(f"{regs[vid]} = {expr(idx)}")
+    for op in ops:
+        fn, consts = op.op.body(op.params)
+        dtype = g.values[op.outputs[0]].dtype
+        args = [regs[i] for i in op.inputs] + [literal(c, dtype) for c in consts]
+        regs[op.outputs[0]] = k.tmp("t")
+        k.line(f"{regs[op.outputs[0]]} = {k.module.body(fn)}({', '.join(args)})")
+    for o in store:   # stores last
+        k.line(f"{_vname(o)}[{', '.join(idx)}] = {regs[o]}")
+    k.indent -= len(idx)
+
+
+def _program(mw: ModuleWriter, name: str, calls: list[tuple[str, list[int]]]) -> list[int]:
+    params = list(dict.fromkeys(v for _, vs in calls for v in vs))
+    k = KernelWriter(mw, name, [_vname(v) for v in params])
+    for fn, vs in calls:
+        k.line(f"{fn}({', '.join(_vname(v) for v in vs)})")
+    mw.functions.append(k.finish())
+    return params
+
+
+def generate_cpu(g: Graph, groups: list[Group], fastmath: bool = False, cache: bool = True) -> Program:
+    """Generate the module source for a program: group kernels plus ``forward``/``backward``."""
+    flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
+    mw = ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')")
+    calls: dict[str, list[tuple[str, list[int]]]] = {"forward": [], "backward": []}
+    for grp in groups:
+        calls[grp.phase].append(_group_kernel(mw, g, grp))
+    entries = {}
+    for phase, cs in calls.items():
+        if cs:
+            entries[phase] = (phase, _program(mw, phase, cs))
+    return Program(mw.source("Generated by symjit: one kernel per fused group."), entries)
+
+
+def is_elementwise(node: OpNode) -> bool:
+    return node.op.kind in FUSABLE_INTO and node.op.body is not None

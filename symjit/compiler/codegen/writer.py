@@ -1,0 +1,96 @@
+"""Source writing shared by the CPU and CUDA code generators.
+
+A :class:`KernelWriter` collects the statements of one kernel function and the imports its module
+needs. Op lowerings (``OpDef.lower[target]``) receive one and emit statements through it, so they
+never see the module layout.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["KernelWriter", "ModuleWriter", "literal"]
+
+
+def literal(value: float, dtype: np.dtype) -> str:
+    """A constant as source, typed like the arrays it meets (float32 stays float32)."""
+    dt = np.dtype(dtype)
+    if isinstance(value, bool):
+        value = float(value)
+    if isinstance(value, float) and math.isnan(value):
+        text = "math.nan"
+    elif isinstance(value, float) and math.isinf(value):
+        text = "math.inf" if value > 0 else "-math.inf"
+    else:
+        text = repr(value)
+    if dt.kind == "f":
+        return f"np.{dt.name}({text})"
+    return text
+
+
+class ModuleWriter:
+    """The generated module: imports, body wrappers and functions."""
+
+    def __init__(self, decorator: str, body_wrapper: str):
+        self.decorator = decorator
+        self.body_wrapper = body_wrapper
+        self.imports: dict[tuple[str, str], str] = {}
+        self.bodies: dict[tuple[str, str], str] = {}
+        self.functions: list[str] = []
+
+    def imp(self, module: str, name: str) -> str:
+        """A local alias for ``module.name`` (imported once)."""
+        key = (module, name)
+        if key not in self.imports:
+            self.imports[key] = f"_i{len(self.imports)}_{name}"
+        return self.imports[key]
+
+    def body(self, fn) -> str:
+        """The alias of a scalar body wrapped for the target (njit inline / cuda device)."""
+        key = (fn.__module__, fn.__qualname__)
+        if key not in self.bodies:
+            raw = self.imp(*key)
+            self.bodies[key] = f"{raw}_b"
+        return self.bodies[key]
+
+    def source(self, header: str) -> str:
+        lines = [f'"""{header}"""', "import math", "", "import numba", "import numpy as np", ""]
+        for (module, name), alias in sorted(self.imports.items(), key=lambda kv: kv[1]):
+            lines.append(f"from {module} import {name} as {alias}")
+        lines.append("")
+        for (module, name), alias in self.bodies.items():
+            lines.append(f"{alias} = {self.body_wrapper}({self.imports[(module, name)]})")
+        lines.append("")
+        for fn in self.functions:
+            lines += ["", fn]
+        return "\n".join(lines) + "\n"
+
+
+class KernelWriter:
+    """Statements of one kernel function; lowerings emit through ``line``/``imp``/``tmp``."""
+
+    def __init__(self, module: ModuleWriter, name: str, params: list[str], info: dict | None = None):
+        self.module = module
+        self.info = info or {}   # local array name -> compiler Value (static shape, dtype)
+        self.name = name
+        self.params = params
+        self.lines: list[str] = []
+        self.indent = 1
+        self._tmp = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def imp(self, module: str, name: str) -> str:
+        return self.module.imp(module, name)
+
+    def tmp(self, prefix: str = "t") -> str:
+        self._tmp += 1
+        return f"_{prefix}{self._tmp}"
+
+    def finish(self, decorator: str | None = None) -> str:
+        deco = self.module.decorator if decorator is None else decorator
+        body = self.lines or ["    pass"]
+        head = [deco] if deco else []
+        return "\n".join(head + [f"def {self.name}({', '.join(self.params)}):"] + body)

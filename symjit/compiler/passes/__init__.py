@@ -1,0 +1,1 @@
+"""Compiler passes, each a function Graph -> Graph or Graph -> plan (see ../pipeline.py)."""

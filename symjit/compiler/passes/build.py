@@ -1,0 +1,72 @@
+"""Pass 1: lower a Symbol with bound shapes and dtypes to a forward :class:`Graph`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...base import MXNetError, shape_str
+from ...symbol.infer import infer_graph
+from ...symbol.symbol import Symbol, aux_variable_ids, topo_order
+from ..graph import Graph, GraphBuilder, OpNode
+
+__all__ = ["build_forward"]
+
+
+def _infer(sym: Symbol, shapes: dict, dtypes: dict) -> tuple[dict, dict]:
+    known_s = infer_graph(sym._outputs, "shape", shapes)
+    known_t = infer_graph(sym._outputs, "dtype", dtypes)
+    return known_s, known_t
+
+
+def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dtype],
+                  is_train: bool) -> Graph:
+    """The forward program of ``sym`` for the given argument/aux shapes and dtypes.
+
+    Every value must have a known shape and dtype; an unknown one raises an error naming the
+    node and what is missing.
+    """
+    known_s, known_t = _infer(sym, shapes, dtypes)
+    g = Graph(is_train=is_train)
+    b = GraphBuilder(g, "forward", is_train)
+    nodes = topo_order(sym._outputs)
+    aux_ids = aux_variable_ids(nodes)
+    entry_value: dict[tuple[int, int], int] = {}
+
+    def need(node, i, what, table):
+        v = table.get((id(node), i))
+        if v is None:
+            kind = f"variable '{node.name}'" if node.is_variable else \
+                f"{node.op.name} '{node.name}' output {i}"
+            raise MXNetError(f"cannot bind: the {what} of {kind} is unknown; give it to bind/simple_bind")
+        return v
+
+    for node in nodes:
+        if node.is_variable:
+            kind = "aux" if id(node) in aux_ids else "arg"
+            vid = b.new_value(node.name, need(node, 0, "shape", known_s), need(node, 0, "dtype", known_t),
+                              kind, node.name)
+            (g.aux if kind == "aux" else g.args)[node.name] = vid
+            entry_value[(id(node), 0)] = vid
+            continue
+        outs = []
+        for i in range(node.num_outputs):
+            shape, dtype = need(node, i, "shape", known_s), need(node, i, "dtype", known_t)
+            outs.append(b.new_value(node.output_name(i), shape, dtype))
+            entry_value[(id(node), i)] = outs[-1]
+        ins = [entry_value[(id(src), i)] for src, i in node.inputs]
+        g.ops.append(OpNode(node.op, node.name, dict(node.params), ins, outs, "forward", is_train))
+
+    for node, i in sym._outputs:
+        vid = entry_value[(id(node), i)]
+        if g.values[vid].kind != "tmp" or vid in g.outputs:
+            src = vid   # a variable or a repeated head: the output is a copy of it
+            vid = b.add("_copy", [src], name=f"{node.output_name(i)}_copy")[0]
+        g.values[vid].kind = "out"
+        g.values[vid].ref = node.output_name(i)
+        g.outputs.append(vid)
+        g.output_names.append(node.output_name(i))
+    return g
+
+
+def describe_shapes(g: Graph) -> str:
+    """``name shape dtype`` per argument, for error messages and listings."""
+    return ", ".join(f"{n}={shape_str(g.values[v].shape)}" for n, v in g.args.items())

@@ -1,0 +1,125 @@
+"""Pass 3: fusion. Partition the schedule into groups; each group becomes one kernel.
+
+How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedule order):
+
+* Every op has a pattern kind (``OpDef.kind``): ELEMWISE, BROADCAST, INJECTIVE, REDUCTION,
+  OUT_ELEMWISE_FUSABLE (GEMM/convolution, whose output elements can feed an epilogue) or OPAQUE.
+* An op that is ELEMWISE or BROADCAST joins the group that produced one of its inputs when
+  (1) that group is *open*: made of elementwise/broadcast ops, or anchored by an
+  OUT_ELEMWISE_FUSABLE op whose lowering offers an element expression (its epilogue);
+  (2) the op's output has the group's loop shape (the anchor's output shape), so one loop nest
+  covers both; (3) every other input of the op is ready when the group runs (written by an earlier
+  group or inside this one); (4) same phase (forward ops never fuse with backward ops).
+  Otherwise it starts a new group.
+* Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
+* A value written inside a group is *materialized* (gets a buffer) when something outside the group
+  reads it, when it is a program output or gradient, or when it is an anchor's output (the GEMM
+  target); other values live in registers inside the kernel's loop.
+
+With fusion off (``Config.fusion = False``) every op is its own group. The result is visible in
+``symjit compile`` and tested by counting groups without running anything.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...ops.registry import Kind
+from ..graph import Graph, OpNode
+
+__all__ = ["Group", "fuse", "FUSABLE_INTO"]
+
+FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
+
+
+@dataclasses.dataclass
+class Group:
+    """One kernel: ops in order, external inputs, materialized values."""
+
+    id: int
+    ops: list[OpNode]
+    phase: str
+    kind: Kind
+    loop_shape: tuple[int, ...] | None = None
+    inputs: list[int] = dataclasses.field(default_factory=list)
+    outputs: list[int] = dataclasses.field(default_factory=list)
+    locals: list[int] = dataclasses.field(default_factory=list)
+    needed: set[int] = dataclasses.field(default_factory=set)   # outputs read after the group
+
+    @property
+    def anchor(self) -> OpNode | None:
+        """The non-elementwise op whose output the elementwise ops extend, if any."""
+        first = self.ops[0]
+        return first if first.op.kind not in FUSABLE_INTO else None
+
+    @property
+    def open(self) -> bool:
+        anchor = self.anchor
+        return anchor is None or has_epilogue(anchor)
+
+    def describe(self) -> str:
+        return f"group{self.id}[{self.kind.name.lower()}]: " + " + ".join(o.name for o in self.ops)
+
+
+def has_epilogue(node: OpNode) -> bool:
+    """True when the op's lowering offers an element expression that elementwise ops can extend."""
+    return node.op.kind == Kind.OUT_ELEMWISE_FUSABLE and bool(node.op.extra.get("epilogue"))
+
+
+def _elementwise(node: OpNode) -> bool:
+    return node.op.kind in FUSABLE_INTO and node.op.body is not None
+
+
+def fuse(g: Graph, enabled: bool = True) -> list[Group]:
+    """Partition ``g.ops`` into kernel groups (see the module docstring)."""
+    groups: list[Group] = []
+    group_of: dict[int, int] = {}   # value id -> id of the group that writes it
+    for node in g.ops:
+        target = _target_group(g, node, groups, group_of) if enabled else None
+        if target is None:
+            shape = g.values[node.outputs[0]].shape if node.outputs else None
+            target = Group(len(groups), [], node.phase, node.op.kind, shape)
+            groups.append(target)
+        target.ops.append(node)
+        if node.op.kind == Kind.BROADCAST and target.kind == Kind.ELEMWISE:
+            target.kind = Kind.BROADCAST
+        for o in node.outputs:
+            group_of[o] = target.id
+    _assign_io(g, groups, group_of)
+    return groups
+
+
+def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[int, int]) -> Group | None:
+    if not _elementwise(node):
+        return None
+    out_shape = g.values[node.outputs[0]].shape
+    candidates = sorted({group_of[i] for i in node.inputs if i in group_of}, reverse=True)
+    for gid in candidates:
+        grp = groups[gid]
+        if not grp.open or grp.phase != node.phase or grp.loop_shape != out_shape:
+            continue
+        if all(group_of.get(i, -1) <= gid for i in node.inputs):
+            return grp
+    return None
+
+
+def _assign_io(g: Graph, groups: list[Group], group_of: dict[int, int]) -> None:
+    consumers = g.consumers()
+    op_group = {id(op): grp.id for grp in groups for op in grp.ops}
+    for grp in groups:
+        written = {o for op in grp.ops for o in op.outputs}
+        seen_in: list[int] = []
+        for op in grp.ops:
+            for i in op.inputs:
+                if i not in written and i not in seen_in:
+                    seen_in.append(i)
+        grp.inputs = seen_in
+        anchor = grp.anchor
+        for op in grp.ops:
+            for o in op.outputs:
+                outside = any(op_group[id(c)] != grp.id for c in consumers[o])
+                if outside or g.values[o].kind != "tmp":
+                    grp.needed.add(o)
+                if outside or g.values[o].kind != "tmp" or (anchor is not None and op is anchor):
+                    grp.outputs.append(o)
+                else:
+                    grp.locals.append(o)

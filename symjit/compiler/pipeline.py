@@ -1,0 +1,68 @@
+"""The pipeline ``bind`` runs: a short list of named passes, each printable on its own.
+
+    build      Symbol + shapes/dtypes -> forward Graph            (passes/build.py)
+    autodiff   Graph -> Graph with the backward program appended  (passes/autodiff.py)
+    fuse       Graph -> kernel groups                             (passes/fuse.py)
+    plan       Graph + groups -> memory plan                      (passes/plan.py)
+    codegen    Graph + groups -> generated module source          (codegen/cpu.py)
+    load       source -> imported module, via the kernel cache    (cache.py)
+
+``symjit compile`` runs the same list and prints each stage.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any
+
+import numpy as np
+
+from ..base import MXNetError
+from ..config import Config
+from ..symbol.symbol import Symbol
+from .cache import load_module
+from .codegen.cpu import Program, generate_cpu
+from .graph import Graph
+from .passes.autodiff import autodiff
+from .passes.build import build_forward
+from .passes.fuse import Group, fuse
+from .passes.plan import MemoryPlan, plan_memory
+
+__all__ = ["Compiled", "compile_symbol", "PASSES"]
+
+PASSES = ("build", "autodiff", "fuse", "plan", "codegen", "load")
+
+
+@dataclasses.dataclass
+class Compiled:
+    """Every stage's result for one program (one mode of one executor)."""
+
+    forward_graph: Graph
+    graph: Graph
+    groups: list[Group]
+    plan: MemoryPlan
+    program: Program
+    target: str
+    module: types.ModuleType | None = None
+
+
+def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any],
+                   grad_req: dict[str, str], is_train: bool, cfg: Config,
+                   target: str = "cpu", load: bool = True) -> Compiled:
+    """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``)."""
+    dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
+    fwd = build_forward(sym, shapes, dtypes, is_train)
+    graph = autodiff(fwd, grad_req) if is_train else fwd
+    groups = fuse(graph, enabled=cfg.fusion)
+    plan = plan_memory(graph, groups)
+    if target == "cpu":
+        program = generate_cpu(graph, groups, fastmath=cfg.fastmath, cache=cfg.cache)
+    elif target == "cuda":
+        from .codegen.cuda import generate_cuda
+        program = generate_cuda(graph, groups, cache=cfg.cache)
+    else:
+        raise MXNetError(f"unknown compile target {target!r} (expected 'cpu' or 'cuda')")
+    out = Compiled(fwd, graph, groups, plan, program, target)
+    if load:
+        out.module = load_module(program.source, target, cfg)
+    return out

@@ -1,0 +1,341 @@
+"""The Executor: preallocated buffers from the memory plan and compiled forward/backward programs.
+
+``bind`` compiles lazily per mode: the training program (forward with training semantics, then the
+backward program) the first time ``forward(is_train=True)`` runs, the inference program the first
+time ``forward(is_train=False)`` runs; each has its own memory plan. The arrays given to ``bind`` are
+the executor's storage: the compiled code reads and writes them in place.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import MXNetError, dtype_name, np_dtype, shape_str
+from .compiler.cache import purge
+from .compiler.pipeline import Compiled, compile_symbol
+from .config import Config, default_config
+from .context import Context
+from .ndarray import NDArray
+from .ndarray import zeros as nd_zeros
+
+__all__ = ["Executor", "normalize_grad_req"]
+
+
+def normalize_grad_req(grad_req: Any, arg_names: list[str]) -> dict[str, str]:
+    """grad_req as str, list (argument order) or dict (missing names: 'null') -> dict."""
+    if isinstance(grad_req, str):
+        reqs = {n: grad_req for n in arg_names}
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(arg_names):
+            raise MXNetError(f"bind: grad_req has {len(grad_req)} entries for {len(arg_names)} arguments")
+        reqs = dict(zip(arg_names, grad_req))
+    elif isinstance(grad_req, dict):
+        unknown = sorted(set(grad_req) - set(arg_names))
+        if unknown:
+            raise MXNetError(f"bind: grad_req names unknown arguments {unknown}; arguments: {arg_names}")
+        reqs = {n: grad_req.get(n, "null") for n in arg_names}
+    else:
+        raise MXNetError(f"bind: grad_req must be a str, list or dict, got {type(grad_req).__name__}")
+    for n, r in reqs.items():
+        if r not in ("null", "write", "add", "inplace"):
+            raise MXNetError(f"bind: grad_req for {n!r} must be 'null', 'write' or 'add', got {r!r}")
+    return {n: ("write" if r == "inplace" else r) for n, r in reqs.items()}
+
+
+def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[NDArray | None]:
+    if value is None:
+        if allow_none:
+            return [None] * len(names)
+        raise MXNetError(f"bind: {what} must be given")
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - set(names))
+        if unknown:
+            raise MXNetError(f"bind: {what} names unknown entries {unknown}; expected {names}")
+        missing = [n for n in names if value.get(n) is None]
+        if missing and not allow_none:
+            raise MXNetError(f"bind: {what} misses {missing}")
+        value = [value.get(n) for n in names]
+    if not isinstance(value, (list, tuple)):
+        raise MXNetError(f"bind: {what} must be a list or a dict of NDArrays")
+    if len(value) != len(names):
+        raise MXNetError(f"bind: {what} has {len(value)} arrays for {len(names)} names {names}")
+    for n, a in zip(names, value):
+        if a is None:
+            if not allow_none:
+                raise MXNetError(f"bind: {what} misses {n!r}")
+        elif not isinstance(a, NDArray):
+            raise MXNetError(f"bind: {what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+    return list(value)
+
+
+class Executor:
+    """Runs a bound symbol. Build it with ``Symbol.bind`` or ``Symbol.simple_bind``."""
+
+    def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
+                 aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None):
+        self._symbol = symbol
+        self._ctx = ctx
+        self._cfg = config or default_config()
+        if ctx.device_type not in ("cpu", "cpu_pinned"):
+            raise MXNetError(f"bind: context {ctx} is not supported by this build (CPU target only)")
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_arrays = _as_list("args", args, self._arg_names, False)
+        self.grad_arrays = _as_list("args_grad", args_grad, self._arg_names, True)
+        self.aux_arrays = _as_list("aux_states", aux_states, self._aux_names, not self._aux_names)
+        reqs = normalize_grad_req(grad_req, self._arg_names)
+        self._grad_req = {n: (r if g is not None else "null")
+                          for (n, r), g in zip(reqs.items(), self.grad_arrays)}
+        for n, r in reqs.items():
+            if r != "null" and self.grad_arrays[self._arg_names.index(n)] is None and args_grad is not None \
+                    and isinstance(args_grad, (list, tuple)):
+                raise MXNetError(f"bind: grad_req for {n!r} is {r!r} but args_grad has no array for it")
+        self._check_arrays()
+        self._programs: dict[str, Compiled] = dict(_compiled or {})
+        self._bound: dict[str, tuple] = {}
+        self._monitor = None
+        self._trained = False
+        self.outputs = self._make_outputs()
+
+    # --- binding -------------------------------------------------------------------------------
+    def _check_arrays(self) -> None:
+        for what, names, arrs in (("args", self._arg_names, self.arg_arrays),
+                                  ("args_grad", self._arg_names, self.grad_arrays),
+                                  ("aux_states", self._aux_names, self.aux_arrays)):
+            for n, a in zip(names, arrs):
+                if a is None:
+                    continue
+                if a.context.device_type not in ("cpu", "cpu_pinned"):
+                    raise MXNetError(f"bind: {what}[{n!r}] lives on {a.context}, the executor on {self._ctx}")
+                if not a._data.flags.c_contiguous:
+                    raise MXNetError(f"bind: {what}[{n!r}] must be a contiguous array")
+        for n, a, g in zip(self._arg_names, self.arg_arrays, self.grad_arrays):
+            if g is not None and (g.shape != a.shape or g.dtype != a.dtype):
+                raise MXNetError(f"bind: gradient array of {n!r} has shape {shape_str(g.shape)} "
+                                 f"{dtype_name(g.dtype)}, the argument "
+                                 f"{shape_str(a.shape)} {dtype_name(a.dtype)}")
+        self._shapes = {n: a.shape for n, a in zip(self._arg_names + self._aux_names,
+                                                    self.arg_arrays + self.aux_arrays)}
+        self._dtypes = {n: np.dtype(a.dtype) for n, a in zip(self._arg_names + self._aux_names,
+                                                              self.arg_arrays + self.aux_arrays)}
+        arg_s, out_s, aux_s = self._symbol.infer_shape(**{n: self._shapes[n] for n in self._arg_names})
+        for n, want in zip(self._aux_names, aux_s or []):
+            if self._shapes[n] != tuple(want):
+                raise MXNetError(f"bind: aux state {n!r} has shape {shape_str(self._shapes[n])}, "
+                                 f"expected {shape_str(tuple(want))}")
+
+    def _make_outputs(self) -> list[NDArray]:
+        prog = self._program("infer", load=False)
+        g = prog.forward_graph
+        return [nd_zeros(g.values[v].shape, ctx=self._ctx, dtype=g.values[v].dtype) for v in g.outputs]
+
+    def _program(self, mode: str, load: bool = True) -> Compiled:
+        prog = self._programs.get(mode)
+        if prog is None or (load and prog.module is None):
+            is_train = mode == "train"
+            reqs = self._grad_req if is_train else {}
+            prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, is_train,
+                                  self._cfg, load=load)
+            self._programs[mode] = prog
+        return prog
+
+    def _arrays(self, mode: str) -> dict[str, list[np.ndarray]]:
+        if mode in self._bound:
+            return self._bound[mode]
+        prog = self._program(mode)
+        g = prog.graph
+        arena = np.empty(max(prog.plan.planned_bytes, 1), dtype=np.uint8)
+        ext = {"arg": dict(zip(self._arg_names, self.arg_arrays)),
+               "aux": dict(zip(self._aux_names, self.aux_arrays)),
+               "grad": dict(zip(self._arg_names, self.grad_arrays))}
+        ext["grad_in"] = ext["grad"]
+        out_of = {v: self.outputs[i] for i, v in enumerate(g.outputs)}
+        self._head_grads = {i: np.ones(g.values[v].shape, g.values[v].dtype) for i, v in g.head_grads.items()}
+        head_of = {v: self._head_grads[i] for i, v in g.head_grads.items()}
+
+        def array(vid: int) -> np.ndarray:
+            v = g.values[vid]
+            if v.kind == "tmp":
+                off = prog.plan.offsets[vid]
+                return arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
+            if v.kind == "out":
+                return out_of[vid]._data
+            if v.kind == "head_grad":
+                return head_of[vid]
+            return ext[v.kind][v.ref]._data
+
+        bound = {phase: [array(v) for v in vids] for phase, (_, vids) in prog.program.entries.items()}
+        self._bound[mode] = bound
+        self._arena = arena
+        return bound
+
+    # --- running -------------------------------------------------------------------------------
+    def _run(self, mode: str, phase: str) -> None:
+        prog = self._program(mode)
+        if phase not in prog.program.entries:
+            return
+        arrays = self._arrays(mode)[phase]
+        fn = getattr(prog.module, prog.program.entries[phase][0])
+        try:
+            fn(*arrays)
+        except (MXNetError, KeyboardInterrupt):
+            raise
+        except Exception:   # a cache entry numba cannot load: purge and compile again once
+            purge(prog.module)
+            prog.module = None
+            self._programs[mode] = prog
+            fn = getattr(self._program(mode).module, prog.program.entries[phase][0])
+            fn(*arrays)
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Run the forward pass; keyword arrays are copied into the bound arguments first."""
+        for name, value in kwargs.items():
+            self._set_arg(name, value)
+        mode = "train" if is_train else "infer"
+        self._run(mode, "forward")
+        self._trained = bool(is_train)
+        if self._monitor is not None:
+            self._call_monitor()
+        return self.outputs
+
+    def _set_arg(self, name: str, value: Any) -> None:
+        if name not in self._arg_names:
+            raise MXNetError(f"forward: unknown argument {name!r}; arguments: {self._arg_names}")
+        dst = self.arg_arrays[self._arg_names.index(name)]
+        src = value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+        if tuple(src.shape) != dst.shape:
+            raise MXNetError(f"forward: argument {name!r} has shape {shape_str(tuple(src.shape))}, "
+                             f"the executor was bound with {shape_str(dst.shape)}")
+        if src.dtype.kind not in "biuf":
+            raise MXNetError(f"forward: argument {name!r} has dtype {src.dtype}, expected a number type")
+        dst[:] = src
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Run the backward pass of the last ``forward(is_train=True)``."""
+        if not self._trained:
+            raise MXNetError("backward: call forward(is_train=True) first")
+        prog = self._program("train")
+        g = prog.graph
+        if out_grads is not None:
+            grads = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else list(out_grads)
+            if len(grads) != len(g.outputs):
+                raise MXNetError(f"backward: {len(grads)} out_grads for {len(g.outputs)} outputs")
+            self._arrays("train")
+            for i, og in enumerate(grads):
+                if i in self._head_grads and og is not None:
+                    src = og.asnumpy() if isinstance(og, NDArray) else np.asarray(og)
+                    dst = self._head_grads[i]
+                    if src.shape != dst.shape:
+                        raise MXNetError(f"backward: out_grads[{i}] has shape {shape_str(src.shape)}, "
+                                         f"output {g.output_names[i]!r} has {shape_str(dst.shape)}")
+                    dst[:] = src
+        self._run("train", "backward")
+
+    # --- dictionaries and helpers ------------------------------------------------------------
+    @property
+    def arg_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict[str, NDArray]:
+        return {n: g for n, g in zip(self._arg_names, self.grad_arrays) if g is not None}
+
+    @property
+    def aux_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict[str, NDArray]:
+        return dict(zip(self._symbol.list_outputs(), self.outputs))
+
+    def copy_params_from(self, arg_params: dict, aux_params: dict | None = None,
+                         allow_extra_params: bool = False) -> None:
+        """Copy parameter values into the bound arrays (shapes must match)."""
+        for what, params, table in (("arg_params", arg_params, self.arg_dict),
+                                    ("aux_params", aux_params or {}, self.aux_dict)):
+            for name, value in params.items():
+                if name not in table:
+                    if allow_extra_params:
+                        continue
+                    raise MXNetError(f"copy_params_from: {what} has {name!r}, which the symbol lacks")
+                dst = table[name]
+                src = value.asnumpy() if isinstance(value, NDArray) else np.asarray(value)
+                if src.shape != dst.shape:
+                    raise MXNetError(f"copy_params_from: {name!r} has shape {shape_str(src.shape)}, "
+                                     f"expected {shape_str(dst.shape)}")
+                dst[:] = src
+
+    def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
+                **kwargs: Any) -> Executor:
+        """A new executor for new input shapes; same-shape arrays are shared, kernels reused."""
+        shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
+        for n, s in kwargs.items():
+            if n not in shapes:
+                raise MXNetError(f"reshape: unknown argument {n!r}; arguments: {self._arg_names}")
+            shapes[n] = tuple(s)
+        arg_s, _, aux_s = self._symbol.infer_shape(**{n: shapes[n] for n in kwargs})
+        if arg_s is None:
+            raise MXNetError(f"reshape: shapes {kwargs} do not determine every argument")
+
+        def pick(old: NDArray | None, shape: tuple, name: str) -> NDArray | None:
+            if old is None:
+                return None
+            if old.shape == tuple(shape):
+                return old
+            if name not in kwargs and not partial_shaping:
+                raise MXNetError(f"reshape: {name!r} would change shape {shape_str(old.shape)} -> "
+                                 f"{shape_str(tuple(shape))}; pass partial_shaping=True")
+            return nd_zeros(tuple(shape), ctx=self._ctx, dtype=old.dtype)
+
+        args = [pick(a, s, n) for a, s, n in zip(self.arg_arrays, arg_s, self._arg_names)]
+        grads = [pick(g, s, n) for g, s, n in zip(self.grad_arrays, arg_s, self._arg_names)]
+        aux = [pick(a, s, n) for a, s, n in zip(self.aux_arrays, aux_s, self._aux_names)]
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg)
+
+    def set_monitor_callback(self, callback, monitor_all: bool = False) -> None:
+        """Call ``callback(name, NDArray)`` for each output (and with monitor_all each input)
+        after every forward."""
+        self._monitor = (callback, monitor_all)
+
+    def _call_monitor(self) -> None:
+        callback, monitor_all = self._monitor
+        if monitor_all:
+            for n, a in self.arg_dict.items():
+                callback(n, a)
+        for n, a in self.output_dict.items():
+            callback(n, a)
+
+    def debug_str(self) -> str:
+        """The compiled programs: graph, fused groups and memory plan."""
+        lines = [f"Symbol outputs: {self._symbol.list_outputs()}"]
+        for mode, prog in self._programs.items():
+            lines.append(f"== {mode} program ==")
+            lines.append(prog.graph.dump())
+            lines += [grp.describe() for grp in prog.groups]
+            lines.append(prog.plan.summary())
+        return "\n".join(lines)
+
+
+def simple_bind_arrays(symbol, ctx: Context, grad_req: Any, type_dict: dict | None,
+                       shapes: dict[str, tuple]) -> tuple[list, list, list, dict]:
+    """Allocate zeroed args, grads (for grad_req != 'null') and aux states for ``simple_bind``."""
+    arg_names = symbol.list_arguments()
+    arg_s, _, aux_s = symbol.infer_shape(**shapes)
+    if arg_s is None:
+        part, _, _ = symbol.infer_shape_partial(**shapes)
+        missing = [n for n, s in zip(arg_names, part) if not s]
+        raise MXNetError(f"simple_bind: cannot infer the shapes of {missing}; give their shapes")
+    types = {n: np_dtype((type_dict or {}).get(n, "float32")) for n in arg_names}
+    arg_t, _, aux_t = symbol.infer_type(**{n: t for n, t in (type_dict or {}).items()})
+    if arg_t is not None:
+        types = dict(zip(arg_names, (np.dtype(t) for t in arg_t)))
+        aux_types = [np.dtype(t) for t in aux_t]
+    else:
+        aux_types = [np.dtype("float32")] * len(aux_s)
+    reqs = normalize_grad_req(grad_req, arg_names)
+    args = [nd_zeros(s, ctx=ctx, dtype=types[n]) for n, s in zip(arg_names, arg_s)]
+    grads = [nd_zeros(s, ctx=ctx, dtype=types[n]) if reqs[n] != "null" else None
+             for n, s in zip(arg_names, arg_s)]
+    aux = [nd_zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_s, aux_types)]
+    return args, grads, aux, reqs

@@ -1,0 +1,192 @@
+"""Array creation: ``empty``, ``zeros``, ``ones``, ``full``, ``array``, ``arange``, ``*_like``.
+
+Every function takes ``ctx=`` (default: the current context) and ``dtype=`` (default float32,
+except ``array`` of a numpy array or NDArray, which keeps its dtype, as MXNet 1.x does).
+
+>>> import symjit as mx
+>>> mx.nd.arange(3, repeat=2).asnumpy().tolist()
+[0.0, 0.0, 1.0, 1.0, 2.0, 2.0]
+>>> mx.nd.full((2,), 7, dtype='int32').asnumpy().tolist()
+[7, 7]
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..base import DTypeError, ParamError, ShapeError, np_dtype, shape_str
+from ..context import Context
+from . import storage
+from .ndarray import NDArray, wrap
+
+__all__ = ["empty", "zeros", "ones", "full", "array", "arange", "zeros_like", "ones_like",
+           "norm_shape", "place"]
+
+_DEFAULT = np.dtype("float32")
+
+
+def norm_shape(shape: Any, where: str) -> tuple[int, ...]:
+    """A shape given as an int or a sequence of non-negative ints, as a tuple."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(int(d) for d in shape)
+        ok = all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape)
+    except TypeError:
+        ok = False
+    if not ok or any(d < 0 for d in out):
+        raise ShapeError(f"{where}: shape must be an int or a tuple of non-negative ints, got {shape!r}")
+    return out
+
+
+def _dtype(dtype: Any, default: np.dtype = _DEFAULT) -> np.dtype:
+    return default if dtype is None else np_dtype(dtype)
+
+
+def place(arr: np.ndarray, ctx: Context | None, where: str, out: NDArray | None = None) -> NDArray:
+    """Put a numpy result on ``ctx`` (checked), or write it into ``out`` in place and return ``out``."""
+    if out is not None:
+        if not isinstance(out, NDArray):
+            raise DTypeError(f"{where}: out must be an NDArray, got {type(out).__name__}")
+        shape = arr.shape or (1,)
+        if shape != out.shape:
+            raise ShapeError(f"{where}: out has shape {shape_str(out.shape)}, the result has shape "
+                             f"{shape_str(shape)}")
+        out._write(Ellipsis, arr.reshape(shape), where)
+        return out
+    return wrap(arr, storage.check_ctx(ctx, where))
+
+
+def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """A new array (its elements are zero here; MXNet leaves them uninitialised).
+
+    >>> import symjit as mx
+    >>> mx.nd.empty((2, 3)).shape
+    (2, 3)
+    """
+    return zeros(shape, ctx, dtype)
+
+
+def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
+    """A new array of zeros.
+
+    >>> import symjit as mx
+    >>> mx.nd.zeros(2).asnumpy().tolist()
+    [0.0, 0.0]
+    """
+    return full(shape, 0, ctx, dtype, kwargs.get("out"))
+
+
+def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
+    """A new array of ones.
+
+    >>> import symjit as mx
+    >>> mx.nd.ones((1, 2), dtype='int8').asnumpy().tolist()
+    [[1, 1]]
+    """
+    return full(shape, 1, ctx, dtype, kwargs.get("out"))
+
+
+def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None,
+         out: NDArray | None = None) -> NDArray:
+    """A new array with every element ``val``.
+
+    >>> import symjit as mx
+    >>> mx.nd.full((2,), 0.5).asnumpy().tolist()
+    [0.5, 0.5]
+    """
+    dt = _dtype(dtype)
+    shp = norm_shape(shape, "full")
+    with np.errstate(all="ignore"):
+        value = np.asarray(val).astype(dt)
+    if out is not None:
+        return place(np.full(shp, value, dtype=dt), None, "full", out)
+    ctx = storage.check_ctx(ctx, "full")
+    return NDArray(storage.alloc(shp, dt, ctx, value), ctx)
+
+
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """A new array copied from a list, numpy array, NDArray or number.
+
+    The dtype defaults to float32, or to the source's dtype when it is a numpy array or NDArray.
+
+    >>> import symjit as mx, numpy as np
+    >>> mx.nd.array([[1, 2]]).dtype, mx.nd.array(np.arange(2)).dtype
+    (<class 'numpy.float32'>, <class 'numpy.int64'>)
+    """
+    if isinstance(source_array, NDArray):
+        dt = _dtype(dtype, np.dtype(source_array.dtype))
+        src = source_array.asnumpy()
+    elif isinstance(source_array, np.ndarray):
+        dt = _dtype(dtype, source_array.dtype)
+        src = source_array
+    else:
+        dt = _dtype(dtype)
+        try:
+            src = np.asarray(source_array)
+        except (ValueError, TypeError) as exc:
+            raise DTypeError(f"array: cannot convert {type(source_array).__name__} to an array: "
+                             f"{exc}") from None
+        if src.dtype == object or src.dtype.kind not in "biuf":
+            raise DTypeError(f"array: source must hold numbers, got {type(source_array).__name__} of "
+                             f"dtype {src.dtype}")
+    with np.errstate(all="ignore"):
+        arr = np.array(src, dtype=dt, order="C", copy=True)
+    return wrap(arr, storage.check_ctx(ctx, "array"))
+
+
+def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
+           infer_range: Any = None, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.
+
+    >>> import symjit as mx
+    >>> mx.nd.arange(2, 6, 2).asnumpy().tolist()
+    [2.0, 4.0]
+    """
+    if stop is None:
+        start, stop = 0.0, start
+    start, stop, step = float(start), float(stop), float(step)
+    if step == 0:
+        raise ParamError("arange: step must not be 0")
+    if int(repeat) < 1:
+        raise ParamError(f"arange: repeat must be >= 1, got {repeat}")
+    n = math.ceil((stop - start) / step)
+    if n <= 0:
+        raise ParamError(f"arange: invalid range (start, stop, step) = ({start}, {stop}, {step}): "
+                         "it holds no values")
+    values = start + np.arange(n, dtype=np.float64) * step
+    values = np.repeat(values, int(repeat))
+    with np.errstate(all="ignore"):
+        return wrap(values.astype(_dtype(dtype)), storage.check_ctx(ctx, "arange"))
+
+
+def _like(data: NDArray, val: int, where: str) -> NDArray:
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"{where}: data must be an NDArray, got {type(data).__name__}")
+    return full(data.shape, val, data.context, data.dtype)
+
+
+def zeros_like(data: NDArray, **kwargs: Any) -> NDArray:
+    """Zeros with the shape, dtype and context of ``data``.
+
+    >>> import symjit as mx
+    >>> mx.nd.zeros_like(mx.nd.ones((2,))).asnumpy().tolist()
+    [0.0, 0.0]
+    """
+    result = _like(data, 0, "zeros_like")
+    out = kwargs.get("out")
+    return result if out is None else place(result._host(), None, "zeros_like", out)
+
+
+def ones_like(data: NDArray, **kwargs: Any) -> NDArray:
+    """Ones with the shape, dtype and context of ``data``.
+
+    >>> import symjit as mx
+    >>> mx.nd.ones_like(mx.nd.zeros((1,), dtype='int32')).asnumpy().tolist()
+    [1]
+    """
+    result = _like(data, 1, "ones_like")
+    out = kwargs.get("out")
+    return result if out is None else place(result._host(), None, "ones_like", out)

@@ -1,0 +1,259 @@
+"""MXNet's binary NDArray list format: ``mx.nd.save`` / ``mx.nd.load`` (also ``.params`` files).
+
+Layout (little-endian): ``uint64`` magic 0x112, ``uint64`` 0, ``uint64`` array count, the arrays,
+then ``uint64`` name count and each name as ``uint64`` length + UTF-8 bytes. Each array is written
+as MXNet 1.x writes a dense CPU array: ``uint32`` 0xF993FAC9, ``int32`` storage type 0, ``uint32``
+ndim, ndim ``int64`` dims, ``int32`` device type 1, ``int32`` device id 0, ``int32`` dtype flag,
+the raw C-order elements.
+
+Reading also accepts the older per-array layouts: v1 (magic 0xF993FAC8, no storage type) and the
+legacy one with no magic (``uint32`` ndim first, then ``uint32`` dims). Every count and length is
+checked against the bytes that remain; sparse arrays, empty (shape-less) arrays, unknown magics,
+device types and dtype flags raise :class:`~symjit.base.FormatError` naming the file, the array
+and the offset. Nothing read is ever executed. Arrays always load onto the CPU.
+
+>>> import os, tempfile, symjit as mx
+>>> path = os.path.join(tempfile.mkdtemp(), 'x.nd')
+>>> mx.nd.save(path, {'w': mx.nd.ones((2, 2))})
+>>> mx.nd.load(path)['w'].shape
+(2, 2)
+"""
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any
+
+import numpy as np
+
+from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, DTypeError, FormatError
+from ..context import cpu
+from .ndarray import NDArray, wrap
+
+__all__ = ["save", "load", "load_frombuffer", "save_tobuffer"]
+
+LIST_MAGIC = 0x112
+V2_MAGIC = 0xF993FAC9
+V1_MAGIC = 0xF993FAC8
+_LEGACY_MAX_NDIM = 32
+_STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
+_DEVICES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def _array_bytes(arr: NDArray, where: str) -> bytes:
+    host = arr._host()
+    if host.dtype not in DTYPE_TO_FLAG:
+        raise DTypeError(f"{where}: dtype {host.dtype} cannot be saved")
+    parts = [struct.pack("<IiI", V2_MAGIC, 0, host.ndim),
+             struct.pack(f"<{host.ndim}q", *host.shape),
+             struct.pack("<iii", 1, 0, DTYPE_TO_FLAG[host.dtype]),
+             np.ascontiguousarray(host, dtype=host.dtype.newbyteorder("<")).tobytes()]
+    return b"".join(parts)
+
+
+def _split_data(data: Any) -> tuple[list[NDArray], list[str]]:
+    if isinstance(data, NDArray):
+        return [data], []
+    if isinstance(data, dict):
+        names, arrays = [], []
+        for k, v in data.items():
+            if not isinstance(k, str):
+                raise DTypeError(f"save: dict keys must be str, got {type(k).__name__} {k!r}")
+            names.append(k)
+            arrays.append(v)
+    elif isinstance(data, (list, tuple)):
+        names, arrays = [], list(data)
+    else:
+        raise DTypeError(f"save: data must be an NDArray, a list of NDArrays or a dict of str to "
+                         f"NDArray, got {type(data).__name__}")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, NDArray):
+            label = names[i] if names else i
+            raise DTypeError(f"save: element {label!r} must be an NDArray, got {type(a).__name__}")
+        if a.ndim == 0:
+            raise FormatError(f"save: element {names[i] if names else i!r} has no dimensions; "
+                              "MXNet 1.x cannot store 0-d arrays")
+    return arrays, names
+
+
+def save_tobuffer(data: Any) -> bytes:
+    """The bytes :func:`save` would write (an NDArray, a list of them, or a dict of str to NDArray).
+
+    >>> import symjit as mx
+    >>> len(save_tobuffer([]))
+    32
+    """
+    arrays, names = _split_data(data)
+    out = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
+    out += [_array_bytes(a, "save") for a in arrays]
+    out.append(struct.pack("<Q", len(names)))
+    for n in names:
+        raw = n.encode("utf-8")
+        out.append(struct.pack("<Q", len(raw)) + raw)
+    return b"".join(out)
+
+
+def save(fname: str | os.PathLike, data: Any) -> None:
+    """Save an NDArray, a list of NDArrays or a dict of str to NDArray in MXNet's binary format.
+
+    >>> import os, tempfile, symjit as mx
+    >>> path = os.path.join(tempfile.mkdtemp(), 'l.nd')
+    >>> mx.nd.save(path, [mx.nd.zeros((3,))])
+    >>> [a.shape for a in mx.nd.load(path)]
+    [(3,)]
+    """
+    buf = save_tobuffer(data)
+    with open(fname, "wb") as f:
+        f.write(buf)
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+class _Reader:
+    """Bounds-checked little-endian reads from a byte buffer."""
+
+    def __init__(self, buf: bytes, where: str):
+        self.buf = memoryview(buf)
+        self.pos = 0
+        self.where = where
+
+    def left(self) -> int:
+        return len(self.buf) - self.pos
+
+    def fail(self, what: str) -> FormatError:
+        return FormatError(f"{self.where}: {what} (at byte offset {self.pos} of {len(self.buf)})")
+
+    def take(self, n: int, what: str) -> memoryview:
+        if n < 0 or n > self.left():
+            raise self.fail(f"file is truncated: {what} needs {n} bytes, only {self.left()} remain")
+        out = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def unpack(self, fmt: str, what: str) -> tuple:
+        return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt), what))
+
+    def one(self, fmt: str, what: str) -> int:
+        return self.unpack(fmt, what)[0]
+
+
+def _read_dims(r: _Reader, ndim: int, fmt: str, what: str) -> tuple[int, ...]:
+    size = struct.calcsize("<" + fmt)
+    if ndim * size > r.left():
+        raise r.fail(f"file is truncated: {what} declares {ndim} dimensions but only {r.left()} bytes remain")
+    dims = r.unpack(f"{ndim}{fmt}", f"{what} dimensions")
+    if any(d < 0 for d in dims):
+        raise r.fail(f"{what} has a negative dimension in shape {dims}")
+    return tuple(int(d) for d in dims)
+
+
+def _read_shape(r: _Reader, label: str) -> tuple[int, ...]:
+    magic = r.one("I", f"{label} magic")
+    if magic == V2_MAGIC:
+        stype = r.one("i", f"{label} storage type")
+        if stype != 0:
+            kind = _STYPES.get(stype)
+            what = f"sparse storage ({kind})" if kind else f"unknown storage type {stype}"
+            raise r.fail(f"{label} uses {what}; only dense arrays are supported")
+    if magic in (V1_MAGIC, V2_MAGIC):
+        ndim = r.one("I", f"{label} ndim")
+        return _read_dims(r, ndim, "q", label)
+    if magic <= _LEGACY_MAX_NDIM:  # legacy layout: no magic, the word read is ndim
+        return _read_dims(r, magic, "I", label)
+    raise r.fail(f"{label} has an unknown magic number 0x{magic:08X} (expected 0x{V2_MAGIC:08X})")
+
+
+def _read_array(r: _Reader, label: str) -> np.ndarray:
+    shape = _read_shape(r, label)
+    if len(shape) == 0:
+        raise r.fail(f"{label} is an empty NDArray with no shape, which is not supported")
+    dev_type, dev_id, flag = r.unpack("iii", f"{label} context and dtype")
+    if dev_type not in _DEVICES or dev_id < 0:
+        raise r.fail(f"{label} has an invalid device (type {dev_type}, id {dev_id})")
+    if flag not in FLAG_TO_DTYPE:
+        raise r.fail(f"{label} has an unknown dtype flag {flag} (known: {sorted(FLAG_TO_DTYPE)})")
+    dt = FLAG_TO_DTYPE[flag]
+    count = 1
+    for d in shape:
+        count *= d
+    nbytes = count * dt.itemsize
+    if nbytes > r.left():
+        raise r.fail(f"file is truncated: {label} of shape {shape} and dtype {dt.name} needs "
+                     f"{nbytes} bytes of data, only {r.left()} remain")
+    raw = r.take(nbytes, f"{label} data")
+    return np.frombuffer(raw, dtype=dt.newbyteorder("<"), count=count).astype(dt).reshape(shape)
+
+
+def _read_names(r: _Reader, n_arrays: int) -> list[str]:
+    n_names = r.one("Q", "name count")
+    if n_names not in (0, n_arrays):
+        raise r.fail(f"name count {n_names} does not match the array count {n_arrays}")
+    names = []
+    for i in range(n_names):
+        length = r.one("Q", f"length of name {i}")
+        raw = bytes(r.take(length, f"name {i}"))
+        try:
+            names.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise r.fail(f"name {i} is not valid UTF-8") from None
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise r.fail(f"duplicate array names {dup}")
+    return names
+
+
+def _parse(buf: bytes, where: str) -> list[np.ndarray] | dict[str, np.ndarray]:
+    r = _Reader(buf, where)
+    if r.left() < 24:
+        raise r.fail(f"file is too short ({len(buf)} bytes) to be an NDArray list file")
+    magic, _reserved = r.unpack("QQ", "header")
+    if magic != LIST_MAGIC:
+        raise FormatError(f"{where}: not an MXNet NDArray list file: magic 0x{magic:X}, expected "
+                          f"0x{LIST_MAGIC:X}")
+    n = r.one("Q", "array count")
+    min_array = 4 + 12  # a magic/ndim word plus context and dtype
+    if n * min_array > r.left():
+        raise r.fail(f"file is truncated or corrupt: array count {n} cannot fit in the {r.left()} "
+                     "bytes that remain")
+    arrays = [_read_array(r, f"array {i}") for i in range(n)]
+    names = _read_names(r, n)
+    if r.left():
+        raise r.fail(f"{r.left()} unexpected bytes after the last name")
+    return dict(zip(names, arrays)) if names else arrays
+
+
+def _wrap_all(parsed: list | dict) -> list[NDArray] | dict[str, NDArray]:
+    ctx = cpu()
+    if isinstance(parsed, dict):
+        return {k: wrap(v, ctx) for k, v in parsed.items()}
+    return [wrap(v, ctx) for v in parsed]
+
+
+def load_frombuffer(buf: bytes) -> list[NDArray] | dict[str, NDArray]:
+    """Load arrays from the bytes of an NDArray list file (see :func:`load`).
+
+    >>> import symjit as mx
+    >>> mx.nd.load_frombuffer(save_tobuffer({'a': mx.nd.ones((1,))}))['a'].asnumpy().tolist()
+    [1.0]
+    """
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise DTypeError(f"load_frombuffer: expected bytes, got {type(buf).__name__}")
+    return _wrap_all(_parse(bytes(buf), "load_frombuffer"))
+
+
+def load(fname: str | os.PathLike) -> list[NDArray] | dict[str, NDArray]:
+    """Load a file written by ``mx.nd.save`` (or MXNet): a list, or a dict when the file has names.
+
+    >>> import os, tempfile, symjit as mx
+    >>> path = os.path.join(tempfile.mkdtemp(), 'd.nd')
+    >>> mx.nd.save(path, {'a': mx.nd.array([1, 2], dtype='int32')})
+    >>> mx.nd.load(path)['a'].asnumpy().tolist()
+    [1, 2]
+    """
+    if not isinstance(fname, (str, os.PathLike)):
+        raise DTypeError(f"load: fname must be a path, got {type(fname).__name__}")
+    with open(fname, "rb") as f:
+        buf = f.read()
+    return _wrap_all(_parse(buf, f"load('{os.fspath(fname)}')"))

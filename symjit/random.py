@@ -1,0 +1,167 @@
+"""``mx.random`` (also ``mx.nd.random``): random arrays from one module-level numpy Generator.
+
+``seed(s)`` reseeds that generator, so a seeded program draws the same numbers every run (but not
+the numbers MXNet would draw: its generators differ). Distribution parameters may be numbers or
+NDArrays; with NDArrays, each element gives one distribution and ``shape`` samples are drawn
+from each (result shape ``param.shape + shape``), as MXNet 1.x does.
+
+>>> import symjit as mx
+>>> mx.random.seed(42)
+>>> a = mx.random.uniform(-1, 1, shape=(2, 3))
+>>> mx.random.seed(42)
+>>> bool((mx.random.uniform(-1, 1, shape=(2, 3)) == a).asnumpy().all())
+True
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .base import DTypeError, MXNetError, ParamError, np_dtype, shape_str
+from .ndarray.creation import norm_shape, place
+from .ndarray.ndarray import NDArray
+
+__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "exponential", "poisson"]
+
+_rng = np.random.default_rng()
+
+
+def seed(seed_state: int, ctx: Any = "all") -> None:
+    """Reseed the generator behind every ``mx.random`` function (``ctx`` is accepted and ignored).
+
+    >>> import symjit as mx
+    >>> mx.random.seed(1)
+    """
+    global _rng
+    if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
+        raise ParamError(f"random.seed: seed_state must be an int, got {type(seed_state).__name__}")
+    _rng = np.random.default_rng(int(seed_state))
+
+
+def _param(x: Any, where: str, arg: str) -> tuple[np.ndarray, NDArray | None]:
+    if isinstance(x, NDArray):
+        return x._host().astype(np.float64), x
+    if isinstance(x, (int, float, np.number)) and not isinstance(x, bool):
+        return np.asarray(float(x)), None
+    raise DTypeError(f"{where}: parameter '{arg}' must be a number or an NDArray, got {type(x).__name__}")
+
+
+def _draw(where: str, sampler: Any, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any,
+          out: NDArray | None, default_dtype: str = "float32") -> NDArray:
+    values = {k: _param(v, where, k) for k, v in params.items()}
+    arrays = [nd for _, nd in values.values() if nd is not None]
+    base = arrays[0].shape if arrays else ()
+    for nd in arrays:
+        if nd.shape != base:
+            raise MXNetError(f"{where}: parameter arrays have different shapes {shape_str(base)} and "
+                             f"{shape_str(nd.shape)}")
+    if shape is None or shape == ():
+        extra = () if arrays or out is not None else (1,)
+    else:
+        extra = norm_shape(shape, where)
+    if out is not None and not arrays and shape is None:
+        extra = out.shape
+    full = tuple(base) + tuple(extra)
+    if dtype is None:
+        dtype = arrays[0].dtype if arrays else (out.dtype if out is not None else default_dtype)
+    dt = np_dtype(dtype)
+    args = {k: v.reshape(v.shape + (1,) * len(extra)) for k, (v, _) in values.items()}
+    res = np.asarray(sampler(size=full or (1,), **args)).reshape(full or (1,))
+    if ctx is None and arrays:
+        ctx = arrays[0].context
+    return place(res.astype(dt), ctx, where, out)
+
+
+def uniform(low: Any = 0.0, high: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the uniform distribution on ``[low, high)``.
+
+    >>> import symjit as mx
+    >>> mx.random.uniform(shape=(2, 2)).shape
+    (2, 2)
+    """
+    return _draw("random.uniform", lambda size, low, high: _rng.uniform(low, high, size),
+                 {"low": low, "high": high}, shape, dtype, ctx, out)
+
+
+def normal(loc: Any = 0.0, scale: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+           out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the normal distribution with mean ``loc`` and standard deviation ``scale``.
+
+    >>> import symjit as mx
+    >>> mx.random.normal(0, 1, shape=5).shape
+    (5,)
+    """
+    if not isinstance(scale, NDArray) and float(scale) < 0:
+        raise ParamError(f"random.normal: scale must be >= 0, got {scale}")
+    return _draw("random.normal", lambda size, loc, scale: _rng.normal(loc, scale, size),
+                 {"loc": loc, "scale": scale}, shape, dtype, ctx, out)
+
+
+def randn(*shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, ctx: Any = None,
+          out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Normal samples with the shape given positionally: ``randn(2, 3)``.
+
+    >>> import symjit as mx
+    >>> mx.random.randn(2, 3).shape
+    (2, 3)
+    """
+    return normal(loc, scale, shape or None, dtype, ctx, out)
+
+
+def exponential(scale: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+                out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the exponential distribution with mean ``scale``.
+
+    >>> import symjit as mx
+    >>> bool((mx.random.exponential(shape=(4,)) >= 0).asnumpy().all())
+    True
+    """
+    return _draw("random.exponential", lambda size, scale: _rng.exponential(scale, size),
+                 {"scale": scale}, shape, dtype, ctx, out)
+
+
+def poisson(lam: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the Poisson distribution with rate ``lam`` (as floats unless ``dtype`` says).
+
+    >>> import symjit as mx
+    >>> mx.random.poisson(2.0, shape=(3,)).shape
+    (3,)
+    """
+    return _draw("random.poisson", lambda size, lam: _rng.poisson(lam, size),
+                 {"lam": lam}, shape, dtype, ctx, out)
+
+
+def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Any = None,
+            out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Integers drawn uniformly from ``[low, high)`` (dtype int32 by default).
+
+    >>> import symjit as mx
+    >>> mx.random.randint(0, 3, shape=(4,)).dtype
+    <class 'numpy.int32'>
+    """
+    for arg, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ParamError(f"random.randint: '{arg}' must be an int, got {v!r}")
+    if int(low) >= int(high):
+        raise ParamError(f"random.randint: need low < high, got low={low}, high={high}")
+    def sampler(size: tuple, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        return _rng.integers(low.astype(np.int64), high.astype(np.int64), size)
+    return _draw("random.randint", sampler,
+                 {"low": int(low), "high": int(high)}, shape, dtype, ctx, out, "int32")
+
+
+def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
+    """A copy of ``data`` with its rows (first axis) in random order.
+
+    >>> import symjit as mx
+    >>> sorted(mx.random.shuffle(mx.nd.arange(4)).asnumpy().tolist())
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"random.shuffle: data must be an NDArray, got {type(data).__name__}")
+    host = data.asnumpy()
+    _rng.shuffle(host, axis=0)
+    return place(host, data.context, "random.shuffle", kwargs.get("out"))
