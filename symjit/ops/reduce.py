@@ -91,7 +91,7 @@ def _reduce_lower(name: str):
         o = k.tmp("o")
         kept = ", ".join("1" if d in axes else f"{x}.shape[{d}]" for d in range(len(shape)))
         k.line(f"{o} = {out}.reshape(({kept},))")
-        k.line(f"{o}[...] = {_REDUCE_INIT[name]}")
+        k.line(f"{out}.reshape(-1)[:] = {_REDUCE_INIT[name]}")
         idx = [f"i{d}" for d in range(len(shape))]
         for d, i in enumerate(idx):
             k.line(f"for {i} in range({x}.shape[{d}]):")
@@ -103,7 +103,7 @@ def _reduce_lower(name: str):
         k.indent -= len(idx)
         if name == "mean":
             count = " * ".join(f"{x}.shape[{d}]" for d in axes) or "1"
-            k.line(f"{o}[...] /= {count}")
+            k.line(f"{out}.reshape(-1)[:] /= {count}")
     return lower
 
 

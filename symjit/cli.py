@@ -1,0 +1,175 @@
+"""``symjit compile``: show every stage of the lowering of a symbol.
+
+    symjit compile mlp-symbol.json --shape data=100,784
+    symjit compile mypkg.nets:mlp --shape data=100,784 --grad-req null --source
+    symjit compile net.json --shape data=64,1,28,28 --format json --dot fused.dot
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from .base import MXNetError, dtype_name, shape_str
+from .compiler.pipeline import Compiled, compile_symbol
+from .config import Config
+from .executor import normalize_grad_req
+from .symbol import Symbol, load
+
+__all__ = ["main", "report", "load_symbol"]
+
+
+def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, _, dims = text.partition("=")
+    if not name or not dims:
+        raise argparse.ArgumentTypeError(f"--shape {text!r}: expected NAME=D1,D2,...")
+    try:
+        return name, tuple(int(d) for d in dims.replace("x", ",").split(",") if d.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shape {text!r}: dimensions must be integers") from None
+
+
+def load_symbol(spec: str) -> Symbol:
+    """A symbol JSON file, or ``module:attr`` naming a Symbol (or a function returning one)."""
+    if spec.endswith(".json") or ":" not in spec:
+        return load(spec)
+    module, _, attr = spec.partition(":")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())   # like `python -m`: modules of the current directory
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise MXNetError(f"{spec}: cannot load: {exc}") from None
+    if callable(obj) and not isinstance(obj, Symbol):
+        obj = obj()
+    if not isinstance(obj, Symbol):
+        raise MXNetError(f"{spec}: not a Symbol (got {type(obj).__name__})")
+    return obj
+
+
+def report(c: Compiled) -> dict:
+    """The JSON report: ``nodes``, ``groups`` and ``memory``."""
+    g = c.graph
+    nodes = [{"name": op.name, "op": op.op.name, "phase": op.phase,
+              "inputs": [g.values[i].name for i in op.inputs],
+              "outputs": [{"name": g.values[o].name, "shape": list(g.values[o].shape),
+                           "dtype": dtype_name(g.values[o].dtype), "kind": g.values[o].kind}
+                          for o in op.outputs]} for op in g.ops]
+    groups = [{"id": grp.id, "kind": grp.kind.name.lower(), "phase": grp.phase,
+               "ops": [op.name for op in grp.ops],
+               "inputs": [g.values[i].name for i in grp.inputs],
+               "outputs": [g.values[o].name for o in grp.outputs]} for grp in c.groups]
+    plan = c.plan
+    memory = {
+        "planned_bytes": plan.planned_bytes, "naive_bytes": plan.naive_bytes, "strategy": plan.strategy,
+        "buffers": [{"id": b["id"], "size": b["size"], "offset": plan.offsets[b["values"][0]],
+                     "live": [b["start"], b["end"]], "values": [g.values[v].name for v in b["values"]]}
+                    for b in plan.buffers],
+        "inplace": [[g.values[o].name, g.values[i].name] for o, i in plan.inplace],
+    }
+    return {"nodes": nodes, "groups": groups, "memory": memory}
+
+
+def _text(c: Compiled, source: bool) -> str:
+    g, plan = c.graph, c.plan
+    lines = [f"== graph ({'training' if g.is_train else 'inference'}, {len(g.ops)} ops) =="]
+    for op in g.ops:
+        ins = ", ".join(g.values[i].name for i in op.inputs)
+        outs = ", ".join(f"{g.values[o].name}{shape_str(g.values[o].shape)}:{dtype_name(g.values[o].dtype)}"
+                         for o in op.outputs)
+        lines.append(f"  [{op.phase[0]}] {op.name} = {op.op.name}({ins}) -> {outs}")
+    lines.append(f"== fused groups ({len(c.groups)} kernels) ==")
+    for grp in c.groups:
+        lines.append(f"  {grp.describe()}")
+    lines.append("== memory plan ==")
+    for b in plan.buffers:
+        names = ", ".join(g.values[v].name for v in b["values"])
+        lines.append(f"  buffer {b['id']}: {b['size']} bytes @ {plan.offsets[b['values'][0]]}, "
+                     f"live {b['start']}..{b['end']}: {names}")
+    for o, i in plan.inplace:
+        lines.append(f"  in-place: {g.values[o].name} overwrites {g.values[i].name}")
+    lines.append(f"  planned {plan.planned_bytes} bytes vs naive {plan.naive_bytes} bytes ({plan.strategy})")
+    if source:
+        lines += ["== generated source ==", c.program.source]
+    return "\n".join(lines)
+
+
+def _dot(c: Compiled, path: str) -> None:
+    import graphviz
+    g = c.graph
+    dot = graphviz.Digraph("fused", graph_attr={"rankdir": "TB"})
+    producer = {}
+    for grp in c.groups:
+        label = f"group{grp.id} [{grp.kind.name.lower()}]\\n" + "\\n".join(op.name for op in grp.ops)
+        dot.node(f"g{grp.id}", label, shape="box", style="filled",
+                 fillcolor="#cfe2f3" if grp.phase == "forward" else "#f4cccc")
+        for o in grp.outputs:
+            producer[o] = grp.id
+    for grp in c.groups:
+        for i in grp.inputs:
+            v = g.values[i]
+            if i in producer:
+                dot.edge(f"g{producer[i]}", f"g{grp.id}", label=shape_str(v.shape))
+            else:
+                dot.node(f"v{i}", v.name, shape="ellipse")
+                dot.edge(f"v{i}", f"g{grp.id}", label=shape_str(v.shape))
+    with open(path, "w") as f:
+        f.write(dot.source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``symjit`` console script."""
+    ap = argparse.ArgumentParser(prog="symjit", description="symjit tools")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    cp = sub.add_parser("compile", help="print every stage of compiling a symbol")
+    cp.add_argument("symbol", help="symbol JSON file, or module:attr naming a Symbol")
+    cp.add_argument("--shape", action="append", type=_parse_shape, default=[],
+                    help="input shape NAME=D1,D2,... (repeatable)")
+    cp.add_argument("--dtype", action="append", default=[], help="input dtype NAME=float64 (repeatable)")
+    cp.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    cp.add_argument("--grad-req", choices=("write", "add", "null"), default="write")
+    cp.add_argument("--format", choices=("text", "json"), default="text")
+    cp.add_argument("--source", action="store_true", help="print the generated kernel source")
+    cp.add_argument("--no-fusion", action="store_true", help="one kernel per operator")
+    cp.add_argument("--dot", metavar="FILE", help="write a Graphviz picture of the fused graph")
+    args = ap.parse_args(argv)
+    try:
+        sym = load_symbol(args.symbol)
+        shapes = dict(args.shape)
+        arg_s, _, aux_s = sym.infer_shape(**shapes)
+        if arg_s is None:
+            part = sym.infer_shape_partial(**shapes)[0]
+            missing = [n for n, s in zip(sym.list_arguments(), part) if not s]
+            raise MXNetError(f"give --shape for enough inputs; unknown shapes: {missing}")
+        names = sym.list_arguments() + sym.list_auxiliary_states()
+        all_shapes = dict(zip(names, list(arg_s) + list(aux_s)))
+        given_t = dict(d.split("=", 1) for d in args.dtype)
+        types = {n: np.dtype(given_t.get(n, "float32")) for n in names}
+        reqs = normalize_grad_req(args.grad_req, sym.list_arguments())
+        is_train = args.grad_req != "null"
+        cfg = Config.from_env().replace(fusion=not args.no_fusion)
+        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target, load=False)
+    except (MXNetError, OSError, ValueError) as exc:
+        print(f"symjit compile: error: {exc}", file=sys.stderr)
+        return 2
+    if args.dot:
+        _dot(c, args.dot)
+    if args.format == "json":
+        doc = report(c)
+        if args.source:
+            doc["source"] = c.program.source
+        print(json.dumps(doc, indent=1))
+    else:
+        print(_text(c, args.source))
+    return 0
+
+
+if __name__ == "__main__":   # pragma: no cover
+    sys.exit(main())

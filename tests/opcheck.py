@@ -1,0 +1,128 @@
+"""The oracle for executing operators: numpy references and central finite differences.
+
+Each op family has a case table (``tests/cases/<family>.py``) listing :class:`Case` records:
+how to build a symbol, the input arrays, a numpy reference of the forward, and how to check the
+gradient. ``tests/test_op_exec.py`` runs every case through bind/forward/backward (compiled
+kernels), with fusion on and off; ``tests/test_registry.py`` fails on any registered op that has no
+case, no gradient rule or no lowering.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import symjit as mx
+from symjit.config import Config
+
+
+@dataclasses.dataclass
+class Case:
+    """One executable check of an operator.
+
+    ``build(vars) -> Symbol`` receives a dict of ``mx.sym.Variable`` by input name.
+    ``inputs`` maps input names (arguments, and aux states) to arrays (float64 unless an input
+    must be integral-valued, e.g. labels or indices, which are given as floats of integral value).
+    ``ref(**inputs) -> array or list of arrays`` is the numpy forward reference.
+    ``grad``: "numeric" (finite differences of sum(out * head_grad)), "none" (the op has no
+    gradient to check, e.g. comparisons), or a function ``(inputs, outputs, head_grads) ->
+    {name: expected gradient}`` for loss heads whose gradient is defined, not derived.
+    ``wrt`` restricts which inputs get gradients (default: all float inputs not in ``no_grad``).
+    ``is_train`` runs forward in training mode (BatchNorm batch statistics, Dropout masks).
+    """
+
+    op: str
+    build: Callable[[dict], Any]
+    inputs: dict[str, np.ndarray]
+    ref: Callable[..., Any]
+    grad: Any = "numeric"
+    no_grad: tuple[str, ...] = ()
+    is_train: bool = False
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-6
+    id: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.op}-{self.id}" if self.id else self.op
+
+
+def bind_case(case: Case, fusion: bool = True, grad_req: str = "write"):
+    """Bind the case's symbol on its inputs (copied), float64 unless given otherwise."""
+    sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
+    arg_names = sym.list_arguments()
+    aux_names = sym.list_auxiliary_states()
+    args = {n: mx.nd.array(case.inputs[n], dtype=case.inputs[n].dtype) for n in arg_names}
+    aux = {n: mx.nd.array(case.inputs[n], dtype=case.inputs[n].dtype) for n in aux_names}
+    wrt = grad_inputs(case, arg_names)
+    reqs = {n: (grad_req if n in wrt else "null") for n in arg_names}
+    grads = {n: mx.nd.zeros(args[n].shape, dtype=args[n].dtype) for n in wrt}
+    cfg = Config.from_env().replace(fusion=fusion)
+    from symjit.executor import Executor
+    ex = Executor(sym, mx.cpu(), args, grads, reqs, aux or None, config=cfg)
+    return ex, sym, wrt
+
+
+def grad_inputs(case: Case, arg_names: list[str]) -> list[str]:
+    if case.grad == "none":
+        return []
+    return [n for n in arg_names if n not in case.no_grad and case.inputs[n].dtype.kind == "f"]
+
+
+def as_list(x: Any) -> list[np.ndarray]:
+    return [np.asarray(v) for v in x] if isinstance(x, (list, tuple)) else [np.asarray(x)]
+
+
+def head_grads_for(outputs: list[np.ndarray], seed: int = 7) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1.0, 1.0, o.shape).astype(o.dtype) for o in outputs]
+
+
+def numeric_grad(ex, name: str, head: list[np.ndarray], is_train: bool, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of sum(out * head) wrt argument ``name`` (perturbed in place)."""
+    arr = ex.arg_dict[name]
+    base = arr.asnumpy()
+    flat = base.reshape(-1)
+    out = np.zeros(flat.shape, dtype=np.float64)
+    for i in range(flat.size):
+        for sign in (1.0, -1.0):
+            pert = flat.copy()
+            pert[i] += sign * eps
+            arr[:] = pert.reshape(base.shape)
+            outs = ex.forward(is_train=is_train)
+            val = sum(float(np.sum(o.asnumpy() * h)) for o, h in zip(outs, head))
+            out[i] += sign * val
+        out[i] /= 2 * eps
+    arr[:] = base
+    return out.reshape(base.shape)
+
+
+def check_forward(case: Case, fusion: bool = True) -> None:
+    ex, _, _ = bind_case(case, fusion)
+    outs = [o.asnumpy() for o in ex.forward(is_train=case.is_train)]
+    want = as_list(case.ref(**{k: v.copy() for k, v in case.inputs.items()}))
+    assert len(outs) == len(want), f"{case}: {len(outs)} outputs, reference has {len(want)}"
+    for i, (got, exp) in enumerate(zip(outs, want)):
+        assert got.shape == exp.shape, f"{case}: output {i} shape {got.shape}, expected {exp.shape}"
+        np.testing.assert_allclose(got, exp, rtol=case.rtol, atol=case.atol, err_msg=f"{case} output {i}")
+
+
+def check_backward(case: Case, fusion: bool = True) -> None:
+    if case.grad == "none":
+        return
+    ex, sym, wrt = bind_case(case, fusion)
+    outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+    head = head_grads_for(outs)
+    ex.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
+    got = {n: ex.grad_dict[n].asnumpy() for n in wrt}
+    if callable(case.grad):
+        want = case.grad({k: v.copy() for k, v in case.inputs.items()}, outs, head)
+    else:
+        want = {n: numeric_grad(ex, n, head, True) for n in wrt}
+    for n in wrt:
+        if n in want:
+            np.testing.assert_allclose(got[n], want[n], rtol=case.grad_rtol, atol=case.grad_atol,
+                                       err_msg=f"{case}: gradient of {n}")

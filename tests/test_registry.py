@@ -1,0 +1,49 @@
+"""Walks the op registry: every op has rules, a lowering (or scalar body), a gradient rule (or is
+declared non-differentiable), a forward case and a gradient case (tests/cases)."""
+from __future__ import annotations
+
+import pytest
+
+from symjit.ops import all_ops
+
+from .cases import all_cases
+
+OPS = all_ops()
+CASES = all_cases()
+FORWARD = {c.op for c in CASES}
+BACKWARD = {c.op for c in CASES if c.grad != "none"}
+
+
+def _internal(op) -> bool:
+    return "backward_of" in op.extra
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_has_rules(name):
+    op = OPS[name]
+    assert op.shape is not None, f"{name}: no shape rule"
+    assert op.doc, f"{name}: no doc"
+    assert op.body is not None or (isinstance(op.lower, dict) and "cpu" in op.lower), \
+        f"{name}: no scalar body and no cpu lowering"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if not _internal(op)))
+def test_op_has_gradient_rule(name):
+    op = OPS[name]
+    assert op.grad is not None or op.extra.get("no_grad"), \
+        f"{name}: no gradient rule (declare extra={{'no_grad': True}} if it is not differentiable)"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if not _internal(op)))
+def test_op_has_cases(name):
+    op = OPS[name]
+    assert name in FORWARD, f"{name}: no forward case in tests/cases"
+    if op.grad is not None and not op.extra.get("no_grad"):
+        assert name in BACKWARD, f"{name}: has a gradient rule but no gradient case"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if _internal(op)))
+def test_internal_op_backs_a_public_op(name):
+    target = OPS[name].extra["backward_of"]
+    assert target in OPS, f"{name}: backward_of names unknown op {target!r}"
+    assert target in BACKWARD, f"{name}: its forward op {target} has no gradient case"
