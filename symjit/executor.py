@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from .base import MXNetError, dtype_name, np_dtype, shape_str
@@ -97,6 +98,7 @@ class Executor:
         self._monitor = None
         self._trained = False
         self.outputs = self._make_outputs()
+        self._prepare("train" if any(r != "null" for r in self._grad_req.values()) else "infer")
 
     # --- binding -------------------------------------------------------------------------------
     def _check_arrays(self) -> None:
@@ -157,6 +159,8 @@ class Executor:
         def array(vid: int) -> np.ndarray:
             v = g.values[vid]
             if v.kind == "tmp":
+                if vid not in prog.plan.offsets:    # a view of an external array
+                    return array(prog.plan.aliases[vid]).reshape(v.shape)
                 off = prog.plan.offsets[vid]
                 return arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
             if v.kind == "out":
@@ -169,6 +173,13 @@ class Executor:
         self._bound[mode] = bound
         self._arena = arena
         return bound
+
+    def _prepare(self, mode: str) -> None:
+        """Compile (or load from the kernel cache) every phase of a program for the bound arrays."""
+        prog = self._program(mode)
+        for phase, arrays in self._arrays(mode).items():
+            fn = getattr(prog.module, prog.program.entries[phase][0])
+            fn.compile(tuple(numba.typeof(a) for a in arrays))
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:

@@ -19,6 +19,7 @@ from .creation import arange, array, empty, full, ones, ones_like, zeros, zeros_
 from .io import load, load_frombuffer, save, save_tobuffer
 from .ndarray import NDArray, NDArrayIndexError
 from .ops import *  # noqa: F403 - the operator functions are the public API
+from .optim_ops import sgd_mom_update, sgd_update
 from .shape_ops import *  # noqa: F403
 
 _FLUENT = (
@@ -64,4 +65,4 @@ random_randint = random.randint
 __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "array", "arange",
             "zeros_like", "ones_like", "save", "load", "load_frombuffer", "save_tobuffer", "random",
             "random_uniform", "random_normal", "random_randint"]
-           + list(_ops.__all__) + list(_shape_ops.__all__))
+           + list(_ops.__all__) + list(_shape_ops.__all__) + ["sgd_update", "sgd_mom_update"])

@@ -117,7 +117,8 @@ def generate_cpu(g: Graph, groups: list[Group], fastmath: bool = False, cache: b
     mw = ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')")
     calls: dict[str, list[tuple[str, list[int]]]] = {"forward": [], "backward": []}
     for grp in groups:
-        calls[grp.phase].append(_group_kernel(mw, g, grp))
+        if not grp.view:   # a view group is only an alias in the memory plan
+            calls[grp.phase].append(_group_kernel(mw, g, grp))
     entries = {}
     for phase, cs in calls.items():
         if cs:

@@ -12,6 +12,8 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   group or inside this one); (4) same phase (forward ops never fuse with backward ops).
   Otherwise it starts a new group.
 * Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
+  A reshape-like op (``extra['view']``) whose output is a temporary becomes a *view* group: no
+  kernel runs, its output aliases its input's buffer (the planner unions them).
 * A value written inside a group is *materialized* (gets a buffer) when something outside the group
   reads it, when it is a program output or gradient, or when it is an anchor's output (the GEMM
   target); other values live in registers inside the kernel's loop.
@@ -44,6 +46,7 @@ class Group:
     outputs: list[int] = dataclasses.field(default_factory=list)
     locals: list[int] = dataclasses.field(default_factory=list)
     needed: set[int] = dataclasses.field(default_factory=set)   # outputs read after the group
+    view: bool = False   # a reshape-like op whose output aliases its input: no kernel at all
 
     @property
     def anchor(self) -> OpNode | None:
@@ -65,6 +68,15 @@ def has_epilogue(node: OpNode) -> bool:
     return node.op.kind == Kind.OUT_ELEMWISE_FUSABLE and bool(node.op.extra.get("epilogue"))
 
 
+def is_view(g: Graph, node: OpNode) -> bool:
+    """A reshape-like op (``extra['view']``) whose output can alias its input: same bytes, and
+    the output is a temporary (outputs and gradients handed to the user need their own array)."""
+    if not node.op.extra.get("view") or len(node.inputs) != 1 or len(node.outputs) != 1:
+        return False
+    src, dst = g.values[node.inputs[0]], g.values[node.outputs[0]]
+    return dst.kind == "tmp" and src.nbytes == dst.nbytes and src.dtype == dst.dtype
+
+
 def _elementwise(node: OpNode) -> bool:
     return node.op.kind in FUSABLE_INTO and node.op.body is not None
 
@@ -77,7 +89,8 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
         target = _target_group(g, node, groups, group_of) if enabled else None
         if target is None:
             shape = g.values[node.outputs[0]].shape if node.outputs else None
-            target = Group(len(groups), [], node.phase, node.op.kind, shape)
+            target = Group(len(groups), [], node.phase, node.op.kind, shape,
+                           view=enabled and is_view(g, node))
             groups.append(target)
         target.ops.append(node)
         if node.op.kind == Kind.BROADCAST and target.kind == Kind.ELEMWISE:
@@ -91,6 +104,8 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
 def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[int, int]) -> Group | None:
     if not _elementwise(node):
         return None
+    if any(groups[group_of[i]].view for i in node.inputs if i in group_of):
+        pass   # reading a view is fine: it has the producer's buffer
     out_shape = g.values[node.outputs[0]].shape
     candidates = sorted({group_of[i] for i in node.inputs if i in group_of}, reverse=True)
     for gid in candidates:

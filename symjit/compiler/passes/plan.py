@@ -7,7 +7,9 @@ backward for training), so forward values the backward pass reads stay alive unt
 inference program frees them as soon as its own later kernels are done with them.
 
 1. Liveness: a temporary lives from the group that writes it to the last group that reads it.
-2. In-place: a group's output may take over the buffer of one of its inputs that dies in that
+2. Views: the output of a reshape-like view group shares its input's buffer (a view of an
+   external array gets no buffer: the executor reshapes the external array). In-place: a group's
+   output may take over the buffer of one of its inputs that dies in that
    group, has the same byte size and is read index-aligned: by the elementwise loop of the group
    (each element is read before the same element is written) or through an op's declared
    ``inplace`` pair. Such values form one buffer whose lifetime is the union of theirs.
@@ -44,6 +46,7 @@ class MemoryPlan:
     planned_bytes: int
     naive_bytes: int
     strategy: str
+    aliases: dict[int, int] = dataclasses.field(default_factory=dict)   # view value -> its source
 
     def summary(self) -> str:
         return (f"{len(self.buffers)} buffers for {len(self.buffer_of)} temporaries, "
@@ -125,17 +128,36 @@ def plan_memory(g: Graph, groups: list[Group]) -> MemoryPlan:
     """Plan the temporaries of ``g`` given its kernel groups (see the module docstring)."""
     life = _intervals(g, groups)
     parent: dict[int, int] = {v: v for v in life}
+    end: dict[int, int] = {v: life[v][1] for v in life}   # per root: last step of the whole buffer
 
     def root(v: int) -> int:
         while parent[v] != v:
             v = parent[v]
         return v
 
+    def union(o: int, i: int) -> None:
+        ro, ri = root(o), root(i)
+        if ro != ri:
+            parent[ro] = ri
+            end[ri] = max(end[ri], end[ro])
+
+    aliases: dict[int, int] = {}
+    for grp in groups:          # views share their source's storage
+        if grp.view:
+            src, dst = grp.ops[0].inputs[0], grp.ops[0].outputs[0]
+            if src in life:
+                union(dst, src)
+            else:               # a view of an external array: no buffer of its own
+                life.pop(dst, None)
+                parent.pop(dst, None)
+            aliases[dst] = src
     inplace: list[tuple[int, int]] = []
     taken: set[int] = set()
     for grp in groups:
-        for o, i in _inplace_candidates(g, grp, life, taken):
-            parent[root(o)] = root(i)
+        if grp.view:
+            continue
+        for o, i in _inplace_candidates(g, grp, {v: [life[v][0], end[root(v)]] for v in life}, taken):
+            union(o, i)
             inplace.append((o, i))
     members: dict[int, list[int]] = {}
     for v in life:
@@ -162,5 +184,6 @@ def plan_memory(g: Graph, groups: list[Group]) -> MemoryPlan:
     return MemoryPlan(
         offsets={v: offs[buffer_of[v]] for v in life}, buffer_of=buffer_of, buffers=buffers,
         inplace=inplace, planned_bytes=total,
-        naive_bytes=sum(g.values[v].nbytes for v in life), strategy=name,
+        naive_bytes=sum(g.values[v].nbytes for v in _intervals(g, groups)), strategy=name,
+        aliases=aliases,
     )

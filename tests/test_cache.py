@@ -1,0 +1,86 @@
+"""The on-disk kernel cache: disabled, warm hits, corrupt entries, concurrent compiles."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import symjit as mx
+from symjit.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = """
+import json, numpy as np, symjit as mx
+x = mx.sym.Variable('x')
+net = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=3, name='fc'), act_type='tanh') * 2.0
+ex = net.simple_bind(mx.cpu(), x=(4, 5))
+ex.arg_dict['x'][:] = 1.0
+ex.arg_dict['fc_weight'][:] = 0.5
+out = ex.forward(is_train=True)[0].asnumpy()
+ex.backward(mx.nd.ones((4, 3)))
+mod = ex._programs['train'].module
+stats = {p: getattr(mod, p).stats for p in ('forward', 'backward')}
+print(json.dumps({'out': float(out.sum()), 'hits': sum(len(s.cache_hits) for s in stats.values()),
+                  'misses': sum(len(s.cache_misses) for s in stats.values())}))
+"""
+
+
+def _run(cache_dir: Path, extra_env: dict | None = None) -> subprocess.Popen:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    env.update(extra_env or {})
+    return subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+EXPECTED = 4 * 3 * 2 * float(np.tanh(2.5))
+
+
+def test_warm_cache_hits_and_corrupt_entries_recompile(tmp_path):
+    first = _result(_run(tmp_path))
+    assert abs(first["out"] - EXPECTED) < 1e-4 and first["misses"] >= 1
+    second = _result(_run(tmp_path))
+    assert second["hits"] >= 2 and second["misses"] == 0
+    caches = list((tmp_path / "kernels" / "__pycache__").glob("*.nb*"))
+    assert caches, "numba wrote no cache files"
+    for f in caches:
+        f.write_bytes(b"\x00garbage" * 7)
+    third = _result(_run(tmp_path))
+    assert abs(third["out"] - EXPECTED) < 1e-4
+    for src in (tmp_path / "kernels").glob("symjit_gen_*.py"):   # a stale/edited module is rewritten
+        src.write_text("raise RuntimeError('stale')\n")
+    fourth = _result(_run(tmp_path))
+    assert abs(fourth["out"] - EXPECTED) < 1e-4
+
+
+def test_two_processes_compiling_at_once(tmp_path):
+    procs = [_run(tmp_path) for _ in range(2)]
+    for p in procs:
+        assert abs(_result(p)["out"] - EXPECTED) < 1e-4
+
+
+def test_cache_disabled_writes_nothing(tmp_path):
+    res = _result(_run(tmp_path, {"SYMJIT_CACHE": "0"}))
+    assert abs(res["out"] - EXPECTED) < 1e-4
+    assert not (tmp_path / "kernels").exists()
+
+
+def test_config_reads_environment_in_one_place():
+    cfg = Config.from_env({"SYMJIT_CACHE_DIR": "/tmp/x", "SYMJIT_CACHE": "0", "SYMJIT_FUSION": "0"})
+    assert (str(cfg.cache_dir), cfg.cache, cfg.fusion) == ("/tmp/x", False, False)
+    try:
+        Config.from_env({"SYMJIT_CACHE": "maybe"})
+    except mx.MXNetError as exc:
+        assert "SYMJIT_CACHE" in str(exc)
+    else:
+        raise AssertionError("an invalid setting must raise")

@@ -1,0 +1,148 @@
+"""Executor behaviour: binding forms, grad_req semantics, storage identity, reshape, errors,
+fused vs unfused equality."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.config import Config
+from symjit.executor import Executor
+
+R = np.random.default_rng(3)
+
+
+def fc_net(hidden=4):
+    return mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=hidden, name="fc")
+
+
+def arrays(shapes, dtype="float64"):
+    return {n: mx.nd.array(R.uniform(-1, 1, s), dtype=dtype) for n, s in shapes.items()}
+
+
+FC_SHAPES = {"data": (3, 5), "fc_weight": (4, 5), "fc_bias": (4,)}
+
+
+def test_bind_list_and_dict_agree():
+    args = arrays(FC_SHAPES)
+    ex1 = fc_net().bind(mx.cpu(), args)
+    ex2 = fc_net().bind(mx.cpu(), [args[n] for n in ["data", "fc_weight", "fc_bias"]])
+    want = args["data"].asnumpy() @ args["fc_weight"].asnumpy().T + args["fc_bias"].asnumpy()
+    np.testing.assert_allclose(ex1.forward()[0].asnumpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(ex2.forward()[0].asnumpy(), want, rtol=1e-12)
+    assert list(ex1.output_dict) == ["fc_output"]
+
+
+def test_user_arrays_are_the_storage():
+    args = arrays(FC_SHAPES)
+    ex = fc_net().bind(mx.cpu(), args)
+    addr = args["data"]._data.ctypes.data
+    args["data"][:] = 0.0
+    out = ex.forward()[0].asnumpy()
+    np.testing.assert_allclose(out, np.broadcast_to(args["fc_bias"].asnumpy(), (3, 4)))
+    ex.forward(data=np.ones((3, 5)))
+    assert args["data"]._data.ctypes.data == addr
+    assert float(args["data"].asnumpy().sum()) == 15.0
+    assert ex.outputs[0] is ex.forward()[0]
+
+
+def _grads(ex, head):
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.array(head, dtype="float64"))
+
+
+def test_grad_req_add_accumulates_and_null_untouched():
+    args = arrays(FC_SHAPES)
+    grads = {n: mx.nd.full(s, 7.0, dtype="float64") for n, s in FC_SHAPES.items()}
+    reqs = {"data": "null", "fc_weight": "add", "fc_bias": "write"}
+    ex = fc_net().bind(mx.cpu(), args, args_grad=grads, grad_req=reqs)
+    head = R.uniform(-1, 1, (3, 4))
+    _grads(ex, head)
+    _grads(ex, head)
+    dw = head.T @ args["data"].asnumpy()
+    np.testing.assert_allclose(grads["fc_weight"].asnumpy(), 7.0 + 2 * dw, rtol=1e-12)
+    np.testing.assert_allclose(grads["fc_bias"].asnumpy(), head.sum(0), rtol=1e-12)
+    np.testing.assert_array_equal(grads["data"].asnumpy(), np.full((3, 5), 7.0))
+
+
+def test_inference_only_executor_has_no_backward_program():
+    ex = fc_net().simple_bind(mx.cpu(), grad_req="null", data=(3, 5))
+    assert ex.grad_dict == {}
+    ex.forward()
+    assert set(ex._programs) == {"infer"}
+    assert "backward" not in ex._programs["infer"].program.entries
+
+
+def test_reshape_shares_params_and_reuses_kernels():
+    ex = fc_net().simple_bind(mx.cpu(), data=(3, 5), type_dict={"data": "float64"})
+    for n, a in ex.arg_dict.items():
+        a[:] = R.uniform(-1, 1, a.shape)
+    ex.forward()
+    ex2 = ex.reshape(data=(7, 5))
+    assert ex2.arg_dict["fc_weight"] is ex.arg_dict["fc_weight"]
+    ex2.arg_dict["data"][:] = R.uniform(-1, 1, (7, 5))
+    out = ex2.forward()[0].asnumpy()
+    want = ex2.arg_dict["data"].asnumpy() @ ex.arg_dict["fc_weight"].asnumpy().T + ex.arg_dict["fc_bias"].asnumpy()
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    src1 = ex._programs["infer"].program.source
+    assert src1 == ex2._programs["infer"].program.source   # shape-generic: same kernels
+
+
+def test_errors_name_argument_and_shapes():
+    ex = fc_net().simple_bind(mx.cpu(), data=(3, 5))
+    with pytest.raises(mx.MXNetError, match=r"'data'.*\(2,5\).*\(3,5\)"):
+        ex.forward(data=np.zeros((2, 5)))
+    with pytest.raises(mx.MXNetError, match="unknown argument 'nope'"):
+        ex.forward(nope=np.zeros(3))
+    with pytest.raises(mx.MXNetError, match="forward\\(is_train=True\\) first"):
+        ex.backward()
+    with pytest.raises(mx.MXNetError, match="misses"):
+        fc_net().bind(mx.cpu(), {"data": mx.nd.zeros((3, 5))})
+    bad = arrays({"data": (3, 5), "fc_weight": (4, 6), "fc_bias": (4,)})
+    with pytest.raises(mx.MXNetError, match=r"FullyConnected 'fc'.*weight.*\(4,6\).*\(4,5\)"):
+        fc_net().bind(mx.cpu(), bad)
+    with pytest.raises(mx.MXNetError, match="grad_req"):
+        fc_net().simple_bind(mx.cpu(), grad_req="sometimes", data=(3, 5))
+
+
+def _elementwise_net():
+    x = mx.sym.Variable("x")
+    y = mx.sym.Variable("y")
+    h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=6, name="fc"), act_type="tanh")
+    z = mx.sym.sigmoid(h * y + 1.5) - h / (y * y + 1.0)
+    return mx.sym.exp(z * 0.5)
+
+
+@pytest.mark.parametrize("req", ["write", "add"])
+def test_fused_equals_unfused(req):
+    shapes = {"x": (4, 3), "fc_weight": (6, 3), "fc_bias": (6,), "y": (4, 6)}
+    base = {n: R.uniform(-1, 1, s) for n, s in shapes.items()}
+    head = R.uniform(-1, 1, (4, 6))
+    results = []
+    for fusion in (True, False):
+        args = {n: mx.nd.array(v, dtype="float64") for n, v in base.items()}
+        grads = {n: mx.nd.ones(v.shape, dtype="float64") for n, v in base.items()}
+        ex = Executor(_elementwise_net(), mx.cpu(), args, grads, req, config=Config.from_env().replace(fusion=fusion))
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward(mx.nd.array(head, dtype="float64"))
+        n_groups = len(ex._programs["train"].groups)
+        results.append((out, {n: g.asnumpy() for n, g in grads.items()}, n_groups))
+    (o1, g1, k1), (o2, g2, k2) = results
+    assert k1 < k2, "fusion should produce fewer kernels"
+    np.testing.assert_allclose(o1, o2, rtol=1e-12)
+    for n in g1:
+        np.testing.assert_allclose(g1[n], g2[n], rtol=1e-10, atol=1e-12, err_msg=n)
+
+
+def test_copy_params_from_and_monitor():
+    ex = fc_net().simple_bind(mx.cpu(), data=(3, 5))
+    w = mx.nd.ones((4, 5))
+    ex.copy_params_from({"fc_weight": w, "fc_bias": mx.nd.zeros((4,))})
+    np.testing.assert_array_equal(ex.arg_dict["fc_weight"].asnumpy(), np.ones((4, 5)))
+    with pytest.raises(mx.MXNetError, match="extra"):
+        ex.copy_params_from({"extra": w})
+    ex.copy_params_from({"extra": w}, allow_extra_params=True)
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name))
+    ex.forward(data=np.ones((3, 5)))
+    assert "fc_output" in seen
