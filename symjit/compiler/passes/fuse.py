@@ -10,7 +10,8 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   (2) the op's output has the group's loop shape (the anchor's output shape), so one loop nest
   covers both; (3) every other input of the op is ready when the group runs (written by an earlier
   group or inside this one); (4) same phase (forward ops never fuse with backward ops).
-  Otherwise it starts a new group.
+  An op whose inputs are all external (arguments...) may join the latest group on the same
+  terms. Otherwise it starts a new group.
 * Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
   A reshape-like op (``extra['view']``) whose output is a temporary becomes a *view* group: no
   kernel runs, its output aliases its input's buffer (the planner unions them).
@@ -104,10 +105,10 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
 def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[int, int]) -> Group | None:
     if not _elementwise(node):
         return None
-    if any(groups[group_of[i]].view for i in node.inputs if i in group_of):
-        pass   # reading a view is fine: it has the producer's buffer
     out_shape = g.values[node.outputs[0]].shape
     candidates = sorted({group_of[i] for i in node.inputs if i in group_of}, reverse=True)
+    if not candidates and groups:
+        candidates = [groups[-1].id]   # only external inputs: join the latest group if it fits
     for gid in candidates:
         grp = groups[gid]
         if not grp.open or grp.phase != node.phase or grp.loop_shape != out_shape:

@@ -1,0 +1,61 @@
+"""The CUDA target against the CPU target, on numba's CUDA simulator (as CI runs GPU code)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCRIPT = r"""
+import numpy as np, symjit as mx
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+
+def run(target, net, inputs):
+    shapes = {k: v.shape for k, v in inputs.items()}
+    c = compile_symbol(net, shapes, {k: v.dtype for k, v in inputs.items()}, {}, False,
+                       Config.from_env(), target=target)
+    g = c.graph
+    out = np.zeros(g.values[g.outputs[0]].shape, g.values[g.outputs[0]].dtype)
+    arrays = []
+    for v in c.program.entries['forward'][1]:
+        val = g.values[v]
+        arrays.append(inputs[val.ref] if val.kind == 'arg' else out if val.kind == 'out'
+                      else np.zeros(val.shape, val.dtype))
+    c.module.forward(*arrays)
+    return out, len(c.groups)
+
+rng = np.random.default_rng(0)
+x, y = mx.sym.Variable('x'), mx.sym.Variable('y')
+nets = {
+    'chain': mx.sym.tanh(mx.sym.sigmoid(x * 2.0 + 1.0) - x / 3.0),
+    'broadcast': mx.sym.exp(mx.sym.broadcast_mul(x, y) * 0.5) + x,
+    'activation': mx.sym.Activation(x - 0.25, act_type='softrelu') * mx.sym.Activation(x, act_type='relu'),
+}
+inputs = {'x': rng.uniform(-2, 2, (5, 7)).astype(np.float32), 'y': rng.uniform(-2, 2, (1, 7)).astype(np.float32)}
+for name, net in nets.items():
+    used = {k: v for k, v in inputs.items() if k in net.list_arguments()}
+    cpu, _ = run('cpu', net, used)
+    gpu, kernels = run('cuda', net, used)
+    err = float(np.abs(cpu - gpu).max())
+    assert err < 1e-5, (name, err)
+    print(name, kernels, err)
+try:
+    run('cuda', mx.sym.FullyConnected(x, num_hidden=3), {'x': inputs['x'], 'fullyconnected0_weight':
+        np.zeros((3, 7), np.float32), 'fullyconnected0_bias': np.zeros(3, np.float32)})
+except mx.MXNetError as exc:
+    assert 'no cuda lowering' in str(exc) and 'FullyConnected' in str(exc)
+    print('clear error:', exc)
+else:
+    raise AssertionError('expected a clear error for an op without a CUDA lowering')
+"""
+
+
+def test_cuda_simulator_matches_cpu(tmp_path):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SYMJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "chain 1" in proc.stdout      # the whole elementwise chain is one kernel
+    assert "clear error" in proc.stdout
