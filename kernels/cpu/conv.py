@@ -15,7 +15,8 @@ bounds checks):
 Kernels overwrite their outputs. The GEMM path (im2col, one BLAS call per image and group) is the
 default; :func:`conv2d_forward_direct` is a plain loop nest kept for comparison
 (``benchmarks/bench_conv.py`` measures both). The ``*_parallel`` kernels spread the batch over
-``cols.shape[0]`` chunks with ``prange`` (each chunk owns one row of ``cols``).
+``cols.shape[0]`` chunks with ``prange`` (each chunk owns one row of ``cols``); they pay only for
+tiny per-image GEMMs, which :func:`conv2d_use_parallel` tells.
 
 >>> import numpy as np
 >>> x = np.arange(16, dtype=np.float64).reshape(1, 1, 4, 4)
@@ -40,7 +41,7 @@ from symjit.base import shape_str
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
-    "conv2d_output_size", "conv2d_cols_shape", "check_conv2d", "check_conv_bias_grad",
+    "conv2d_output_size", "conv2d_cols_shape", "conv2d_use_parallel", "check_conv2d", "check_conv_bias_grad",
     "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
     "conv2d_backward_data", "conv2d_backward_data_parallel",
     "conv2d_backward_weight", "conv2d_backward_weight_parallel", "conv_bias_grad",
@@ -90,6 +91,30 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     if kind == "backward_weight":
         length += f * cg * kh * kw * (1 if nchunks == 1 else 2)
     return int(nchunks), int(length)
+
+
+PARALLEL_MAX_GEMM = 4096
+
+
+def conv2d_use_parallel(x_shape: tuple[int, ...], w_shape: tuple[int, ...], groups: int,
+                        nthreads: int | None = None) -> bool:
+    """Whether the ``*_parallel`` kernels are expected to beat the serial (BLAS-threaded) ones.
+
+    They pay when each per-image GEMM is tiny (``F/groups * C/groups*KH*KW <= PARALLEL_MAX_GEMM``),
+    so im2col/col2im dominate and BLAS cannot use the cores; for bigger GEMMs BLAS already runs on
+    every core and a ``prange`` over the batch only oversubscribes them (measured on 2 cores with
+    ``benchmarks/bench_conv.py``: LeNet conv1 ~2x faster in parallel, conv2 and a 64-channel 3x3
+    layer 1.2-3x slower).
+
+    >>> conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
+    True
+    >>> conv2d_use_parallel((64, 20, 12, 12), (50, 20, 5, 5), 1, nthreads=2)
+    False
+    """
+    if nthreads is None:
+        nthreads = numba.get_num_threads()
+    f, cg, kh, kw = w_shape
+    return nthreads > 1 and x_shape[0] > 1 and (f // groups) * cg * kh * kw <= PARALLEL_MAX_GEMM
 
 
 def _check_conv_params(name: str, stride, pad, dilate, groups) -> None:
@@ -163,9 +188,8 @@ def check_conv_bias_grad(dout: np.ndarray, db: np.ndarray) -> None:
 def _valid_range(pad, offset, stride, size, n_out):
     """Output indices ``o`` in ``[lo, hi)`` for which ``o*stride - pad + offset`` lies in ``[0, size)``."""
     start = pad - offset
-    lo = -((-start) // stride) if start > 0 else 0
-    hi = (size + pad - offset - 1) // stride + 1
-    hi = min(hi, n_out)
+    lo = min(-((-start) // stride), n_out) if start > 0 else 0
+    hi = min((size + pad - offset - 1) // stride + 1, n_out)
     return lo, max(hi, lo)
 
 

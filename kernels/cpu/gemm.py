@@ -26,7 +26,7 @@ from symjit.base import ShapeError, shape_str
 
 __all__ = [
     "gemm_nt", "gemm_nn", "gemm_tn", "gemm_nt_bias", "add_bias_rows", "col_sum", "col_sum_accumulate",
-    "check_gemm", "check_bias", "check_col_sum", "check_arrays", "KernelArgError",
+    "check_gemm", "check_bias", "check_col_sum", "check_arrays", "need_shape", "need_ndim", "KernelArgError",
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

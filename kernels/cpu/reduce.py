@@ -55,14 +55,31 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
+def _sum_strip(x, a, r_n):
+    """``x[a, :, 0].sum()`` in float64 with four independent partial sums (no latency chain)."""
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    r = 0
+    while r + 4 <= r_n:
+        s0 += x[a, r, 0]
+        s1 += x[a, r + 1, 0]
+        s2 += x[a, r + 2, 0]
+        s3 += x[a, r + 3, 0]
+        r += 4
+    while r < r_n:
+        s0 += x[a, r, 0]
+        r += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@_jit
 def _sum_into(x, out, scale):
     a_n, r_n, b_n = x.shape
     if b_n == 1:
         for a in range(a_n):
-            acc = 0.0
-            for r in range(r_n):
-                acc += x[a, r, 0]
-            out[a, 0] = acc * scale
+            out[a, 0] = _sum_strip(x, a, r_n) * scale
         return
     acc_v = np.zeros(b_n, np.float64)
     for a in range(a_n):

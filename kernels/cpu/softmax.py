@@ -73,43 +73,75 @@ _NO_CLASS = -(2 ** 62)  # what a NaN / huge label truncates to: never a class, n
 
 
 @_jit
-def _row_max(x, i, inv_t):
-    m = -np.inf
-    for k in range(x.shape[1]):
-        v = x[i, k] * inv_t
+def _as_dtype(v, like):
+    """``v`` converted to ``like``'s dtype (so float32 kernels run exp in float32)."""
+    z = np.empty(1, like.dtype)
+    z[0] = v
+    return z[0]
+
+
+@_jit
+def _row_max(x, i, it):
+    m = x[i, 0] * it
+    for k in range(1, x.shape[1]):
+        v = x[i, k] * it
         if v > m:
             m = v
     return m
 
 
 @_jit
+def _row_sum(a, i):
+    """``a[i, :].sum()`` in float64 with four independent partial sums (no latency chain)."""
+    n = a.shape[1]
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    k = 0
+    while k + 4 <= n:
+        s0 += a[i, k]
+        s1 += a[i, k + 1]
+        s2 += a[i, k + 2]
+        s3 += a[i, k + 3]
+        k += 4
+    while k < n:
+        s0 += a[i, k]
+        k += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+@_jit
 def softmax_forward(x, out, temperature=1.0):
-    """``out[M, K] = softmax(x[M, K] / temperature)`` over the last axis (max-subtracted)."""
-    inv_t = 1.0 / temperature
+    """``out[M, K] = softmax(x[M, K] / temperature)`` over the last axis (max-subtracted).
+
+    ``exp`` runs in the arrays' dtype, the row sum in float64.
+    """
+    if x.shape[1] == 0:
+        return
+    it = _as_dtype(1.0 / temperature, x)
     for i in range(x.shape[0]):
-        m = _row_max(x, i, inv_t)
-        s = 0.0
+        m = _row_max(x, i, it)
         for k in range(x.shape[1]):
-            e = math.exp(x[i, k] * inv_t - m)
-            out[i, k] = e
-            s += e
-        r = 1.0 / s
+            out[i, k] = np.exp(x[i, k] * it - m)
+        r = _as_dtype(1.0 / _row_sum(out, i), x)
         for k in range(x.shape[1]):
-            out[i, k] = out[i, k] * r
+            out[i, k] *= r
 
 
 @_jit
 def log_softmax_forward(x, out, temperature=1.0):
     """``out[M, K] = log_softmax(x[M, K] / temperature)`` over the last axis (max-subtracted)."""
-    inv_t = 1.0 / temperature
+    if x.shape[1] == 0:
+        return
+    it = _as_dtype(1.0 / temperature, x)
     for i in range(x.shape[0]):
-        m = _row_max(x, i, inv_t)
-        s = 0.0
+        m = _row_max(x, i, it)
         for k in range(x.shape[1]):
-            s += math.exp(x[i, k] * inv_t - m)
-        lse = m + math.log(s)
+            out[i, k] = np.exp(x[i, k] * it - m)
+        lse = m + math.log(_row_sum(out, i))
         for k in range(x.shape[1]):
-            out[i, k] = x[i, k] * inv_t - lse
+            out[i, k] = x[i, k] * it - lse
 
 
 @_jit

@@ -156,6 +156,43 @@ def _batch_dot_rule(p: dict, ins: list, aux: list):
     return [lhs, rhs], [batch_dot_shape(lhs, rhs, p["transpose_a"], p["transpose_b"])], []
 
 
+def _batch_view(k, arr: str, nd: int) -> str:
+    """``arr`` as (batch, rows, cols), the batch the product of the leading ``nd - 2`` dims."""
+    name = k.tmp("v")
+    batch = " * ".join(f"{arr}.shape[{d}]" for d in range(nd - 2))
+    k.line(f"{name} = {arr}.reshape(({batch}, {arr}.shape[{nd - 2}], {arr}.shape[{nd - 1}]))")
+    return name
+
+
+def _batch_dot_lower_cpu(k, node, ins, outs):
+    """One BLAS call (numba's np.dot) per batch entry on (batch, M, N) views."""
+    nd = len(k.info[ins[0]].shape)
+    a, bm, o = (_batch_view(k, v, nd) for v in (ins[0], ins[1], outs[0]))
+    ta = ".T" if node.params["transpose_a"] else ""
+    tb = ".T" if node.params["transpose_b"] else ""
+    i = k.tmp("i")
+    k.line(f"for {i} in range({o}.shape[0]):")
+    k.line(f"    np.dot({a}[{i}]{ta}, {bm}[{i}]{tb}, {o}[{i}])")
+    return None
+
+
+def _batch_dot_grad(b, node, ograds):
+    """With op(X) the optional transpose: C = op(A) op(B) gives dA and dB as batch_dots of dC
+    with A or B (for ta=False: dA = dC op(B)^T; for ta=True: dA = op(B) dC^T; likewise dB)."""
+    lhs, rhs = node.inputs
+    dc = ograds[0]
+    ta, tb = node.params["transpose_a"], node.params["transpose_b"]
+    if ta:
+        da = b.add1("batch_dot", rhs, dc, transpose_a=tb, transpose_b=True)
+    else:
+        da = b.add1("batch_dot", dc, rhs, transpose_b=not tb)
+    if tb:
+        db = b.add1("batch_dot", dc, lhs, transpose_a=True, transpose_b=ta)
+    else:
+        db = b.add1("batch_dot", lhs, dc, transpose_a=not ta)
+    return [da, db]
+
+
 batch_dot = register(OpDef(
     name="batch_dot",
     params=_PARAMS,
@@ -163,6 +200,9 @@ batch_dot = register(OpDef(
     check=_dense_only,
     shape=_batch_dot_rule,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
+    grad=_batch_dot_grad,
+    lower={"cpu": _batch_dot_lower_cpu},
+    extra={"epilogue": True},
     doc="Batched matrix product: (B..., M, K) x (B..., K, N) -> (B..., M, N) for inputs of the same "
         "rank >= 3 with equal batch dims; ``transpose_a``/``transpose_b`` transpose the last two axes.",
 ))

@@ -4,16 +4,24 @@ MXNet 1.x conventions kept here: ``axis=None`` or ``axis=()`` reduces every axis
 reduces every axis *except* the listed ones; a result with no axis left has shape ``(1,)``
 (MXNet 1.x has no 0-d arrays), unless ``keepdims`` keeps every reduced axis as size 1.
 argmax/argmin return indices in the input's dtype (float32 in, float32 indices out), as MXNet does.
+
+Execution: sum/mean/max/min over one contiguous block of axes run the ``(A, R, B)`` kernels of
+:mod:`symjit.kernels.cpu.reduce`; other axis sets (and prod, nansum, nanprod, norm) one generated
+loop over the input. Gradients: sum/mean/nansum broadcast the head gradient back (nansum: not to
+NaN positions); max/min route it to every position equal to the result (ties each get it all);
+prod/nanprod give the exact product of the other elements, also at zeros (MXNet's ``y / x`` gives
+NaN there); norm gives ``g * sign(x)`` (ord 1) or ``g * x / norm`` (ord 2, 0 where the norm is 0).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..base import ParamError, shape_str
+from .lowering import call
 from .registry import Kind, OpDef, Param, RuleError, Shape, register
 from .rules import norm_axes, norm_axis
 
-__all__ = ["reduce_shape", "REDUCE_OPS"]
+__all__ = ["reduce_shape", "reduced_axes", "kept_shape", "contiguous_block", "REDUCE_OPS"]
 
 _NO_AXES: tuple = ()
 
@@ -64,12 +72,81 @@ _REDUCE_DOCS = {
 
 
 def reduced_axes(shape: Shape, axis, exclude: bool) -> tuple[int, ...]:
-    """The axes a reduction removes, sorted."""
+    """The axes a reduction removes, sorted.
+
+    >>> reduced_axes((2, 3, 4), (-1,), False), reduced_axes((2, 3, 4), (1,), True)
+    ((2,), (0, 2))
+    """
     ndim = len(shape)
     if axis is None or axis == _NO_AXES:
         return tuple(range(ndim))
     listed = set(norm_axes(axis, ndim))
     return tuple(sorted(set(range(ndim)) - listed if exclude else listed))
+
+
+def kept_shape(shape: Shape, axes: tuple[int, ...]) -> Shape:
+    """``shape`` with the reduced ``axes`` set to 1 (the keepdims shape).
+
+    >>> kept_shape((2, 3, 4), (0, 2))
+    (1, 3, 1)
+    """
+    return tuple(1 if d in axes else n for d, n in enumerate(shape))
+
+
+def contiguous_block(shape: Shape, axes: tuple[int, ...]) -> tuple[int, int] | None:
+    """``(lo, hi)`` when the reduced ``axes`` are exactly ``shape[lo:hi]`` (ignoring axes of size 1,
+    which may sit on either side), so that the input is an ``(A, R, B)`` view; else None.
+
+    >>> contiguous_block((2, 3, 4), (1, 2)), contiguous_block((2, 3, 4), (0, 2))
+    ((1, 3), None)
+    >>> contiguous_block((2, 1, 4), (0, 2)), contiguous_block((5, 1), (1,))
+    ((0, 3), (0, 0))
+    """
+    big = [d for d in axes if shape[d] != 1]
+    if not big:
+        return (0, 0)
+    lo, hi = min(big), max(big) + 1
+    if any(d not in axes and shape[d] != 1 for d in range(lo, hi)):
+        return None
+    return lo, hi
+
+
+# --- lowering helpers (emit Numba source through a KernelWriter) ----------------------------------
+
+
+def _dims(arr: str, dims) -> str:
+    """Source of the product of ``arr``'s runtime dims ``dims`` ("1" for none)."""
+    return " * ".join(f"{arr}.shape[{d}]" for d in dims) or "1"
+
+
+def _open_loops(k, arr: str, ndim: int) -> list[str]:
+    """Open one loop per axis of ``arr``; returns the index names (close with ``k.indent -= ndim``)."""
+    idx = [k.tmp("i") for _ in range(ndim)]
+    for d, i in enumerate(idx):
+        k.line(f"for {i} in range({arr}.shape[{d}]):")
+        k.indent += 1
+    return idx
+
+
+def _kept_view(k, like: str, arr: str, axes: tuple[int, ...], ndim: int) -> str:
+    """A local view of ``arr`` (a reduction result) with ``like``'s rank, reduced axes of size 1."""
+    name = k.tmp("o")
+    kept = ", ".join("1" if d in axes else f"{like}.shape[{d}]" for d in range(ndim))
+    k.line(f"{name} = {arr}.reshape(({kept},))")
+    return name
+
+
+def _kept_index(idx: list[str], axes: tuple[int, ...]) -> str:
+    return ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+
+
+def _abr_view(k, x: str, out: str, ndim: int, lo: int, hi: int) -> tuple[str, str]:
+    """``x`` as ``(A, R, B)`` (R = axes lo..hi-1) and ``out`` as ``(A, B)``."""
+    a, r, b = _dims(x, range(lo)), _dims(x, range(lo, hi)), _dims(x, range(hi, ndim))
+    x3, o2 = k.tmp("x"), k.tmp("o")
+    k.line(f"{x3} = {x}.reshape(({a}, {r}, {b}))")
+    k.line(f"{o2} = {out}.reshape(({a}, {b}))")
+    return x3, o2
 
 
 _REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
@@ -80,41 +157,78 @@ _REDUCE_STEP = {
     "max": "{o} = {x} if ({x} > {o} or {x} != {x}) else {o}",
     "min": "{o} = {x} if ({x} < {o} or {x} != {x}) else {o}",
 }
+# reductions with a hand-written (A, R, B) kernel in symjit.kernels.cpu.reduce
+_FAST = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
+
+
+def _init_value(name: str, dtype: np.dtype) -> str:
+    """The accumulator's start value; max/min of integers start at the dtype's limits."""
+    if name in ("max", "min") and dtype.kind in "iub":
+        info = np.iinfo(dtype) if dtype.kind != "b" else np.iinfo(np.uint8)
+        return str(int(info.min if name == "max" else info.max))
+    return _REDUCE_INIT[name]
+
+
+def _fast_reduce(k, name: str, x: str, out: str, axes: tuple[int, ...]) -> bool:
+    """Emit a call of the (A, R, B) kernel when the reduced axes form one block; else False."""
+    val = k.info[x]
+    shape = val.shape
+    if name not in _FAST or val.dtype.kind != "f" or k.info[out].dtype != val.dtype:
+        return False
+    block = contiguous_block(shape, axes)
+    if block is None:
+        return False
+    lo, hi = block
+    count = 1
+    for d in range(lo, hi):
+        count *= shape[d]
+    if count == 0 and name != "sum":   # mean/max/min of nothing: the generic loop's NaN/inf
+        return False
+    x3, o2 = _abr_view(k, x, out, len(shape), lo, hi)
+    call(k, "reduce", _FAST[name], x3, o2)
+    return True
 
 
 def _reduce_lower(name: str):
-    """A loop over the input accumulating into the keepdims-shaped view of the output."""
+    """The (A, R, B) kernel for a contiguous block of axes, else one loop over the input
+    accumulating into the keepdims-shaped view of the output."""
     def lower(k, node, ins, outs):
         x, out = ins[0], outs[0]
         shape = k.info[x].shape
         axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
-        o = k.tmp("o")
-        kept = ", ".join("1" if d in axes else f"{x}.shape[{d}]" for d in range(len(shape)))
-        k.line(f"{o} = {out}.reshape(({kept},))")
-        k.line(f"{out}.reshape(-1)[:] = {_REDUCE_INIT[name]}")
-        idx = [f"i{d}" for d in range(len(shape))]
-        for d, i in enumerate(idx):
-            k.line(f"for {i} in range({x}.shape[{d}]):")
-            k.indent += 1
-        oi = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+        if _fast_reduce(k, name, x, out, axes):
+            return
+        o = _kept_view(k, x, out, axes, len(shape))
+        k.line(f"{out}.reshape(-1)[:] = {_init_value(name, k.info[out].dtype)}")
+        idx = _open_loops(k, x, len(shape))
         xv = k.tmp("x")
         k.line(f"{xv} = {x}[{', '.join(idx)}]")
-        k.line(_REDUCE_STEP[name].format(o=f"{o}[{oi}]", x=xv))
+        k.line(_REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
         k.indent -= len(idx)
         if name == "mean":
-            count = " * ".join(f"{x}.shape[{d}]" for d in axes) or "1"
-            k.line(f"{out}.reshape(-1)[:] /= {count}")
+            k.line(f"{out}.reshape(-1)[:] /= {_dims(x, axes)}")
     return lower
+
+
+# --- gradients ------------------------------------------------------------------------------------
+
+
+def _as_kept(b, vid: int, kept: Shape) -> int:
+    """``vid`` reshaped to the keepdims shape (no node when it already has it)."""
+    return vid if b.g.values[vid].shape == kept else b.add1("Reshape", vid, shape=kept)
+
+
+def _node_axes(b, node) -> tuple[Shape, tuple[int, ...], Shape]:
+    """(input shape, reduced axes, keepdims shape) of a reduction node."""
+    shape = b.g.values[node.inputs[0]].shape
+    axes = reduced_axes(shape, node.params["axis"], node.params.get("exclude", False))
+    return shape, axes, kept_shape(shape, axes)
 
 
 def _sum_grad(b, node, ograds):
     """Broadcast the head gradient back over the reduced axes (divided by the count for mean)."""
-    x = node.inputs[0]
-    shape = b.g.values[x].shape
-    axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
-    kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
-    g = b.add1("Reshape", ograds[0], shape=kept)
-    g = b.add1("broadcast_to", g, shape=shape)
+    shape, axes, kept = _node_axes(b, node)
+    g = b.add1("broadcast_to", _as_kept(b, ograds[0], kept), shape=shape)
     if node.op.name == "mean":
         count = 1
         for d in axes:
@@ -123,19 +237,30 @@ def _sum_grad(b, node, ograds):
     return [g]
 
 
+def _nansum_grad(b, node, ograds):
+    """The head gradient broadcast back, zero where the input is NaN (``x == x`` is the mask)."""
+    x = node.inputs[0]
+    _, _, kept = _node_axes(b, node)
+    mask = b.add1("_equal", x, x)
+    return [b.add1("broadcast_mul", mask, _as_kept(b, ograds[0], kept))]
+
+
 def _extreme_grad(b, node, ograds):
     """max/min: the gradient goes to every position equal to the result (MXNet's rule)."""
     x, y = node.inputs[0], node.outputs[0]
-    shape = b.g.values[x].shape
-    axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
-    kept = tuple(1 if d in axes else n for d, n in enumerate(shape))
-    yk = b.add1("Reshape", y, shape=kept)
-    gk = b.add1("Reshape", ograds[0], shape=kept)
-    mask = b.add1("broadcast_equal", x, yk)
-    return [b.add1("broadcast_mul", mask, gk)]
+    _, _, kept = _node_axes(b, node)
+    mask = b.add1("broadcast_equal", x, _as_kept(b, y, kept))
+    return [b.add1("broadcast_mul", mask, _as_kept(b, ograds[0], kept))]
 
 
-_REDUCE_GRADS = {"sum": _sum_grad, "mean": _sum_grad, "max": _extreme_grad, "min": _extreme_grad}
+def _prod_grad(b, node, ograds):
+    """The product of the other elements, exact at zeros (an internal ``_backward_(nan)prod``)."""
+    name = "_backward_nanprod" if node.op.name == "nanprod" else "_backward_prod"
+    return [b.add(name, [node.inputs[0], ograds[0]], params=node.params)[0]]
+
+
+_REDUCE_GRADS = {"sum": _sum_grad, "mean": _sum_grad, "max": _extreme_grad, "min": _extreme_grad,
+                 "nansum": _nansum_grad, "prod": _prod_grad, "nanprod": _prod_grad}
 
 
 def _make_reduce(name: str, what: str, aliases: tuple[str, ...]) -> OpDef:
@@ -153,6 +278,69 @@ def _make_reduce(name: str, what: str, aliases: tuple[str, ...]) -> OpDef:
 
 
 REDUCE_OPS = {name: _make_reduce(name, what, al) for name, (what, al) in _REDUCE_DOCS.items()}
+
+
+# _backward_prod / _backward_nanprod: d prod / d x_i = product of the other elements. Pass one counts
+# the zeros and multiplies the non-zeros per output position; pass two gives each element
+# (no zero: prod / x_i; one zero: the product of the rest at the zero, 0 elsewhere; more: 0).
+# nanprod treats NaN as 1 and gives NaN positions no gradient.
+
+
+def _prod_backward_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return list(ins), [None], []
+    return [data, reduce_shape(data, p["axis"], p["keepdims"], p["exclude"])], [data], []
+
+
+def _prod_backward_lower(nan: bool):
+    def lower(k, node, ins, outs):
+        x, dy, dx = ins[0], ins[1], outs[0]
+        shape = k.info[x].shape
+        nd = len(shape)
+        axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
+        g = _kept_view(k, x, dy, axes, nd)
+        nz, cnt, v, c, r = k.tmp("nz"), k.tmp("cnt"), k.tmp("v"), k.tmp("c"), k.tmp("r")
+        k.line(f"{nz} = np.ones_like({g})")
+        k.line(f"{cnt} = np.zeros({g}.shape, np.int64)")
+        idx = _open_loops(k, x, nd)
+        xi, oi = ", ".join(idx), _kept_index(idx, axes)
+        k.line(f"{v} = {x}[{xi}]")
+        k.line(f"if {v} == 0:")
+        k.line(f"    {cnt}[{oi}] += 1")
+        k.line(f"elif {v} == {v}:" if nan else "else:")
+        k.line(f"    {nz}[{oi}] *= {v}")
+        k.indent -= nd
+        idx = _open_loops(k, x, nd)
+        xi, oi = ", ".join(idx), _kept_index(idx, axes)
+        k.line(f"{v} = {x}[{xi}]")
+        k.line(f"{c} = {cnt}[{oi}]")
+        if nan:
+            k.line(f"if {v} != {v}:")
+            k.line(f"    {r} = 0.0")
+        k.line(f"{'elif' if nan else 'if'} {c} == 0:")
+        k.line(f"    {r} = {nz}[{oi}] / {v}")
+        k.line(f"elif {c} == 1 and {v} == 0:")
+        k.line(f"    {r} = {nz}[{oi}] * 1.0")
+        k.line("else:")
+        k.line(f"    {r} = 0.0")
+        k.line(f"{dx}[{xi}] = {r} * {g}[{oi}]")
+        k.indent -= nd
+    return lower
+
+
+for _name in ("prod", "nanprod"):
+    register(OpDef(
+        name=f"_backward_{_name}",
+        params=_REDUCE_PARAMS,
+        arguments=("data", "ograd"),
+        shape=_prod_backward_shape,
+        kind=Kind.OPAQUE,
+        lower={"cpu": _prod_backward_lower(_name == "nanprod")},
+        extra={"backward_of": _name},
+        doc=f"Gradient of {_name}: the head gradient times the product of the other elements.",
+    ))
+del _name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,6 +371,34 @@ def _norm_dtype(p: dict, ins: list, aux: list):
     return [ins[0]], [out], []
 
 
+def _norm_lower(k, node, ins, outs):
+    """|x| or x*x summed in float64 into a keepdims-shaped accumulator, then (ord 2) its sqrt."""
+    x, out = ins[0], outs[0]
+    shape = k.info[x].shape
+    nd = len(shape)
+    axes = reduced_axes(shape, node.params["axis"], False)
+    acc, v, a1, o1, j = k.tmp("acc"), k.tmp("v"), k.tmp("a"), k.tmp("o"), k.tmp("j")
+    kept = ", ".join("1" if d in axes else f"{x}.shape[{d}]" for d in range(nd))
+    k.line(f"{acc} = np.zeros(({kept},), np.float64)")
+    idx = _open_loops(k, x, nd)
+    k.line(f"{v} = float({x}[{', '.join(idx)}])")
+    step = f"abs({v})" if node.params["ord"] == 1 else f"{v} * {v}"
+    k.line(f"{acc}[{_kept_index(idx, axes)}] += {step}")
+    k.indent -= nd
+    k.line(f"{a1} = {acc}.reshape(-1)")
+    k.line(f"{o1} = {out}.reshape(-1)")
+    k.line(f"for {j} in range({o1}.shape[0]):")
+    k.line(f"    {o1}[{j}] = " + (f"{a1}[{j}]" if node.params["ord"] == 1 else f"math.sqrt({a1}[{j}])"))
+
+
+def _norm_grad(b, node, ograds):
+    """One fused loop: ``g * sign(x)`` (ord 1) or ``g * x / y`` (ord 2; 0 where y == 0)."""
+    _, _, kept = _node_axes(b, node)
+    x, y = node.inputs[0], node.outputs[0]
+    yk, gk = _as_kept(b, y, kept), _as_kept(b, ograds[0], kept)
+    return [b.add1("_backward_norm", x, yk, gk, ord=node.params["ord"])]
+
+
 norm = register(OpDef(
     name="norm",
     params=(
@@ -195,8 +411,41 @@ norm = register(OpDef(
     shape=_norm_shape,
     dtype=_norm_dtype,
     kind=Kind.REDUCTION,
+    grad=_norm_grad,
+    lower={"cpu": _norm_lower},
     doc="The L1 (``ord=1``) or L2 (``ord=2``) norm over all elements (result shape (1,)) or over "
         "the given axes.",
+))
+
+
+def norm_l1_grad(x, y, g):
+    """d|x|: g * sign(x) (0 at x == 0)."""
+    return g if x > 0.0 else (-g if x < 0.0 else 0.0 * g)
+
+
+def norm_l2_grad(x, y, g):
+    """d||x||: g * x / y, 0 where the norm is 0 (a subgradient; MXNet gives NaN there)."""
+    return g * x / y if y != 0.0 else 0.0 * g
+
+
+def _norm_backward_body(p: dict):
+    return (norm_l1_grad if p["ord"] == 1 else norm_l2_grad), ()
+
+
+def _norm_backward_shape(p: dict, ins: list, aux: list):
+    return list(ins), [ins[0]], []
+
+
+register(OpDef(
+    name="_backward_norm",
+    params=(Param("ord", "int", 2, check=lambda v: v in (1, 2), check_msg="1 or 2"),),
+    arguments=("data", "out", "ograd"),
+    shape=_norm_backward_shape,
+    dtype=lambda p, ins, aux: (list(ins), [ins[0]], []),
+    kind=Kind.BROADCAST,
+    body=_norm_backward_body,
+    extra={"backward_of": "norm"},
+    doc="norm's gradient from data, the keepdims-shaped norm and head gradient (broadcast).",
 ))
 
 
@@ -210,12 +459,26 @@ def _arg_shape(p: dict, ins: list, aux: list):
         return [None], [None], []
     axis = p["axis"]
     if axis is None:
+        if 0 in data:
+            raise RuleError(f"cannot take the index of an extremum of empty data {shape_str(data)}")
         out = (1,) * len(data) if p["keepdims"] else (1,)
         return [data], [out], []
     ax = norm_axis(axis, len(data))
     if data[ax] == 0:
         raise RuleError(f"cannot take the index of an extremum over empty axis {axis} of {shape_str(data)}")
     return [data], [reduce_shape(data, (ax,), p["keepdims"], False)], []
+
+
+def _arg_lower(name: str):
+    """``reduce_argmax``/``reduce_argmin`` on the (A, R, B) view (R: the axis, or everything)."""
+    def lower(k, node, ins, outs):
+        x, out = ins[0], outs[0]
+        nd = len(k.info[x].shape)
+        axis = node.params["axis"]
+        lo, hi = (0, nd) if axis is None else (axis % nd, axis % nd + 1)
+        x3, o2 = _abr_view(k, x, out, nd, lo, hi)
+        call(k, "reduce", f"reduce_{name}", x3, o2)
+    return lower
 
 
 _ARG_PARAMS = (
@@ -228,6 +491,8 @@ argmax = register(OpDef(
     params=_ARG_PARAMS,
     shape=_arg_shape,
     kind=Kind.REDUCTION,
+    lower={"cpu": _arg_lower("argmax")},
+    extra={"no_grad": True},
     doc="Indices of the maximum along ``axis`` (first occurrence), as numbers of the input's dtype.",
 ))
 
@@ -236,12 +501,16 @@ argmin = register(OpDef(
     params=_ARG_PARAMS,
     shape=_arg_shape,
     kind=Kind.REDUCTION,
+    lower={"cpu": _arg_lower("argmin")},
+    extra={"no_grad": True},
     doc="Indices of the minimum along ``axis`` (first occurrence), as numbers of the input's dtype.",
 ))
 
 
 # ---------------------------------------------------------------------------------------------
 # softmax_cross_entropy: sum over the batch of -log(softmax(data)[i, label[i]]); shape (1,).
+# A label is truncated to an integer class (as MXNet casts it); a label outside [0, classes)
+# (or NaN) makes the loss NaN and its row's gradient NaN rather than reading out of bounds.
 
 
 def _sce_shape(p: dict, ins: list, aux: list):
@@ -250,6 +519,8 @@ def _sce_shape(p: dict, ins: list, aux: list):
         return [None, label], [(1,)], []
     if len(data) != 2:
         raise RuleError(f"argument 'data' must have 2 dimensions (batch, classes), got {shape_str(data)}")
+    if data[1] == 0:
+        raise RuleError(f"argument 'data' {shape_str(data)} has no classes")
     if label is not None and label != (data[0],):
         raise RuleError(f"argument 'label' must have shape ({data[0]},) for data {shape_str(data)}, "
                         f"got {shape_str(label)}")
@@ -261,12 +532,86 @@ def _sce_dtype(p: dict, ins: list, aux: list):
     return [data, label if label is not None else data], [data], []
 
 
+def _sce_row(k, x: str, i: str, n: str) -> tuple[str, str]:
+    """Emit the max ``m`` and ``s = sum(exp(x[i] - m))`` of row ``i``; returns (m, s)."""
+    m, s, j = k.tmp("m"), k.tmp("s"), k.tmp("j")
+    k.line(f"{m} = {x}[{i}, 0]")
+    k.line(f"for {j} in range(1, {n}):")
+    k.line(f"    if {x}[{i}, {j}] > {m}:")
+    k.line(f"        {m} = {x}[{i}, {j}]")
+    k.line(f"{s} = 0.0")
+    k.line(f"for {j} in range({n}):")
+    k.line(f"    {s} += math.exp({x}[{i}, {j}] - {m})")
+    return m, s
+
+
+def _sce_lower(k, node, ins, outs):
+    x, label, out = ins[0], ins[1], outs[0]
+    acc, i, n, lab = k.tmp("acc"), k.tmp("i"), k.tmp("n"), k.tmp("lab")
+    k.line(f"{n} = {x}.shape[1]")
+    k.line(f"{acc} = 0.0")
+    k.line(f"for {i} in range({x}.shape[0]):")
+    k.indent += 1
+    m, s = _sce_row(k, x, i, n)
+    k.line(f"{lab} = {label}[{i}]")
+    k.line(f"if {lab} > -1 and {lab} < {n}:")
+    k.line(f"    {acc} += math.log({s}) + {m} - {x}[{i}, int({lab})]")
+    k.line("else:")
+    k.line(f"    {acc} = math.nan")
+    k.indent -= 1
+    k.line(f"{out}[0] = {acc}")
+
+
+def _sce_backward_lower(k, node, ins, outs):
+    """dx = (softmax(x) - one_hot(label)) * ograd[0], row by row."""
+    x, label, dy, dx = ins[0], ins[1], ins[2], outs[0]
+    i, j, n, lab, g, c = k.tmp("i"), k.tmp("j"), k.tmp("n"), k.tmp("lab"), k.tmp("g"), k.tmp("c")
+    k.line(f"{n} = {x}.shape[1]")
+    k.line(f"{g} = {dy}[0]")
+    k.line(f"for {i} in range({x}.shape[0]):")
+    k.indent += 1
+    m, s = _sce_row(k, x, i, n)
+    k.line(f"{lab} = {label}[{i}]")
+    k.line(f"{c} = int({lab}) if ({lab} > -1 and {lab} < {n}) else -1")
+    k.line(f"for {j} in range({n}):")
+    k.line(f"    if {c} < 0:")
+    k.line(f"        {dx}[{i}, {j}] = math.nan")
+    k.line("    else:")
+    prob = f"math.exp({x}[{i}, {j}] - {m}) / {s}"
+    k.line(f"        {dx}[{i}, {j}] = ({prob} - (1.0 if {j} == {c} else 0.0)) * {g}")
+    k.indent -= 1
+
+
+def _sce_grad(b, node, ograds):
+    data, label = node.inputs
+    return [b.add1("_backward_softmax_cross_entropy", data, label, ograds[0]), None]
+
+
 softmax_cross_entropy = register(OpDef(
     name="softmax_cross_entropy",
     arguments=("data", "label"),
     shape=_sce_shape,
     dtype=_sce_dtype,
     kind=Kind.REDUCTION,
+    grad=_sce_grad,
+    lower={"cpu": _sce_lower},
     doc="Softmax cross-entropy summed over the batch: ``-sum_i log(softmax(data[i])[label[i]])``; "
-        "data (batch, classes), label (batch,), result shape (1,).",
+        "data (batch, classes), label (batch,), result shape (1,). The label gets no gradient.",
+))
+
+
+def _sce_backward_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    return [data, None if data is None else (data[0],), (1,)], [data], []
+
+
+register(OpDef(
+    name="_backward_softmax_cross_entropy",
+    arguments=("data", "label", "ograd"),
+    shape=_sce_backward_shape,
+    dtype=lambda p, ins, aux: (list(ins), [ins[0]], []),
+    kind=Kind.OPAQUE,
+    lower={"cpu": _sce_backward_lower},
+    extra={"backward_of": "softmax_cross_entropy"},
+    doc="softmax_cross_entropy's data gradient: (softmax(data) - one_hot(label)) * ograd.",
 ))
