@@ -35,7 +35,8 @@ nets = {
     'activation': (mx.sym.Activation(x - 0.25, act_type='softrelu')
                    * mx.sym.Activation(x, act_type='relu')),
 }
-inputs = {'x': rng.uniform(-2, 2, (5, 7)).astype(np.float32), 'y': rng.uniform(-2, 2, (1, 7)).astype(np.float32)}
+inputs = {'x': rng.uniform(-2, 2, (5, 7)).astype(np.float32),
+          'y': rng.uniform(-2, 2, (1, 7)).astype(np.float32)}
 for name, net in nets.items():
     used = {k: v for k, v in inputs.items() if k in net.list_arguments()}
     cpu, _ = run('cpu', net, used)
@@ -57,7 +58,8 @@ else:
 def test_cuda_simulator_matches_cpu(tmp_path):
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SYMJIT_CACHE_DIR=str(tmp_path),
                PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "chain 1" in proc.stdout      # the whole elementwise chain is one kernel
     assert "clear error" in proc.stdout
