@@ -71,19 +71,48 @@ def _group_kernel(mw: ModuleWriter, g: Graph, grp: Group) -> tuple[str, list[int
     return k.name, params
 
 
+def _loop_dims(g: Graph, grp: Group) -> list[str]:
+    """Source for each loop dimension: a runtime shape of an array with the loop shape (keeps the
+    kernel shape-generic), or the static size when no such array exists."""
+    arrays = [v for v in grp.outputs + grp.inputs if g.values[v].shape == grp.loop_shape]
+    if arrays:
+        return [f"{_vname(arrays[0])}.shape[{d}]" for d in range(len(grp.loop_shape))]
+    return [str(n) for n in grp.loop_shape]
+
+
+def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode]) -> dict[int, tuple[str, tuple]]:
+    """Zero each reduction epilogue's output, viewed with the loop's rank (kept dims)."""
+    from ...ops.reduce import reduced_axes
+    views = {}
+    dims = _loop_dims(g, grp)
+    for op in reds:
+        src = g.values[op.inputs[0]].shape
+        axes = reduced_axes(src, op.params["axis"], op.params["exclude"])
+        out = _vname(op.outputs[0])
+        view = k.tmp("r")
+        kept = ", ".join("1" if d in axes else dims[d] for d in range(len(src)))
+        k.line(f"{view} = {out}.reshape(({kept},))")
+        k.line(f"{out}.reshape(-1)[:] = 0")
+        views[op.outputs[0]] = (view, axes)
+    return views
+
+
 def _loop(k: KernelWriter, g: Graph, grp: Group, ops: list[OpNode], elem: dict[int, ElemExpr]) -> None:
     shape = grp.loop_shape
+    reds = [op for op in ops if op.op.kind not in FUSABLE_INTO]
+    ops = [op for op in ops if op.op.kind in FUSABLE_INTO]
+    rviews = _reduce_views(k, g, grp, reds)
     # anchor values first: a loop output may share the anchor output's buffer (in-place)
-    store = [o for o in elem if o in grp.needed or not ops]
+    store = [o for o in elem if o in grp.needed or not (ops or reds)]
     store += [o for op in ops for o in op.outputs if o in grp.outputs]
-    ref = _vname(store[0] if store else grp.outputs[0])
+    dims = _loop_dims(g, grp)
     idx = [f"i{d}" for d in range(len(shape))]
     for d, i in enumerate(idx):
-        k.line(f"for {i} in range({ref}.shape[{d}]):")
+        k.line(f"for {i} in range({dims[d]}):")
         k.indent += 1
     regs: dict[int, str] = {}
     computed = {o for op in ops for o in op.outputs}
-    for op in ops:   # loads first
+    for op in ops + reds:   # loads first
         for i in op.inputs:
             if i not in regs and i not in computed and i not in elem:
                 regs[i] = k.tmp("a")
@@ -99,7 +128,15 @@ def _loop(k: KernelWriter, g: Graph, grp: Group, ops: list[OpNode], elem: dict[i
         k.line(f"{regs[op.outputs[0]]} = {k.module.body(fn)}({', '.join(args)})")
     for o in store:   # stores last
         k.line(f"{_vname(o)}[{', '.join(idx)}] = {regs[o]}")
+    for op in reds:
+        view, axes = rviews[op.outputs[0]]
+        ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+        k.line(f"{view}[{ridx}] += {regs[op.inputs[0]]}")
     k.indent -= len(idx)
+    for op in reds:
+        if op.op.name == "mean":
+            count = " * ".join(dims[d] for d in rviews[op.outputs[0]][1]) or "1"
+            k.line(f"{_vname(op.outputs[0])}.reshape(-1)[:] /= {count}")
 
 
 def _program(mw: ModuleWriter, name: str, calls: list[tuple[str, list[int]]]) -> list[int]:

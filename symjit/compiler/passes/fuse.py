@@ -12,6 +12,9 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   group or inside this one); (4) same phase (forward ops never fuse with backward ops).
   An op whose inputs are all external (arguments...) may join the latest group on the same
   terms. Otherwise it starts a new group.
+* A ``sum``/``mean`` whose input is computed by an open group's loop (full loop shape) joins that
+  group as a *reduction epilogue*: it accumulates inside the same loop (bias-gradient sums over
+  the elementwise gradient chain), and closes the group.
 * Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
   A reshape-like op (``extra['view']``) whose output is a temporary becomes a *view* group: no
   kernel runs, its output aliases its input's buffer (the planner unions them).
@@ -48,6 +51,7 @@ class Group:
     locals: list[int] = dataclasses.field(default_factory=list)
     needed: set[int] = dataclasses.field(default_factory=set)   # outputs read after the group
     view: bool = False   # a reshape-like op whose output aliases its input: no kernel at all
+    closed: bool = False  # a reduction epilogue ends the group's loop
 
     @property
     def anchor(self) -> OpNode | None:
@@ -58,7 +62,7 @@ class Group:
     @property
     def open(self) -> bool:
         anchor = self.anchor
-        return anchor is None or has_epilogue(anchor)
+        return not self.closed and (anchor is None or has_epilogue(anchor))
 
     def describe(self) -> str:
         return f"group{self.id}[{self.kind.name.lower()}]: " + " + ".join(o.name for o in self.ops)
@@ -82,6 +86,14 @@ def _elementwise(node: OpNode) -> bool:
     return node.op.kind in FUSABLE_INTO and node.op.body is not None
 
 
+REDUCE_EPILOGUES = ("sum", "mean")
+
+
+def is_reduce_epilogue(node: OpNode) -> bool:
+    """A sum/mean that can accumulate inside the loop computing its input."""
+    return node.op.name in REDUCE_EPILOGUES and len(node.inputs) == 1
+
+
 def fuse(g: Graph, enabled: bool = True) -> list[Group]:
     """Partition ``g.ops`` into kernel groups (see the module docstring)."""
     groups: list[Group] = []
@@ -103,6 +115,15 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
 
 
 def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[int, int]) -> Group | None:
+    if is_reduce_epilogue(node):
+        src = node.inputs[0]
+        grp = groups[group_of[src]] if src in group_of else None
+        if grp is not None and grp.open and grp.phase == node.phase and \
+                grp.loop_shape == g.values[src].shape and not grp.view and \
+                (grp.anchor is None or len(grp.ops) > 1 or grp.anchor.outputs[0] == src):
+            grp.closed = True
+            return grp
+        return None
     if not _elementwise(node):
         return None
     out_shape = g.values[node.outputs[0]].shape
