@@ -85,7 +85,7 @@ def _text(c: Compiled, source: bool) -> str:
         outs = ", ".join(f"{g.values[o].name}{shape_str(g.values[o].shape)}:{dtype_name(g.values[o].dtype)}"
                          for o in op.outputs)
         lines.append(f"  [{op.phase[0]}] {op.name} = {op.op.name}({ins}) -> {outs}")
-    lines.append(f"== fused groups ({len(c.groups)} kernels) ==")
+    lines.append(f"== fused groups ({sum(not grp.view for grp in c.groups)} kernels) ==")
     for grp in c.groups:
         lines.append(f"  {grp.describe()}")
     lines.append("== memory plan ==")

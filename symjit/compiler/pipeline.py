@@ -2,6 +2,7 @@
 
     build      Symbol + shapes/dtypes -> forward Graph            (passes/build.py)
     autodiff   Graph -> Graph with the backward program appended  (passes/autodiff.py)
+    simplify   Graph -> Graph rewrites that enable fusion           (passes/simplify.py)
     fuse       Graph -> kernel groups                             (passes/fuse.py)
     plan       Graph + groups -> memory plan                      (passes/plan.py)
     codegen    Graph + groups -> generated module source          (codegen/cpu.py)
@@ -27,10 +28,11 @@ from .passes.autodiff import autodiff
 from .passes.build import build_forward
 from .passes.fuse import Group, fuse
 from .passes.plan import MemoryPlan, plan_memory
+from .passes.simplify import simplify
 
 __all__ = ["Compiled", "compile_symbol", "PASSES"]
 
-PASSES = ("build", "autodiff", "fuse", "plan", "codegen", "load")
+PASSES = ("build", "autodiff", "simplify", "fuse", "plan", "codegen", "load")
 
 
 @dataclasses.dataclass
@@ -53,6 +55,7 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fwd = build_forward(sym, shapes, dtypes, is_train)
     graph = autodiff(fwd, grad_req) if is_train else fwd
+    graph = simplify(graph) if cfg.fusion else graph
     groups = fuse(graph, enabled=cfg.fusion)
     plan = plan_memory(graph, groups)
     if target == "cpu":

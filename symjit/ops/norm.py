@@ -7,6 +7,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..base import shape_str
@@ -47,7 +49,13 @@ def _shape_prod(arr: str, dims: range) -> str:
 
 def axis_view3(k, arr: str, axis: int, ndim: int) -> str:
     """Emit a local ``(A, K, B)`` view of ``arr`` (rank ``ndim``): ``K`` is ``axis``, ``A`` the
-    product of the dims before it and ``B`` of those after it (runtime shapes)."""
+    product of the dims before it and ``B`` of those after it (runtime shapes).
+
+    >>> from symjit.compiler.codegen.writer import KernelWriter, ModuleWriter
+    >>> k = KernelWriter(ModuleWriter("", ""), "f", ["x"])
+    >>> axis_view3(k, "x", 1, 3), k.lines[-1].strip()
+    ('_v1', '_v1 = x.reshape(x.shape[0], x.shape[1], x.shape[2])')
+    """
     name = k.tmp("v")
     k.line(f"{name} = {arr}.reshape({_shape_prod(arr, range(axis))}, {arr}.shape[{axis}], "
            f"{_shape_prod(arr, range(axis + 1, ndim))})")
@@ -185,6 +193,31 @@ register(OpDef(
 ))
 
 
+def bn_infer(x, gamma, beta, mean, var, eps, fix_gamma):
+    """BatchNorm with fixed statistics, one element: ``(x - mean) / sqrt(var + eps) * gamma + beta``."""
+    g = 1.0 if fix_gamma else gamma
+    return (x - mean) / math.sqrt(var + eps) * g + beta
+
+
+def _bn_infer_shape(p: dict, ins: list, aux: list):
+    return list(ins), [ins[0]], []
+
+
+register(OpDef(
+    name="_BatchNorm_inference",
+    params=(Param("eps", "float", 1e-3), Param("fix_gamma", "bool", True)),
+    arguments=("data", "gamma", "beta", "moving_mean", "moving_var"),
+    shape=_bn_infer_shape,
+    dtype=lambda p, ins, aux: (list(ins), [ins[0]], []),
+    kind=Kind.BROADCAST,
+    body=lambda p: (bn_infer, (p["eps"], p["fix_gamma"])),
+    extra={"rewrite_of": "BatchNorm"},
+    doc="BatchNorm with the moving statistics as one broadcast elementwise op; the compiler's "
+        "simplify pass rewrites inference-mode BatchNorm into it (per-channel inputs reshaped to "
+        "broadcast along the channel axis) so it fuses into a GEMM/convolution epilogue.",
+))
+
+
 # ---------------------------------------------------------------------------------------------
 # LayerNorm: normalisation along one axis, affine per element of that axis.
 
@@ -222,7 +255,7 @@ def _ln_rows(k, node, x: str, others: list[str]) -> tuple[list[str], str | None]
     return views, views[0]
 
 
-def _ln_store(k, node, dest: str, rows: str, like: str) -> None:
+def _ln_store(k, node, dest: str, rows: str) -> None:
     """Copy the (A*B, K) rows back into ``dest`` laid out as (A, K, B)."""
     nd, ax = _rank_axis(k, node, dest)
     d3 = axis_view3(k, dest, ax, nd)
@@ -240,7 +273,7 @@ def _ln_lower_cpu(k, node, ins, outs):
     call(k, "norm", "layernorm_forward", xr, gamma, beta, orow, f"{mean}.reshape(-1)",
          f"{std}.reshape(-1)", repr(node.params["eps"]))
     if moved is not None:
-        _ln_store(k, node, out, orow, xr)
+        _ln_store(k, node, out, orow)
 
 
 def _ln_grad(b, node, ograds):
@@ -262,7 +295,7 @@ def _ln_backward_lower_cpu(k, node, ins, outs):
     call(k, "norm", "layernorm_backward", xr, gr, gamma, f"{mean}.reshape(-1)", f"{std}.reshape(-1)",
          dxr, dgamma, dbeta)
     if moved is not None:
-        _ln_store(k, node, dx, dxr, xr)
+        _ln_store(k, node, dx, dxr)
 
 
 def _ln_backward_shape(p: dict, ins: list, aux: list):

@@ -65,7 +65,8 @@ class Group:
         return not self.closed and (anchor is None or has_epilogue(anchor))
 
     def describe(self) -> str:
-        return f"group{self.id}[{self.kind.name.lower()}]: " + " + ".join(o.name for o in self.ops)
+        kind = "view, no kernel" if self.view else self.kind.name.lower()
+        return f"group{self.id}[{kind}]: " + " + ".join(o.name for o in self.ops)
 
 
 def has_epilogue(node: OpNode) -> bool:
@@ -108,6 +109,8 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
         target.ops.append(node)
         if node.op.kind == Kind.BROADCAST and target.kind == Kind.ELEMWISE:
             target.kind = Kind.BROADCAST
+        if target.view and node.inputs[0] not in group_of:
+            continue   # a view of an external array runs nothing: its value is ready anytime
         for o in node.outputs:
             group_of[o] = target.id
     _assign_io(g, groups, group_of)
