@@ -178,7 +178,8 @@ SHAPE_CASES: dict[str, list] = {
 
 
 def _my_ops() -> dict:
-    return {n: op for n, op in all_ops().items() if op.shape is not None and op.shape.__module__ in MODULES}
+    return {n: op for n, op in all_ops().items()
+            if op.shape is not None and op.shape.__module__ in MODULES and not op.extra.get("backward_of")}
 
 
 def _build(op_name: str, params: dict, inputs):

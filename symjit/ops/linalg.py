@@ -158,6 +158,8 @@ def _batch_dot_rule(p: dict, ins: list, aux: list):
 
 def _batch_view(k, arr: str, nd: int) -> str:
     """``arr`` as (batch, rows, cols), the batch the product of the leading ``nd - 2`` dims."""
+    if nd == 3:
+        return arr
     name = k.tmp("v")
     batch = " * ".join(f"{arr}.shape[{d}]" for d in range(nd - 2))
     k.line(f"{name} = {arr}.reshape(({batch}, {arr}.shape[{nd - 2}], {arr}.shape[{nd - 1}]))")

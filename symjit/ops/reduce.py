@@ -205,8 +205,12 @@ def _reduce_lower(name: str):
         k.line(f"{xv} = {x}[{', '.join(idx)}]")
         k.line(_REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
         k.indent -= len(idx)
-        if name == "mean":
-            k.line(f"{out}.reshape(-1)[:] /= {_dims(x, axes)}")
+        if name == "mean":   # integer means truncate toward zero (MXNet's integer division)
+            o1, n, j = k.tmp("o"), k.tmp("n"), k.tmp("j")
+            k.line(f"{o1} = {out}.reshape(-1)")
+            k.line(f"{n} = {_dims(x, axes)}")
+            k.line(f"for {j} in range({o1}.shape[0]):")
+            k.line(f"    {o1}[{j}] = {o1}[{j}] / {n}")
     return lower
 
 
@@ -241,16 +245,16 @@ def _nansum_grad(b, node, ograds):
     """The head gradient broadcast back, zero where the input is NaN (``x == x`` is the mask)."""
     x = node.inputs[0]
     _, _, kept = _node_axes(b, node)
-    mask = b.add1("_equal", x, x)
-    return [b.add1("broadcast_mul", mask, _as_kept(b, ograds[0], kept))]
+    gk = _as_kept(b, ograds[0], kept)   # first, so that the mask and the product fuse
+    return [b.add1("broadcast_mul", b.add1("_equal", x, x), gk)]
 
 
 def _extreme_grad(b, node, ograds):
     """max/min: the gradient goes to every position equal to the result (MXNet's rule)."""
     x, y = node.inputs[0], node.outputs[0]
     _, _, kept = _node_axes(b, node)
-    mask = b.add1("broadcast_equal", x, _as_kept(b, y, kept))
-    return [b.add1("broadcast_mul", mask, _as_kept(b, ograds[0], kept))]
+    yk, gk = _as_kept(b, y, kept), _as_kept(b, ograds[0], kept)   # first: mask and product fuse
+    return [b.add1("broadcast_mul", b.add1("broadcast_equal", x, yk), gk)]
 
 
 def _prod_grad(b, node, ograds):

@@ -4,16 +4,26 @@ repeat; joining and splitting (Concat, stack, SliceChannel); slicing (slice_axis
 
 Reshape, Flatten, expand_dims and squeeze only relabel a contiguous buffer: their records carry
 ``extra={'view': True}`` so the memory planner may alias output and input.
+
+The CPU lowerings and gradient rules live in :mod:`.shape_lower` (index rules of take, pick and
+one_hot are described there); the internal ``_backward_slice``, ``_backward_take`` and
+``_backward_pick`` records sit next to their forward ops here.
 """
 from __future__ import annotations
 
 from ..base import ParamError, shape_str
 from .registry import Kind, OpDef, Param, RuleError, Shape, register
 from .rules import norm_axes, norm_axis, norm_insert_axis, prod
+from .shape_lower import GRAD, LOWER
 
 __all__ = ["reshape_shape"]
 
 _VIEW = {"view": True}
+_COPY = {"cpu": LOWER["copy"]}
+
+
+def _lower(name: str) -> dict:
+    return {"cpu": LOWER[name]}
 
 
 def _unknown(ins: list):
@@ -37,6 +47,8 @@ Flatten = register(OpDef(
     name="Flatten",
     shape=_flatten_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["reshape"],
+    lower=_COPY,
     inplace=((0, 0),),
     aliases=("flatten",),
     extra=dict(_VIEW),
@@ -194,6 +206,8 @@ Reshape = register(OpDef(
     check=_reshape_check,
     shape=_reshape_rule,
     kind=Kind.INJECTIVE,
+    grad=GRAD["reshape"],
+    lower=_COPY,
     inplace=((0, 0),),
     aliases=("reshape",),
     extra=dict(_VIEW),
@@ -221,6 +235,8 @@ expand_dims = register(OpDef(
     params=(Param("axis", "int", doc="position of the new size-1 axis, in [-ndim-1, ndim]"),),
     shape=_expand_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["reshape"],
+    lower=_COPY,
     inplace=((0, 0),),
     extra=dict(_VIEW),
     doc="Inserts a size-1 axis at ``axis`` (negative values count from the end of the result).",
@@ -248,6 +264,8 @@ squeeze = register(OpDef(
     params=(Param("axis", "shape", None, nullable=True, doc="size-1 axes to remove; None removes all"),),
     shape=_squeeze_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["reshape"],
+    lower=_COPY,
     inplace=((0, 0),),
     extra=dict(_VIEW),
     doc="Removes size-1 axes (all of them, or those in ``axis``); removing every axis gives shape (1,).",
@@ -281,6 +299,8 @@ transpose = register(OpDef(
     params=(Param("axes", "shape", (), doc="the permutation; () reverses the axes"),),
     shape=_transpose_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["transpose"],
+    lower=_lower("transpose"),
     doc="Permutes the axes: output axis i is input axis ``axes[i]``; ``axes=()`` reverses them.",
 ))
 
@@ -300,6 +320,8 @@ SwapAxis = register(OpDef(
     params=(Param("dim1", "int", 0, doc="the first axis"), Param("dim2", "int", 0, doc="the second axis")),
     shape=_swap_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["SwapAxis"],
+    lower=_lower("SwapAxis"),
     aliases=("swapaxes",),
     doc="Swaps two axes of the input.",
 ))
@@ -318,6 +340,8 @@ reverse = register(OpDef(
     params=(Param("axis", "shape", doc="the axes to reverse"),),
     shape=_flip_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["reverse"],
+    lower=_lower("reverse"),
     aliases=("flip",),
     doc="Reverses the order of elements along the given axes (shape unchanged).",
 ))
@@ -344,6 +368,8 @@ tile = register(OpDef(
                   doc="repetitions per axis (aligned to the last axes)"),),
     shape=_tile_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["tile"],
+    lower=_lower("tile"),
     doc="Repeats the whole array ``reps[i]`` times along each axis; the shorter of ``reps`` and "
         "the shape is padded with leading ones.",
 ))
@@ -369,6 +395,8 @@ repeat = register(OpDef(
     ),
     shape=_repeat_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["repeat"],
+    lower=_lower("repeat"),
     doc="Repeats each element ``repeats`` times along ``axis`` (of the flattened array if None).",
 ))
 
@@ -409,6 +437,8 @@ Concat = register(OpDef(
     variadic="num_args",
     shape=_concat_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["Concat"],
+    lower=_lower("Concat"),
     aliases=("concat",),
     doc="Joins the inputs (given positionally) along ``dim``; every other dimension must match.",
 ))
@@ -433,6 +463,8 @@ stack = register(OpDef(
     variadic="num_args",
     shape=_stack_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["stack"],
+    lower=_lower("stack"),
     doc="Joins equally shaped inputs (given positionally) along a new axis ``axis``.",
 ))
 
@@ -469,6 +501,8 @@ SliceChannel = register(OpDef(
     outputs=_split_outputs,
     shape=_split_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["SliceChannel"],
+    lower=_lower("SliceChannel"),
     aliases=("split",),
     doc="Splits the input into ``num_outputs`` equal pieces along ``axis``; outputs are named "
         "output0, output1, ...",
@@ -508,6 +542,8 @@ slice_axis = register(OpDef(
     ),
     shape=_slice_axis_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["slice_axis"],
+    lower=_lower("slice_axis"),
     doc="Takes indices ``begin`` to ``end`` (exclusive) along ``axis``.",
 ))
 
@@ -564,9 +600,30 @@ slice_op = register(OpDef(
     check=_slice_check,
     shape=_slice_shape,
     kind=Kind.INJECTIVE,
+    grad=GRAD["slice"],
+    lower=_lower("slice"),
     aliases=("crop",),
     doc="Python-style slicing of the first ``len(begin)`` axes: ``data[b0:e0:s0, b1:e1:s1, ...]``; "
         "None entries take Python's defaults.",
+))
+
+
+def _backward_slice_shape(p: dict, ins: list, aux: list):
+    _, (want,), _ = _slice_shape(p, [p["shape"]], aux)
+    return [want], [p["shape"]], []
+
+
+register(OpDef(
+    name="_backward_slice",
+    params=(*slice_op.params, Param("shape", "shape", doc="shape of the sliced input")),
+    arguments=("ograd",),
+    check=_slice_check,
+    shape=_backward_slice_shape,
+    kind=Kind.INJECTIVE,
+    lower=_lower("_backward_slice"),
+    extra={"backward_of": "slice"},
+    doc="Gradient of slice (and slice_axis): zeros of ``shape`` with the head gradient written "
+        "into the sliced positions.",
 ))
 
 
@@ -596,6 +653,8 @@ take = register(OpDef(
     shape=_take_shape,
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
+    grad=GRAD["take"],
+    lower=_lower("take"),
     doc="Gathers slices of ``a`` along ``axis`` at ``indices``: shape a.shape[:axis] + "
         "indices.shape + a.shape[axis+1:].",
 ))
@@ -630,7 +689,47 @@ pick = register(OpDef(
     shape=_pick_shape,
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
+    grad=GRAD["pick"],
+    lower=_lower("pick"),
     doc="Picks one element per position along ``axis``: ``out[i] = data[i, index[i]]`` for 2-D data.",
+))
+
+
+def _backward_take_shape(p: dict, ins: list, aux: list):
+    idx = ins[1]
+    want = None if idx is None else _take_shape(p, [p["shape"], idx], aux)[1][0]
+    return [want, idx], [p["shape"]], []
+
+
+register(OpDef(
+    name="_backward_take",
+    params=(*take.params, Param("shape", "shape", doc="shape of 'a'")),
+    arguments=("ograd", "indices"),
+    shape=_backward_take_shape,
+    dtype=_data_dtype,
+    kind=Kind.INJECTIVE,
+    lower=_lower("_backward_take"),
+    extra={"backward_of": "take"},
+    doc="Gradient of take wrt 'a': the head gradient scatter-added into zeros of ``shape``.",
+))
+
+
+def _backward_pick_shape(p: dict, ins: list, aux: list):
+    want = _pick_shape(p, [p["shape"], None], aux)[1][0]
+    return [want, want], [p["shape"]], []
+
+
+register(OpDef(
+    name="_backward_pick",
+    params=(*pick.params, Param("shape", "shape", doc="shape of 'data'")),
+    arguments=("ograd", "index"),
+    check=_pick_check,
+    shape=_backward_pick_shape,
+    dtype=_data_dtype,
+    kind=Kind.INJECTIVE,
+    lower=_lower("_backward_pick"),
+    extra={"backward_of": "pick"},
+    doc="Gradient of pick wrt 'data': zeros of ``shape`` with the head gradient at the picked positions.",
 ))
 
 
@@ -661,6 +760,8 @@ one_hot = register(OpDef(
     shape=_one_hot_shape,
     dtype=_one_hot_dtype,
     kind=Kind.INJECTIVE,
+    lower=_lower("one_hot"),
+    extra={"no_grad": True},
     doc="One-hot encoding: output shape indices.shape + (depth,), ``on_value`` where the last index "
         "equals the index, ``off_value`` elsewhere.",
 ))
