@@ -62,7 +62,7 @@ def report(c: Compiled) -> dict:
               "outputs": [{"name": g.values[o].name, "shape": list(g.values[o].shape),
                            "dtype": dtype_name(g.values[o].dtype), "kind": g.values[o].kind}
                           for o in op.outputs]} for op in g.ops]
-    groups = [{"id": grp.id, "kind": grp.kind.name.lower(), "phase": grp.phase,
+    groups = [{"id": grp.id, "kind": grp.kind.name.lower(), "phase": grp.phase, "view": grp.view,
                "ops": [op.name for op in grp.ops],
                "inputs": [g.values[i].name for i in grp.inputs],
                "outputs": [g.values[o].name for o in grp.outputs]} for grp in c.groups]

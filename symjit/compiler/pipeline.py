@@ -55,7 +55,7 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fwd = build_forward(sym, shapes, dtypes, is_train)
     graph = autodiff(fwd, grad_req) if is_train else fwd
-    graph = simplify(graph) if cfg.fusion else graph
+    graph = simplify(graph, fusion=cfg.fusion)
     groups = fuse(graph, enabled=cfg.fusion)
     plan = plan_memory(graph, groups)
     if target == "cpu":

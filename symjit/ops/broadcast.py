@@ -5,15 +5,62 @@ axis, a missing leading axis counts as 1, and each pair of axes must be equal or
 (``(2, 3)`` with ``(3,)`` gives ``(2, 3)``). They share their scalar bodies with the same-shape
 ops of :mod:`symjit.ops.elementwise`. Their shape rules infer nothing backward: an unknown input
 stays unknown (a broadcast input's shape is not determined by the other one).
+
+Gradients reduce the head gradient back to each input's shape (:func:`reduce_to`: a ``sum`` over
+the leading axes the input lacks, a ``sum`` with ``keepdims`` over its size-1 axes that grew). The binary
+ops share their gradient rules with the same-shape ops (:func:`~symjit.ops.elementwise.binary_grads`);
+comparisons pass no gradient.
 """
 from __future__ import annotations
 
 from ..base import ParamError
-from .elementwise import BINARY_FNS, _identity, fixed_body
-from .registry import Kind, OpDef, Param, RuleError, register
+from .elementwise import BINARY_FNS, _identity, binary_grads, fixed_body
+from .registry import Kind, OpDef, Param, RuleError, Shape, register
 from .rules import broadcast_shape, norm_axis, shape_str
 
-__all__ = ["BROADCAST_BINARY", "OPS"]
+__all__ = ["BROADCAST_BINARY", "OPS", "reduce_to", "broadcast_axes"]
+
+
+def broadcast_axes(shape: Shape, out: Shape) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """How ``shape`` was broadcast to ``out`` (right-aligned): the leading axes it lacks, and
+    its size-1 axes that grew (numbered as its own axes).
+
+    >>> broadcast_axes((3, 1), (2, 3, 4)), broadcast_axes((2, 3), (2, 3))
+    (((0,), (1,)), ((), ()))
+    """
+    lead = len(out) - len(shape)
+    grown = tuple(d for d, n in enumerate(shape) if n == 1 and out[d + lead] != 1)
+    return tuple(range(lead)), grown
+
+
+def reduce_to(b, grad: int, shape: Shape) -> int:
+    """Graph nodes summing the gradient value ``grad`` back to an input's ``shape`` (the shape it
+    was broadcast from): a ``sum`` over the leading axes it lacks, then a ``sum`` with ``keepdims``
+    over its grown size-1 axes; no node where nothing was broadcast (no Reshape needed)."""
+    lead, grown = broadcast_axes(shape, b.g.values[grad].shape)
+    if lead:
+        grad = b.add1("sum", grad, axis=lead, keepdims=False)
+    if grown:
+        grad = b.add1("sum", grad, axis=grown, keepdims=True)
+    return grad
+
+
+def _in_shape(b, node, i: int) -> Shape:
+    return b.g.values[node.inputs[i]].shape
+
+
+def _binary_grad(b, node, ograds):
+    """The same-shape op's gradients on the broadcast head gradient, reduced to each input."""
+    same = _SAME[node.op.name]
+    lhs, rhs = node.inputs
+    grads = binary_grads(b, same, ograds[0], lhs, rhs, True)
+    return [reduce_to(b, g, _in_shape(b, node, i)) for i, g in enumerate(grads)]
+
+
+def _data_grad(b, node, ograds):
+    """broadcast_to/broadcast_axis/broadcast_like: the head gradient summed back to the input
+    (broadcast_like's rhs only lends its shape: no gradient)."""
+    return [reduce_to(b, ograds[0], _in_shape(b, node, 0))] + [None] * (len(node.inputs) - 1)
 
 # (name, same-shape op whose body it shares, aliases, formula)
 BROADCAST_BINARY: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
@@ -35,6 +82,10 @@ BROADCAST_BINARY: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
 )
 
 
+_SAME = {name: same for name, same, _, _ in BROADCAST_BINARY}
+_COMPARISONS = frozenset({"_equal", "_not_equal", "_greater", "_greater_equal", "_lesser", "_lesser_equal"})
+
+
 def _binary_shape(p: dict, ins: list, aux: list):
     lhs, rhs = ins
     if lhs is None or rhs is None:
@@ -46,9 +97,10 @@ for _name, _same, _aliases, _formula in BROADCAST_BINARY:
     register(OpDef(
         name=_name, arguments=("lhs", "rhs"), shape=_binary_shape, kind=Kind.BROADCAST,
         aliases=_aliases, body=fixed_body(BINARY_FNS[_same]),
+        grad=None if _same in _COMPARISONS else _binary_grad,
         doc=(f"Elementwise {_formula} with broadcasting (numpy's rule: shapes aligned at the last "
              "axis, axes of size 1 stretched); both inputs have one dtype."),
-        extra={"family": "broadcast"},
+        extra={"family": "broadcast", "no_grad": True} if _same in _COMPARISONS else {"family": "broadcast"},
     ))
 del _name, _same, _aliases, _formula
 
@@ -75,7 +127,7 @@ register(OpDef(
     name="broadcast_to",
     params=(Param("shape", "shape", (), check=lambda s: all(d >= 0 for d in s), check_msg="dims >= 0",
                   doc="target shape; 0 keeps the input's dimension"),),
-    shape=_to_shape, kind=Kind.BROADCAST, body=fixed_body(_identity),
+    shape=_to_shape, kind=Kind.BROADCAST, body=fixed_body(_identity), grad=_data_grad,
     doc="Broadcasts ``data`` to ``shape`` (same number of axes; only axes of size 1 grow; 0 keeps a dim).",
     extra={"family": "broadcast"},
 ))
@@ -114,7 +166,7 @@ register(OpDef(
     name="broadcast_axis", aliases=("broadcast_axes",),
     params=(Param("axis", "shape", (), doc="the axes to broadcast"),
             Param("size", "shape", (), doc="the target size of each axis")),
-    check=_axis_check, shape=_axis_shape, kind=Kind.BROADCAST, body=fixed_body(_identity),
+    check=_axis_check, shape=_axis_shape, kind=Kind.BROADCAST, body=fixed_body(_identity), grad=_data_grad,
     doc="Broadcasts ``data`` along ``axis`` (axes of size 1) to the sizes ``size``.",
     extra={"family": "broadcast"},
 ))
@@ -161,7 +213,7 @@ register(OpDef(
     name="broadcast_like", arguments=("lhs", "rhs"),
     params=(Param("lhs_axes", "shape", None, nullable=True, doc="axes of lhs to broadcast"),
             Param("rhs_axes", "shape", None, nullable=True, doc="axes of rhs whose sizes to copy")),
-    check=_like_check, shape=_like_shape, kind=Kind.BROADCAST, body=fixed_body(_first),
+    check=_like_check, shape=_like_shape, kind=Kind.BROADCAST, body=fixed_body(_first), grad=_data_grad,
     doc=("Broadcasts ``lhs`` to the shape of ``rhs`` (or, with ``lhs_axes``/``rhs_axes``, grows lhs's "
          "axes to rhs's sizes on those axes). Only rhs's shape is read; as in MXNet, both inputs have "
          "one dtype."),

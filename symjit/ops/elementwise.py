@@ -10,6 +10,13 @@ expressions and ``math`` functions numba supports; they assume IEEE semantics fo
 Conventions kept from MXNet 1.x: comparisons return 1.0/0.0 in the input dtype; ``_mod`` takes the
 sign of the divisor (Python's ``%``) and ``x mod 0`` is 0; ``round`` rounds halves away from zero;
 ``relu`` maps NaN to 0; ``maximum``/``minimum`` propagate NaN (as numpy does).
+
+Gradients (the ``grad`` slots) are graph nodes: one of these ops where one op does it
+(d exp = dout * y), else an internal elementwise ``_backward_*`` op with its own scalar body,
+registered at the end of this module (each fuses into the surrounding loop). Comparisons, sign,
+floor, ceil, round, zeros_like and ones_like pass no gradient (MXNet's is zero almost everywhere).
+``where`` is not fused: a 1-D condition indexes the output's first axis, which the right-aligned
+broadcast loop of the code generator cannot express, so it has its own lowering.
 """
 from __future__ import annotations
 
@@ -19,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .registry import Kind, OpDef, Param, RuleError, register, same_shape
-from .rules import shape_str
+from .rules import broadcast_shape, shape_str
 
 __all__ = ["fixed_body", "const_body", "UNARY", "BINARY", "SCALAR", "BINARY_FNS", "OPS"]
 
@@ -238,6 +245,164 @@ def _where(c, x, y):
 
 
 # ---------------------------------------------------------------------------------------------
+# Scalar bodies of the internal backward ops: (dout, source[, other][, consts]) -> dinput.
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _bw_expm1(g, y):
+    return g * (y + 1.0)
+
+
+def _bw_log(g, x):
+    return g / x
+
+
+def _bw_log1p(g, x):
+    return g / (1.0 + x)
+
+
+def _bw_log2(g, x):
+    return g / (x * _LN2)
+
+
+def _bw_log10(g, x):
+    return g / (x * _LN10)
+
+
+def _bw_sqrt(g, y):
+    return 0.5 * g / y
+
+
+def _bw_rsqrt(g, y):
+    return -0.5 * g * y * y * y
+
+
+def _bw_cbrt(g, y):
+    return g / (3.0 * y * y)
+
+
+def _bw_square(g, x):
+    return 2.0 * g * x
+
+
+def _bw_reciprocal(g, y):
+    return -g * y * y
+
+
+def _bw_abs(g, x):
+    return g if x > 0 else (-g if x < 0 else 0.0)
+
+
+def _bw_relu(g, y):
+    return g if y > 0 else 0.0
+
+
+def _bw_sigmoid(g, y):
+    return g * y * (1.0 - y)
+
+
+def _bw_tanh(g, y):
+    return g * (1.0 - y * y)
+
+
+def _bw_softsign(g, x):
+    d = 1.0 + abs(x)
+    return g / (d * d)
+
+
+def _bw_erf(g, x):
+    return g * _TWO_OVER_SQRT_PI * math.exp(-x * x)
+
+
+def _bw_cos(g, x):
+    return -g * math.sin(x)
+
+
+def _bw_sin(g, x):
+    return g * math.cos(x)
+
+
+def _bw_div_rhs(g, a, b):
+    return -g * a / (b * b)
+
+
+def _bw_mod_lhs(g, a, b):
+    return 0.0 if b == 0 else g
+
+
+def _bw_mod_rhs(g, a, b):
+    return 0.0 if b == 0 else -g * math.floor(a / b)
+
+
+def _bw_power_lhs(g, a, b):
+    return g * b * math.pow(a, b - 1.0)
+
+
+def _bw_power_rhs(g, a, b):
+    return g * math.pow(a, b) * math.log(a)
+
+
+def _bw_maximum_lhs(g, a, b):
+    return g if a >= b else 0.0
+
+
+def _bw_maximum_rhs(g, a, b):
+    return 0.0 if a >= b else g
+
+
+def _bw_minimum_lhs(g, a, b):
+    return g if a <= b else 0.0
+
+
+def _bw_minimum_rhs(g, a, b):
+    return 0.0 if a <= b else g
+
+
+def _bw_hypot_lhs(g, a, b):
+    h = math.hypot(a, b)
+    return 0.0 if h == 0 else g * a / h
+
+
+def _bw_hypot_rhs(g, a, b):
+    h = math.hypot(a, b)
+    return 0.0 if h == 0 else g * b / h
+
+
+def _bw_rdiv_scalar(g, x, s):
+    return -g * s / (x * x)
+
+
+def _bw_mod_scalar(g, x, s):
+    return 0.0 if s == 0 else g
+
+
+def _bw_rmod_scalar(g, x, s):
+    return 0.0 if x == 0 else -g * math.floor(s / x)
+
+
+def _bw_power_scalar(g, x, s):
+    return g * s * math.pow(x, s - 1.0)
+
+
+def _bw_rpower_scalar(g, y, s):
+    return g * y * math.log(s)
+
+
+def _bw_clip(g, x, a_min, a_max):
+    return g if (x > a_min and x < a_max) else 0.0
+
+
+def _bw_smooth_l1(g, x, sigma):
+    s2 = sigma * sigma
+    if abs(x) < 1.0 / s2:
+        return g * s2 * x
+    return g if x > 0 else (-g if x < 0 else 0.0)
+
+
+# ---------------------------------------------------------------------------------------------
 # Body slots: body(params) -> (fn, consts).
 
 
@@ -268,6 +433,88 @@ def const_body(fn: Callable, *names: str) -> Callable[[dict], tuple]:
 
 def _unary_shape(p: dict, ins: list, aux: list):
     return [ins[0]], [ins[0]], []
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradient rules: grad(b, node, ograds) -> one value id (or None) per input.
+
+_NO_GRAD = frozenset({"sign", "floor", "ceil", "round", "zeros_like", "ones_like", "_equal", "_not_equal",
+                      "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_equal_scalar",
+                      "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar", "_lesser_scalar",
+                      "_lesser_equal_scalar"})
+
+
+def _extra(family: str, name: str) -> dict:
+    return {"family": family, "no_grad": True} if name in _NO_GRAD else {"family": family}
+
+
+def _pass_grad(b, node, ograds):
+    """d(x + c) = dout: the head gradient itself."""
+    return [ograds[0]]
+
+
+def _neg_grad(b, node, ograds):
+    return [b.add1("negative", ograds[0])]
+
+
+def _with(op: str, src: str, *params: str) -> Callable:
+    """A rule ``[op(dout, x or y, **params)]``: ``src`` 'x' reads the input, 'y' the output."""
+    def grad(b, node, ograds):
+        s = node.inputs[0] if src == "x" else node.outputs[0]
+        return [b.add1(op, ograds[0], s, **{n: node.params[n] for n in params})]
+    return grad
+
+
+def _scaled(op: str) -> Callable:
+    """``[op(dout, scalar)]`` (the gradient of x * s is dout * s, of x / s is dout / s)."""
+    def grad(b, node, ograds):
+        return [b.add1(op, ograds[0], scalar=node.params["scalar"])]
+    return grad
+
+
+_UNARY_GRADS: dict[str, Callable] = {
+    "exp": _with("elemwise_mul", "y"), "negative": _neg_grad, "_copy": _pass_grad,
+    **{n: _with(f"_backward_{n}", "y") for n in ("expm1", "sqrt", "rsqrt", "cbrt", "reciprocal", "relu",
+                                                  "sigmoid", "tanh")},
+    **{n: _with(f"_backward_{n}", "x") for n in ("log", "log1p", "log2", "log10", "square", "abs",
+                                                  "softsign", "erf", "cos", "sin")},
+}
+
+_SCALAR_GRADS: dict[str, Callable] = {
+    "_plus_scalar": _pass_grad, "_minus_scalar": _pass_grad, "_rminus_scalar": _neg_grad,
+    "_mul_scalar": _scaled("_mul_scalar"), "_div_scalar": _scaled("_div_scalar"),
+    "_rpower_scalar": _with("_backward_rpower_scalar", "y", "scalar"),
+    **{n: _with(f"_backward{n}", "x", "scalar") for n in ("_rdiv_scalar", "_mod_scalar", "_rmod_scalar",
+                                                          "_power_scalar", "_maximum_scalar",
+                                                          "_minimum_scalar", "_hypot_scalar")},
+}
+
+
+# same-shape binary op -> (lhs rule, rhs rule); each rule(b, dout, lhs, rhs, mul, div) -> value id
+_BINARY_GRADS: dict[str, tuple[Callable, Callable]] = {
+    "elemwise_add": (lambda b, g, x, y, mul, div: g, lambda b, g, x, y, mul, div: g),
+    "elemwise_sub": (lambda b, g, x, y, mul, div: g,
+                     lambda b, g, x, y, mul, div: b.add1("negative", g)),
+    "elemwise_mul": (lambda b, g, x, y, mul, div: b.add1(mul, g, y),
+                     lambda b, g, x, y, mul, div: b.add1(mul, g, x)),
+    "elemwise_div": (lambda b, g, x, y, mul, div: b.add1(div, g, y),
+                     lambda b, g, x, y, mul, div: b.add1("_backward_div_rhs", g, x, y)),
+}
+for _op in ("_mod", "_power", "_maximum", "_minimum", "_hypot"):
+    _BINARY_GRADS[_op] = tuple(
+        (lambda name: lambda b, g, x, y, mul, div: b.add1(name, g, x, y))(f"_backward{_op}_{side}")
+        for side in ("lhs", "rhs"))
+
+
+def binary_grads(b, name: str, dout: int, lhs: int, rhs: int, broadcast: bool) -> list[int]:
+    """The gradients of the binary op ``name`` (a same-shape op's name) wrt lhs and rhs, shaped
+    like ``dout`` (the broadcast ops reduce them to each input's shape afterwards)."""
+    mul, div = ("broadcast_mul", "broadcast_div") if broadcast else ("elemwise_mul", "elemwise_div")
+    return [rule(b, dout, lhs, rhs, mul, div) for rule in _BINARY_GRADS[name]]
+
+
+def _binary_grad(b, node, ograds):
+    return binary_grads(b, node.op.name, ograds[0], node.inputs[0], node.inputs[1], False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,7 +553,8 @@ UNARY: tuple[tuple[str, Callable, tuple[str, ...], str], ...] = (
 for _name, _fn, _aliases, _formula in UNARY:
     register(OpDef(
         name=_name, shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), aliases=_aliases,
-        body=fixed_body(_fn), doc=f"Elementwise {_formula}.", extra={"family": "elementwise"},
+        body=fixed_body(_fn), grad=_UNARY_GRADS.get(_name), doc=f"Elementwise {_formula}.",
+        extra=_extra("elementwise", _name),
     ))
 
 # ---------------------------------------------------------------------------------------------
@@ -337,8 +585,9 @@ for _name, _fn, _aliases, _formula in BINARY:
     register(OpDef(
         name=_name, arguments=("lhs", "rhs"), shape=same_shape, kind=Kind.ELEMWISE,
         inplace=((0, 0),), aliases=_aliases, body=fixed_body(_fn),
+        grad=_binary_grad if _name in _BINARY_GRADS else None,
         doc=f"Elementwise {_formula}; both inputs have one shape and one dtype.",
-        extra={"family": "elementwise"},
+        extra=_extra("elementwise", _name),
     ))
 
 # ---------------------------------------------------------------------------------------------
@@ -370,10 +619,11 @@ for _name, _fn, _aliases, _formula in SCALAR:
     register(OpDef(
         name=_name, params=(Param("scalar", "float", doc="the scalar operand"),),
         shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), aliases=_aliases,
-        body=const_body(_fn, "scalar"), doc=f"Elementwise {_formula}.", extra={"family": "elementwise"},
+        body=const_body(_fn, "scalar"), grad=_SCALAR_GRADS.get(_name), doc=f"Elementwise {_formula}.",
+        extra=_extra("elementwise", _name),
     ))
 
-del _name, _fn, _aliases, _formula
+del _name, _fn, _aliases, _formula, _op
 
 # ---------------------------------------------------------------------------------------------
 # clip, where, Cast.
@@ -382,7 +632,9 @@ register(OpDef(
     name="clip",
     params=(Param("a_min", "float", doc="minimum value"), Param("a_max", "float", doc="maximum value")),
     shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), body=const_body(_clip, "a_min", "a_max"),
-    doc="Clips values elementwise: ``max(min(x, a_max), a_min)`` (as MXNet, a_min wins when a_min > a_max).",
+    grad=_with("_backward_clip", "x", "a_min", "a_max"),
+    doc=("Clips values elementwise: ``max(min(x, a_max), a_min)`` (as MXNet, a_min wins when a_min > "
+         "a_max). The gradient passes where ``a_min < x < a_max`` and is 0 elsewhere."),
     extra={"family": "elementwise"},
 ))
 
@@ -390,6 +642,7 @@ register(OpDef(
     name="smooth_l1",
     params=(Param("scalar", "float", check=lambda v: v > 0, check_msg="> 0", doc="sigma"),),
     shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), body=const_body(_smooth_l1, "scalar"),
+    grad=_with("_backward_smooth_l1", "x", "scalar"),
     doc=("Smooth L1 loss elementwise, with sigma = ``scalar``: ``0.5 * (sigma * x)**2`` where "
          "``|x| < 1 / sigma**2``, else ``|x| - 0.5 / sigma**2``."),
     extra={"family": "elementwise"},
@@ -415,12 +668,38 @@ def _where_dtype(p: dict, ins: list, aux: list):
     return [data if cond is None else cond, data, data], [data], []
 
 
+def _where_lower(k, node, ins, outs):
+    """A flat loop; a 1-D condition (rank-2+ data) picks whole rows of the flattened arrays."""
+    c, x, y, o = (k.tmp(n) for n in "cxyo")
+    for local, arr in zip((c, x, y, o), (*ins, *outs)):
+        k.line(f"{local} = {arr}.reshape(-1)")
+    if len(k.info[ins[0]].shape) == 1 and len(k.info[ins[1]].shape) > 1:
+        m = k.tmp("m")
+        k.line(f"{m} = {o}.shape[0] // {c}.shape[0] if {c}.shape[0] > 0 else 0")
+        k.line(f"for r in range({c}.shape[0]):")
+        k.line(f"    src = {x} if {c}[r] != 0 else {y}")
+        k.line(f"    for j in range(r * {m}, (r + 1) * {m}):")
+        k.line(f"        {o}[j] = src[j]")
+    else:
+        k.line(f"for j in range({o}.shape[0]):")
+        k.line(f"    {o}[j] = {x}[j] if {c}[j] != 0 else {y}[j]")
+
+
+def _where_grad(b, node, ograds):
+    """dout goes to x where the condition holds, else to y; none to the condition."""
+    cond, g = node.inputs[0], ograds[0]
+    zero = b.add1("zeros_like", g)
+    return [None, b.add1("where", cond, g, zero), b.add1("where", cond, zero, g)]
+
+
 register(OpDef(
     name="where", arguments=("condition", "x", "y"), shape=_where_shape, dtype=_where_dtype,
-    kind=Kind.BROADCAST, inplace=((1, 0),), body=fixed_body(_where),
+    kind=Kind.INJECTIVE, inplace=((1, 0),), body=fixed_body(_where), lower={"cpu": _where_lower},
+    grad=_where_grad,
     doc=("Picks ``x`` where ``condition`` is non-zero, else ``y``. ``x`` and ``y`` share shape and "
          "dtype; ``condition`` has x's shape, or is 1-D of length ``x.shape[0]`` and then picks whole "
-         "rows (it indexes the output's first axis, not numpy's last); its dtype may differ."),
+         "rows (it indexes the output's first axis, not numpy's last); its dtype may differ. Not fused "
+         "(its own kernel), since a 1-D condition is aligned at the first axis."),
     extra={"family": "elementwise", "broadcast": "condition 1-D indexes axis 0"},
 ))
 
@@ -429,10 +708,16 @@ def _cast_dtype(p: dict, ins: list, aux: list):
     return [ins[0]], [np.dtype(p["dtype"])], []
 
 
+def _cast_grad(b, node, ograds):
+    return [b.add1("Cast", ograds[0], dtype=b.g.values[node.inputs[0]].dtype.name)]
+
+
 register(OpDef(
     name="Cast", aliases=("cast",), params=(Param("dtype", "dtype", doc="output dtype"),),
     shape=_unary_shape, dtype=_cast_dtype, kind=Kind.ELEMWISE, body=fixed_body(_identity),
-    doc="Casts to ``dtype`` elementwise (float to integer truncates toward zero, as C casts do).",
+    grad=_cast_grad,
+    doc=("Casts to ``dtype`` elementwise (float to integer truncates toward zero, as C casts do). "
+         "The gradient is the head gradient cast back to the input's dtype."),
     extra={"family": "elementwise"},
 ))
 
@@ -440,3 +725,45 @@ OPS: tuple[str, ...] = tuple(
     [n for n, *_ in UNARY] + [n for n, *_ in BINARY] + [n for n, *_ in SCALAR]
     + ["clip", "smooth_l1", "where", "Cast"]
 )
+
+# ---------------------------------------------------------------------------------------------
+# Internal backward ops: elementwise, broadcasting their inputs against the head gradient (so the
+# broadcast_* ops use them too). (name, scalar fn, arguments, constant params, backward_of).
+
+
+def _bw_shape(p: dict, ins: list, aux: list):
+    out = ins[0]
+    for s in ins[1:]:
+        out = broadcast_shape(out, s)
+    return list(ins), [out], []
+
+
+_BACKWARD: list[tuple[str, Callable, tuple[str, ...], tuple[str, ...], str]] = [
+    *[(f"_backward_{n}", globals()[f"_bw_{n}"], ("ograd", "output"), (), n)
+      for n in ("expm1", "sqrt", "rsqrt", "cbrt", "reciprocal", "relu", "sigmoid", "tanh")],
+    *[(f"_backward_{n}", globals()[f"_bw_{n}"], ("ograd", "data"), (), n)
+      for n in ("log", "log1p", "log2", "log10", "square", "abs", "softsign", "erf", "cos", "sin")],
+    ("_backward_div_rhs", _bw_div_rhs, ("ograd", "lhs", "rhs"), (), "elemwise_div"),
+    *[(f"_backward{n}_{side}", globals()[f"_bw{n}_{side}"], ("ograd", "lhs", "rhs"), (), n)
+      for n in ("_mod", "_power", "_maximum", "_minimum", "_hypot") for side in ("lhs", "rhs")],
+    ("_backward_rdiv_scalar", _bw_rdiv_scalar, ("ograd", "data"), ("scalar",), "_rdiv_scalar"),
+    ("_backward_mod_scalar", _bw_mod_scalar, ("ograd", "data"), ("scalar",), "_mod_scalar"),
+    ("_backward_rmod_scalar", _bw_rmod_scalar, ("ograd", "data"), ("scalar",), "_rmod_scalar"),
+    ("_backward_power_scalar", _bw_power_scalar, ("ograd", "data"), ("scalar",), "_power_scalar"),
+    ("_backward_rpower_scalar", _bw_rpower_scalar, ("ograd", "output"), ("scalar",), "_rpower_scalar"),
+    ("_backward_maximum_scalar", _bw_maximum_lhs, ("ograd", "data"), ("scalar",), "_maximum_scalar"),
+    ("_backward_minimum_scalar", _bw_minimum_lhs, ("ograd", "data"), ("scalar",), "_minimum_scalar"),
+    ("_backward_hypot_scalar", _bw_hypot_lhs, ("ograd", "data"), ("scalar",), "_hypot_scalar"),
+    ("_backward_clip", _bw_clip, ("ograd", "data"), ("a_min", "a_max"), "clip"),
+    ("_backward_smooth_l1", _bw_smooth_l1, ("ograd", "data"), ("scalar",), "smooth_l1"),
+]
+
+for _name, _fn, _args, _consts, _of in _BACKWARD:
+    register(OpDef(
+        name=_name, arguments=_args, params=tuple(Param(c, "float") for c in _consts),
+        shape=_bw_shape, kind=Kind.BROADCAST, inplace=((0, 0),),
+        body=const_body(_fn, *_consts) if _consts else fixed_body(_fn),
+        doc=f"Internal: a gradient of {_of} from ({', '.join(_args)}).",
+        extra={"backward_of": _of},
+    ))
+del _name, _fn, _args, _consts, _of

@@ -4,6 +4,13 @@ Windowed ops (Convolution, Pooling) are channel-first (``NCW``/``NCHW``) with on
 dimensions; an output length is ``floor((x + 2*pad - dilate*(kernel-1) - 1) / stride) + 1``
 (ceil instead of floor for Pooling's ``pooling_convention='full'``).
 
+Execution (lowerings and gradient rules in :mod:`symjit.ops.nn_lower`): Convolution, LeakyReLU
+and Dropout are epilogue anchors, so elementwise ops after them (bias, activation) run in the same
+loop. Embedding clips indices to ``[0, input_dim-1]`` after truncation (a negative index reads
+row 0); its indices get no gradient. Dropout draws its mask from Numba's random stream (seed it
+with ``symjit.kernels.cpu.random.seed``; ``mx.random.seed`` does not reach it). rrelu always uses
+the mean slope ``(lower_bound + upper_bound) / 2`` (MXNet's inference behaviour), also in training.
+
 >>> import symjit as mx
 >>> net = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(3, 3), pad=(1, 1), num_filter=8, name='c')
 >>> net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pooling_convention='full')
@@ -17,6 +24,7 @@ import math
 import numpy as np
 
 from ..base import ParamError, shape_str
+from . import nn_lower as nl
 from .lowering import call, elem_index, view2d
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_rank, positive, prod, window_out_len, window_params
@@ -319,6 +327,9 @@ Convolution = register(OpDef(
     shape=_conv_shape,
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
+    grad=nl.conv_grad,
+    lower={"cpu": nl.conv_lower},
+    extra={"epilogue": True},
     doc="1-D or 2-D convolution over channel-first data (N, C, [H,] W) with a "
         "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias.",
 ))
@@ -378,8 +389,11 @@ Pooling = register(OpDef(
     shape=_pool_shape,
     check=_pool_check,
     kind=Kind.OPAQUE,
+    grad=nl.pool_grad,
+    lower={"cpu": nl.pool_lower},
     doc="1-D or 2-D max/avg/sum/lp pooling over channel-first data; global_pool pools every "
-        "spatial axis to 1.",
+        "spatial axis to 1. lp: (sum of x**p over the window)**(1/p), the root sign-preserving "
+        "for odd p (cbrt for p=3).",
 ))
 
 
@@ -415,6 +429,8 @@ Embedding = register(OpDef(
     shape=_emb_shape,
     dtype=_emb_dtype,
     kind=Kind.INJECTIVE,
+    grad=nl.embed_grad,
+    lower={"cpu": nl.embed_lower},
     doc="Row lookup: ``out[..., :] = weight[data[...], :]``; output shape data.shape + (output_dim,).",
 ))
 
@@ -449,8 +465,11 @@ Dropout = register(OpDef(
     outputs=("output", "mask"),
     visible_outputs=1,
     shape=_dropout_shape,
-    kind=Kind.OPAQUE,
+    kind=Kind.OUT_ELEMWISE_FUSABLE,
+    grad=nl.dropout_grad,
+    lower={"cpu": nl.dropout_lower},
     inplace=((0, 0),),
+    extra={"epilogue": True},
     doc="Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in "
         "training; identity at inference (mode='training').",
 ))
@@ -485,7 +504,10 @@ def lrelu_gelu(x: float) -> float:
 
 
 def _lrelu_body(p: dict):
-    """The scalar body, or None for prelu (second, per-channel input) and rrelu (random slopes)."""
+    """The scalar body, or None for prelu (second, per-channel input: see nn_lower.prelu_forward).
+
+    rrelu is leaky with the mean slope ``(lower_bound + upper_bound) / 2`` in every mode: symjit
+    does not sample random slopes in training (MXNet does)."""
     t = p["act_type"]
     if t == "leaky":
         return lrelu_leaky, (p["slope"],)
@@ -495,6 +517,8 @@ def _lrelu_body(p: dict):
         return lrelu_selu, (SELU_ALPHA, SELU_LAMBDA)
     if t == "gelu":
         return lrelu_gelu, ()
+    if t == "rrelu":
+        return lrelu_leaky, (nl.rrelu_slope(p),)
     return None
 
 
@@ -536,10 +560,117 @@ LeakyReLU = register(OpDef(
     outputs=_lrelu_outputs,
     visible_outputs=1,
     shape=_lrelu_shape,
-    kind=Kind.OPAQUE,
+    kind=Kind.OUT_ELEMWISE_FUSABLE,
     body=_lrelu_body,
-    extra={"inplace_for": _lrelu_inplace},
+    grad=nl.lrelu_grad,
+    lower={"cpu": nl.lrelu_lower},
+    extra={"inplace_for": _lrelu_inplace, "epilogue": True},
     doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1), "
-        "rrelu (random slope in [lower_bound, upper_bound] in training, their mean at inference), "
+        "rrelu (symjit: always the mean slope (lower_bound+upper_bound)/2, MXNet's inference "
+        "behaviour; MXNet samples a random slope per element in training), "
         "elu (slope*(exp(x)-1) for x<=0), selu and gelu (erf form).",
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# Internal backward ops (tested through the forward ops' backward cases).
+
+
+def _like_input(index: int):
+    """Shape rule: one output shaped like input ``index`` (the others are left as given)."""
+    def rule(p: dict, ins: list, aux: list):
+        return list(ins), [ins[index]], []
+    return rule
+
+
+def _conv_bias_shape(p: dict, ins: list, aux: list):
+    return [ins[0]], [(p["num_filter"],)], []
+
+
+def _backward_op(name: str, of: str, **fields) -> OpDef:
+    return register(OpDef(name=name, extra={"backward_of": of, **fields.pop("extra", {})}, **fields))
+
+
+_backward_op("_backward_Convolution_data", "Convolution", params=Convolution.params,
+             arguments=("ograd", "data", "weight"), shape=_like_input(1),
+             lower={"cpu": nl.conv_data_lower},
+             doc="Convolution's data gradient: transposed convolution of the head gradient.")
+_backward_op("_backward_Convolution_weight", "Convolution", params=Convolution.params,
+             arguments=("ograd", "data", "weight"), shape=_like_input(2),
+             lower={"cpu": nl.conv_weight_lower},
+             doc="Convolution's weight gradient: sum over images of ograd x im2col(data)^T.")
+_backward_op("_backward_Convolution_bias", "Convolution", params=Convolution.params,
+             arguments=("ograd",), shape=_conv_bias_shape, lower={"cpu": nl.conv_bias_lower},
+             doc="Convolution's bias gradient: the head gradient summed over all axes but 1.")
+_backward_op("_backward_Pooling", "Pooling", params=Pooling.params, arguments=nl.pool_args,
+             shape=_like_input(1), lower={"cpu": nl.pool_backward_lower},
+             doc="Pooling's gradient (max: to the first maximum of each window, recomputed).")
+
+
+def _emb_back_shape(p: dict, ins: list, aux: list):
+    return list(ins), [(p["input_dim"], p["output_dim"])], []
+
+
+def _emb_back_dtype(p: dict, ins: list, aux: list):
+    return list(ins), [ins[0]], []
+
+
+_backward_op("_backward_Embedding", "Embedding",
+             params=(Param("input_dim", "int", check=positive, check_msg="> 0"),
+                     Param("output_dim", "int", check=positive, check_msg="> 0")),
+             arguments=("ograd", "data"), shape=_emb_back_shape, dtype=_emb_back_dtype,
+             kind=Kind.OPAQUE, lower={"cpu": nl.embed_backward_lower},
+             doc="Embedding's weight gradient: rows of ograd scatter-added at the (clipped) indices.")
+
+
+def lrelu_leaky_grad(g: float, x: float, slope: float) -> float:
+    return g if x > 0.0 else g * slope
+
+
+def lrelu_elu_grad(g: float, x: float, slope: float) -> float:
+    return g if x > 0.0 else g * slope * math.exp(x)
+
+
+def lrelu_selu_grad(g: float, x: float, alpha: float, scale: float) -> float:
+    return g * scale if x > 0.0 else g * scale * alpha * math.exp(x)
+
+
+def lrelu_gelu_grad(g: float, x: float) -> float:
+    cdf = 0.5 * (1.0 + math.erf(x * 0.7071067811865476))
+    pdf = math.exp(-0.5 * x * x) * 0.3989422804014327
+    return g * (cdf + x * pdf)
+
+
+def prelu_gamma_grad(g: float, x: float) -> float:
+    return 0.0 * g if x > 0.0 else g * x
+
+
+def _lrelu_grad_body(p: dict):
+    t = p["act_type"]
+    if t == "elu":
+        return lrelu_elu_grad, (p["slope"],)
+    if t == "selu":
+        return lrelu_selu_grad, (SELU_ALPHA, SELU_LAMBDA)
+    if t == "gelu":
+        return lrelu_gelu_grad, ()
+    slope = nl.rrelu_slope(p) if t == "rrelu" else p["slope"]
+    return lrelu_leaky_grad, (slope,)
+
+
+_backward_op("_backward_LeakyReLU", "LeakyReLU", params=LeakyReLU.params,
+             arguments=("ograd", "data"), shape=_binary_same_shape, kind=Kind.ELEMWISE,
+             body=_lrelu_grad_body, inplace=((0, 0), (1, 0)),
+             doc="LeakyReLU's data gradient (leaky, rrelu, elu, selu, gelu) from ograd and the input.")
+
+
+def _prelu_back_shape(p: dict, ins: list, aux: list):
+    return list(ins), [ins[1]], []
+
+
+_backward_op("_backward_PReLU_data", "LeakyReLU", arguments=("ograd", "data", "gamma"),
+             shape=_prelu_back_shape, kind=Kind.OUT_ELEMWISE_FUSABLE,
+             lower={"cpu": nl.prelu_data_lower}, extra={"epilogue": True},
+             doc="prelu's data gradient: ograd where data > 0, else ograd * gamma[channel].")
+_backward_op("_backward_PReLU_gamma", "LeakyReLU", arguments=("ograd", "data"),
+             shape=_binary_same_shape, kind=Kind.ELEMWISE, body=lambda p: (prelu_gamma_grad, ()),
+             doc="prelu's per-element gamma contribution ograd * min(data, 0) (summed by the rule).")

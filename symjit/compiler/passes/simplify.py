@@ -1,5 +1,8 @@
 """Pass 2b: graph simplifications that enable fusion (Graph -> Graph).
 
+``eliminate_dead_backward``: backward ops whose outputs nobody reads (the gradient of an input
+whose grad_req is 'null', such as the data of the first layer) are removed.
+
 ``fold_batchnorm_inference``: a BatchNorm that normalises with its moving statistics (inference
 mode, or ``use_global_stats``) and whose saved mean/var outputs nobody reads becomes the broadcast
 elementwise op ``_BatchNorm_inference`` over the data and its per-channel parameters reshaped to
@@ -54,6 +57,30 @@ def fold_batchnorm_inference(g: Graph) -> Graph:
     return g
 
 
-def simplify(g: Graph) -> Graph:
-    """All simplifications, in order."""
-    return fold_batchnorm_inference(g)
+def eliminate_dead_backward(g: Graph) -> Graph:
+    """Drop backward ops none of whose outputs is read or handed out (a gradient rule computes
+    every input's gradient; those of arguments with grad_req 'null' are dead)."""
+    keep = [True] * len(g.ops)
+    changed = True
+    while changed:
+        read = {i for op, k in zip(g.ops, keep) if k for i in op.inputs}
+        changed = False
+        for j, op in enumerate(g.ops):
+            if keep[j] and op.phase == "backward" and \
+                    not any(o in read or g.values[o].kind != "tmp" for o in op.outputs):
+                keep[j] = False
+                changed = True
+    if all(keep):
+        return g
+    g = g.copy()
+    g.ops = [op for op, k in zip(g.ops, keep) if k]
+    used = {v for op in g.ops for v in op.inputs + op.outputs}
+    for vid in [v for v, val in g.values.items() if val.kind == "tmp" and v not in used]:
+        del g.values[vid]
+    return g
+
+
+def simplify(g: Graph, fusion: bool = True) -> Graph:
+    """All simplifications, in order (the fusion-enabling rewrite only when fusing)."""
+    g = eliminate_dead_backward(g)
+    return fold_batchnorm_inference(g) if fusion else g

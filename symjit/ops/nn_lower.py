@@ -1,0 +1,374 @@
+"""CPU lowerings and gradient rules of the neural-network layers in :mod:`symjit.ops.nn`.
+
+Convolution and Pooling run the 2-D NCHW kernels of :mod:`symjit.kernels.cpu.conv` and
+:mod:`symjit.kernels.cpu.pool`; a 1-D (NCW) layer is the same kernel on an ``(N, C, 1, W)`` view
+with a ``(1, k)`` window. Geometry is emitted as ``np.int64`` constants so that one compiled
+kernel serves every geometry (plain literals would make Numba specialise on their values).
+Convolution picks the batch-parallel kernels at run time when each per-image GEMM is tiny
+(:func:`symjit.kernels.cpu.conv.conv2d_use_parallel`'s rule, evaluated inside the kernel).
+
+Gradients are graph nodes: internal ``_backward_*`` ops (registered in :mod:`symjit.ops.nn`) for
+convolution (data, weight and bias gradients as three ops, so that an unused one costs nothing
+once dead ops are dropped), pooling and embedding; elementwise products for Dropout; an
+elementwise ``_backward_LeakyReLU`` for leaky/elu/selu/gelu/rrelu; and for prelu an
+epilogue op for the data gradient plus an elementwise op and a ``sum`` for ``gamma``.
+
+>>> _tuple((3, 1))
+'(np.int64(3), np.int64(1))'
+"""
+from __future__ import annotations
+
+from .lowering import KCPU, call, elem_index
+from .rules import window_params
+
+__all__ = [
+    "conv_lower", "conv_grad", "conv_data_lower", "conv_weight_lower", "conv_bias_lower",
+    "pool_lower", "pool_grad", "pool_args", "pool_backward_lower", "embed_lower", "embed_grad",
+    "embed_backward_lower", "dropout_lower", "dropout_grad", "lrelu_lower", "lrelu_grad",
+    "prelu_data_lower",
+]
+
+
+def literal(value: float, dtype) -> str:
+    """A float constant as source, typed like the arrays it meets (float32 stays float32)."""
+    return f"np.{dtype.name}({float(value)!r})"
+
+
+def _tuple(values) -> str:
+    """A tuple of int64 constants as source (typed int64, not as literals Numba specialises on)."""
+    return "(" + ", ".join(f"np.int64({int(v)})" for v in values) + ")"
+
+
+def _as4d(k, arr: str) -> str:
+    """``arr`` itself when 4-D, else an ``(N, C, 1, W)`` view of a 3-D array."""
+    if len(k.info[arr].shape) == 4:
+        return arr
+    name = k.tmp("v")
+    k.line(f"{name} = {arr}.reshape({arr}.shape[0], {arr}.shape[1], 1, {arr}.shape[2])")
+    return name
+
+
+def _geometry(p: dict, nd: int) -> tuple[str, str, str]:
+    """Source of the 2-D ``(stride, pad, dilate)`` tuples; a 1-D window gets a leading unit axis."""
+    stride, dilate, pad = window_params(p, nd)
+    if nd == 1:
+        stride, dilate, pad = (1, *stride), (1, *dilate), (0, *pad)
+    return _tuple(stride), _tuple(pad), _tuple(dilate)
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolution
+
+
+def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: dict,
+               wshape: tuple[int, ...], dt: str) -> None:
+    """Emit one convolution kernel call with its im2col scratch, serial or batch-parallel.
+
+    ``arrays`` are the 4-D data-like, weight-like and output-like arrays (which are the kernel's
+    inputs or outputs depends on ``kind``); ``args`` the kernel's array arguments; ``wshape`` the
+    static weight shape and ``dt`` the dtype name. Whether the batch-parallel kernels pay is
+    decided here by :func:`~symjit.kernels.cpu.conv.conv2d_use_parallel` (weight shape and thread
+    count, both fixed for a bound network); the kernel then uses them when the batch has more than
+    one image. The thread count is baked in: ``numba.get_num_threads()`` inside a generated kernel
+    would make it uncachable.
+    """
+    import numba  # deferred: importing the ops registry must not load Numba or the kernels
+
+    from symjit.kernels.cpu.conv import conv2d_use_parallel
+    d, w, o = arrays
+    mod = f"{KCPU}.conv"
+    stride, pad, dilate = _geometry(p, len(p["kernel"]))
+    groups = f"np.int64({p['num_group']})"
+    kg, length, n, m, cols = (k.tmp(s) for s in ("kg", "len", "n", "m", "cols"))
+    k.line(f"{kg} = {w}.shape[1] * {w}.shape[2] * {w}.shape[3]")
+    k.line(f"{length} = {d}.shape[1] * {w}.shape[2] * {w}.shape[3] * {o}.shape[2] * {o}.shape[3]")
+    k.line(f"{m} = {w}.shape[0] * {kg}" if kind == "backward_weight" else f"{m} = 0")
+    k.line(f"{n} = {d}.shape[0]")
+    call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
+    nthreads = numba.get_num_threads()
+    w4 = wshape if len(wshape) == 4 else (wshape[0], wshape[1], 1, wshape[2])
+    ser = k.imp(mod, f"conv2d_{kind}")
+    parallel = conv2d_use_parallel((2, *w4[1:]), w4, p["num_group"], nthreads)
+    if parallel:
+        par = k.imp(mod, f"conv2d_{kind}_parallel")
+        k.line(f"if {n} > 1:")
+        k.line(f"    {cols} = np.empty((min(np.int64({nthreads}), {n}), {length} + 2 * {m}), np.{dt})")
+        k.line(f"    {par}({call_args})")
+        k.line("else:")
+        k.indent += 1
+    k.line(f"{cols} = np.empty((1, {length} + {m}), np.{dt})")
+    k.line(f"{ser}({call_args})")
+    if parallel:
+        k.indent -= 1
+
+
+def _dt(k, arr: str) -> str:
+    return k.info[arr].dtype.name
+
+
+def conv_lower(k, node, ins, outs):
+    """Convolution into the output; the epilogue adds ``bias[f]`` per element (channel axis 1)."""
+    x, w, out = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
+    _emit_conv(k, "forward", (x, w, out), [x, w, out], node.params, k.info[ins[1]].shape, _dt(k, ins[0]))
+    if node.params["no_bias"]:
+        return None
+    bias, name = ins[2], outs[0]
+    return lambda idx: f"{name}[{elem_index(idx)}] + {bias}[{idx[1]}]"
+
+
+def conv_data_lower(k, node, ins, outs):
+    """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
+    dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
+    _emit_conv(k, "backward_data", (dx, w, dout), [dout, w, dx], node.params, k.info[ins[2]].shape,
+               _dt(k, ins[0]))
+
+
+def conv_weight_lower(k, node, ins, outs):
+    """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
+    dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
+    _emit_conv(k, "backward_weight", (x, dw, dout), [dout, x, dw], node.params, k.info[outs[0]].shape,
+               _dt(k, ins[0]))
+
+
+def conv_bias_lower(k, node, ins, outs):
+    """``_backward_Convolution_bias(ograd) -> dbias``: the sum over every axis but 1."""
+    call(k, "conv", "conv_bias_grad", _as4d(k, ins[0]), outs[0])
+
+
+def conv_grad(b, node, ograds):
+    """Data, weight and (unless no_bias) bias gradients, one internal op each."""
+    dout = ograds[0]
+    x, w = node.inputs[0], node.inputs[1]
+    p = node.params
+    grads = [b.add("_backward_Convolution_data", [dout, x, w], params=p)[0],
+             b.add("_backward_Convolution_weight", [dout, x, w], params=p)[0]]
+    if not p["no_bias"]:
+        grads.append(b.add("_backward_Convolution_bias", [dout], params=p)[0])
+    return grads
+
+
+# ---------------------------------------------------------------------------------------------
+# Pooling
+
+
+def _pool_geometry(k, p: dict, x4: str) -> tuple[str, str, str]:
+    if p["global_pool"]:
+        return (f"({x4}.shape[2], {x4}.shape[3])", _tuple((1, 1)), _tuple((0, 0)))
+    kern = p["kernel"]
+    stride, _, pad = window_params(p, len(kern))
+    if len(kern) == 1:
+        kern, stride, pad = (1, *kern), (1, *stride), (0, *pad)
+    return _tuple(kern), _tuple(stride), _tuple(pad)
+
+
+def _include_pad(p: dict) -> str:
+    cip = p["count_include_pad"]
+    return f"np.bool_({cip is None or bool(cip)})"
+
+
+def _flat_loop(k, arrays: list[str], body: str) -> None:
+    """``for i in range(size): body`` over flat views of same-size ``arrays`` (``{0}``... in body)."""
+    flats = [k.tmp("f") for _ in arrays]
+    for f, a in zip(flats, arrays):
+        k.line(f"{f} = {a}.reshape(-1)")
+    i = k.tmp("i")
+    k.line(f"for {i} in range({flats[0]}.size):")
+    k.line("    " + body.format(*[f"{f}[{i}]" for f in flats]))
+
+
+def _lp_forward(k, p: dict, x: str, out: str, geo: tuple[str, str, str], dt: str) -> None:
+    """Lp pooling: ``root_p(sum of x**p)`` with a sign-preserving root (odd p; as cbrt for p=3)."""
+    pv = p["p_value"]
+    xp = k.tmp("xp")
+    k.line(f"{xp} = np.empty({x}.shape, np.{dt})")
+    _flat_loop(k, [xp, x], f"{{0}} = {{1}} ** np.int64({pv})")
+    call(k, "pool", "sum_pool2d_forward", xp, out, *geo)
+    if pv != 1:
+        _flat_loop(k, [out], f"{{0}} = math.copysign(abs({{0}}) ** (1.0 / {pv}), {{0}})")
+
+
+def _lp_backward(k, p: dict, arrays: tuple[str, str, str, str], geo: tuple[str, str, str], dt: str) -> None:
+    """``dx = sum_pool_backward(dout * |y|**(1-p)) * x**(p-1)`` (0 where y == 0 and p > 1)."""
+    dout, x, y, dx = arrays
+    pv = p["p_value"]
+    if pv == 1:
+        call(k, "pool", "sum_pool2d_backward", dout, dx, *geo)
+        return
+    t = k.tmp("t")
+    k.line(f"{t} = np.empty({dout}.shape, np.{dt})")
+    _flat_loop(k, [t, dout, y], f"{{0}} = 0.0 if {{2}} == 0 else {{1}} * abs({{2}}) ** np.int64({1 - pv})")
+    call(k, "pool", "sum_pool2d_backward", t, dx, *geo)
+    _flat_loop(k, [dx, x], f"{{0}} *= {{1}} ** np.int64({pv - 1})")
+
+
+def pool_lower(k, node, ins, outs):
+    """max/avg/sum/lp pooling on 4-D views (global pooling: the window is the whole input)."""
+    p = node.params
+    kind = p["pool_type"]
+    x, out = _as4d(k, ins[0]), _as4d(k, outs[0])
+    geo = _pool_geometry(k, p, x)
+    if kind == "lp":
+        _lp_forward(k, p, x, out, geo, k.info[ins[0]].dtype.name)
+        return
+    extra = [_include_pad(p)] if kind == "avg" else []
+    call(k, "pool", f"{kind}_pool2d_forward", x, out, *geo, *extra)
+
+
+def pool_backward_lower(k, node, ins, outs):
+    """``_backward_Pooling(ograd, data[, output]) -> ddata`` (max recomputes each window's
+    argmax; lp also reads the forward output)."""
+    p = node.params
+    kind = p["pool_type"]
+    dout, x, dx = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
+    geo = _pool_geometry(k, p, x)
+    if kind == "max":
+        call(k, "pool", "max_pool2d_backward", x, dout, dx, *geo)
+    elif kind == "avg":
+        call(k, "pool", "avg_pool2d_backward", dout, dx, *geo, _include_pad(p))
+    elif kind == "sum":
+        call(k, "pool", "sum_pool2d_backward", dout, dx, *geo)
+    else:
+        _lp_backward(k, p, (dout, x, _as4d(k, ins[2]), dx), geo, k.info[ins[0]].dtype.name)
+
+
+def pool_args(p: dict) -> list[str]:
+    """Inputs of ``_backward_Pooling``: lp also needs the forward output."""
+    return ["ograd", "data", "output"] if p["pool_type"] == "lp" else ["ograd", "data"]
+
+
+def pool_grad(b, node, ograds):
+    ins = [ograds[0], node.inputs[0]] + ([node.outputs[0]] if node.params["pool_type"] == "lp" else [])
+    return [b.add("_backward_Pooling", ins, params=node.params)[0]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding
+
+
+def embed_lower(k, node, ins, outs):
+    """Row lookup on flat views: indices ``(M,)``, weight ``(V, D)``, out ``(M, D)``."""
+    (data, w), out = ins, outs[0]
+    idx, o2 = k.tmp("idx"), k.tmp("o")
+    k.line(f"{idx} = {data}.reshape(-1)")
+    k.line(f"{o2} = {out}.reshape(-1, {out}.shape[-1])")
+    call(k, "embed", "embedding_forward", idx, w, o2)
+
+
+def embed_backward_lower(k, node, ins, outs):
+    """``_backward_Embedding(ograd, data) -> dweight``: zero, then scatter-add rows."""
+    dout, data = ins
+    idx, d2 = k.tmp("idx"), k.tmp("d")
+    k.line(f"{idx} = {data}.reshape(-1)")
+    k.line(f"{d2} = {dout}.reshape(-1, {dout}.shape[-1])")
+    call(k, "embed", "embedding_backward", idx, d2, outs[0], "False")
+
+
+def embed_grad(b, node, ograds):
+    """No gradient for the indices; the weight gets the scatter-added head gradient."""
+    p = node.params
+    dw = b.add("_backward_Embedding", [ograds[0], node.inputs[0]], params={
+        "input_dim": p["input_dim"], "output_dim": p["output_dim"]}, raw=True)[0]
+    return [None, dw]
+
+
+# ---------------------------------------------------------------------------------------------
+# Dropout
+
+
+def _drops(node) -> bool:
+    return node.params["mode"] == "always" or node.train
+
+
+def dropout_lower(k, node, ins, outs):
+    """Fill the mask (random in training or mode='always', ones otherwise); the epilogue
+    multiplies (or copies) each element."""
+    x, out, mask = ins[0], outs[0], outs[1]
+    flat = k.tmp("m")
+    if _drops(node):
+        call(k, "random", "dropout_mask", mask, f"np.float64({float(node.params['p'])!r})", "np.int64(-1)")
+    else:
+        k.line(f"{flat} = {mask}.reshape(-1)")
+        k.line(f"{flat}[:] = 1")
+    mshape, oshape = k.info[mask].shape, k.info[out].shape
+
+    def expr(idx: list[str]) -> str:
+        if not _drops(node):
+            return f"{x}[{elem_index(idx)}]"
+        midx = ", ".join("0" if m == 1 and o != 1 else i for i, m, o in zip(idx, mshape, oshape))
+        return f"{x}[{elem_index(idx)}] * {mask}[{midx}]"
+    return expr
+
+
+def dropout_grad(b, node, ograds):
+    """``dout * mask`` (elementwise; broadcast when the mask is shared along ``axes``)."""
+    dout, mask = ograds[0], node.outputs[1]
+    same = b.g.values[mask].shape == b.g.values[dout].shape
+    return [b.add1("elemwise_mul" if same else "broadcast_mul", dout, mask)]
+
+
+# ---------------------------------------------------------------------------------------------
+# LeakyReLU
+
+
+def _channel(k, gamma: str, idx: list[str]) -> str:
+    return "0" if k.info[gamma].shape == (1,) or len(idx) < 2 else idx[1]
+
+
+def lrelu_lower(k, node, ins, outs):
+    """Every act_type as an element expression (so ops after it fuse into the loop);
+    rrelu also fills its ``mask`` output with the slope it used."""
+    p = node.params
+    x, out = ins[0], outs[0]
+    dt = k.info[out].dtype
+    leaky = k.module.body(prelu_forward)
+    if p["act_type"] == "prelu":
+        gamma = ins[1]
+        return lambda idx: (f"{leaky}({x}[{elem_index(idx)}], "
+                            f"{gamma}[{_channel(k, gamma, idx)}])")
+    if p["act_type"] == "rrelu":
+        flat = k.tmp("m")
+        k.line(f"{flat} = {outs[1]}.reshape(-1)")
+        k.line(f"{flat}[:] = {literal(rrelu_slope(p), dt)}")
+    fn, consts = node.op.body(p)
+    alias = k.module.body(fn)
+    args = "".join(f", {literal(c, dt)}" for c in consts)
+    return lambda idx: f"{alias}({x}[{elem_index(idx)}]{args})"
+
+
+def rrelu_slope(p: dict) -> float:
+    """The fixed slope symjit's rrelu uses: the mean of the bounds (MXNet's inference slope)."""
+    return (p["lower_bound"] + p["upper_bound"]) / 2.0
+
+
+def prelu_forward(x: float, gamma: float) -> float:
+    """x if x > 0 else gamma * x (the scalar body of prelu)."""
+    return x if x > 0.0 else gamma * x
+
+
+def prelu_data_grad(g: float, x: float, gamma: float) -> float:
+    """d prelu / d x times the head gradient."""
+    return g if x > 0.0 else g * gamma
+
+
+def prelu_data_lower(k, node, ins, outs):
+    """``_backward_PReLU_data(ograd, data, gamma)``: ``g`` where x > 0, else ``g * gamma[c]``."""
+    g, x, gamma = ins
+    sel = k.module.body(prelu_data_grad)
+    return lambda idx: (f"{sel}({g}[{elem_index(idx)}], {x}[{elem_index(idx)}], "
+                        f"{gamma}[{_channel(k, gamma, idx)}])")
+
+
+def lrelu_grad(b, node, ograds):
+    """Elementwise ``_backward_LeakyReLU(dout, x)``; prelu: data and gamma gradients."""
+    p = node.params
+    dout, x = ograds[0], node.inputs[0]
+    if p["act_type"] != "prelu":
+        return [b.add("_backward_LeakyReLU", [dout, x], params=p)[0]]
+    gamma = node.inputs[1]
+    dx = b.add1("_backward_PReLU_data", dout, x, gamma)
+    contrib = b.add1("_backward_PReLU_gamma", dout, x)
+    if b.g.values[gamma].shape == (1,):
+        dg = b.add("sum", [contrib], params={}, raw=True)[0]
+    else:
+        dg = b.add1("sum", contrib, axis=(1,), exclude=True)
+    return [dx, dg]
