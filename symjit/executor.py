@@ -175,11 +175,22 @@ class Executor:
         return bound
 
     def _prepare(self, mode: str) -> None:
-        """Compile (or load from the kernel cache) every phase of a program for the bound arrays."""
-        prog = self._program(mode)
-        for phase, arrays in self._arrays(mode).items():
-            fn = getattr(prog.module, prog.program.entries[phase][0])
-            fn.compile(tuple(numba.typeof(a) for a in arrays))
+        """Compile (or load from the kernel cache) every phase of a program for the bound arrays.
+        A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh."""
+        for attempt in (0, 1):
+            prog = self._program(mode)
+            try:
+                for phase, arrays in self._arrays(mode).items():
+                    fn = getattr(prog.module, prog.program.entries[phase][0])
+                    fn.compile(tuple(numba.typeof(a) for a in arrays))
+                return
+            except (MXNetError, KeyboardInterrupt):
+                raise
+            except Exception:
+                if attempt:
+                    raise
+                purge(prog.module)
+                prog.module = None
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:
