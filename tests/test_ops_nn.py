@@ -496,7 +496,8 @@ def test_leaky_relu_hand_values_and_no_body_for_prelu_rrelu():
     fn, consts = op.body(op.parse_params({}))
     assert fn(-2.0, *consts) == -0.5  # default slope 0.25
     assert op.body(op.parse_params({"act_type": "prelu"})) is None
-    assert op.body(op.parse_params({"act_type": "rrelu"})) is None
+    fn, consts = op.body(op.parse_params({"act_type": "rrelu"}))   # fixed mean slope (documented)
+    assert fn(-1.0, *consts) == pytest.approx(-(0.125 + 0.334) / 2)
 
 
 @pytest.mark.parametrize("op", ["BlockGrad", "MakeLoss"])
