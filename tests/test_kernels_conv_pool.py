@@ -1,0 +1,524 @@
+"""Tests of the Numba CPU kernels for GEMM epilogues, convolution and pooling.
+
+References are plain numpy written here (einsum over kernel taps, explicit windows); backward
+kernels are also checked against central finite differences in float64 on tiny shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from symjit.kernels.cpu import conv, gemm, pool
+
+from symjit.base import MXNetError
+
+DTYPES = [np.float32, np.float64]
+
+
+def tol(dtype):
+    return {"rtol": 2e-4, "atol": 2e-4} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-10}
+
+
+def rand(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+# =============================================================================================
+# GEMM
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 5), (100, 784, 128), (3, 0, 4)])
+def test_gemm_variants(dtype, m, k, n):
+    rng = np.random.default_rng(0)
+    a, b = rand(rng, (m, k), dtype), rand(rng, (n, k), dtype)
+    bias = rand(rng, (n,), dtype)
+    out = np.full((m, n), np.nan, dtype)
+    gemm.check_gemm("nt", a, b, out)
+    gemm.gemm_nt(a, b, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.T.astype(np.float64), **tol(dtype))
+    gemm.gemm_nt_bias(a, b, bias, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.T + bias, **tol(dtype))
+
+    bn = np.ascontiguousarray(b.T)  # (k, n)
+    out[:] = np.nan
+    gemm.check_gemm("nn", a, bn, out)
+    gemm.gemm_nn(a, bn, out)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ bn, **tol(dtype))
+
+    d = rand(rng, (m, n), dtype)  # dout.T @ x: (n, k)
+    wgrad = np.full((n, k), np.nan, dtype)
+    gemm.check_gemm("tn", d, a, wgrad)
+    gemm.gemm_tn(d, a, wgrad)
+    np.testing.assert_allclose(wgrad, d.T.astype(np.float64) @ a, **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bias_and_col_sum(dtype):
+    rng = np.random.default_rng(1)
+    x = rand(rng, (9, 6), dtype)
+    bias = rand(rng, (6,), dtype)
+    y = x.copy()
+    gemm.check_bias("add_bias_rows", y, bias)
+    gemm.add_bias_rows(y, bias)
+    np.testing.assert_allclose(y, x + bias[None, :], **tol(dtype))
+    s = np.full(6, np.nan, dtype)
+    gemm.check_col_sum("col_sum", x, s)
+    gemm.col_sum(x, s)
+    np.testing.assert_allclose(s, x.astype(np.float64).sum(axis=0), **tol(dtype))
+    gemm.col_sum_accumulate(x, s)
+    np.testing.assert_allclose(s, 2 * x.astype(np.float64).sum(axis=0), **tol(dtype))
+
+
+def test_gemm_checks_name_argument_and_shapes():
+    a, b = np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32)
+    with pytest.raises(ValueError, match=r"gemm_nt: argument 'b' has shape \(4,5\), expected \(4,3\)"):
+        gemm.check_gemm("nt", a, b, np.zeros((2, 4), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'out' has shape \(2,5\), expected \(2,4\)"):
+        gemm.check_gemm("nt", a, np.zeros((4, 3), np.float32), np.zeros((2, 5), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'b' has dtype float64 but 'a' has float32"):
+        gemm.check_gemm("nn", a, np.zeros((3, 4)), np.zeros((2, 4), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'a' has dtype int32 \(shape \(2,3\)\)"):
+        gemm.check_gemm("nn", a.astype(np.int32), b, b)
+    with pytest.raises(ValueError, match=r"argument 'a' \(shape \(3,2\)\) must be C-contiguous"):
+        gemm.check_gemm("nn", a.T, b, b)
+    with pytest.raises(MXNetError, match=r"argument 'bias' has shape \(3,\), expected \(4,\)"):
+        gemm.check_bias("gemm_nt_bias", np.zeros((2, 4)), np.zeros(3))
+    with pytest.raises(ValueError, match=r"col_sum: argument 'out' has shape \(2,\), expected \(3,\)"):
+        gemm.check_col_sum("col_sum", np.zeros((5, 3)), np.zeros(2))
+
+
+# =============================================================================================
+# Convolution: numpy references.
+
+
+def ref_padded_patches(x, kh, kw, stride, pad, dilate, oh, ow):
+    """``patch[i][j]`` = the (N, C, OH, OW) input values the tap (i, j) multiplies."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
+    sh, sw = stride
+    return [[xp[:, :, i * dilate[0]:i * dilate[0] + sh * (oh - 1) + 1:sh,
+                j * dilate[1]:j * dilate[1] + sw * (ow - 1) + 1:sw] for j in range(kw)] for i in range(kh)]
+
+
+def ref_conv(x, w, stride, pad, dilate, groups):
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    oh, ow = conv.conv2d_output_size((h, wd), (kh, kw), stride, pad, dilate)
+    patches = ref_padded_patches(x, kh, kw, stride, pad, dilate, oh, ow)
+    out = np.zeros((n, f, oh, ow))
+    fg = f // groups
+    for g in range(groups):
+        fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+        for i in range(kh):
+            for j in range(kw):
+                out[:, fs] += np.einsum("nchw,fc->nfhw", patches[i][j][:, cs], w[fs, :, i, j])
+    return out
+
+
+def ref_conv_backward(x, w, dout, stride, pad, dilate, groups):
+    """(dx, dw) of ``sum(conv(x, w) * dout)``."""
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    oh, ow = dout.shape[2:]
+    patches = ref_padded_patches(x, kh, kw, stride, pad, dilate, oh, ow)
+    dxp = np.zeros((n, c, h + 2 * pad[0], wd + 2 * pad[1]))
+    dw = np.zeros(w.shape)
+    fg = f // groups
+    sh, sw = stride
+    for g in range(groups):
+        fs, cs = slice(g * fg, (g + 1) * fg), slice(g * cg, (g + 1) * cg)
+        for i in range(kh):
+            for j in range(kw):
+                y0, x0 = i * dilate[0], j * dilate[1]
+                dxp[:, cs, y0:y0 + sh * (oh - 1) + 1:sh, x0:x0 + sw * (ow - 1) + 1:sw] += np.einsum(
+                    "nfhw,fc->nchw", dout[:, fs], w[fs, :, i, j])
+                dw[fs, :, i, j] = np.einsum("nfhw,nchw->fc", dout[:, fs], patches[i][j][:, cs])
+    return dxp[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + wd], dw
+
+
+# (x shape, w shape, stride, pad, dilate, groups)
+CONV_CASES = [
+    ((2, 1, 7, 7), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 3, 9, 8), (4, 3, 3, 2), (2, 1), (1, 2), (1, 1), 1),
+    ((1, 4, 11, 10), (6, 2, 3, 3), (1, 2), (2, 1), (2, 3), 2),
+    ((3, 6, 5, 7), (6, 1, 2, 3), (3, 2), (1, 1), (1, 2), 6),
+    ((2, 2, 6, 6), (2, 2, 1, 1), (2, 2), (0, 0), (1, 1), 1),
+    ((1, 3, 4, 5), (5, 3, 4, 5), (1, 1), (0, 0), (1, 1), 1),  # kernel covers the whole input
+    ((2, 2, 3, 3), (3, 2, 3, 3), (1, 1), (4, 4), (1, 1), 1),  # pad larger than the kernel
+]
+
+
+def make_conv(case, dtype, seed=0):
+    xs, ws, stride, pad, dilate, groups = case
+    rng = np.random.default_rng(seed)
+    x, w = rand(rng, xs, dtype), rand(rng, ws, dtype)
+    oh, ow = conv.conv2d_output_size(xs[2:], ws[2:], stride, pad, dilate)
+    out_shape = (xs[0], ws[0], oh, ow)
+    return x, w, out_shape, (stride, pad, dilate, groups)
+
+
+def scratch(kind, x, w, out_shape, groups, nchunks=1):
+    shape = conv.conv2d_cols_shape(kind, x.shape, w.shape, out_shape, groups, nchunks)
+    return np.full(shape, np.nan, x.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_forward(case, dtype):
+    x, w, out_shape, args = make_conv(case, dtype)
+    expect = ref_conv(x, w, *args)
+    cols = scratch("forward", x, w, out_shape, args[3])
+    out = np.full(out_shape, np.nan, dtype)
+    conv.check_conv2d("forward", x, w, out, cols, *args)
+    for kernel in (conv.conv2d_forward, conv.conv2d_forward_direct):
+        out[:] = np.nan
+        kernel(x, w, out, cols, *args)
+        np.testing.assert_allclose(out, expect, **tol(dtype))
+    for nch in (2, 3):
+        out[:] = np.nan
+        conv.conv2d_forward_parallel(x, w, out, scratch("forward", x, w, out_shape, args[3], nch), *args)
+        np.testing.assert_allclose(out, expect, **tol(dtype))
+    bias = rand(np.random.default_rng(5), (w.shape[0],), dtype)
+    conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
+    conv.conv2d_forward_bias(x, w, bias, out, cols, *args)
+    np.testing.assert_allclose(out, expect + bias[None, :, None, None], **tol(dtype))
+    conv.conv2d_forward(x, w, out, cols, *args)
+    conv.add_channel_bias(out, bias)
+    np.testing.assert_allclose(out, expect + bias[None, :, None, None], **tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_backward(case, dtype):
+    x, w, out_shape, args = make_conv(case, dtype)
+    dout = rand(np.random.default_rng(7), out_shape, dtype)
+    ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
+    groups = args[3]
+    for nch in (1, 2):
+        par = nch > 1
+        dx = np.full(x.shape, np.nan, dtype)
+        cols = scratch("backward_data", x, w, out_shape, groups, nch)
+        conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
+        (conv.conv2d_backward_data_parallel if par else conv.conv2d_backward_data)(dout, w, dx, cols, *args)
+        np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
+        dw = np.full(w.shape, np.nan, dtype)
+        cols = scratch("backward_weight", x, w, out_shape, groups, nch)
+        conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
+        kernel = conv.conv2d_backward_weight_parallel if par else conv.conv2d_backward_weight
+        kernel(dout, x, dw, cols, *args)
+        np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
+    db = np.full(w.shape[0], np.nan, dtype)
+    conv.check_conv_bias_grad(dout, db)
+    conv.conv_bias_grad(dout, db)
+    np.testing.assert_allclose(db, dout.astype(np.float64).sum(axis=(0, 2, 3)), **tol(dtype))
+
+
+def conv_loss(x, w, r, args):
+    out = np.empty(r.shape)
+    conv.conv2d_forward(x, w, out, scratch("forward", x, w, r.shape, args[3]), *args)
+    return float((out * r).sum())
+
+
+@pytest.mark.parametrize("case", [CONV_CASES[1], CONV_CASES[2], CONV_CASES[3]])
+def test_conv_backward_finite_differences(case):
+    x, w, out_shape, args = make_conv(case, np.float64, seed=3)
+    r = rand(np.random.default_rng(4), out_shape, np.float64)
+    dx, dw = np.empty_like(x), np.empty_like(w)
+    conv.conv2d_backward_data(r, w, dx, scratch("backward_data", x, w, out_shape, args[3]), *args)
+    conv.conv2d_backward_weight(r, x, dw, scratch("backward_weight", x, w, out_shape, args[3]), *args)
+    eps = 1e-6
+    for arr, grad in ((x, dx), (w, dw)):
+        num = np.empty_like(arr)
+        for idx in np.ndindex(arr.shape):
+            keep = arr[idx]
+            arr[idx] = keep + eps
+            up = conv_loss(x, w, r, args)
+            arr[idx] = keep - eps
+            down = conv_loss(x, w, r, args)
+            arr[idx] = keep
+            num[idx] = (up - down) / (2 * eps)
+        np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-7)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_conv_random_shapes(data):
+    groups = data.draw(st.sampled_from([1, 2, 3]))
+    cg = data.draw(st.integers(1, 3))
+    fg = data.draw(st.integers(1, 3))
+    kh, kw = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 4))
+    stride = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    dilate = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    pad = (data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3)))
+    span = (dilate[0] * (kh - 1) + 1, dilate[1] * (kw - 1) + 1)
+    h = data.draw(st.integers(max(1, span[0] - 2 * pad[0]), span[0] + 8))
+    wd = data.draw(st.integers(max(1, span[1] - 2 * pad[1]), span[1] + 8))
+    n = data.draw(st.integers(1, 3))
+    dtype = data.draw(st.sampled_from(DTYPES))
+    case = ((n, cg * groups, h, wd), (fg * groups, cg, kh, kw), stride, pad, dilate, groups)
+    x, w, out_shape, args = make_conv(case, dtype, seed=data.draw(st.integers(0, 1000)))
+    out = np.full(out_shape, np.nan, dtype)
+    cols = scratch("forward", x, w, out_shape, groups)
+    conv.check_conv2d("forward", x, w, out, cols, *args)
+    conv.conv2d_forward(x, w, out, cols, *args)
+    np.testing.assert_allclose(out, ref_conv(x, w, *args), **tol(dtype))
+    dout = rand(np.random.default_rng(1), out_shape, dtype)
+    ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
+    dx, dw = np.full_like(x, np.nan), np.full_like(w, np.nan)
+    conv.conv2d_backward_data(dout, w, dx, scratch("backward_data", x, w, out_shape, groups), *args)
+    conv.conv2d_backward_weight(dout, x, dw, scratch("backward_weight", x, w, out_shape, groups), *args)
+    np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
+    np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
+
+
+def test_conv_checks_name_argument_and_shapes():
+    x, w = np.zeros((2, 4, 8, 8), np.float32), np.zeros((6, 2, 3, 3), np.float32)
+    args = ((1, 1), (0, 0), (1, 1), 2)
+    out = np.zeros((2, 6, 6, 6), np.float32)
+    cols = np.zeros(conv.conv2d_cols_shape("forward", x.shape, w.shape, out.shape, 2), np.float32)
+    conv.check_conv2d("forward", x, w, out, cols, *args)  # valid
+    with pytest.raises(ValueError, match=r"conv2d_forward: argument 'out' has shape \(2,6,5,5\), "
+                                         r"expected \(2,6,6,6\)"):
+        conv.check_conv2d("forward", x, w, np.zeros((2, 6, 5, 5), np.float32), cols, *args)
+    with pytest.raises(ValueError, match=r"argument 'w' has shape \(6,4,3,3\), expected \(6,2,3,3\)"):
+        conv.check_conv2d("forward", x, np.zeros((6, 4, 3, 3), np.float32), out, cols, *args)
+    with pytest.raises(ValueError, match=r"F=5 of 'w' \(5,2,3,3\) must be divisible by groups=2"):
+        conv.check_conv2d("forward", x, np.zeros((5, 2, 3, 3), np.float32), out, cols, *args)
+    with pytest.raises(ValueError, match=r"argument 'cols' has shape \(1,10\), expected \(1,"):
+        conv.check_conv2d("forward", x, w, out, np.zeros((1, 10), np.float32), *args)
+    with pytest.raises(ValueError, match=r"argument 'stride' must be a tuple of two ints >= 1"):
+        conv.check_conv2d("forward", x, w, out, cols, (0, 1), (0, 0), (1, 1), 2)
+    with pytest.raises(ValueError, match=r"does not fit 'x' \(2,4,8,8\)"):
+        conv.check_conv2d("forward", x, np.zeros((6, 2, 9, 9), np.float32), out, cols, *args)
+    with pytest.raises(ValueError, match=r"conv2d_backward_weight: argument 'dw' has dtype float64"):
+        conv.check_conv2d("backward_weight", x, w.astype(np.float64), out, cols, *args)
+    with pytest.raises(ValueError, match=r"argument 'bias' has shape \(5,\), expected \(6,\)"):
+        conv.check_conv2d("forward", x, w, out, cols, *args, bias=np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match=r"conv_bias_grad: argument 'db' has shape \(2,\), expected \(6,\)"):
+        conv.check_conv_bias_grad(out, np.zeros(2, np.float32))
+
+
+# =============================================================================================
+# Pooling: numpy references built from masks over a padded canvas.
+
+
+def ref_pool(x, kernel, stride, pad, convention, pool_type, count_include_pad=True):
+    """Forward pooling and, for each output, the (row, col) the max comes from (or -1)."""
+    n, c, h, w = x.shape
+    oh, ow = pool.pool_output_size((h, w), kernel, stride, pad, convention)
+    extra = (stride[0] * oh + kernel[0], stride[1] * ow + kernel[1])  # canvas big enough for 'full'
+    canvas_h, canvas_w = pad[0] + h + extra[0], pad[1] + w + extra[1]
+    real = np.zeros((canvas_h, canvas_w), bool)
+    real[pad[0]:pad[0] + h, pad[1]:pad[1] + w] = True
+    padded = np.zeros((canvas_h, canvas_w), bool)
+    padded[:2 * pad[0] + h, :2 * pad[1] + w] = True
+    vals = np.zeros((n, c, canvas_h, canvas_w))
+    vals[:, :, pad[0]:pad[0] + h, pad[1]:pad[1] + w] = x
+    out = np.zeros((n, c, oh, ow))
+    arg = np.full((n, c, oh, ow, 2), -1)
+    lowest = np.finfo(x.dtype).min
+    for i in range(oh):
+        for j in range(ow):
+            win = (slice(i * stride[0], i * stride[0] + kernel[0]),
+                   slice(j * stride[1], j * stride[1] + kernel[1]))
+            m = real[win]
+            v = vals[(slice(None), slice(None)) + win]
+            if pool_type == "max":
+                if not m.any():
+                    out[:, :, i, j] = lowest
+                    continue
+                flat = np.where(m, v, -np.inf).reshape(n, c, -1)
+                k = flat.argmax(axis=-1)  # first maximum
+                out[:, :, i, j] = flat.max(axis=-1)
+                rows, cols = np.unravel_index(k, m.shape)
+                arg[:, :, i, j, 0] = rows + i * stride[0] - pad[0]
+                arg[:, :, i, j, 1] = cols + j * stride[1] - pad[1]
+            else:
+                s = (v * m).sum(axis=(-2, -1))
+                if pool_type == "sum":
+                    out[:, :, i, j] = s
+                else:
+                    d = padded[win].sum() if count_include_pad else m.sum()
+                    out[:, :, i, j] = s / d if m.any() else 0.0
+    return out, arg
+
+
+def ref_pool_backward(x, dout, kernel, stride, pad, convention, pool_type, count_include_pad=True):
+    """dx of ``sum(pool(x) * dout)`` by pushing ``dout`` through each window."""
+    n, c, h, w = x.shape
+    _, arg = ref_pool(x, kernel, stride, pad, convention, pool_type, count_include_pad)
+    dx = np.zeros(x.shape)
+    oh, ow = dout.shape[2:]
+    for i in range(oh):
+        for j in range(ow):
+            if pool_type == "max":
+                for a in range(n):
+                    for b in range(c):
+                        r, q = arg[a, b, i, j]
+                        if r >= 0:
+                            dx[a, b, r, q] += dout[a, b, i, j]
+                continue
+            # avg/sum are linear: the gradient is the forward of a unit impulse, transposed.
+            h0, w0 = i * stride[0] - pad[0], j * stride[1] - pad[1]
+            rows = [r for r in range(h0, h0 + kernel[0]) if 0 <= r < h]
+            cols = [q for q in range(w0, w0 + kernel[1]) if 0 <= q < w]
+            if not rows or not cols:
+                continue
+            if pool_type == "sum":
+                d = 1
+            elif count_include_pad:
+                d = (min(h0 + kernel[0], h + pad[0]) - h0) * (min(w0 + kernel[1], w + pad[1]) - w0)
+            else:
+                d = len(rows) * len(cols)
+            dx[:, :, rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1] += dout[:, :, i:i + 1, j:j + 1] / d
+    return dx
+
+
+# (x shape, kernel, stride, pad, convention)
+POOL_CASES = [
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), "valid"),
+    ((1, 2, 7, 9), (3, 3), (2, 2), (1, 1), "valid"),
+    ((2, 2, 7, 9), (3, 2), (2, 3), (1, 0), "full"),
+    ((1, 1, 5, 5), (2, 2), (3, 3), (1, 1), "full"),   # last window lies in the padding only
+    ((1, 2, 6, 5), (3, 3), (1, 1), (2, 2), "valid"),  # pad ~ kernel: windows of pure padding
+    ((2, 1, 5, 6), (5, 6), (1, 1), (0, 0), "valid"),  # global pooling
+    ((1, 2, 13, 11), (4, 3), (3, 2), (1, 1), "full"),
+]
+
+
+def make_pool(case, dtype, seed=0, ties=False):
+    xs, kernel, stride, pad, convention = case
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-2, 3, xs).astype(dtype) if ties else rand(rng, xs, dtype)
+    oh, ow = pool.pool_output_size(xs[2:], kernel, stride, pad, convention)
+    return x, (xs[0], xs[1], oh, ow), (kernel, stride, pad)
+
+
+def run_pool_forward(pool_type, x, out, kp, include):
+    if pool_type == "max":
+        pool.max_pool2d_forward(x, out, *kp)
+    elif pool_type == "sum":
+        pool.sum_pool2d_forward(x, out, *kp)
+    else:
+        pool.avg_pool2d_forward(x, out, *kp, include)
+
+
+def run_pool_backward(pool_type, x, dout, dx, kp, include):
+    if pool_type == "max":
+        pool.max_pool2d_backward(x, dout, dx, *kp)
+    elif pool_type == "sum":
+        pool.sum_pool2d_backward(dout, dx, *kp)
+    else:
+        pool.avg_pool2d_backward(dout, dx, *kp, include)
+
+
+POOL_KINDS = [("max", True), ("sum", True), ("avg", True), ("avg", False)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", POOL_CASES)
+@pytest.mark.parametrize("pool_type,include", POOL_KINDS)
+def test_pool_forward_backward(case, dtype, pool_type, include):
+    for ties in (False, True):
+        x, out_shape, kp = make_pool(case, dtype, ties=ties)
+        out = np.full(out_shape, np.nan, dtype)
+        pool.check_pool2d(pool_type, x, out, *kp, case[4])
+        run_pool_forward(pool_type, x, out, kp, include)
+        expect, _ = ref_pool(x, *kp, case[4], pool_type, include)
+        np.testing.assert_allclose(out, expect, **tol(dtype))
+        dout = rand(np.random.default_rng(2), out_shape, dtype)
+        dx = np.full(x.shape, np.nan, dtype)
+        pool.check_pool2d(pool_type, dx, dout, *kp, case[4], x=x if pool_type == "max" else None)
+        run_pool_backward(pool_type, x, dout, dx, kp, include)
+        ref = ref_pool_backward(x, dout.astype(np.float64), *kp, case[4], pool_type, include)
+        np.testing.assert_allclose(dx, ref, **tol(dtype))
+
+
+def test_max_pool_ties_go_to_first_maximum():
+    x = np.array([[[[1.0, 3.0, 3.0], [3.0, 0.0, 2.0], [3.0, 3.0, 3.0]]]])
+    out, dx = np.empty((1, 1, 2, 2)), np.empty_like(x)
+    pool.max_pool2d_forward(x, out, (2, 2), (1, 1), (0, 0))
+    np.testing.assert_array_equal(out[0, 0], [[3, 3], [3, 3]])
+    pool.max_pool2d_backward(x, np.array([[[[1.0, 10.0], [100.0, 1000.0]]]]), dx, (2, 2), (1, 1), (0, 0))
+    # first maxima in row-major window order: (0,1), (0,1), (1,0), and for the window of
+    # rows 1-2, cols 1-2 (values 0, 2, 3, 3) the element (2,1).
+    np.testing.assert_array_equal(dx[0, 0], [[0, 11, 0], [100, 0, 0], [0, 1000, 0]])
+
+
+def test_max_pool_nan_propagates_and_empty_window_is_lowest():
+    x = np.array([[[[1.0, np.nan], [2.0, 0.5]]]])
+    out = np.empty((1, 1, 1, 1))
+    pool.max_pool2d_forward(x, out, (2, 2), (2, 2), (0, 0))
+    assert np.isnan(out[0, 0, 0, 0])
+    x = np.ones((1, 1, 5, 5), np.float32)
+    oh, ow = pool.pool_output_size((5, 5), (2, 2), (3, 3), (1, 1), "full")
+    out = np.empty((1, 1, oh, ow), np.float32)
+    pool.max_pool2d_forward(x, out, (2, 2), (3, 3), (1, 1))
+    assert (oh, ow) == (3, 3) and out[0, 0, 2, 2] == np.finfo(np.float32).min and out[0, 0, 0, 0] == 1
+
+
+@pytest.mark.parametrize("pool_type,include", POOL_KINDS)
+def test_pool_backward_finite_differences(pool_type, include):
+    case = ((1, 2, 5, 6), (3, 2), (2, 2), (1, 1), "full")
+    x, out_shape, kp = make_pool(case, np.float64, seed=11)
+    r = rand(np.random.default_rng(12), out_shape, np.float64)
+    dx = np.empty_like(x)
+    run_pool_backward(pool_type, x, r, dx, kp, include)
+    out = np.empty(out_shape)
+
+    def loss():
+        run_pool_forward(pool_type, x, out, kp, include)
+        return float((out * r).sum())
+
+    eps = 1e-6
+    num = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        keep = x[idx]
+        x[idx] = keep + eps
+        up = loss()
+        x[idx] = keep - eps
+        down = loss()
+        x[idx] = keep
+        num[idx] = (up - down) / (2 * eps)
+    np.testing.assert_allclose(dx, num, rtol=1e-6, atol=1e-7)
+
+
+def test_pool_output_size_conventions():
+    assert pool.pool_output_size((24, 24), (2, 2), (2, 2), (0, 0), "valid") == (12, 12)
+    # valid: floor(4/2)+1, floor(5/2)+1; full: ceil(4/2)+1, ceil(5/2)+1
+    assert pool.pool_output_size((7, 8), (3, 3), (2, 2), (0, 0), "valid") == (3, 3)
+    assert pool.pool_output_size((7, 8), (3, 3), (2, 2), (0, 0), "full") == (3, 4)
+    assert pool.pool_output_size((7, 8), (3, 3), (2, 2), (1, 1), "full", global_pool=True) == (1, 1)
+    assert pool.pool2d_params((7, 8), (3, 3), (2, 2), (1, 1), True) == ((7, 8), (1, 1), (0, 0))
+    with pytest.raises(ValueError, match=r"kernel \(5, 5\) exceeds the input \(3, 3\) padded by \(0, 0\)"):
+        pool.pool_output_size((3, 3), (5, 5), (1, 1), (0, 0))
+    with pytest.raises(ValueError, match=r"pooling_convention must be one of"):
+        pool.pool_output_size((3, 3), (1, 1), (1, 1), (0, 0), "ceil")
+
+
+def test_pool_checks_name_argument_and_shapes():
+    x = np.zeros((1, 2, 4, 4), np.float32)
+    with pytest.raises(ValueError, match=r"pool2d_max: argument 'out' has shape \(1,2,3,3\), expected "
+                                         r"\(1,2,2,2\) for kernel=\(2, 2\)"):
+        pool.check_pool2d("max", x, np.zeros((1, 2, 3, 3), np.float32), (2, 2), (2, 2), (0, 0))
+    pool.check_pool2d("max", x, np.zeros((1, 2, 3, 3), np.float32), (2, 2), (1, 1), (0, 0), "full")
+    with pytest.raises(ValueError, match=r"argument 'x' has shape \(1,2,4,5\), expected \(1,2,4,4\)"):
+        pool.check_pool2d("max", x, np.zeros((1, 2, 2, 2), np.float32), (2, 2), (2, 2), (0, 0),
+                          x=np.zeros((1, 2, 4, 5), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'data' must have 4 dimensions, got shape \(2,4,4\)"):
+        pool.check_pool2d("avg", x[0], np.zeros((1, 2, 2, 2), np.float32), (2, 2), (2, 2), (0, 0))
+    with pytest.raises(ValueError, match=r"argument 'out' has dtype float64 but 'data' has float32"):
+        pool.check_pool2d("sum", x, np.zeros((1, 2, 2, 2)), (2, 2), (2, 2), (0, 0))
+    with pytest.raises(ValueError, match=r"argument 'pad' must be a tuple of two ints >= 0"):
+        pool.check_pool2d("sum", x, np.zeros((1, 2, 2, 2), np.float32), (2, 2), (2, 2), (-1, 0))
+    with pytest.raises(ValueError, match=r"pool_type must be one of"):
+        pool.check_pool2d("lp", x, x, (2, 2), (2, 2), (0, 0))
+
+
+def test_conv_use_parallel_heuristic():
+    # per-group GEMM sizes F/g * C/g*KH*KW: 20*25 = 500 (small), 50*500 = 25000 (large)
+    assert conv.conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
+    assert not conv.conv2d_use_parallel((64, 20, 12, 12), (50, 20, 5, 5), 1, nthreads=2)
+    assert not conv.conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=1)
+    assert not conv.conv2d_use_parallel((1, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
