@@ -91,14 +91,14 @@ def _fc_grad(b, node, ograds):
     in_dim = b.g.values[w].shape[1]
     d2 = dout if len(b.g.values[dout].shape) == 2 else b.add1("Reshape", dout, shape=(-1, nh))
     x2 = x if len(xs) == 2 else b.add1("Reshape", x, shape=(-1, in_dim))
+    # weight and bias gradients first: x then dies before dx is computed, so the op consuming dx
+    # (e.g. the previous layer's activation gradient) can reuse x's buffer in place
+    dw = b.add1("dot", d2, x2, transpose_a=True)
+    db = None if p["no_bias"] else b.add1("sum", d2, axis=(0,))
     dx = b.add1("dot", d2, w)
     if b.g.values[dx].shape != xs:
         dx = b.add1("Reshape", dx, shape=xs)
-    dw = b.add1("dot", d2, x2, transpose_a=True)
-    grads = [dx, dw]
-    if not p["no_bias"]:
-        grads.append(b.add1("sum", d2, axis=(0,)))
-    return grads
+    return [dx, dw] + ([] if db is None else [db])
 
 
 FullyConnected = register(OpDef(

@@ -187,6 +187,8 @@ register(OpDef(
     dtype=_bn_backward_dtype,
     kind=Kind.OPAQUE,
     lower={"cpu": _bn_backward_lower_cpu},
+    # the kernel reads channel c of ograd and data completely before writing channel c of dx
+    inplace=((0, 0), (1, 0)),
     extra={"backward_of": "BatchNorm"},
     doc="BatchNorm's gradient (dx, dgamma, dbeta) from the head gradient and the saved mean and "
         "inverse std; with use_global_stats the statistics are constants.",

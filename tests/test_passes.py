@@ -1,0 +1,118 @@
+"""Pass tests that run nothing: graphs verified between passes, fused groups counted and compared
+with the expected grouping, memory plans checked for validity and against MXNet's figures."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.compiler.passes.autodiff import autodiff
+from symjit.compiler.passes.build import build_forward
+from symjit.compiler.passes.fuse import fuse
+from symjit.compiler.passes.plan import plan_memory
+from symjit.compiler.passes.simplify import simplify
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from examples.nets import deep_mlp, lenet, mlp  # noqa: E402
+
+MiB = 2 ** 20
+
+
+def lower(sym, data_shape, training: bool, fusion: bool = True, grad_data: bool = False):
+    names = sym.list_arguments() + sym.list_auxiliary_states()
+    arg_s, _, aux_s = sym.infer_shape(data=data_shape)
+    shapes = dict(zip(names, list(arg_s) + list(aux_s)))
+    fwd = build_forward(sym, shapes, {n: np.dtype("float32") for n in names}, training)
+    fwd.verify()
+    g = fwd
+    if training:
+        reqs = {n: ("write" if n not in ("data", "softmax_label") or grad_data else "null")
+                for n in sym.list_arguments()}
+        g = autodiff(fwd, reqs)
+        g.verify()
+    g = simplify(g, fusion)
+    g.verify()
+    groups = fuse(g, enabled=fusion)
+    return g, groups, plan_memory(g, groups)
+
+
+def check_plan(g, groups, plan) -> None:
+    """No two buffers alive at the same step overlap in memory; every temporary has a buffer;
+    in-place pairs share a buffer and a size."""
+    bufs = plan.buffers
+    for a in bufs:
+        for b in bufs:
+            if a["id"] < b["id"] and not (a["end"] < b["start"] or b["end"] < a["start"]):
+                oa, ob = plan.offsets[a["values"][0]], plan.offsets[b["values"][0]]
+                assert oa + a["size"] <= ob or ob + b["size"] <= oa, (a, b)
+    for o, i in plan.inplace:
+        assert plan.buffer_of[o] == plan.buffer_of[i]
+        assert g.values[o].nbytes == g.values[i].nbytes
+    assert max((plan.offsets[b["values"][0]] + b["size"] for b in bufs), default=0) == plan.planned_bytes
+
+
+@pytest.mark.parametrize("net, shape, training, limit", [
+    (deep_mlp, (100, 784), True, 4 * MiB),      # MXNet 1.9.1: 4 MB
+    (deep_mlp, (100, 784), False, 1 * MiB),     # MXNet 1.9.1: under 1 MB
+    (lenet, (64, 1, 28, 28), True, 12 * MiB),   # MXNet 1.9.1: 12 MB
+    (lenet, (64, 1, 28, 28), False, 4 * MiB),   # MXNet 1.9.1: 4 MB
+])
+def test_memory_no_more_than_mxnet(net, shape, training, limit):
+    g, groups, plan = lower(net(), shape, training)
+    check_plan(g, groups, plan)
+    assert plan.planned_bytes <= limit, f"{plan.planned_bytes / MiB:.2f} MiB > {limit / MiB:.0f} MiB"
+    assert plan.inplace, "expected in-place reuse"
+    assert plan.planned_bytes < plan.naive_bytes
+
+
+def test_inference_plan_frees_forward_values_early():
+    _, _, train = lower(deep_mlp(), (100, 784), True)
+    _, _, infer = lower(deep_mlp(), (100, 784), False)
+    assert infer.planned_bytes * 4 < train.planned_bytes
+
+
+def test_relu_runs_in_place_on_the_gemm_output():
+    g, groups, plan = lower(mlp(), (100, 784), False)
+    pairs = {(g.values[o].name, g.values[i].name) for o, i in plan.inplace}
+    assert ("relu1_output", "fc1_output") in pairs and ("relu2_output", "fc2_output") in pairs
+
+
+def test_mlp_grouping_forward_and_backward():
+    g, groups, _ = lower(mlp(), (100, 784), True)
+    kernels = [[op.name for op in grp.ops] for grp in groups if not grp.view]
+    assert kernels[:4] == [["fc1", "relu1"], ["fc2", "relu2"], ["fc3"], ["softmax"]]
+    fused_backward = [k for k in kernels if any(n.startswith("_backward_activation") for n in k)]
+    assert all(k[0].startswith("dot") for k in fused_backward)   # activation grad in the GEMM epilogue
+    assert any(any(n.startswith("sum") for n in k) for k in fused_backward), \
+        "the bias gradient sum should fuse into the loop computing its input"
+
+
+def test_batchnorm_inference_folds_into_gemm_epilogue():
+    g, groups, _ = lower(deep_mlp(3, 32), (8, 20), False)
+    kernels = [[op.op.name for op in grp.ops] for grp in groups if not grp.view]
+    assert kernels[0] == ["FullyConnected", "_BatchNorm_inference", "Activation"]
+    assert len(kernels) == 5   # 3 fused layers, the output layer, softmax
+
+
+def test_elementwise_chain_is_one_kernel_and_unfused_is_one_per_op():
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    net = mx.sym.tanh(mx.sym.sigmoid(x * 2.0 + 1.0) - x / 3.0) * y
+    shapes = {"x": (4, 5), "y": (4, 5)}
+    g = build_forward(net, shapes, {"x": np.dtype("float64"), "y": np.dtype("float64")}, False)
+    assert len(fuse(g)) == 1
+    assert len(fuse(g, enabled=False)) == len(g.ops) == 7
+
+
+def test_dead_backward_ops_are_removed():
+    g, _, _ = lower(mlp(), (10, 784), True, grad_data=False)
+    assert "data" not in g.grads
+    first_layer_dx = [op for op in g.ops if op.phase == "backward" and op.op.name == "dot"
+                      and g.values[op.inputs[1]].name == "fc1_weight"]
+    assert not first_layer_dx, "the data gradient of the first layer is dead and must be dropped"
+    g2, _, _ = lower(mlp(), (10, 784), True, grad_data=True)
+    assert "data" in g2.grads
