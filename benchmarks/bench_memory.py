@@ -45,7 +45,8 @@ def main() -> None:
         for mode in ("training", "inference"):
             c = plan(sym, shape, mode == "training")
             p = c.plan
-            print(f"{key:8s} {mode:10s} {sum(not grp.view for grp in c.groups):7d} {p.planned_bytes / 2**20:9.2f} MB "
+            kernels = sum(not grp.view for grp in c.groups)
+            print(f"{key:8s} {mode:10s} {kernels:7d} {p.planned_bytes / 2**20:9.2f} MB "
                   f"{p.naive_bytes / 2**20:9.2f} MB {len(p.inplace):8d}  {MXNET[(key, mode)]}")
 
 

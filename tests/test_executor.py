@@ -75,7 +75,7 @@ def test_inference_only_executor_has_no_backward_program():
 
 def test_reshape_shares_params_and_reuses_kernels():
     ex = fc_net().simple_bind(mx.cpu(), data=(3, 5), type_dict={"data": "float64"})
-    for n, a in ex.arg_dict.items():
+    for a in ex.arg_dict.values():
         a[:] = R.uniform(-1, 1, a.shape)
     ex.forward()
     ex2 = ex.reshape(data=(7, 5))
