@@ -82,7 +82,8 @@ def test_reshape_shares_params_and_reuses_kernels():
     assert ex2.arg_dict["fc_weight"] is ex.arg_dict["fc_weight"]
     ex2.arg_dict["data"][:] = R.uniform(-1, 1, (7, 5))
     out = ex2.forward()[0].asnumpy()
-    want = ex2.arg_dict["data"].asnumpy() @ ex.arg_dict["fc_weight"].asnumpy().T + ex.arg_dict["fc_bias"].asnumpy()
+    w, bias = ex.arg_dict["fc_weight"].asnumpy(), ex.arg_dict["fc_bias"].asnumpy()
+    want = ex2.arg_dict["data"].asnumpy() @ w.T + bias
     np.testing.assert_allclose(out, want, rtol=1e-12)
     src1 = ex._programs["infer"].program.source
     assert src1 == ex2._programs["infer"].program.source   # shape-generic: same kernels
@@ -122,7 +123,8 @@ def test_fused_equals_unfused(req):
     for fusion in (True, False):
         args = {n: mx.nd.array(v, dtype="float64") for n, v in base.items()}
         grads = {n: mx.nd.ones(v.shape, dtype="float64") for n, v in base.items()}
-        ex = Executor(_elementwise_net(), mx.cpu(), args, grads, req, config=Config.from_env().replace(fusion=fusion))
+        cfg = Config.from_env().replace(fusion=fusion)
+        ex = Executor(_elementwise_net(), mx.cpu(), args, grads, req, config=cfg)
         out = ex.forward(is_train=True)[0].asnumpy()
         ex.backward(mx.nd.array(head, dtype="float64"))
         n_groups = len(ex._programs["train"].groups)
