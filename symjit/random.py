@@ -28,7 +28,8 @@ _rng = np.random.default_rng()
 
 
 def seed(seed_state: int, ctx: Any = "all") -> None:
-    """Reseed the generator behind every ``mx.random`` function (``ctx`` is accepted and ignored).
+    """Reseed the generator behind every ``mx.random`` function and numba's generator used by
+    compiled kernels (Dropout masks) on this thread (``ctx`` is accepted and ignored).
 
     >>> import symjit as mx
     >>> mx.random.seed(1)
@@ -37,6 +38,8 @@ def seed(seed_state: int, ctx: Any = "all") -> None:
     if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
         raise ParamError(f"random.seed: seed_state must be an int, got {type(seed_state).__name__}")
     _rng = np.random.default_rng(int(seed_state))
+    from symjit.kernels.cpu.random import seed as seed_kernels   # Dropout masks in compiled code
+    seed_kernels(int(seed_state) % 2 ** 32)
 
 
 def _param(x: Any, where: str, arg: str) -> tuple[np.ndarray, NDArray | None]:

@@ -64,3 +64,15 @@ def test_axes_share_the_mask():
     head = np.ones(SHAPE)
     ex.backward([mx.nd.array(head, dtype="float64")])
     np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), mask, rtol=1e-12)
+
+
+def test_mx_random_seed_makes_dropout_masks_reproducible():
+    net = mx.sym.Dropout(mx.sym.Variable("x"), p=0.5)
+    masks = []
+    for _ in range(2):
+        mx.random.seed(5)
+        ex = net.simple_bind(mx.cpu(), x=(8, 16))
+        ex.arg_dict["x"][:] = 1.0
+        masks.append(ex.forward(is_train=True)[0].asnumpy())
+    np.testing.assert_array_equal(masks[0], masks[1])
+    assert 0 < (masks[0] == 0).sum() < masks[0].size
