@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from .base import MXNetError, dtype_name, np_dtype, shape_str
-from .compiler.cache import purge
+from .compiler.cache import load_module, purge
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config, default_config
 from .context import Context
@@ -97,8 +97,9 @@ class Executor:
         self._bound: dict[str, tuple] = {}
         self._monitor = None
         self._trained = False
-        self.outputs = self._make_outputs()
-        self._prepare("train" if any(r != "null" for r in self._grad_req.values()) else "infer")
+        main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
+        self.outputs = self._make_outputs(self._program(main_mode, load=False))
+        self._prepare(main_mode)
 
     # --- binding -------------------------------------------------------------------------------
     def _check_arrays(self) -> None:
@@ -127,19 +128,21 @@ class Executor:
                 raise MXNetError(f"bind: aux state {n!r} has shape {shape_str(self._shapes[n])}, "
                                  f"expected {shape_str(tuple(want))}")
 
-    def _make_outputs(self) -> list[NDArray]:
-        prog = self._program("infer", load=False)
+    def _make_outputs(self, prog: Compiled) -> list[NDArray]:
+        """The executor's output arrays (shared by its training and inference programs)."""
         g = prog.forward_graph
         return [nd_zeros(g.values[v].shape, ctx=self._ctx, dtype=g.values[v].dtype) for v in g.outputs]
 
     def _program(self, mode: str, load: bool = True) -> Compiled:
         prog = self._programs.get(mode)
-        if prog is None or (load and prog.module is None):
+        if prog is None:
             is_train = mode == "train"
             reqs = self._grad_req if is_train else {}
             prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, is_train,
                                   self._cfg, load=load)
             self._programs[mode] = prog
+        elif load and prog.module is None:
+            prog.module = load_module(prog.program.source, prog.target, self._cfg)
         return prog
 
     def _arrays(self, mode: str) -> dict[str, list[np.ndarray]]:

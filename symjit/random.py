@@ -38,7 +38,7 @@ def seed(seed_state: int, ctx: Any = "all") -> None:
     if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
         raise ParamError(f"random.seed: seed_state must be an int, got {type(seed_state).__name__}")
     _rng = np.random.default_rng(int(seed_state))
-    from symjit.kernels.cpu.random import seed as seed_kernels   # Dropout masks in compiled code
+    from symjit.kernels.cpu.random import seed as seed_kernels  # Dropout masks in compiled code
     seed_kernels(int(seed_state) % 2 ** 32)
 
 

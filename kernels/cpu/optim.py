@@ -27,6 +27,10 @@ def _g(grad, i, rescale, clip):
 @_jit
 def sgd_update(weight, grad, lr, wd, rescale, clip):
     """``w -= lr * (g + wd * w)``."""
+    if clip < 0.0:   # branch-free loop: vectorizes
+        for i in range(weight.size):
+            weight[i] -= lr * (grad[i] * rescale + wd * weight[i])
+        return
     for i in range(weight.size):
         weight[i] -= lr * (_g(grad, i, rescale, clip) + wd * weight[i])
 
@@ -34,6 +38,12 @@ def sgd_update(weight, grad, lr, wd, rescale, clip):
 @_jit
 def sgd_mom_update(weight, grad, mom, lr, momentum, wd, rescale, clip):
     """``mom = momentum * mom - lr * (g + wd * w); w += mom``."""
+    if clip < 0.0:   # branch-free loop: vectorizes
+        for i in range(weight.size):
+            m = momentum * mom[i] - lr * (grad[i] * rescale + wd * weight[i])
+            mom[i] = m
+            weight[i] += m
+        return
     for i in range(weight.size):
         m = momentum * mom[i] - lr * (_g(grad, i, rescale, clip) + wd * weight[i])
         mom[i] = m
