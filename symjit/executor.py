@@ -22,6 +22,9 @@ from .ndarray import zeros as nd_zeros
 
 __all__ = ["Executor", "normalize_grad_req"]
 
+# numba has no float16 arithmetic: such arrays are rejected at bind with a clear message
+_UNSUPPORTED = frozenset({np.dtype("float16")})
+
 
 def normalize_grad_req(grad_req: Any, arg_names: list[str]) -> dict[str, str]:
     """grad_req as str, list (argument order) or dict (missing names: 'null') -> dict."""
@@ -113,6 +116,9 @@ class Executor:
                     raise MXNetError(f"bind: {what}[{n!r}] lives on {a.context}, the executor on {self._ctx}")
                 if not a._data.flags.c_contiguous:
                     raise MXNetError(f"bind: {what}[{n!r}] must be a contiguous array")
+                if np.dtype(a.dtype) in _UNSUPPORTED:
+                    raise MXNetError(f"bind: {what}[{n!r}] has dtype {np.dtype(a.dtype).name}, which the "
+                                     f"compiled kernels do not support (use float32 or float64)")
         for n, a, g in zip(self._arg_names, self.arg_arrays, self.grad_arrays):
             if g is not None and (g.shape != a.shape or g.dtype != a.dtype):
                 raise MXNetError(f"bind: gradient array of {n!r} has shape {shape_str(g.shape)} "

@@ -148,3 +148,8 @@ def test_copy_params_from_and_monitor():
     ex.set_monitor_callback(lambda name, arr: seen.append(name))
     ex.forward(data=np.ones((3, 5)))
     assert "fc_output" in seen
+
+
+def test_float16_is_a_clear_bind_error():
+    with pytest.raises(mx.MXNetError, match=r"'data'.*float16.*float32 or float64"):
+        fc_net().simple_bind(mx.cpu(), type_dict={"data": "float16"}, data=(3, 5))
