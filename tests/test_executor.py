@@ -153,3 +153,24 @@ def test_copy_params_from_and_monitor():
 def test_float16_is_a_clear_bind_error():
     with pytest.raises(mx.MXNetError, match=r"'data'.*float16.*float32 or float64"):
         fc_net().simple_bind(mx.cpu(), type_dict={"data": "float16"}, data=(3, 5))
+
+
+@pytest.mark.parametrize("build, ref", [
+    (lambda x: mx.sym.mean(mx.sym.tanh(x) * 2.0, axis=1), lambda x: (np.tanh(x) * 2).mean(axis=1)),
+    (lambda x: mx.sym.sum(mx.sym.exp(x) - x, axis=(0, 2)), lambda x: (np.exp(x) - x).sum(axis=(0, 2))),
+    (lambda x: mx.sym.sum(mx.sym.sigmoid(x), axis=1, keepdims=True),
+     lambda x: (1 / (1 + np.exp(-x))).sum(axis=1, keepdims=True)),
+])
+def test_reduction_epilogue_fused(build, ref):
+    x = R.uniform(-1, 1, (3, 4, 5))
+    outs = []
+    for fusion in (True, False):
+        args = {"x": mx.nd.array(x, dtype="float64")}
+        cfg = Config.from_env().replace(fusion=fusion)
+        ex = Executor(build(mx.sym.Variable("x")), mx.cpu(), args, None, "null", config=cfg)
+        outs.append(ex.forward()[0].asnumpy())
+        if fusion:
+            kernels = [grp for grp in ex._programs["infer"].groups if not grp.view]
+            assert len(kernels) == 1, [grp.describe() for grp in kernels]
+    np.testing.assert_allclose(outs[0], ref(x), rtol=1e-12)
+    np.testing.assert_allclose(outs[1], ref(x), rtol=1e-12)
