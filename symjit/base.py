@@ -6,11 +6,15 @@ the operator, the argument and the shapes or dtypes involved.
 """
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import numpy as np
 
 __all__ = [
     "MXNetError", "SymjitError", "ShapeError", "DTypeError", "ParamError", "FormatError",
-    "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name", "shape_str",
+    "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name", "shape_str", "write_atomic",
 ]
 
 
@@ -86,3 +90,18 @@ def shape_str(shape: tuple[int, ...] | None) -> str:
     if len(shape) == 1:
         return f"({shape[0]},)"
     return "(" + ",".join(str(int(d)) for d in shape) + ")"
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
+    """Write a file so that readers see either the old content or all of the new (a temporary
+    file in the same directory, then ``os.replace``); the temporary is removed on failure."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -17,13 +17,13 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 import types
 from pathlib import Path
 
 import numba
 import numpy as np
 
+from ..base import write_atomic
 from ..config import Config
 
 __all__ = ["source_key", "load_module", "purge"]
@@ -45,18 +45,6 @@ def _kernel_dir(cfg: Config) -> Path:
     return path
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".py")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> types.ModuleType:
     """Import the generated ``source`` (through the disk cache when enabled)."""
     key = source_key(source, target)
@@ -71,7 +59,7 @@ def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> type
         return module
     path = _kernel_dir(cfg) / f"{name}.py"
     if not path.exists() or path.read_text() != source:
-        _write_atomic(path, source)
+        write_atomic(path, source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import tempfile
 import urllib.request
 import zlib
 from collections.abc import Mapping
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..base import FormatError, MXNetError
+from ..base import FormatError, MXNetError, write_atomic
 
 __all__ = ["load_mnist", "read_idx", "find_mnist", "MNIST_FILES", "MIRRORS", "DatasetNotFound"]
 
@@ -145,15 +144,7 @@ def _download(directory: Path) -> dict[str, Path]:
                 errors.append(f"{mirror}: {exc}")
         else:
             raise DatasetNotFound(f"load_mnist: could not download {target.name}: {'; '.join(errors)}")
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=target.name, suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(target, data)
     found = _complete(directory)
     assert found is not None
     return found
