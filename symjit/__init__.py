@@ -5,7 +5,7 @@
 >>> net.infer_shape(data=(100, 100))[0]
 [(100, 100), (10, 100), (10,)]
 """
-from . import io, name, ndarray, random, symbol
+from . import callback, initializer, io, lr_scheduler, metric, name, ndarray, optimizer, random, symbol
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import waitall
@@ -13,8 +13,10 @@ from .symbol.naming import AttrScope
 
 sym = symbol
 nd = ndarray
+init = initializer
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
-           "ndarray", "nd", "random", "waitall", "io"]
+           "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
+           "callback", "metric", "optimizer"]

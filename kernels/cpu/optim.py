@@ -7,21 +7,25 @@ from __future__ import annotations
 
 import numba
 
-__all__ = ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
-           "adagrad_update", "adadelta_update"]
+__all__ = ["sgd_update", "sgd_mom_update", "nag_mom_update", "adagrad_update", "adadelta_update"]
 
 _jit = numba.njit(cache=True, nogil=True, fastmath=False)
 
 
 @_jit
-def _g(grad, i, rescale, clip):
-    g = grad[i] * rescale
+def _clip(g, clip):
+    """``g`` clipped to ``[-clip, clip]``; no clipping when ``clip < 0``."""
     if clip >= 0.0:
         if g > clip:
-            g = clip
-        elif g < -clip:
-            g = -clip
+            return clip
+        if g < -clip:
+            return -clip
     return g
+
+
+@_jit
+def _g(grad, i, rescale, clip):
+    return _clip(grad[i] * rescale, clip)
 
 
 @_jit
@@ -60,30 +64,6 @@ def nag_mom_update(weight, grad, mom, lr, momentum, wd, rescale, clip):
         weight[i] -= lr * (g + momentum * m)
 
 
-@_jit
-def adam_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip):
-    """``m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g^2; w -= lr * m / (sqrt(v) + eps)`` with
-    ``g = rescale*grad + wd*w`` (clipped before wd, as MXNet does); lr already bias-corrected."""
-    for i in range(weight.size):
-        g = _g(grad, i, rescale, clip) + wd * weight[i]
-        m = beta1 * mean[i] + (1.0 - beta1) * g
-        v = beta2 * var[i] + (1.0 - beta2) * g * g
-        mean[i] = m
-        var[i] = v
-        weight[i] -= lr * m / (v ** 0.5 + eps)
-
-
-@_jit
-def rmsprop_update(weight, grad, n, lr, gamma1, eps, wd, rescale, clip, clip_weights):
-    """Tieleman & Hinton: ``n = (1-g1)*g^2 + g1*n; w -= lr * g / sqrt(n + eps)``."""
-    for i in range(weight.size):
-        g = _g(grad, i, rescale, clip) + wd * weight[i]
-        nn = (1.0 - gamma1) * g * g + gamma1 * n[i]
-        n[i] = nn
-        w = weight[i] - lr * g / (nn + eps) ** 0.5
-        if clip_weights >= 0.0:
-            w = min(max(w, -clip_weights), clip_weights)
-        weight[i] = w
 
 
 @_jit
@@ -106,3 +86,58 @@ def adadelta_update(weight, grad, acc_g, acc_delta, rho, eps, wd, rescale, clip)
         d = ((acc_delta[i] + eps) ** 0.5 / (ag + eps) ** 0.5) * g
         acc_delta[i] = rho * acc_delta[i] + (1.0 - rho) * d * d
         weight[i] -= d + wd * weight[i]
+
+
+# -- MXNet's Adam/RMSProp order: weight decay is added first, then the sum is clipped ------------
+
+__all__ += ["adam_wdclip_update", "rmsprop_wdclip_update", "rmspropalex_update"]
+
+
+@_jit
+def _gwd(grad, weight, i, rescale, wd, clip):
+    """``clip(rescale * grad + wd * w)`` (MXNet 1.x's Adam and RMSProp gradient)."""
+    return _clip(grad[i] * rescale + wd * weight[i], clip)
+
+
+@_jit
+def adam_wdclip_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip):
+    """Adam with ``g = clip(rescale*grad + wd*w)``; ``lr`` already bias-corrected."""
+    for i in range(weight.size):
+        g = _gwd(grad, weight, i, rescale, wd, clip)
+        m = beta1 * mean[i] + (1.0 - beta1) * g
+        v = beta2 * var[i] + (1.0 - beta2) * g * g
+        mean[i] = m
+        var[i] = v
+        weight[i] -= lr * m / (v ** 0.5 + eps)
+
+
+@_jit
+def rmsprop_wdclip_update(weight, grad, n, lr, gamma1, eps, wd, rescale, clip, clip_weights):
+    """RMSProp with ``g = clip(rescale*grad + wd*w)``; ``n = (1-g1)*g^2 + g1*n; w -= lr*g/sqrt(n+eps)``."""
+    for i in range(weight.size):
+        g = _gwd(grad, weight, i, rescale, wd, clip)
+        nn = (1.0 - gamma1) * g * g + gamma1 * n[i]
+        n[i] = nn
+        w = weight[i] - lr * g / (nn + eps) ** 0.5
+        if clip_weights >= 0.0:
+            w = min(max(w, -clip_weights), clip_weights)
+        weight[i] = w
+
+
+@_jit
+def rmspropalex_update(weight, grad, n, g_avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip,
+                       clip_weights):
+    """Centered RMSProp (Graves 2013): ``n = (1-g1)*g^2 + g1*n; a = (1-g1)*g + g1*a;
+    delta = g2*delta - lr*g/sqrt(n - a^2 + eps); w += delta`` with ``g = clip(rescale*grad + wd*w)``."""
+    for i in range(weight.size):
+        g = _gwd(grad, weight, i, rescale, wd, clip)
+        nn = (1.0 - gamma1) * g * g + gamma1 * n[i]
+        a = (1.0 - gamma1) * g + gamma1 * g_avg[i]
+        d = gamma2 * delta[i] - lr * g / (nn - a * a + eps) ** 0.5
+        n[i] = nn
+        g_avg[i] = a
+        delta[i] = d
+        w = weight[i] + d
+        if clip_weights >= 0.0:
+            w = min(max(w, -clip_weights), clip_weights)
+        weight[i] = w

@@ -1,4 +1,15 @@
-"""``mx.io``: data loading. For now the MNIST loader (:func:`load_mnist`)."""
+"""``mx.io``: data loading: the MNIST loader (:func:`load_mnist`) and MXNet's data iterators
+(``NDArrayIter``, ``MNISTIter``, ``ResizeIter``, ``PrefetchingIter``, ``DataBatch``, ``DataDesc``)."""
+from .iterators import (
+    DataBatch,
+    DataDesc,
+    DataIter,
+    MNISTIter,
+    NDArrayIter,
+    PrefetchingIter,
+    ResizeIter,
+)
 from .mnist import load_mnist, read_idx
 
-__all__ = ["load_mnist", "read_idx"]
+__all__ = ["load_mnist", "read_idx", "DataBatch", "DataDesc", "DataIter", "MNISTIter", "NDArrayIter",
+           "PrefetchingIter", "ResizeIter"]

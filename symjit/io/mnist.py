@@ -178,8 +178,8 @@ def load_mnist(path: str | os.PathLike | None = None, raw: bool = False, downloa
     ``env`` replaces ``os.environ`` for the lookup.
 
     >>> import os
-    >>> d = load_mnist(os.environ.get('SYMJIT_MNIST', '../shared/data/mnist'))  # doctest: +SKIP
-    >>> d['train_data'].shape, d['train_label'].dtype  # doctest: +SKIP
+    >>> d = load_mnist(os.environ.get('SYMJIT_MNIST', '../shared/data/mnist'))   # from the repo root
+    >>> d['train_data'].shape, d['train_label'].dtype
     ((60000, 1, 28, 28), dtype('float32'))
     """
     files = find_mnist(path, env)

@@ -1,0 +1,1 @@
+"""Code generators: CPU (numba.njit) and CUDA (numba.cuda.jit) kernels per fused group."""
