@@ -5,7 +5,20 @@
 >>> net.infer_shape(data=(100, 100))[0]
 [(100, 100), (10, 100), (10,)]
 """
-from . import callback, initializer, io, lr_scheduler, metric, name, ndarray, optimizer, random, symbol
+from . import (
+    callback,
+    initializer,
+    io,
+    kvstore,
+    lr_scheduler,
+    metric,
+    name,
+    ndarray,
+    optimizer,
+    random,
+    symbol,
+    viz,
+)
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import waitall
@@ -14,9 +27,10 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 init = initializer
+kv = kvstore
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
-           "callback", "metric", "optimizer"]
+           "callback", "metric", "optimizer", "kvstore", "kv", "viz"]

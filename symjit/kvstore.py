@@ -1,0 +1,272 @@
+"""``mx.kv`` / ``mx.kvstore``: MXNet 1.x's single-machine key-value store.
+
+Values are kept on the CPU. ``push`` sums the values given for a key (one per device) and, without
+an updater, REPLACES the stored value with that sum; with an updater (``set_optimizer`` or
+``_set_updater``) it calls ``updater(key, summed, stored)``, which updates ``stored`` in place.
+``pull`` copies the stored value into one array or each array of a list.
+
+>>> import symjit as mx
+>>> kv = mx.kv.create('local')
+>>> kv.init(3, mx.nd.ones((2, 3)) * 2)
+>>> kv.push(3, [mx.nd.ones((2, 3), mx.cpu(i)) for i in range(4)])
+>>> a = mx.nd.zeros((2, 3))
+>>> kv.pull(3, out=a)
+>>> a.asnumpy().tolist()
+[[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
+from .context import cpu
+from .ndarray import NDArray
+from .ndarray.ndarray import wrap
+from .optimizer import Optimizer, get_updater
+
+__all__ = ["KVStore", "KVStoreKeyError", "create"]
+
+LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device")
+DIST_TYPES = ("dist_sync", "dist_async", "dist_device_sync", "dist_sync_device", "dist_async_device",
+              "dist", "horovod", "byteps", "nccl")
+
+Key = int | str
+
+
+class KVStoreKeyError(MXNetError, LookupError):
+    """A key that is not initialised (push/pull) or already initialised (init)."""
+
+
+def create(name: str = "local") -> KVStore:
+    """A new key-value store of type ``name``.
+
+    ``'local'``, ``'device'`` and the aliases ``'local_update_cpu'``, ``'local_allreduce_cpu'`` and
+    ``'local_allreduce_device'`` all behave as one single-process store; the distributed types
+    (``'dist_*'``, ``'horovod'``, ...) raise :class:`MXNetError`.
+
+    >>> import symjit as mx
+    >>> kv = mx.kv.create('device')
+    >>> kv.type, kv.rank, kv.num_workers
+    ('device', 0, 1)
+    """
+    if not isinstance(name, str):
+        raise ParamError(f"kvstore.create: name must be a str, got {type(name).__name__}")
+    if name in LOCAL_TYPES:
+        return KVStore(name)
+    if name.startswith("dist") or name in DIST_TYPES:
+        raise MXNetError(f"kvstore.create: type {name!r} needs distributed training, which symjit does "
+                         f"not support; use one of {', '.join(LOCAL_TYPES)}")
+    raise ParamError(f"kvstore.create: unknown kvstore type {name!r}; expected one of "
+                     f"{', '.join(LOCAL_TYPES)}")
+
+
+def _check_key(key: Any, where: str) -> Key:
+    """``key`` as a plain int or str (numpy integers accepted; bools refused)."""
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer, str)):
+        raise ParamError(f"{where}: a key must be an int or a str, got {type(key).__name__} {key!r:.40}")
+    return key if isinstance(key, str) else int(key)
+
+
+def _as_arrays(value: Any, key: Key, where: str, what: str) -> list[NDArray]:
+    """One NDArray or a non-empty list of NDArrays (one per device), as a list."""
+    if isinstance(value, NDArray):
+        return [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, NDArray) for v in value):
+        return list(value)
+    kind = f"an empty {type(value).__name__}" if isinstance(value, (list, tuple)) and not value else (
+        f"{type(value).__name__}")
+    raise DTypeError(f"{where} (key {key!r}): {what} must be an NDArray or a list of NDArrays, got {kind}")
+
+
+def _pairs(key: Any, value: Any, where: str, what: str) -> list[tuple[Key, list[NDArray]]]:
+    """``(key, [arrays])`` pairs from a single key or a list of keys with one entry per key."""
+    if not isinstance(key, (list, tuple)):
+        k = _check_key(key, where)
+        return [(k, _as_arrays(value, k, where, what))]
+    keys = [_check_key(k, where) for k in key]
+    if len({isinstance(k, str) for k in keys}) > 1:
+        raise ParamError(f"{where}: keys must be all ints or all strs, got {keys!r:.80}")
+    if not isinstance(value, (list, tuple)) or len(value) != len(keys):
+        got = f"{len(value)} entries" if isinstance(value, (list, tuple)) else type(value).__name__
+        raise ParamError(f"{where}: {len(keys)} keys need a list of {len(keys)} {what}s "
+                         f"(NDArrays or lists of NDArrays), got {got}")
+    return [(k, _as_arrays(v, k, where, what)) for k, v in zip(keys, value)]
+
+
+class KVStore:
+    """A single-process key-value store (create one with :func:`create`).
+
+    >>> import symjit as mx
+    >>> kv = mx.kv.create()
+    >>> kv.init(['w', 'b'], [mx.nd.ones((2,)), mx.nd.zeros((1,))])
+    >>> kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5))
+    >>> kv.push('w', mx.nd.ones((2,)))
+    >>> out = mx.nd.zeros((2,))
+    >>> kv.pull('w', out=out)
+    >>> out.asnumpy().tolist()
+    [0.5, 0.5]
+    """
+
+    def __init__(self, kv_type: str = "local"):
+        self._type = kv_type
+        self._store: dict[Key, NDArray] = {}
+        self._updater: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"<KVStore type={self._type!r} keys={len(self._store)}>"
+
+    # -- attributes ---------------------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        """The type given to :func:`create`, e.g. ``'local'``."""
+        return self._type
+
+    @property
+    def rank(self) -> int:
+        """This worker's rank: always 0 (one process)."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """The number of workers: always 1."""
+        return 1
+
+    # -- init / push / pull -------------------------------------------------------------------
+    def init(self, key: Any, value: Any) -> None:
+        """Store a copy of ``value`` under ``key`` (or of each value under each key of a list).
+
+        Initialising a key twice is an error."""
+        where = "KVStore.init"
+        pairs = _pairs(key, value, where, "value")
+        seen: set[Key] = set()
+        for k, vals in pairs:
+            if len(vals) != 1:
+                raise ParamError(f"{where} (key {k!r}): takes one NDArray per key, got a list of {len(vals)}")
+            if k in self._store or k in seen:
+                raise KVStoreKeyError(f"{where}: key {k!r} is already initialised")
+            seen.add(k)
+        for k, vals in pairs:
+            self._store[k] = vals[0].copyto(cpu())
+
+    def _stored(self, key: Key, where: str) -> NDArray:
+        if key not in self._store:
+            raise KVStoreKeyError(f"{where}: key {key!r} is not initialised; call init first")
+        return self._store[key]
+
+    def _check_shapes(self, key: Key, arrays: list[NDArray], where: str, what: str) -> NDArray:
+        stored = self._stored(key, where)
+        for i, arr in enumerate(arrays):
+            if arr.shape != stored.shape:
+                raise ShapeError(f"{where} (key {key!r}): {what}[{i}] has shape {shape_str(arr.shape)} but "
+                                 f"the stored value has shape {shape_str(stored.shape)}")
+        return stored
+
+    def push(self, key: Any, value: Any, priority: int = 0) -> None:
+        """Push values: each key's values (one NDArray or a list, one per device) are summed; the
+        sum replaces the stored value, or is handed to the updater as ``updater(key, sum, stored)``.
+
+        Keys repeated in one call have all their values summed into one update. Everything is
+        checked before anything is changed."""
+        where = "KVStore.push"
+        grouped: dict[Key, list[NDArray]] = {}
+        for k, vals in _pairs(key, value, where, "value"):
+            grouped.setdefault(k, []).extend(vals)
+        for k, vals in grouped.items():
+            self._check_shapes(k, vals, where, "value")
+        for k in sorted(grouped):  # type: ignore[type-var]  # one key type per call
+            self._apply(k, self._sum(self._store[k], grouped[k]))
+
+    @staticmethod
+    def _sum(stored: NDArray, values: list[NDArray]) -> np.ndarray:
+        """The sum of ``values`` in the stored dtype (a fresh array)."""
+        dtype = np.dtype(stored.dtype)
+        total = np.array(values[0]._host(), dtype=dtype, copy=True)
+        for v in values[1:]:
+            total += np.asarray(v._host(), dtype=dtype)
+        return total
+
+    def _apply(self, key: Key, total: np.ndarray) -> None:
+        stored = self._store[key]
+        if self._updater is None:
+            stored._data[...] = total
+        else:
+            self._updater(key, wrap(total, cpu()), stored)
+
+    def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
+        """Copy the stored value of ``key`` into ``out`` (an NDArray or a list, one per device); for a
+        list of keys, ``out`` has one entry (an NDArray or a list) per key."""
+        where = "KVStore.pull"
+        if out is None:
+            raise ParamError(f"{where}: out is required (an NDArray or a list of NDArrays)")
+        pairs = _pairs(key, out, where, "out")
+        for k, outs in pairs:
+            self._check_shapes(k, outs, where, "out")
+        for k, outs in pairs:
+            src = self._store[k]._host()
+            for o in outs:
+                o._write(Ellipsis, src, where)
+
+    def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
+        """:meth:`push` then :meth:`pull`; without ``out`` the result is written back into ``value``."""
+        self.push(key, value, priority)
+        self.pull(key, out=value if out is None else out, priority=priority)
+
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
+        """Not supported: symjit has dense storage only."""
+        raise MXNetError("KVStore.row_sparse_pull: row_sparse storage is not supported by symjit; "
+                         "use pull")
+
+    def set_gradient_compression(self, compression_params: dict) -> None:
+        """Not supported: gradients are always exchanged uncompressed."""
+        raise MXNetError(f"KVStore.set_gradient_compression: gradient compression is not supported by "
+                         f"symjit (type {self._type!r}); got {compression_params!r:.80}")
+
+    # -- updaters and optimizer states --------------------------------------------------------
+    def set_optimizer(self, optimizer: Optimizer) -> None:
+        """Apply ``optimizer`` on push: the pushed sum is the gradient, the stored value the weight."""
+        if not isinstance(optimizer, Optimizer):
+            raise ParamError(f"KVStore.set_optimizer: expected an Optimizer, got {type(optimizer).__name__}")
+        self._set_updater(get_updater(optimizer))
+
+    def _set_updater(self, updater: Callable[..., Any]) -> None:
+        """Call ``updater(key, summed_value, stored)`` on each push (it updates ``stored`` in place)."""
+        if not callable(updater):
+            raise ParamError(f"KVStore._set_updater: updater must be callable, got {type(updater).__name__}")
+        self._updater = updater
+
+    set_updater = _set_updater
+
+    def _updater_states(self, where: str, method: str) -> Callable[..., Any]:
+        if self._updater is None:
+            raise MXNetError(f"{where}: no updater is set; call set_optimizer first")
+        fn = getattr(self._updater, method, None)
+        if not callable(fn):
+            raise MXNetError(f"{where}: the updater {type(self._updater).__name__} has no {method}(); "
+                             "only optimizer updaters (set_optimizer) have states")
+        return fn
+
+    def save_optimizer_states(self, fname: str | os.PathLike, dump_optimizer: bool = False) -> None:
+        """Write the updater's states (and with ``dump_optimizer`` the optimizer) to ``fname``."""
+        get_states = self._updater_states("KVStore.save_optimizer_states", "get_states")
+        write_atomic(fname, get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname: str | os.PathLike) -> None:
+        """Read states written by :meth:`save_optimizer_states` (never unpickled)."""
+        where = "KVStore.load_optimizer_states"
+        set_states = self._updater_states(where, "set_states")
+        try:
+            with open(fname, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise MXNetError(f"{where}: cannot read {os.fspath(fname)!r}: {exc}") from exc
+        set_states(data)
+
+    # -- synchronisation ----------------------------------------------------------------------
+    def barrier(self) -> None:
+        """Wait for all workers: a no-op with one worker."""
+
+    _barrier = barrier
