@@ -12,6 +12,7 @@ from . import (
     kvstore,
     lr_scheduler,
     metric,
+    monitor,
     name,
     ndarray,
     optimizer,
@@ -27,10 +28,11 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 init = initializer
+mon = monitor
 kv = kvstore
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
-           "callback", "metric", "optimizer", "kvstore", "kv", "viz"]
+           "callback", "metric", "monitor", "mon", "optimizer", "kvstore", "kv", "viz"]
