@@ -12,9 +12,12 @@ from . import (
     kvstore,
     lr_scheduler,
     metric,
+    model,
+    module,
     monitor,
     name,
     ndarray,
+    operator,
     optimizer,
     random,
     symbol,
@@ -30,9 +33,11 @@ nd = ndarray
 init = initializer
 mon = monitor
 kv = kvstore
+mod = module
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
-           "callback", "metric", "monitor", "mon", "optimizer", "kvstore", "kv", "viz"]
+           "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
+           "model", "module", "mod"]

@@ -10,8 +10,6 @@ to the root logger through :mod:`logging`, as in MXNet.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
 import math
 import time
@@ -19,7 +17,7 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
-from .base import ParamError, write_atomic
+from .base import ParamError
 
 __all__ = ["BatchEndParam", "Speedometer", "ProgressBar", "LogValidationMetricsCallback",
            "do_checkpoint", "module_checkpoint", "log_train_metric", "save_checkpoint"]
@@ -39,11 +37,8 @@ def _reset_local(metric: Any) -> None:
 
 
 def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_params: dict) -> None:
-    """Write ``prefix-symbol.json`` (unless ``symbol`` is None) and ``prefix-%04d.params``.
-
-    The params file is an NDArray dict file with keys ``arg:<name>`` and ``aux:<name>``, as
-    MXNet's ``mx.model.save_checkpoint`` writes it. Both files are written atomically.
-    (This lives here until ``mx.model`` provides it.)
+    """``mx.model.save_checkpoint`` (kept here for compatibility): ``prefix-symbol.json`` and
+    ``prefix-%04d.params`` with ``arg:``/``aux:`` keys.
 
     >>> import os, tempfile, symjit as mx
     >>> prefix = os.path.join(tempfile.mkdtemp(), 'net')
@@ -51,36 +46,9 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_
     >>> sorted(mx.nd.load(prefix + '-0003.params'))
     ['arg:w']
     """
-    from . import ndarray as nd
+    from .model import save_checkpoint as _save  # not at top level: model imports callback
 
-    if symbol is not None:
-        write_atomic(f"{prefix}-symbol.json", symbol.tojson())
-    save_dict = {f"arg:{k}": _as_nd(v, k) for k, v in (arg_params or {}).items()}
-    save_dict.update({f"aux:{k}": _as_nd(v, k) for k, v in (aux_params or {}).items()})
-    param_name = f"{prefix}-{int(epoch):04d}.params"
-    write_atomic(param_name, nd.save_tobuffer(save_dict))
-    logging.info('Saved checkpoint to "%s"', param_name)
-
-
-def _as_nd(value: Any, name: str) -> Any:
-    from . import ndarray as nd
-
-    if isinstance(value, nd.NDArray):
-        return value
-    try:
-        return nd.array(value)
-    except Exception as exc:
-        raise ParamError(f"save_checkpoint: parameter {name!r} is a {type(value).__name__}, "
-                         f"not an NDArray") from exc
-
-
-def _checkpoint_saver() -> Callable:
-    """``symjit.model.save_checkpoint`` when that module exists, else the helper here."""
-    name = f"{__package__}.model"
-    if importlib.util.find_spec(name) is None:
-        return save_checkpoint
-    model = importlib.import_module(name)
-    return getattr(model, "save_checkpoint", save_checkpoint)
+    _save(prefix, epoch, symbol, arg_params, aux_params)
 
 
 def do_checkpoint(prefix: str, period: int = 1) -> Callable:
@@ -97,7 +65,7 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable:
 
     def _callback(iter_no: int, sym: Any, arg: dict, aux: dict) -> None:
         if (iter_no + 1) % period == 0:
-            _checkpoint_saver()(prefix, iter_no + 1, sym, arg, aux)
+            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
     return _callback
 
 

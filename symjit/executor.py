@@ -178,7 +178,17 @@ class Executor:
                 return head_of[vid]
             return ext[v.kind][v.ref]._data
 
-        bound = {phase: [array(v) for v in vids] for phase, (_, vids) in prog.program.entries.items()}
+        env = {"ctx": self._ctx}   # shared by the host calls of this program (Custom ops)
+
+        def segment(seg) -> Any:
+            if seg.kind != "host":
+                return [array(v) for v in seg.vids]
+            n_in = len(seg.node.inputs)
+            arrs = [array(v) for v in seg.vids]
+            return seg.node.op.extra["host"](seg.node, arrs[:n_in], arrs[n_in:], seg.reqs, env)
+
+        bound = {phase: [(seg, segment(seg)) for seg in segs]
+                 for phase, segs in prog.program.segments.items()}
         self._bound[mode] = bound
         self._arena = arena
         return bound
@@ -189,9 +199,11 @@ class Executor:
         for attempt in (0, 1):
             prog = self._program(mode)
             try:
-                for phase, arrays in self._arrays(mode).items():
-                    fn = getattr(prog.module, prog.program.entries[phase][0])
-                    fn.compile(tuple(numba.typeof(a) for a in arrays))
+                for steps in self._arrays(mode).values():
+                    for seg, arrays in steps:
+                        if seg.kind == "njit":
+                            fn = getattr(prog.module, seg.name)
+                            fn.compile(tuple(numba.typeof(a) for a in arrays))
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
@@ -204,20 +216,23 @@ class Executor:
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:
         prog = self._program(mode)
-        if phase not in prog.program.entries:
+        steps = self._arrays(mode).get(phase)
+        if not steps:
             return
-        arrays = self._arrays(mode)[phase]
-        fn = getattr(prog.module, prog.program.entries[phase][0])
-        try:
-            fn(*arrays)
-        except (MXNetError, KeyboardInterrupt):
-            raise
-        except Exception:   # a cache entry numba cannot load: purge and compile again once
-            purge(prog.module)
-            prog.module = None
-            self._programs[mode] = prog
-            fn = getattr(self._program(mode).module, prog.program.entries[phase][0])
-            fn(*arrays)
+        for seg, payload in steps:
+            if seg.kind == "host":
+                payload()   # a Custom op's Python code (errors are MXNetErrors naming it)
+                continue
+            try:
+                getattr(prog.module, seg.name)(*payload)
+            except (MXNetError, KeyboardInterrupt):
+                raise
+            except Exception:   # a cache entry numba cannot load: purge and compile again once
+                purge(prog.module)
+                prog.module = None
+                self._programs[mode] = prog
+                prog = self._program(mode)
+                getattr(prog.module, seg.name)(*payload)
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass; keyword arrays are copied into the bound arguments first."""

@@ -164,6 +164,8 @@ def _check_var_attrs(attrs: dict[str, str], where: str) -> None:
 
 def _parse_params(op: OpDef, attrs: dict[str, str], where: str) -> tuple[dict, dict[str, str], frozenset]:
     names = {p.name for p in op.params}
+    if op.extra.get("free_params"):   # Custom: every plain attr is a param of the op's prop
+        names |= {k for k in attrs if not k.startswith("__")}
     raw = {k: v for k, v in attrs.items() if k in names}
     user = {k: v for k, v in attrs.items() if k not in names}
     try:

@@ -18,6 +18,8 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
 * Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
   A reshape-like op (``extra['view']``) whose output is a temporary becomes a *view* group: no
   kernel runs, its output aliases its input's buffer (the planner unions them).
+* A host op (``extra['host']``: ``Custom``, whose code is Python) is a group of its own that
+  nothing joins; all its outputs are materialized. Code generation splits the program there.
 * A value written inside a group is *materialized* (gets a buffer) when something outside the group
   reads it, when it is a program output or gradient, or when it is an anchor's output (the GEMM
   target); other values live in registers inside the kernel's loop.
@@ -32,7 +34,7 @@ import dataclasses
 from ...ops.registry import Kind
 from ..graph import Graph, OpNode
 
-__all__ = ["Group", "fuse", "FUSABLE_INTO"]
+__all__ = ["Group", "fuse", "FUSABLE_INTO", "is_host"]
 
 FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
 
@@ -52,6 +54,7 @@ class Group:
     needed: set[int] = dataclasses.field(default_factory=set)   # outputs read after the group
     view: bool = False   # a reshape-like op whose output aliases its input: no kernel at all
     closed: bool = False  # a reduction epilogue ends the group's loop
+    host: bool = False   # a Python callback (Custom op): no kernel, the executor calls it
 
     @property
     def anchor(self) -> OpNode | None:
@@ -62,10 +65,10 @@ class Group:
     @property
     def open(self) -> bool:
         anchor = self.anchor
-        return not self.closed and (anchor is None or has_epilogue(anchor))
+        return not self.closed and not self.host and (anchor is None or has_epilogue(anchor))
 
     def describe(self) -> str:
-        kind = "view, no kernel" if self.view else self.kind.name.lower()
+        kind = "view, no kernel" if self.view else "host call" if self.host else self.kind.name.lower()
         return f"group{self.id}[{kind}]: " + " + ".join(o.name for o in self.ops)
 
 
@@ -81,6 +84,11 @@ def is_view(g: Graph, node: OpNode) -> bool:
         return False
     src, dst = g.values[node.inputs[0]], g.values[node.outputs[0]]
     return dst.kind == "tmp" and src.nbytes == dst.nbytes and src.dtype == dst.dtype
+
+
+def is_host(node: OpNode) -> bool:
+    """An op run as a Python callback between compiled segments (``extra['host']``)."""
+    return bool(node.op.extra.get("host"))
 
 
 def _elementwise(node: OpNode) -> bool:
@@ -104,7 +112,7 @@ def fuse(g: Graph, enabled: bool = True) -> list[Group]:
         if target is None:
             shape = g.values[node.outputs[0]].shape if node.outputs else None
             target = Group(len(groups), [], node.phase, node.op.kind, shape,
-                           view=enabled and is_view(g, node))
+                           view=enabled and is_view(g, node), host=is_host(node))
             groups.append(target)
         target.ops.append(node)
         if node.op.kind == Kind.BROADCAST and target.kind == Kind.ELEMWISE:
@@ -159,7 +167,8 @@ def _assign_io(g: Graph, groups: list[Group], group_of: dict[int, int]) -> None:
                 outside = any(op_group[id(c)] != grp.id for c in consumers[o])
                 if outside or g.values[o].kind != "tmp":
                     grp.needed.add(o)
-                if outside or g.values[o].kind != "tmp" or (anchor is not None and op is anchor):
+                if outside or g.values[o].kind != "tmp" or grp.host or \
+                        (anchor is not None and op is anchor):
                     grp.outputs.append(o)
                 else:
                     grp.locals.append(o)
