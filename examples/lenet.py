@@ -1,0 +1,43 @@
+"""LeNet on MNIST with ``mx.mod.Module.fit`` (two conv+tanh+maxpool stages, two FullyConnected).
+
+    python examples/lenet.py [--epochs 3] [--batches N] [--mnist DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import symjit as mx  # noqa: E402
+from examples.nets import lenet  # noqa: E402
+from symjit.io import load_mnist  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--batches", type=int, default=0, help="training batches per epoch (0: all)")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--mnist", default=None)
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    default = ROOT.parent / "shared" / "data" / "mnist"
+    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    n = args.batches * args.batch_size if args.batches else len(data["train_data"])
+    train = mx.io.NDArrayIter(data["train_data"][:n], data["train_label"][:n], args.batch_size, shuffle=True)
+    test = mx.io.NDArrayIter(data["test_data"], data["test_label"], args.batch_size)
+    mx.random.seed(0)
+    mod = mx.mod.Module(lenet(), context=mx.cpu())
+    mod.fit(train, eval_data=test, optimizer="sgd",
+            optimizer_params={"learning_rate": 0.05, "momentum": 0.9, "wd": 1e-4},
+            initializer=mx.init.Xavier(), num_epoch=args.epochs,
+            batch_end_callback=mx.callback.Speedometer(args.batch_size, 200))
+    print(f"test accuracy {mod.score(test, 'acc')[0][1]:.4f}")
+
+
+if __name__ == "__main__":
+    main()
