@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -15,19 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp  # noqa: E402
-from symjit.io import load_mnist  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--batches", type=int, default=0, help="batches per epoch (0: all)")
-    ap.add_argument("--batch-size", type=int, default=100)
-    ap.add_argument("--mnist", default=None)
-    args = ap.parse_args()
-    default = ROOT.parent / "shared" / "data" / "mnist"
-    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    args = example_parser(__doc__, epochs=10).parse_args()
+    data = example_mnist(args)
     batch = args.batch_size
     train = mx.io.NDArrayIter(data["train_data"].reshape(-1, 784), data["train_label"], batch, shuffle=True)
     net = mlp()

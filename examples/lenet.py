@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from pathlib import Path
@@ -13,20 +12,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_mnist, example_parser  # noqa: E402
 from examples.nets import lenet  # noqa: E402
-from symjit.io import load_mnist  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--batches", type=int, default=0, help="training batches per epoch (0: all)")
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--mnist", default=None)
-    args = ap.parse_args()
+    args = example_parser(__doc__, epochs=3, batch_size=64).parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    default = ROOT.parent / "shared" / "data" / "mnist"
-    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    data = example_mnist(args)
     n = args.batches * args.batch_size if args.batches else len(data["train_data"])
     train = mx.io.NDArrayIter(data["train_data"][:n], data["train_label"][:n], args.batch_size, shuffle=True)
     test = mx.io.NDArrayIter(data["test_data"], data["test_label"], args.batch_size)

@@ -5,7 +5,6 @@ numpy (``mx.operator.NumpyOp``), run as a host call between the compiled kernels
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -16,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_mnist, example_parser  # noqa: E402
 from examples.train_mlp_bn import accuracy  # noqa: E402
-from symjit.io import load_mnist  # noqa: E402
 
 
 class NumpySoftmax(mx.operator.NumpyOp):
@@ -80,14 +79,8 @@ def train_epoch(ex, params: list[str], moms: dict, X, Y, rng, lr: float, n_batch
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--batches", type=int, default=0, help="batches per epoch (0: all)")
-    ap.add_argument("--batch-size", type=int, default=100)
-    ap.add_argument("--mnist", default=None, help="directory of the four MNIST .gz files")
-    args = ap.parse_args()
-    default = ROOT.parent / "shared" / "data" / "mnist"
-    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    args = example_parser(__doc__, epochs=2).parse_args()
+    data = example_mnist(args)
     X, Y = data["train_data"].reshape(-1, 784), data["train_label"]
     Xv, Yv = data["test_data"].reshape(-1, 784), data["test_label"]
     net = mlp_numpy_softmax()

@@ -5,7 +5,6 @@ hand-written SGD loop over the executor, on MNIST.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -16,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp_bn  # noqa: E402
-from symjit.io import load_mnist  # noqa: E402
 
 
 def init_params(ex, rng: np.random.Generator) -> list[str]:
@@ -58,14 +57,8 @@ def accuracy(ex, X, Y) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--batches", type=int, default=0, help="batches per epoch (0: all)")
-    ap.add_argument("--batch-size", type=int, default=100)
-    ap.add_argument("--mnist", default=None, help="directory of the four MNIST .gz files")
-    args = ap.parse_args()
-    default = ROOT.parent / "shared" / "data" / "mnist"
-    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    args = example_parser(__doc__, epochs=3).parse_args()
+    data = example_mnist(args)
     X, Y = data["train_data"].reshape(-1, 784), data["train_label"]
     Xv, Yv = data["test_data"].reshape(-1, 784), data["test_label"]
     t0 = time.perf_counter()

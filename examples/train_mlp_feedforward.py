@@ -17,26 +17,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp  # noqa: E402
-from symjit.io import load_mnist  # noqa: E402
 
 
 def parse_args(doc: str) -> argparse.Namespace:
     """The command line shared by the two MLP training examples."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--batches", type=int, default=0, help="batches per epoch (0: all)")
-    ap.add_argument("--batch-size", type=int, default=100)
+    ap = example_parser(doc, epochs=10)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--momentum", type=float, default=0.0)
-    ap.add_argument("--mnist", default=None, help="directory of the four MNIST .gz files")
     return ap.parse_args()
 
 
 def mnist_iters(args: argparse.Namespace) -> tuple:
     """Shuffled training and ordered test NDArrayIters over flattened [0, 1] images."""
-    default = ROOT.parent / "shared" / "data" / "mnist"
-    data = load_mnist(args.mnist or (str(default) if default.is_dir() else None))
+    data = example_mnist(args)
     X, Y = data["train_data"].reshape(-1, 784), data["train_label"]
     Xt, Yt = data["test_data"].reshape(-1, 784), data["test_label"]
     train = mx.io.NDArrayIter(X, Y, args.batch_size, shuffle=True)

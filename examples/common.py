@@ -1,0 +1,25 @@
+"""What the MNIST examples share: their command line and where they find the data."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from symjit.io import load_mnist
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def example_parser(doc: str, epochs: int, batch_size: int = 100) -> argparse.ArgumentParser:
+    """``--epochs``, ``--batches`` (0: all), ``--batch-size`` and ``--mnist``; add more as needed."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=epochs)
+    ap.add_argument("--batches", type=int, default=0, help="training batches per epoch (0: all)")
+    ap.add_argument("--batch-size", type=int, default=batch_size)
+    ap.add_argument("--mnist", default=None, help="directory of the four MNIST .gz files")
+    return ap
+
+
+def example_mnist(args: argparse.Namespace) -> dict:
+    """MNIST from ``--mnist``, else the shared copy beside the repository, else symjit's lookup."""
+    shared = ROOT.parent / "shared" / "data" / "mnist"
+    return load_mnist(args.mnist or (str(shared) if shared.is_dir() else None))
