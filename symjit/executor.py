@@ -1,9 +1,14 @@
 """The Executor: preallocated buffers from the memory plan and compiled forward/backward programs.
 
-``bind`` compiles lazily per mode: the training program (forward with training semantics, then the
-backward program) the first time ``forward(is_train=True)`` runs, the inference program the first
-time ``forward(is_train=False)`` runs; each has its own memory plan. The arrays given to ``bind`` are
-the executor's storage: the compiled code reads and writes them in place.
+``bind`` compiles the program of its main mode (training when some gradient is requested, else
+inference); the other mode compiles the first time ``forward`` asks for it. Each program has its
+own memory plan. The arrays given to ``bind`` are the executor's storage: the compiled code reads
+and writes them in place.
+
+With a monitor callback installed (``set_monitor_callback``), watched passes run a third kind of
+program, ``train_mon``/``infer_mon``: one kernel per op and no memory reuse, so that after the
+pass every op's outputs (``fc1_output``) and, after ``backward``, the gradients each op's rule
+computed (``fc1_backward_weight``) can be handed to the callback.
 """
 from __future__ import annotations
 
@@ -98,8 +103,10 @@ class Executor:
         self._check_arrays()
         self._programs: dict[str, Compiled] = dict(_compiled or {})
         self._bound: dict[str, tuple] = {}
-        self._monitor = None
-        self._trained = False
+        self._monitor: tuple | None = None
+        self._lookup: dict[str, Any] = {}       # mode -> value id -> its numpy array
+        self._head_grads: dict[str, dict] = {}  # mode -> output index -> head gradient array
+        self._trained: str | None = None        # the mode of the last forward(is_train=True)
         main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
         self.outputs = self._make_outputs(self._program(main_mode, load=False))
         self._prepare(main_mode)
@@ -142,10 +149,10 @@ class Executor:
     def _program(self, mode: str, load: bool = True) -> Compiled:
         prog = self._programs.get(mode)
         if prog is None:
-            is_train = mode == "train"
+            is_train = mode.startswith("train")
             reqs = self._grad_req if is_train else {}
             prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, is_train,
-                                  self._cfg, load=load)
+                                  self._cfg, load=load, monitor=mode.endswith("_mon"))
             self._programs[mode] = prog
         elif load and prog.module is None:
             prog.module = load_module(prog.program.source, prog.target, self._cfg)
@@ -162,8 +169,9 @@ class Executor:
                "grad": dict(zip(self._arg_names, self.grad_arrays))}
         ext["grad_in"] = ext["grad"]
         out_of = {v: self.outputs[i] for i, v in enumerate(g.outputs)}
-        self._head_grads = {i: np.ones(g.values[v].shape, g.values[v].dtype) for i, v in g.head_grads.items()}
-        head_of = {v: self._head_grads[i] for i, v in g.head_grads.items()}
+        heads = {i: np.ones(g.values[v].shape, g.values[v].dtype) for i, v in g.head_grads.items()}
+        self._head_grads[mode] = heads
+        head_of = {v: heads[i] for i, v in g.head_grads.items()}
 
         def array(vid: int) -> np.ndarray:
             v = g.values[vid]
@@ -190,7 +198,7 @@ class Executor:
         bound = {phase: [(seg, segment(seg)) for seg in segs]
                  for phase, segs in prog.program.segments.items()}
         self._bound[mode] = bound
-        self._arena = arena
+        self._lookup[mode] = array
         return bound
 
     def _prepare(self, mode: str) -> None:
@@ -239,10 +247,12 @@ class Executor:
         for name, value in kwargs.items():
             self._set_arg(name, value)
         mode = "train" if is_train else "infer"
+        if self._monitor is not None and self._monitor[2]():
+            mode += "_mon"
         self._run(mode, "forward")
-        self._trained = bool(is_train)
-        if self._monitor is not None:
-            self._call_monitor()
+        self._trained = mode if is_train else None
+        if mode.endswith("_mon"):
+            self._report(mode, "forward")
         return self.outputs
 
     def _set_arg(self, name: str, value: Any) -> None:
@@ -259,24 +269,27 @@ class Executor:
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward pass of the last ``forward(is_train=True)``."""
-        if not self._trained:
+        mode = self._trained
+        if mode is None:
             raise MXNetError("backward: call forward(is_train=True) first")
-        prog = self._program("train")
-        g = prog.graph
+        g = self._program(mode).graph
         if out_grads is not None:
             grads = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else list(out_grads)
             if len(grads) != len(g.outputs):
                 raise MXNetError(f"backward: {len(grads)} out_grads for {len(g.outputs)} outputs")
-            self._arrays("train")
+            self._arrays(mode)
+            heads = self._head_grads[mode]
             for i, og in enumerate(grads):
-                if i in self._head_grads and og is not None:
+                if i in heads and og is not None:
                     src = og.asnumpy() if isinstance(og, NDArray) else np.asarray(og)
-                    dst = self._head_grads[i]
+                    dst = heads[i]
                     if src.shape != dst.shape:
                         raise MXNetError(f"backward: out_grads[{i}] has shape {shape_str(src.shape)}, "
                                          f"output {g.output_names[i]!r} has {shape_str(dst.shape)}")
                     dst[:] = src
-        self._run("train", "backward")
+        self._run(mode, "backward")
+        if mode.endswith("_mon"):
+            self._report(mode, "backward")
 
     # --- dictionaries and helpers ------------------------------------------------------------
     @property
@@ -339,18 +352,50 @@ class Executor:
         aux = [pick(a, s, n) for a, s, n in zip(self.aux_arrays, aux_s, self._aux_names)]
         return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg)
 
-    def set_monitor_callback(self, callback, monitor_all: bool = False) -> None:
-        """Call ``callback(name, NDArray)`` for each output (and with monitor_all each input)
-        after every forward."""
-        self._monitor = (callback, monitor_all)
+    def set_monitor_callback(self, callback: Any, monitor_all: bool = False,
+                             active: Any = None) -> None:
+        """Call ``callback(name, NDArray)`` for every op's outputs after each forward pass
+        (``fc1_output``; with ``monitor_all`` first its inputs, ``fc1_weight``), and after each
+        backward pass for the gradient each op computes for its inputs (``fc1_backward_weight``).
 
-    def _call_monitor(self) -> None:
-        callback, monitor_all = self._monitor
-        if monitor_all:
-            for n, a in self.arg_dict.items():
-                callback(n, a)
-        for n, a in self.output_dict.items():
-            callback(n, a)
+        Watched passes run an unfused program without memory reuse (compiled on first use); the
+        arrays handed to the callback are views valid until the next pass. ``active`` (a symjit
+        extension) is a function of no arguments saying whether the next pass is watched; the
+        others run the fused program. ``mx.mon.Monitor`` passes its ``interval`` gate here.
+        ``callback=None`` removes the monitor.
+
+        >>> import symjit as mx
+        >>> fc = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc')
+        >>> ex = mx.sym.Activation(fc, act_type='relu', name='relu').simple_bind(mx.cpu(), data=(1, 3))
+        >>> seen = []
+        >>> ex.set_monitor_callback(lambda name, arr: seen.append(name))
+        >>> _ = ex.forward(is_train=True); ex.backward(); seen  # doctest: +NORMALIZE_WHITESPACE
+        ['fc_output', 'relu_output', 'relu_backward_data',
+         'fc_backward_weight', 'fc_backward_bias', 'fc_backward_data']
+        """
+        if callback is None:
+            self._monitor = None
+            return
+        if not callable(callback):
+            raise MXNetError("set_monitor_callback: callback must be callable, got "
+                             f"{type(callback).__name__}")
+        self._monitor = (callback, bool(monitor_all), active or (lambda: True))
+
+    def _report(self, mode: str, phase: str) -> None:
+        """Hand the watched values of one pass of a monitored program to the callback."""
+        callback, monitor_all = self._monitor[:2]
+        g = self._programs[mode].graph
+        array = self._lookup[mode]
+        for op in g.ops:
+            if op.phase != phase:
+                continue
+            if monitor_all and phase == "forward":
+                names = op.op.list_arguments(op.params) + op.op.list_aux(op.params)
+                for name, i in zip(names, op.inputs):
+                    callback(f"{op.name}_{name}", NDArray(array(i), self._ctx))
+            for o in op.outputs:
+                if o in g.watch:
+                    callback(g.watch[o], NDArray(array(o), self._ctx))
 
     def debug_str(self) -> str:
         """The compiled programs: graph, fused groups and memory plan."""

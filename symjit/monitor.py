@@ -2,11 +2,16 @@
 
 ``Monitor(interval, stat_func, pattern, sort)`` installs itself on executors through
 ``Executor.set_monitor_callback``. Every ``interval`` batches (``tic`` starts a batch, ``toc`` ends
-it) it records ``stat_func`` of each array the executor reports whose name matches ``pattern``
-(the forward outputs, and with ``monitor_all`` the inputs) and of the executors' arguments (the
-weights), and ``toc_print`` logs one line per array as MXNet does::
+it) it records ``stat_func`` of each array the executor reports whose name matches ``pattern``:
+every op's outputs (``fc1_output``), with ``monitor_all`` also every op's inputs (``fc1_data``),
+the gradients the backward pass computes, named as MXNet names the outputs of its backward nodes
+(``fc1_backward_weight``), and the executors' arguments (the weights). ``toc_print`` logs one line
+per array as MXNet does::
 
     Batch:       1 fc1_output                     0.12345
+
+Only the watched batches run the executor's unfused monitoring program; the others run at full
+speed.
 
 The default statistic is ``norm(x) / sqrt(x.size)``.
 """
@@ -62,7 +67,7 @@ class Monitor:
 
     def install(self, exe: Any) -> None:
         """Attach to an executor (``Executor.set_monitor_callback``)."""
-        exe.set_monitor_callback(self.stat_helper, self.monitor_all)
+        exe.set_monitor_callback(self.stat_helper, self.monitor_all, active=lambda: self.activated)
         self.exes.append(exe)
 
     def tic(self) -> None:

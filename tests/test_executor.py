@@ -174,3 +174,38 @@ def test_reduction_epilogue_fused(build, ref):
             assert len(kernels) == 1, [grp.describe() for grp in kernels]
     np.testing.assert_allclose(outs[0], ref(x), rtol=1e-12)
     np.testing.assert_allclose(outs[1], ref(x), rtol=1e-12)
+
+
+def _bn_relu_net(conv: bool, fix_gamma: bool):
+    x = mx.sym.Variable("data")
+    h = mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, name="c") if conv else \
+        mx.sym.FullyConnected(x, num_hidden=6, name="fc")
+    h = mx.sym.Activation(mx.sym.BatchNorm(h, fix_gamma=fix_gamma, name="bn"), act_type="relu", name="r")
+    return mx.sym.FullyConnected(h, num_hidden=3, name="out")
+
+
+@pytest.mark.parametrize("conv", [False, True])
+@pytest.mark.parametrize("fix_gamma", [True, False])
+def test_batchnorm_relu_backward_rewrite_equals_unfused(conv, fix_gamma):
+    net = _bn_relu_net(conv, fix_gamma)
+    data_shape = (5, 2, 6, 6) if conv else (5, 7)
+    arg_s, _, aux_s = net.infer_shape(data=data_shape)
+    base = {n: R.uniform(-1, 1, s) for n, s in zip(net.list_arguments(), arg_s)}
+    base["bn_beta"] = R.uniform(-0.3, 0.3, base["bn_beta"].shape)   # some relu inputs < 0
+    head = R.uniform(-1, 1, (5, 3))
+    results = []
+    for fusion in (True, False):
+        args = {n: mx.nd.array(v, dtype="float64") for n, v in base.items()}
+        grads = {n: mx.nd.zeros(v.shape, dtype="float64") for n, v in base.items()}
+        aux = {n: mx.nd.array(np.full(s, 1.0 if n.endswith("var") else 0.0), dtype="float64")
+               for n, s in zip(net.list_auxiliary_states(), aux_s)}
+        cfg = Config.from_env().replace(fusion=fusion)
+        ex = Executor(net, mx.cpu(), args, grads, "write", aux, config=cfg)
+        ex.forward(is_train=True)
+        ex.backward(mx.nd.array(head, dtype="float64"))
+        ops = [op.op.name for op in ex._programs["train"].graph.ops]
+        assert ("_backward_BatchNorm_relu" in ops) == fusion, ops
+        results.append({n: g.asnumpy() for n, g in grads.items()})
+    for n in results[0]:
+        np.testing.assert_allclose(results[0][n], results[1][n], rtol=1e-10, atol=1e-12, err_msg=n)
+    assert np.abs(results[0]["bn_beta"]).max() > 0

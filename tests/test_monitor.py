@@ -46,3 +46,96 @@ def test_custom_stat_sort_and_log_format(caplog):
     assert names == sorted(names) and "fc_output" in names and "data" in names
     line = next(r.getMessage() for r in caplog.records if "fc_output" in r.getMessage())
     assert line.startswith("Batch:       1") and line.rstrip().endswith("12.5")
+
+
+def _mlp_bn():
+    net = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(net, num_hidden=8, name="fc1")
+    net = mx.sym.BatchNorm(net, name="bn1", fix_gamma=False)
+    net = mx.sym.Activation(net, act_type="tanh", name="tanh1")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="fc2")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _train(ex, steps, mon=None):
+    rng = np.random.default_rng(0)
+    params = [n for n in ex.arg_dict if n not in ("data", "softmax_label")]
+    for _ in range(steps):
+        if mon is not None:
+            mon.tic()
+        ex.forward(is_train=True, data=rng.normal(size=(4, 5)), softmax_label=rng.integers(0, 3, 4))
+        ex.backward()
+        for n in params:
+            ex.arg_dict[n][:] -= 0.1 * ex.grad_dict[n]
+        if mon is not None:
+            yield mon.toc()
+
+
+def _bound_mlp():
+    ex = _mlp_bn().simple_bind(mx.cpu(), data=(4, 5), grad_req={
+        n: "write" for n in ("fc1_weight", "fc1_bias", "bn1_gamma", "bn1_beta", "fc2_weight", "fc2_bias")})
+    init = mx.init.Xavier()
+    mx.random.seed(3)
+    for n, a in ex.arg_dict.items():
+        if n not in ("data", "softmax_label"):
+            init(mx.init.InitDesc(n), a)
+    for n, a in ex.aux_dict.items():
+        init(mx.init.InitDesc(n), a)
+    return ex
+
+
+def test_backward_gradients_and_intermediates_are_reported_by_mxnet_names():
+    ex = _bound_mlp()
+    stats = {}
+    ex.set_monitor_callback(lambda name, arr: stats.setdefault(name, arr.asnumpy().copy()), monitor_all=True)
+    list(_train(ex, 1))
+    for name in ("fc1_output", "bn1_output", "tanh1_output", "fc2_output", "softmax_output",
+                 "fc1_data", "fc1_weight", "bn1_gamma", "bn1_moving_mean", "softmax_label",
+                 "fc2_backward_weight", "fc2_backward_bias", "fc2_backward_data", "tanh1_backward_data",
+                 "bn1_backward_data", "bn1_backward_gamma", "bn1_backward_beta", "fc1_backward_weight",
+                 "fc1_backward_bias", "softmax_backward_data"):
+        assert name in stats, (name, sorted(stats))
+    x, w1 = stats["fc1_data"], stats["fc1_weight"]
+    assert np.allclose(stats["fc1_output"], x @ w1.T + stats["fc1_bias"], atol=1e-5)
+    assert np.allclose(stats["tanh1_output"], np.tanh(stats["bn1_output"]), atol=1e-6)
+    # SoftmaxOutput's gradient, then each backward node's outputs as the chain rule gives them
+    p = stats["softmax_output"]
+    onehot = np.eye(3)[stats["softmax_label"].astype(int)]
+    assert np.allclose(stats["softmax_backward_data"], p - onehot, atol=1e-6)
+    dfc2 = stats["softmax_backward_data"]
+    assert np.allclose(stats["fc2_backward_weight"], dfc2.T @ stats["tanh1_output"], atol=1e-5)
+    assert np.allclose(stats["fc2_backward_bias"], dfc2.sum(0), atol=1e-6)
+    assert np.allclose(stats["fc2_backward_data"], dfc2 @ stats["fc2_weight"], atol=1e-5)
+    t = stats["tanh1_output"]
+    assert np.allclose(stats["tanh1_backward_data"], stats["fc2_backward_data"] * (1 - t * t), atol=1e-5)
+    dz = stats["bn1_backward_data"]
+    assert np.allclose(stats["fc1_backward_weight"], dz.T @ x, atol=1e-5)
+    assert np.allclose(stats["fc1_backward_bias"], dz.sum(0), atol=1e-5)
+    # and they are the gradients the executor hands out
+    assert np.allclose(stats["fc1_backward_weight"], ex.grad_dict["fc1_weight"].asnumpy())
+
+
+def test_watched_batches_compute_what_the_fused_program_computes():
+    plain, watched = _bound_mlp(), _bound_mlp()
+    mon = mx.mon.Monitor(2, pattern=".*backward.*")
+    mon.install(watched)
+    list(_train(plain, 5))
+    logs = list(_train(watched, 5, mon))
+    assert [len(t) > 0 for t in logs] == [True, False, True, False, True]
+    assert all("_backward_" in name for t in logs for _, name, _ in t)
+    assert set(watched._programs) == {"train", "train_mon"}
+    for name in plain.arg_dict:
+        assert np.allclose(plain.arg_dict[name].asnumpy(), watched.arg_dict[name].asnumpy(), atol=1e-5), name
+    for name in plain.aux_dict:
+        assert np.allclose(plain.aux_dict[name].asnumpy(), watched.aux_dict[name].asnumpy(), atol=1e-5), name
+
+
+def test_plain_callback_and_its_removal():
+    ex = _exe()
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append((name, arr.shape)))
+    ex.forward()
+    assert seen == [("fc_output", (2, 2))]
+    ex.set_monitor_callback(None)
+    ex.forward()
+    assert len(seen) == 1

@@ -12,13 +12,13 @@ import symjit as mx
 from symjit.compiler.passes.autodiff import autodiff
 from symjit.compiler.passes.build import build_forward
 from symjit.compiler.passes.fuse import fuse
-from symjit.compiler.passes.plan import plan_memory
+from symjit.compiler.passes.plan import _intervals, plan_memory
 from symjit.compiler.passes.simplify import simplify
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from examples.nets import deep_mlp, lenet, mlp  # noqa: E402
+from examples.nets import deep_mlp, lenet, mlp, mlp_bn  # noqa: E402
 
 MiB = 2 ** 20
 
@@ -50,6 +50,11 @@ def check_plan(g, groups, plan) -> None:
             if a["id"] < b["id"] and not (a["end"] < b["start"] or b["end"] < a["start"]):
                 oa, ob = plan.offsets[a["values"][0]], plan.offsets[b["values"][0]]
                 assert oa + a["size"] <= ob or ob + b["size"] <= oa, (a, b)
+    life = _intervals(g, groups)
+    for b in bufs:   # values sharing a buffer (views aside) live one after the other
+        vals = sorted((v for v in b["values"] if v not in plan.aliases), key=lambda v: life[v])
+        for prev, nxt in zip(vals, vals[1:]):
+            assert life[nxt][0] >= life[prev][1], (g.values[prev], life[prev], g.values[nxt], life[nxt])
     for o, i in plan.inplace:
         assert plan.buffer_of[o] == plan.buffer_of[i]
         assert g.values[o].nbytes == g.values[i].nbytes
@@ -68,6 +73,16 @@ def test_memory_no_more_than_mxnet(net, shape, training, limit):
     assert plan.planned_bytes <= limit, f"{plan.planned_bytes / MiB:.2f} MiB > {limit / MiB:.0f} MiB"
     assert plan.inplace, "expected in-place reuse"
     assert plan.planned_bytes < plan.naive_bytes
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("net, shape", [
+    (mlp, (100, 784)), (mlp_bn, (100, 784)), (deep_mlp, (100, 784)), (lenet, (64, 1, 28, 28)),
+])
+def test_every_plan_is_valid(net, shape, training, fusion):
+    for grad_data in (False, True):
+        check_plan(*lower(net(), shape, training, fusion, grad_data))
 
 
 def test_inference_plan_frees_forward_values_early():

@@ -182,6 +182,51 @@ def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta
         dbeta[c] = sg
 
 
+@_jit
+def _relu_masked_sums(x, dout, c, mean, scale, b):
+    """(sum(dr), sum(dr * (x - mean))) over channel ``c`` with ``dr = dout * (y > 0)`` and
+    ``y = (x - mean) * scale + b`` recomputed as the forward computed it."""
+    sg = 0.0
+    dotp = 0.0
+    for i in range(x.shape[0]):
+        for j in range(x.shape[2]):
+            d = x[i, c, j] - mean
+            if d * scale + b > 0:
+                g = dout[i, c, j] * 1.0
+                sg += g
+                dotp += g * d
+    return sg, dotp
+
+
+@_jit
+def batchnorm_relu_backward(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
+                            fix_gamma, use_batch_stats):
+    """The gradient of ``relu(BatchNorm(x))`` from the gradient ``dout`` of the relu's output.
+
+    As :func:`batchnorm_backward` applied to ``dout * (y > 0)``, where the BatchNorm output ``y``
+    is recomputed from ``x`` and the saved statistics instead of being read from the relu's
+    output, so that output need not stay alive until this kernel runs. Channel ``c`` of ``dout``
+    and ``x`` is read completely before channel ``c`` of ``dx`` is written (``dx`` may alias
+    either).
+    """
+    m = x.shape[0] * x.shape[2]
+    for c in range(x.shape[1]):
+        mean = save_mean[c] * 1.0
+        inv = save_invstd[c] * 1.0
+        g = 1.0 if fix_gamma else gamma[c] * 1.0
+        scale, b = g * inv, beta[c] * 1.0
+        sg, dotp = _relu_masked_sums(x, dout, c, mean, scale, b)
+        k = dotp * inv * inv / m if use_batch_stats and m > 0 else 0.0
+        gm = sg / m if use_batch_stats and m > 0 else 0.0
+        for i in range(x.shape[0]):
+            for j in range(x.shape[2]):
+                d = x[i, c, j] - mean
+                dr = dout[i, c, j] * 1.0 if d * scale + b > 0 else 0.0
+                dx[i, c, j] = (dr - gm - d * k) * scale
+        dgamma[c] = 0.0 if fix_gamma else dotp * inv
+        dbeta[c] = sg
+
+
 # ---------------------------------------------------------------------------------------------
 # LayerNorm on (M, K), normalised over the last axis
 

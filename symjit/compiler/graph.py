@@ -76,6 +76,10 @@ class Graph:
     grads: dict[str, int] = dataclasses.field(default_factory=dict)       # argument -> grad value
     head_grads: dict[int, int] = dataclasses.field(default_factory=dict)  # output index -> value
     is_train: bool = False
+    # value -> the name a monitor reports it under: ``fc1_output`` for a forward op's output,
+    # ``fc1_backward_weight`` for the gradient an op's rule computes for one of its inputs (MXNet's
+    # names for the outputs of the backward node ``fc1_backward``)
+    watch: dict[int, str] = dataclasses.field(default_factory=dict)
 
     def producer(self) -> dict[int, OpNode]:
         """value id -> the op writing it."""
@@ -96,7 +100,7 @@ class Graph:
                                      params=dict(o.params)) for o in self.ops],
             args=dict(self.args), aux=dict(self.aux), outputs=list(self.outputs),
             output_names=list(self.output_names), grads=dict(self.grads),
-            head_grads=dict(self.head_grads), is_train=self.is_train,
+            head_grads=dict(self.head_grads), is_train=self.is_train, watch=dict(self.watch),
         )
 
     def dump(self) -> str:

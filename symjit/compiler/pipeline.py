@@ -50,14 +50,19 @@ class Compiled:
 
 def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any],
                    grad_req: dict[str, str], is_train: bool, cfg: Config,
-                   target: str = "cpu", load: bool = True) -> Compiled:
-    """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``)."""
+                   target: str = "cpu", load: bool = True, monitor: bool = False) -> Compiled:
+    """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``).
+
+    ``monitor=True`` builds the program a monitor watches: one kernel per op (no fusion) and no
+    memory reuse, so every op's outputs (``Graph.watch``) can be read after the program ran.
+    """
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
+    fusion = cfg.fusion and not monitor
     fwd = build_forward(sym, shapes, dtypes, is_train)
     graph = autodiff(fwd, grad_req) if is_train else fwd
-    graph = simplify(graph, fusion=cfg.fusion)
-    groups = fuse(graph, enabled=cfg.fusion)
-    plan = plan_memory(graph, groups)
+    graph = simplify(graph, fusion=fusion)
+    groups = fuse(graph, enabled=fusion)
+    plan = plan_memory(graph, groups, reuse=not monitor)
     if target == "cpu":
         program = generate_cpu(graph, groups, fastmath=cfg.fastmath, cache=cfg.cache)
     elif target == "cuda":

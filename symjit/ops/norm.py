@@ -132,15 +132,21 @@ def _bn_backward_lower_cpu(k, node, ins, outs):
          node.params["fix_gamma"], not node.params["use_global_stats"])
 
 
-def _bn_backward_shape(p: dict, ins: list, aux: list):
-    data = ins[1]
-    c = None if data is None else _channel_shape(data, p["axis"])
-    return [data, data, c, c, c], [data, c, c], []
+def _bn_backward_rules(n_vectors: int) -> tuple:
+    """Shape and dtype rules of a BatchNorm gradient op reading ``(ograd, data, *vectors)``, the
+    vectors per channel, and writing ``(data_grad, gamma_grad, beta_grad)``."""
+    def shape(p: dict, ins: list, aux: list):
+        data = ins[1]
+        c = None if data is None else _channel_shape(data, p["axis"])
+        return [data, data] + [c] * n_vectors, [data, c, c], []
+
+    def dtype(p: dict, ins: list, aux: list):
+        data, pd = ins[1], ins[2]
+        return [data, data] + [pd] * n_vectors, [data, pd, pd], []
+    return shape, dtype
 
 
-def _bn_backward_dtype(p: dict, ins: list, aux: list):
-    data, pd = ins[1], ins[2]
-    return [data, data, pd, pd, pd], [data, pd, pd], []
+_bn_backward_shape, _bn_backward_dtype = _bn_backward_rules(3)
 
 
 BatchNorm = register(OpDef(
@@ -192,6 +198,33 @@ register(OpDef(
     extra={"backward_of": "BatchNorm"},
     doc="BatchNorm's gradient (dx, dgamma, dbeta) from the head gradient and the saved mean and "
         "inverse std; with use_global_stats the statistics are constants.",
+))
+
+
+def _bn_relu_backward_lower_cpu(k, node, ins, outs):
+    dout, data, gamma, beta, mean, invstd = ins
+    nd, ax = _rank_axis(k, node, data)
+    x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
+    dx = axis_view3(k, outs[0], ax, nd)
+    call(k, "norm", "batchnorm_relu_backward", x, g, gamma, beta, mean, invstd, dx, outs[1], outs[2],
+         node.params["fix_gamma"], not node.params["use_global_stats"])
+
+
+register(OpDef(
+    name="_backward_BatchNorm_relu",
+    params=BatchNorm.params,
+    arguments=("ograd", "data", "gamma", "beta", "mean", "invstd"),
+    outputs=("data_grad", "gamma_grad", "beta_grad"),
+    shape=_bn_backward_rules(4)[0],
+    dtype=_bn_backward_rules(4)[1],
+    kind=Kind.OPAQUE,
+    lower={"cpu": _bn_relu_backward_lower_cpu},
+    inplace=((0, 0), (1, 0)),
+    extra={"backward_of": "BatchNorm"},
+    doc="The gradient of ``relu(BatchNorm(data))`` (dx, dgamma, dbeta) from the gradient of the "
+        "relu's output, with the BatchNorm output recomputed from data and the saved statistics: "
+        "the simplify pass rewrites ``_backward_BatchNorm(_backward_Activation(relu))`` into it so "
+        "the relu's output need not stay alive through the backward GEMM before it.",
 ))
 
 

@@ -64,9 +64,11 @@ def autodiff(g: Graph, grad_req: dict[str, str]) -> Graph:
         if len(in_grads) != len(op.inputs):
             raise AssertionError(f"{op.op.name}: gradient rule returned {len(in_grads)} values "
                                  f"for {len(op.inputs)} inputs")
-        for i, gv in zip(op.inputs, in_grads):
+        names = op.op.list_arguments(op.params) + op.op.list_aux(op.params)
+        for i, name, gv in zip(op.inputs, names, in_grads):
             if gv is not None and i in flows:
                 grads.setdefault(i, []).append(gv)
+                g.watch.setdefault(gv, f"{op.name}_backward_{name}")
 
     for name, req in grad_req.items():
         if req == "null" or name not in g.args:

@@ -51,6 +51,7 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
         for i in range(node.num_outputs):
             shape, dtype = need(node, i, "shape", known_s), need(node, i, "dtype", known_t)
             outs.append(b.new_value(node.output_name(i), shape, dtype))
+            g.watch[outs[-1]] = node.output_name(i)
             entry_value[(id(node), i)] = outs[-1]
         ins = [entry_value[(id(src), i)] for src, i in node.inputs]
         g.ops.append(OpNode(node.op, node.name, dict(node.params), ins, outs, "forward", is_train))

@@ -94,10 +94,11 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
                 pairs.append((o, i))
                 taken.add(i)
         return pairs
-    for in_idx, out_idx in anchor.op.inplace:
+    for in_idx, out_idx in anchor.op.inplace:   # alternatives: each output takes one input at most
         if in_idx < len(anchor.inputs) and out_idx < len(anchor.outputs):
             i, o = anchor.inputs[in_idx], anchor.outputs[out_idx]
-            if free(i, grp.id) and o in life and g.values[i].nbytes == g.values[o].nbytes:
+            if free(i, grp.id) and o in life and g.values[i].nbytes == g.values[o].nbytes \
+                    and all(o != p[0] for p in pairs):
                 pairs.append((o, i))
                 taken.add(i)
     return pairs
@@ -124,9 +125,16 @@ def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
     return offsets, total
 
 
-def plan_memory(g: Graph, groups: list[Group]) -> MemoryPlan:
-    """Plan the temporaries of ``g`` given its kernel groups (see the module docstring)."""
+def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan:
+    """Plan the temporaries of ``g`` given its kernel groups (see the module docstring).
+
+    ``reuse=False`` (the executor's monitored programs) gives every temporary its own buffer,
+    alive to the end of the program, so each one can be inspected after the program ran.
+    """
     life = _intervals(g, groups)
+    if not reuse:
+        last = max((grp.id for grp in groups), default=0)
+        life = {v: [start, last] for v, (start, _) in life.items()}
     parent: dict[int, int] = {v: v for v in life}
     end: dict[int, int] = {v: life[v][1] for v in life}   # per root: last step of the whole buffer
 
@@ -154,7 +162,7 @@ def plan_memory(g: Graph, groups: list[Group]) -> MemoryPlan:
     inplace: list[tuple[int, int]] = []
     taken: set[int] = set()
     for grp in groups:
-        if grp.view:
+        if grp.view or not reuse:
             continue
         for o, i in _inplace_candidates(g, grp, {v: [life[v][0], end[root(v)]] for v in life}, taken):
             union(o, i)

@@ -9,12 +9,20 @@ elementwise op ``_BatchNorm_inference`` over the data and its per-channel parame
 broadcast along the channel axis (those reshapes are views: no copies). The fusion pass can then put
 it into the epilogue of the FullyConnected or Convolution that produces its input, together with
 the activation after it.
+
+``fuse_batchnorm_relu_backward``: in training, ``_backward_BatchNorm(_backward_Activation(dy, r))``
+where ``r = relu(BatchNorm(x))`` becomes ``_backward_BatchNorm_relu(dy, x, gamma, beta, ...)``,
+which recomputes the relu mask from ``x`` and the saved statistics. The relu's output then dies
+at its last forward-style reader (the next layer's weight gradient) instead of living through the
+backward GEMM that produces ``dy``, so that GEMM's output can take its memory: the peak of a
+FullyConnected+BatchNorm+relu stack drops by one activation.
 """
 from __future__ import annotations
 
+from ...ops.registry import get_op
 from ..graph import Graph, GraphBuilder, OpNode
 
-__all__ = ["simplify", "fold_batchnorm_inference"]
+__all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward"]
 
 
 def _foldable(g: Graph, op: OpNode, consumers: dict) -> bool:
@@ -80,7 +88,49 @@ def eliminate_dead_backward(g: Graph) -> Graph:
     return g
 
 
+def _bn_relu_pattern(g: Graph, op: OpNode, producer: dict, consumers: dict) -> OpNode | None:
+    """The forward BatchNorm when ``op`` is the ``_backward_BatchNorm`` of a rewritable pattern."""
+    if op.op.name != "_backward_BatchNorm":
+        return None
+    act = producer.get(op.inputs[0])
+    if act is None or act.op.name != "_backward_Activation" or act.params["act_type"] != "relu" \
+            or len(consumers[act.outputs[0]]) != 1 or g.values[act.outputs[0]].kind != "tmp":
+        return None
+    relu = producer.get(act.inputs[1])
+    if relu is None or relu.op.name != "Activation" or relu.params["act_type"] != "relu":
+        return None
+    bn = producer.get(relu.inputs[0])
+    if bn is None or bn.op.name != "BatchNorm" or relu.inputs[0] != bn.outputs[0] \
+            or op.inputs[1:] != [bn.inputs[0], bn.inputs[1], bn.outputs[1], bn.outputs[2]]:
+        return None
+    return bn
+
+
+def fuse_batchnorm_relu_backward(g: Graph) -> Graph:
+    """See the module docstring."""
+    producer, consumers = g.producer(), g.consumers()
+    if not any(_bn_relu_pattern(g, op, producer, consumers) for op in g.ops):
+        return g
+    g = g.copy()
+    producer, consumers = g.producer(), g.consumers()
+    dropped: set[int] = set()
+    for op in g.ops:
+        bn = _bn_relu_pattern(g, op, producer, consumers)
+        if bn is None:
+            continue
+        act = producer[op.inputs[0]]
+        dropped.add(id(act))
+        op.op = get_op("_backward_BatchNorm_relu")
+        op.inputs = [act.inputs[0], bn.inputs[0], bn.inputs[1], bn.inputs[2], *op.inputs[3:]]
+        del g.values[act.outputs[0]]
+        g.watch.pop(act.outputs[0], None)
+    g.ops = [op for op in g.ops if id(op) not in dropped]
+    return g
+
+
 def simplify(g: Graph, fusion: bool = True) -> Graph:
-    """All simplifications, in order (the fusion-enabling rewrite only when fusing)."""
+    """All simplifications, in order (the fusion-enabling rewrites only when fusing)."""
     g = eliminate_dead_backward(g)
-    return fold_batchnorm_inference(g) if fusion else g
+    if not fusion:
+        return g
+    return fuse_batchnorm_relu_backward(fold_batchnorm_inference(g))
