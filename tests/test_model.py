@@ -242,3 +242,21 @@ def test_bad_input_errors():
         mx.model.FeedForward(mlp()).predict(X)
     with pytest.raises(MXNetError, match="DataIter"):
         mx.model.FeedForward(mlp(), num_epoch=1).fit([[1.0]], y)
+
+
+def test_fit_with_a_monitor_logs_outputs_weights_and_backward_gradients(caplog):
+    X, y = blobs(60)
+    mx.random.seed(0)
+    model = mx.model.FeedForward(mlp(), num_epoch=1, numpy_batch_size=20, learning_rate=0.1)
+    with caplog.at_level(logging.INFO):
+        model.fit(X, y, monitor=mx.mon.Monitor(2, pattern=".*"))
+    lines = [r.getMessage().split() for r in caplog.records if r.getMessage().startswith("Batch:")]
+    by_batch: dict[str, set] = {}
+    for _, batch, name, *_ in lines:
+        by_batch.setdefault(batch, set()).add(name)
+    assert sorted(by_batch) == ["1", "3"]          # 3 batches per epoch, every 2nd watched
+    names = by_batch["1"]
+    weights = {n for n in model.symbol.list_arguments() if n.endswith(("weight", "bias"))}
+    assert weights <= names
+    assert {f"{n.rsplit('_', 1)[0]}_backward_{n.rsplit('_', 1)[1]}" for n in weights} <= names
+    assert {n for n in model.symbol.get_internals().list_outputs() if n.endswith("_output")} <= names
