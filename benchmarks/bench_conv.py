@@ -2,14 +2,19 @@
 
 Prints a table: shape, method, best time in ms over a few repeats, and GFLOP/s (2 FLOPs per
 multiply-add of the convolution itself). Run: ``python benchmarks/bench_conv.py [--dtype float64]``.
+``--lenet`` times a LeNet training step instead (batch 64, forward + backward, parameter gradients
+only), then each generated kernel of its program that touches a 4-D array (convolution, pooling).
 """
 from __future__ import annotations
 
 import argparse
+import re
+import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -22,7 +27,7 @@ SHAPES = [
     ("resnet-3x3", (16, 64, 28, 28), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1),
 ]
 
-N_METHODS = 7
+N_METHODS = 9
 
 
 def best_time(fn: Callable[[], None], repeats: int = 7, min_time: float = 0.2) -> float:
@@ -41,8 +46,24 @@ def best_time(fn: Callable[[], None], repeats: int = 7, min_time: float = 0.2) -
     return best
 
 
+@numba.njit(cache=True)
+def epilogue_copy(y, out):
+    """``out[n, f] = y[f, n]``: the loop nest the compiler generates after a filter-major forward."""
+    for i0 in range(out.shape[0]):
+        for i1 in range(out.shape[1]):
+            for i2 in range(out.shape[2]):
+                for i3 in range(out.shape[3]):
+                    out[i0, i1, i2, i3] = y[i1, i0, i2, i3]
+
+
 def cases(xs, ws, stride, pad, dilate, groups, dtype):
-    """Yield ``(method, callable)`` pairs for one shape."""
+    """Yield ``(method, callable)`` pairs for one shape.
+
+    ``serial`` and ``prange(T)`` run the same whole-batch GEMMs; the parallel kernels also spread
+    im2col, col2im and the NCHW <-> filter-major copies over T numba threads. ``cnhw`` is the
+    forward the compiler emits: the result left filter-major, the copy to NCHW fused into the
+    kernel's elementwise epilogue (here a plain copy loop stands in for that epilogue).
+    """
     rng = np.random.default_rng(0)
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
@@ -52,18 +73,23 @@ def cases(xs, ws, stride, pad, dilate, groups, dtype):
     nt = numba.get_num_threads()
     args = (stride, pad, dilate, groups)
 
-    def scratch(kind, nch):
-        return np.empty(conv.conv2d_cols_shape(kind, xs, ws, out.shape, groups, nch), dtype)
+    def scratch(kind):
+        return np.empty(conv.conv2d_cols_shape(kind, xs, ws, out.shape, groups), dtype)
 
-    c1, cp = scratch("forward", 1), scratch("forward", nt)
-    w1, wp = scratch("backward_weight", 1), scratch("backward_weight", nt)
-    yield "fwd direct", lambda: conv.conv2d_forward_direct(x, w, out, c1, *args)
-    yield "fwd im2col+gemm", lambda: conv.conv2d_forward(x, w, out, c1, *args)
-    yield f"fwd im2col+gemm prange({nt})", lambda: conv.conv2d_forward_parallel(x, w, out, cp, *args)
-    yield "bwd-data gemm+col2im", lambda: conv.conv2d_backward_data(out, w, dx, c1, *args)
-    yield f"bwd-data prange({nt})", lambda: conv.conv2d_backward_data_parallel(out, w, dx, cp, *args)
-    yield "bwd-weight im2col+gemm", lambda: conv.conv2d_backward_weight(out, x, dw, w1, *args)
-    yield f"bwd-weight prange({nt})", lambda: conv.conv2d_backward_weight_parallel(out, x, dw, wp, *args)
+    cf, cc, cd, cw = (scratch(k) for k in ("forward", "forward_cnhw", "backward_data", "backward_weight"))
+
+    def cnhw(kernel):
+        epilogue_copy(kernel(x, w, out, cc, *args), out)
+
+    yield "fwd direct", lambda: conv.conv2d_forward_direct(x, w, out, cf, *args)
+    yield "fwd serial", lambda: conv.conv2d_forward(x, w, out, cf, *args)
+    yield f"fwd prange({nt})", lambda: conv.conv2d_forward_parallel(x, w, out, cf, *args)
+    yield "fwd cnhw (+epilogue copy)", lambda: cnhw(conv.conv2d_forward_cnhw)
+    yield "bwd-data serial", lambda: conv.conv2d_backward_data(out, w, dx, cd, *args)
+    yield f"bwd-data prange({nt})", lambda: conv.conv2d_backward_data_parallel(out, w, dx, cd, *args)
+    yield "bwd-weight serial", lambda: conv.conv2d_backward_weight(out, x, dw, cw, *args)
+    yield f"bwd-weight prange({nt})", lambda: conv.conv2d_backward_weight_parallel(out, x, dw, cw, *args)
+    yield "bias-grad", lambda: conv.conv_bias_grad(out, dw[:, 0, 0, 0].copy())
 
 
 def run_case(shape_index: int, method_index: int, dtype: np.dtype) -> None:
@@ -74,7 +100,60 @@ def run_case(shape_index: int, method_index: int, dtype: np.dtype) -> None:
     method, fn = list(cases(xs, ws, stride, pad, dilate, groups, dtype))[method_index]
     sec = best_time(fn)
     desc = f"{label} {xs}*{ws}"
-    print(f"{desc:<44} {method:<30} {sec * 1e3:9.3f} {flops / sec / 1e9:8.1f}", flush=True)
+    rate = "" if method == "bias-grad" else f"{flops / sec / 1e9:8.1f}"
+    print(f"{desc:<44} {method:<30} {sec * 1e3:9.3f} {rate}", flush=True)
+
+
+def lenet_step(rounds: int = 15) -> None:
+    """Time LeNet training steps (best and median of ``rounds`` rounds of 20), then its kernels."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import symjit as mx
+    from examples.nets import lenet
+
+    net = lenet()
+    params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
+    ex = net.simple_bind(mx.cpu(), data=(64, 1, 28, 28), grad_req={n: "write" for n in params})
+    for a in ex.arg_dict.values():
+        a[:] = np.random.default_rng(0).normal(0, 0.05, a.shape)
+    ex.arg_dict["softmax_label"][:] = np.arange(64) % 10
+
+    def step():
+        ex.forward(is_train=True)
+        ex.backward()
+
+    for _ in range(3):
+        step()
+    steps = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(20):
+            step()
+        steps.append((time.perf_counter() - t0) / 20)
+    best, median = min(steps), statistics.median(steps)
+    print(f"LeNet step (batch 64): best {best * 1e3:.2f} ms, median {median * 1e3:.2f} ms "
+          f"-> {64 / best:.0f} samples/s")
+    try:   # the executor's internals: skip the per-kernel table if they changed
+        kernel_times(ex, rounds)
+    except (AttributeError, KeyError, IndexError) as err:
+        print(f"per-kernel timing unavailable: {err!r}")
+
+
+def kernel_times(ex, rounds: int) -> None:
+    """Best time of each generated kernel of the training program that touches a 4-D array."""
+    prog = ex._programs["train"]
+    src, names = prog.program.source, {f"k{g.id}": g.describe() for g in prog.groups}
+    for phase in ("forward", "backward"):
+        arrays = ex._bound["train"][phase][0][1]
+        env = dict(zip(re.search(rf"def {phase}\((.*?)\):", src).group(1).split(", "), arrays))
+        for line in src[src.find(f"def {phase}("):].split("\n")[1:]:
+            m = re.match(r"\s+(k\d+)\((.*)\)", line)
+            if not m:
+                break
+            args = [env[a] for a in m.group(2).split(", ")]
+            if any(a.ndim == 4 for a in args):
+                fn = getattr(prog.module, m.group(1))
+                sec = best_time(lambda fn=fn, args=args: fn(*args), repeats=rounds, min_time=0.02)
+                print(f"  {phase:<8} {sec * 1e3:7.3f} ms  {names[m.group(1)]}")
 
 
 def main() -> None:
@@ -83,8 +162,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--case", nargs=2, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--lenet", action="store_true", help="time a LeNet training step and its kernels")
     args = ap.parse_args()
     dtype = np.dtype(args.dtype)
+    if args.lenet:
+        lenet_step()
+        return
     if args.case:
         run_case(args.case[0], args.case[1], dtype)
         return

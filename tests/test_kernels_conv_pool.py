@@ -299,6 +299,120 @@ def test_conv_checks_name_argument_and_shapes():
         conv.check_conv_bias_grad(out, np.zeros(2, np.float32))
 
 
+def block_scratch(kind, x, w, out_shape, groups, images):
+    """NaN-filled scratch that holds ``images`` images per block (the batch cut into blocks)."""
+    k = x.shape[1] * w.shape[2] * w.shape[3]
+    per_image = (k + w.shape[0]) * out_shape[2] * out_shape[3]
+    shape = conv.conv2d_cols_shape(kind, x.shape, w.shape, out_shape, groups, max_elems=images * per_image)
+    return np.full(shape, np.nan, x.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_forward_cnhw(case, dtype):
+    x, w, out_shape, args = make_conv(case, dtype)
+    expect = ref_conv(x, w, *args).transpose(1, 0, 2, 3)
+    out = np.full(out_shape, np.nan, dtype)
+    for images in (None, 1, 2):
+        cols = (scratch("forward_cnhw", x, w, out_shape, args[3]) if images is None
+                else block_scratch("forward_cnhw", x, w, out_shape, args[3], images))
+        conv.check_conv2d("forward_cnhw", x, w, out, cols, *args)
+        y = conv.conv2d_forward_cnhw(x, w, out, cols, *args)
+        assert y.shape == expect.shape and np.shares_memory(y, cols)
+        np.testing.assert_allclose(y, expect, **tol(dtype))
+    assert np.isnan(out).all()   # out only gives the shape
+
+
+@pytest.mark.parametrize("images", [1, 2])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_batch_cut_into_blocks(case, dtype, images):
+    """A scratch smaller than the whole batch: blocks of ``images`` (the last one may be shorter)."""
+    x, w, out_shape, args = make_conv(case, dtype)
+    groups = args[3]
+    bias = rand(np.random.default_rng(5), (w.shape[0],), dtype)
+    dout = rand(np.random.default_rng(7), out_shape, dtype)
+    ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
+    out = np.full(out_shape, np.nan, dtype)
+    cols = block_scratch("forward", x, w, out_shape, groups, images)
+    conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
+    for kernel in (conv.conv2d_forward, conv.conv2d_forward_parallel):
+        out[:] = np.nan
+        kernel(x, w, out, cols, *args)
+        np.testing.assert_allclose(out, ref_conv(x, w, *args), **tol(dtype))
+    conv.conv2d_forward_bias(x, w, bias, out, cols, *args)
+    np.testing.assert_allclose(out, ref_conv(x, w, *args) + bias[None, :, None, None], **tol(dtype))
+    cols = block_scratch("backward_data", x, w, out_shape, groups, images)
+    for kernel in (conv.conv2d_backward_data, conv.conv2d_backward_data_parallel):
+        dx = np.full(x.shape, np.nan, dtype)
+        conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
+        kernel(dout, w, dx, cols, *args)
+        np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
+    cols = block_scratch("backward_weight", x, w, out_shape, groups, images)
+    for kernel in (conv.conv2d_backward_weight, conv.conv2d_backward_weight_parallel):
+        dw = np.full(w.shape, np.nan, dtype)
+        conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
+        kernel(dout, x, dw, cols, *args)
+        np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
+
+
+def test_conv_parallel_kernels_match_serial_bitwise():
+    x, w, out_shape, args = make_conv(((5, 4, 9, 8), (6, 2, 3, 3), (1, 2), (1, 1), (1, 1), 2), np.float32)
+    dout = rand(np.random.default_rng(2), out_shape, np.float32)
+    for images in (None, 2):
+        def cols(kind, images=images):
+            return (scratch(kind, x, w, out_shape, 2) if images is None
+                    else block_scratch(kind, x, w, out_shape, 2, images))
+        results = []
+        for fwd, bwd_data, bwd_weight in ((conv.conv2d_forward, conv.conv2d_backward_data,
+                                           conv.conv2d_backward_weight),
+                                          (conv.conv2d_forward_parallel, conv.conv2d_backward_data_parallel,
+                                           conv.conv2d_backward_weight_parallel)):
+            out, dx, dw = np.empty(out_shape, np.float32), np.empty_like(x), np.empty_like(w)
+            fwd(x, w, out, cols("forward"), *args)
+            bwd_data(dout, w, dx, cols("backward_data"), *args)
+            bwd_weight(dout, x, dw, cols("backward_weight"), *args)
+            results.append((out, dx, dw))
+        for serial, parallel in zip(*results):
+            np.testing.assert_array_equal(serial, parallel)
+
+
+def test_conv_cols_sizes():
+    xs, ws, os_ = (64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8)
+    k, f, p = 500, 50, 64
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
+    assert conv.conv2d_cols_shape("backward_data", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
+    assert conv.conv2d_cols_shape("backward_weight", xs, ws, os_, 1) == (1, (k + f) * 64 * p + f * k)
+    assert conv.conv2d_cols_shape("forward_cnhw", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
+    # capped: 10 images per block; the filter-major forward then also holds the whole output
+    cap = 10 * (k + f) * p + 5
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=cap) == (1, 10 * (k + f) * p)
+    assert conv.conv2d_cols_shape("forward_cnhw", xs, ws, os_, 1, max_elems=cap) == \
+        (1, 10 * (k + f) * p + f * 64 * p)
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, nchunks=4) == (1, (k + f) * 64 * p)
+    for kind in conv.KINDS:
+        fixed = f * k if kind == "backward_weight" else 0
+        blocked = f * 64 * p if kind == "forward_cnhw" else 0
+        for limit in (0, cap, conv.CONV_SCRATCH_MAX):
+            assert conv.conv2d_cols_length(64, k, f, p, fixed, blocked, limit) == \
+                conv.conv2d_cols_shape(kind, xs, ws, os_, 1, max_elems=limit)[1]
+
+
+def test_conv_checks_cols_length():
+    x, w = np.zeros((3, 4, 8, 8), np.float32), np.zeros((6, 2, 3, 3), np.float32)
+    out, args = np.zeros((3, 6, 6, 6), np.float32), ((1, 1), (0, 0), (1, 1), 2)
+    least = conv.conv2d_cols_shape("backward_weight", x.shape, w.shape, out.shape, 2, max_elems=0)
+    for length in (least[1], least[1] + 7, 10**6):   # any length from one image per block up
+        conv.check_conv2d("backward_weight", x, w, out, np.zeros((1, length), np.float32), *args)
+    short, need = least[1] - 1, least[1]
+    with pytest.raises(ValueError, match=rf"argument 'cols' has shape \(1,{short}\), expected \(1,\d+\) "
+                                         rf"\(at least \(1,{need}\): one image per block\)"):
+        conv.check_conv2d("backward_weight", x, w, out, np.zeros((1, least[1] - 1), np.float32), *args)
+    with pytest.raises(ValueError, match=r"argument 'cols' has shape \(2,"):
+        conv.check_conv2d("backward_weight", x, w, out, np.zeros((2, 10**6), np.float32), *args)
+
+
 # =============================================================================================
 # Pooling: numpy references built from masks over a padded canvas.
 
@@ -517,8 +631,7 @@ def test_pool_checks_name_argument_and_shapes():
 
 
 def test_conv_use_parallel_heuristic():
-    # per-group GEMM sizes F/g * C/g*KH*KW: 20*25 = 500 (small), 50*500 = 25000 (large)
-    assert conv.conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
-    assert not conv.conv2d_use_parallel((64, 20, 12, 12), (50, 20, 5, 5), 1, nthreads=2)
-    assert not conv.conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=1)
-    assert not conv.conv2d_use_parallel((1, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
+    # the batch-parallel kernels lost on every measured shape (see conv2d_use_parallel): never chosen
+    for xs, ws, nthreads in [((64, 1, 28, 28), (20, 1, 5, 5), 2), ((64, 20, 12, 12), (50, 20, 5, 5), 2),
+                             ((64, 1, 28, 28), (20, 1, 5, 5), 1), ((1, 1, 28, 28), (20, 1, 5, 5), 2)]:
+        assert not conv.conv2d_use_parallel(xs, ws, 1, nthreads=nthreads)

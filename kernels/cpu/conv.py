@@ -8,15 +8,33 @@ bounds checks):
   ``bias``/``db``: ``(F,)``; ``C`` and ``F`` divisible by ``groups``.
 * ``stride``, ``pad``, ``dilate``: tuples of two ints ``(y, x)``, stride and dilate >= 1, pad >= 0
   (pad is symmetric, as MXNet's ``pad``).
-* ``cols``: float scratch of shape ``conv2d_cols_shape(kind, ...)``, same dtype as the data;
-  its contents on entry do not matter and are garbage on exit.
+* ``cols``: float scratch of shape ``conv2d_cols_shape(kind, ...)`` (or any ``(1, L)`` with ``L`` at
+  least the ``max_elems=0`` size), same dtype as the data; its contents on entry do not matter and
+  are garbage on exit.
 * all arrays C-contiguous and of one dtype (float32 or float64).
 
-Kernels overwrite their outputs. The GEMM path (im2col, one BLAS call per image and group) is the
-default; :func:`conv2d_forward_direct` is a plain loop nest kept for comparison
-(``benchmarks/bench_conv.py`` measures both). The ``*_parallel`` kernels spread the batch over
-``cols.shape[0]`` chunks with ``prange`` (each chunk owns one row of ``cols``); they pay only for
-tiny per-image GEMMs, which :func:`conv2d_use_parallel` tells.
+How they compute (whole-batch im2col, one GEMM per pass and group): with ``K = C*KH*KW`` and
+``P = OH*OW``, a block of ``B`` images is unrolled into ``cols (K, B*P)``; the forward pass is
+``y (F, B*P) = W (F, K/groups) @ cols`` per group, the data gradient ``dcols = W.T @ dy`` followed by
+col2im, the weight gradient ``dW.T = cols @ dy.T``, where ``y``/``dy`` are in filter-major ("CNHW")
+order, so a transpose copy moves them from/to NCHW. ``B`` is the whole batch unless the scratch
+would exceed ``max_elems`` elements (default :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
+float32); then the batch is cut into blocks of as many images as fit (a kernel reads ``B`` back from
+the length of ``cols``). Scratch size, in elements: ``(K + F) * B * P``, plus ``F * K/groups`` for
+the weight gradient's transposed product, plus ``F * N * P`` for :func:`conv2d_forward_cnhw`'s full
+output when ``B < N``. LeNet at batch 64 (float32): conv1 6.6 MB, conv2 9.0 MB, one block each.
+
+:func:`conv2d_forward_cnhw` stops before the transpose and returns the filter-major result, so the
+caller can fuse the transpose with the bias and an elementwise epilogue (the compiler's lowering
+does). The ``*_parallel`` kernels run the same GEMMs and spread im2col, col2im and the transposes
+over threads with ``prange`` (every output element is written by one iteration in a fixed order, so
+they give bitwise the serial results); they never paid on our measurements, see
+:func:`conv2d_use_parallel`.
+:func:`conv2d_forward_direct` is a plain loop nest kept for comparison (``benchmarks/bench_conv.py``
+measures them all).
+
+Flat arrays are indexed with ``uint64`` offsets in the copy loops: Numba then skips its
+negative-index wraparound, which makes these short loops 3-8x faster.
 
 >>> import numpy as np
 >>> x = np.arange(16, dtype=np.float64).reshape(1, 1, 4, 4)
@@ -35,14 +53,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import prange
+from numba import uint64 as _u
 
 from symjit.base import shape_str
 
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
-    "conv2d_output_size", "conv2d_cols_shape", "conv2d_use_parallel", "check_conv2d", "check_conv_bias_grad",
+    "conv2d_output_size", "conv2d_cols_shape", "conv2d_cols_length", "conv2d_use_parallel",
+    "check_conv2d", "check_conv_bias_grad", "CONV_SCRATCH_MAX",
     "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
+    "conv2d_forward_cnhw",
     "conv2d_backward_data", "conv2d_backward_data_parallel",
     "conv2d_backward_weight", "conv2d_backward_weight_parallel", "conv_bias_grad",
     "im2col", "col2im", "add_channel_bias",
@@ -51,11 +72,14 @@ __all__ = [
 _jit = numba.njit(cache=True, nogil=True)
 _pjit = numba.njit(cache=True, nogil=True, parallel=True)
 
-KINDS = ("forward", "backward_data", "backward_weight")
+KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight")
+
+CONV_SCRATCH_MAX = 1 << 23
+"""Default cap on a kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
 
 
 # ---------------------------------------------------------------------------------------------
-# Python-side helpers: sizes and validation.
+# Sizes: shared by Python callers and generated kernels.
 
 
 def conv2d_output_size(hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
@@ -72,49 +96,79 @@ def conv2d_output_size(hw: tuple[int, int], kernel: tuple[int, int], stride: tup
     return out[0], out[1]
 
 
-def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
-                      out_shape: tuple[int, ...], groups: int, nchunks: int = 1) -> tuple[int, int]:
-    """Shape ``(nchunks, length)`` of the ``cols`` scratch of a ``kind`` kernel.
+@_jit
+def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
+    """Length of a ``cols`` scratch row: ``(k + f) * B * p + fixed``, plus ``blocked`` when ``B < n``.
 
-    ``kind`` is ``'forward'``, ``'backward_data'`` or ``'backward_weight'``; ``nchunks`` is 1 for
-    the serial kernels and the number of batch chunks (e.g. ``numba.get_num_threads()``) for the
-    ``*_parallel`` ones. Each row holds an im2col matrix ``(C*KH*KW, OH*OW)``; for
-    ``backward_weight`` it also holds a weight-gradient product and, when parallel, a partial sum.
+    ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``p = OH*OW``; ``B`` (images per block) is ``n``
+    when the block part fits in ``max_elems``, else as many as fit (at least one). ``fixed`` and
+    ``blocked`` are the kind's additional space (see :func:`conv2d_cols_shape`).
+
+    >>> int(conv2d_cols_length(64, 500, 50, 64, 0, 0, 1 << 23))
+    2252800
+    """
+    per_image = (k + f) * p
+    nb = min(n, max(1, max_elems // per_image))
+    return per_image * nb + fixed + (blocked if nb < n else 0)
+
+
+def _kind_extras(kind: str, n: int, f: int, kg: int, p: int) -> tuple[int, int]:
+    """``(fixed, blocked)`` scratch of a ``kind`` kernel beyond its block of im2col + output:
+    the weight gradient's transposed ``(K/groups, F)`` product, and the full filter-major output
+    that :func:`conv2d_forward_cnhw` returns when the batch is cut into blocks."""
+    return {"backward_weight": (f * kg, 0), "forward_cnhw": (0, f * n * p)}.get(kind, (0, 0))
+
+
+def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                      out_shape: tuple[int, ...], groups: int, nchunks: int = 1,
+                      max_elems: int = CONV_SCRATCH_MAX) -> tuple[int, int]:
+    """Shape ``(rows, length)`` of the ``cols`` scratch of a ``kind`` kernel.
+
+    ``kind`` is one of ``'forward'``, ``'forward_cnhw'``, ``'backward_data'``,
+    ``'backward_weight'``. A row holds the im2col matrix and the filter-major output (or output
+    gradient) of a block of images (the whole batch when it fits in ``max_elems`` elements); see
+    the module docstring. ``nchunks`` is accepted for compatibility with the former per-image
+    kernels and ignored: serial and parallel kernels use the same single row.
 
     >>> conv2d_cols_shape("forward", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
-    (1, 14400)
+    (1, 1658880)
+    >>> conv2d_cols_shape("backward_weight", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1,
+    ...                   max_elems=45 * 576 * 8)
+    (1, 207860)
     """
     if kind not in KINDS:
         raise KernelArgError(f"conv2d_cols_shape: kind must be one of {KINDS}, got {kind!r}")
-    c, (f, cg, kh, kw), (oh, ow) = x_shape[1], w_shape, out_shape[2:]
-    length = c * kh * kw * oh * ow
-    if kind == "backward_weight":
-        length += f * cg * kh * kw * (1 if nchunks == 1 else 2)
-    return int(nchunks), int(length)
-
-
-PARALLEL_MAX_GEMM = 4096
+    n, c = x_shape[0], x_shape[1]
+    f, cg, kh, kw = w_shape
+    p = out_shape[2] * out_shape[3]
+    fixed, blocked = _kind_extras(kind, n, f, cg * kh * kw, p)
+    del nchunks
+    return 1, int(conv2d_cols_length(n, c * kh * kw, f, p, fixed, blocked, max_elems))
 
 
 def conv2d_use_parallel(x_shape: tuple[int, ...], w_shape: tuple[int, ...], groups: int,
                         nthreads: int | None = None) -> bool:
-    """Whether the ``*_parallel`` kernels are expected to beat the serial (BLAS-threaded) ones.
+    """Whether the ``*_parallel`` kernels are expected to beat the serial ones: no, on every shape.
 
-    They pay when each per-image GEMM is tiny (``F/groups * C/groups*KH*KW <= PARALLEL_MAX_GEMM``),
-    so im2col/col2im dominate and BLAS cannot use the cores; for bigger GEMMs BLAS already runs on
-    every core and a ``prange`` over the batch only oversubscribes them (measured on 2 cores with
-    ``benchmarks/bench_conv.py``: LeNet conv1 ~2x faster in parallel, conv2 and a 64-channel 3x3
-    layer 1.2-3x slower).
+    Both run the same BLAS GEMMs (which OpenBLAS threads itself); the parallel ones also spread
+    im2col, col2im and the transposes over numba threads. Measured on 2 cores with
+    ``benchmarks/bench_conv.py`` (LeNet conv1/conv2, a 64-channel 3x3 layer) they lose everywhere:
+    3-10x slower with numba's default (GNU OpenMP) threading layer, whose spinning workers fight
+    OpenBLAS's threads for the cores, and within 20% of serial (mostly slower) with the workqueue
+    layer or ``OMP_WAIT_POLICY=passive``. Splitting the batch over the workers instead, each running
+    its own GEMM, was 6-8x slower too (OpenBLAS threads those GEMMs as well). The copies are cheap
+    next to the GEMM once they index flat arrays. The arguments are kept so that the rule can
+    become shape-dependent again.
 
     >>> conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
-    True
-    >>> conv2d_use_parallel((64, 20, 12, 12), (50, 20, 5, 5), 1, nthreads=2)
     False
     """
-    if nthreads is None:
-        nthreads = numba.get_num_threads()
-    f, cg, kh, kw = w_shape
-    return nthreads > 1 and x_shape[0] > 1 and (f // groups) * cg * kh * kw <= PARALLEL_MAX_GEMM
+    del x_shape, w_shape, groups, nthreads
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation.
 
 
 def _check_conv_params(name: str, stride, pad, dilate, groups) -> None:
@@ -127,20 +181,32 @@ def _check_conv_params(name: str, stride, pad, dilate, groups) -> None:
         raise KernelArgError(f"{name}: argument 'groups' must be an int >= 1, got {groups!r}")
 
 
+def _check_cols(name: str, kind: str, cols: np.ndarray, data: np.ndarray, w: np.ndarray,
+                out: np.ndarray, groups: int) -> None:
+    """``cols`` must be one row at least as long as the one-image-per-block scratch."""
+    need_ndim(name, "cols", cols, 2)
+    shape = conv2d_cols_shape(kind, data.shape, w.shape, out.shape, groups)
+    least = conv2d_cols_shape(kind, data.shape, w.shape, out.shape, groups, max_elems=0)
+    if cols.shape[0] != 1 or cols.shape[1] < least[1]:
+        raise KernelArgError(f"{name}: argument 'cols' has shape {shape_str(cols.shape)}, expected "
+                             f"{shape_str(shape)} (at least {shape_str(least)}: one image per block)")
+
+
 def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, cols: np.ndarray,
                  stride: tuple[int, int], pad: tuple[int, int], dilate: tuple[int, int], groups: int,
                  bias: np.ndarray | None = None) -> None:
     """Validate the arguments of a convolution kernel (see the module docstring's contract).
 
-    ``kind`` is ``'forward'`` (``data=x, w, out``), ``'backward_data'`` (``data=dx, w, out=dout``)
-    or ``'backward_weight'`` (``data=x, w=dw, out=dout``); ``bias`` is checked when given.
-    Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``) naming the argument.
+    ``kind`` is ``'forward'`` or ``'forward_cnhw'`` (``data=x, w, out``), ``'backward_data'``
+    (``data=dx, w, out=dout``) or ``'backward_weight'`` (``data=x, w=dw, out=dout``); ``bias`` is
+    checked when given. Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``)
+    naming the argument.
     """
     if kind not in KINDS:
         raise KernelArgError(f"check_conv2d: kind must be one of {KINDS}, got {kind!r}")
     name = f"conv2d_{kind}"
-    dname, wname, oname = {"forward": ("x", "w", "out"), "backward_data": ("dx", "w", "dout"),
-                           "backward_weight": ("x", "dw", "dout")}[kind]
+    dname, wname, oname = {"backward_data": ("dx", "w", "dout"),
+                           "backward_weight": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
     if bias is not None:
         arrays["bias"] = bias
@@ -148,7 +214,6 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
     _check_conv_params(name, stride, pad, dilate, groups)
     for arg, arr in ((dname, data), (wname, w), (oname, out)):
         need_ndim(name, arg, arr, 4)
-    need_ndim(name, "cols", cols, 2)
     n, c, h, wd = data.shape
     f, cg, kh, kw = w.shape
     if c % groups or f % groups:
@@ -163,11 +228,7 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
         raise KernelArgError(f"{name}: kernel {(kh, kw)} with dilate {dilate} does not fit '{dname}' "
                              f"{shape_str(data.shape)} padded by {pad}")
     need_shape(name, oname, out, (n, f, oh, ow), f" for stride={stride}, pad={pad}, dilate={dilate}")
-    nchunks = cols.shape[0]
-    need_shape(name, "cols", cols, conv2d_cols_shape(kind, data.shape, w.shape, out.shape, groups, nchunks))
-    if nchunks < 1:
-        raise KernelArgError(f"{name}: argument 'cols' needs at least one row, "
-                             f"got shape {shape_str(cols.shape)}")
+    _check_cols(name, kind, cols, data, w, out, groups)
     if bias is not None:
         need_shape(name, "bias", bias, (f,), " (one value per filter)")
 
@@ -181,7 +242,7 @@ def check_conv_bias_grad(dout: np.ndarray, db: np.ndarray) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# im2col / col2im on one image.
+# im2col / col2im on a block of images, one row (or one input plane) per loop iteration.
 
 
 @_jit
@@ -194,32 +255,110 @@ def _valid_range(pad, offset, stride, size, n_out):
 
 
 @_jit
+def _zero(a, start, stop):
+    for q in range(start, stop):
+        a[_u(q)] = 0
+
+
+@_jit
+def _im2col_row(xf, cf, r, n0, nb, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Row ``r`` of the im2col matrix of images ``n0 .. n0+nb-1`` (flat ``xf``) into flat ``cf``.
+
+    The matrix is ``(C*KH*KW, nb*OH*OW)``; row ``r = (c*KH + i)*KW + j``, column
+    ``(n - n0)*OH*OW + oh*OW + ow`` holds ``x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw]`` (0 outside).
+    Output rows ``[hlo, hhi)`` read inside the image, columns ``[lo, hi)`` inside a row.
+    """
+    c_, h_, w_ = x_shape[1], x_shape[2], x_shape[3]
+    sh, sw = stride
+    ph, pw = pad
+    dh, dw = dilate
+    c, i, j = r // (kh_ * kw_), (r // kw_) % kh_, r % kw_
+    lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
+    hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
+    step = sh * w_
+    b = r * nb * oh_ * ow_
+    for n in range(n0, n0 + nb):
+        s = (n * c_ + c) * h_ * w_ + (hlo * sh - ph + i * dh) * w_ + j * dw - pw
+        _zero(cf, b, b + hlo * ow_)
+        b += hlo * ow_
+        if sw == 1 and lo == 0 and hi == ow_:   # whole output rows inside the image
+            for _ in range(hlo, hhi):
+                for o in range(ow_):
+                    cf[_u(b + o)] = xf[_u(s + o)]
+                b += ow_
+                s += step
+        else:
+            for _ in range(hlo, hhi):
+                _zero(cf, b, b + lo)
+                for o in range(lo, hi):
+                    cf[_u(b + o)] = xf[_u(s + o * sw)]
+                _zero(cf, b + hi, b + ow_)
+                b += ow_
+                s += step
+        _zero(cf, b, b + (oh_ - hhi) * ow_)
+        b += (oh_ - hhi) * ow_
+
+
+@_jit
+def _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """im2col of images ``n0 .. n0 + cols2.shape[1] // (OH*OW) - 1`` into ``cols2`` ``(K, B*P)``."""
+    xf, cf = x.reshape(-1), cols2.reshape(-1)
+    nb = cols2.shape[1] // (oh_ * ow_)
+    for r in range(cols2.shape[0]):
+        _im2col_row(xf, cf, r, n0, nb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+
+
+
+
+@_jit
+def _col2im_plane(cf, dxf, t, n0, nb, dx_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Input plane ``t = (n - n0)*C + c`` of ``dx``: zeroed, then the sum of its taps' ``cols`` entries."""
+    c_, h_, w_ = dx_shape[1], dx_shape[2], dx_shape[3]
+    sh, sw = stride
+    ph, pw = pad
+    dh, dw = dilate
+    nl, c = t // c_, t % c_
+    plane = ((n0 + nl) * c_ + c) * h_ * w_
+    _zero(dxf, plane, plane + h_ * w_)
+    p = oh_ * ow_
+    step = sh * w_
+    for i in range(kh_):
+        hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
+        for j in range(kw_):
+            r = (c * kh_ + i) * kw_ + j
+            lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
+            d = plane + (hlo * sh - ph + i * dh) * w_ + j * dw - pw
+            s = r * nb * p + nl * p + hlo * ow_
+            for _ in range(hlo, hhi):
+                if sw == 1:
+                    for o in range(lo, hi):
+                        dxf[_u(d + o)] += cf[_u(s + o)]
+                else:
+                    for o in range(lo, hi):
+                        dxf[_u(d + o * sw)] += cf[_u(s + o)]
+                d += step
+                s += ow_
+
+
+@_jit
+def _col2im_block(cols2, dx, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """The adjoint of :func:`_im2col_block`: overwrite ``dx[n0 : n0 + B]`` from ``cols2`` ``(K, B*P)``."""
+    cf, dxf = cols2.reshape(-1), dx.reshape(-1)
+    nb = cols2.shape[1] // (oh_ * ow_)
+    for t in range(nb * dx.shape[1]):
+        _col2im_plane(cf, dxf, t, n0, nb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+
+
+
+
+@_jit
 def im2col(x, cols, kh_, kw_, oh_, ow_, stride, pad, dilate):
     """``cols[(c*KH + i)*KW + j, oh*OW + ow] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw]`` (0 outside).
 
     ``x``: one image ``(C, H, W)``; ``cols``: ``(C*KH*KW, OH*OW)``.
     """
-    c_, h_, w_ = x.shape
-    sh, sw = stride
-    ph, pw = pad
-    dh, dw = dilate
-    for c in range(c_):
-        for i in range(kh_):
-            for j in range(kw_):
-                row = cols[(c * kh_ + i) * kw_ + j]
-                lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
-                for oh in range(oh_):
-                    ih = oh * sh - ph + i * dh
-                    base = oh * ow_
-                    if ih < 0 or ih >= h_:
-                        row[base:base + ow_] = 0
-                        continue
-                    row[base:base + lo] = 0
-                    xr = x[c, ih]
-                    off = j * dw - pw
-                    for o in range(lo, hi):
-                        row[base + o] = xr[o * sw + off]
-                    row[base + hi:base + ow_] = 0
+    x4 = x.reshape(1, x.shape[0], x.shape[1], x.shape[2])
+    _im2col_block(x4, cols, 0, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
 @_jit
@@ -228,92 +367,173 @@ def col2im(cols, dx, kh_, kw_, oh_, ow_, stride, pad, dilate):
 
     ``cols``: ``(C*KH*KW, OH*OW)``; ``dx``: one image ``(C, H, W)``, overwritten.
     """
-    c_, h_, w_ = dx.shape
-    sh, sw = stride
-    ph, pw = pad
-    dh, dw = dilate
-    dx[:] = 0
-    for c in range(c_):
-        for i in range(kh_):
-            for j in range(kw_):
-                row = cols[(c * kh_ + i) * kw_ + j]
-                lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
-                off = j * dw - pw
-                for oh in range(oh_):
-                    ih = oh * sh - ph + i * dh
-                    if ih < 0 or ih >= h_:
-                        continue
-                    base = oh * ow_
-                    dr = dx[c, ih]
-                    for o in range(lo, hi):
-                        dr[o * sw + off] += row[base + o]
+    dx4 = dx.reshape(1, dx.shape[0], dx.shape[1], dx.shape[2])
+    _col2im_block(cols, dx4, 0, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-image building blocks.
+# NCHW <-> filter-major (CNHW) copies of a block of images.
+
+
+@_jit
+def _from_cnhw_filter(yf, outf, bias, f, n0, nb, f_, p):
+    """``out[n0 + m, f, :] = y[f, m*P : (m+1)*P] (+ bias[f] when bias is not empty)``."""
+    bv = bias[f] if bias.shape[0] > 0 else yf[0] * 0
+    for m in range(nb):
+        s = f * nb * p + m * p
+        d = ((n0 + m) * f_ + f) * p
+        for q in range(p):
+            outf[_u(d + q)] = yf[_u(s + q)] + bv
+
+
+@_jit
+def _from_cnhw(y2, out, bias, n0):
+    """Copy ``y2`` ``(F, B*P)`` into ``out[n0 : n0 + B]`` (NCHW), adding ``bias`` unless empty."""
+    yf, outf = y2.reshape(-1), out.reshape(-1)
+    f_, p = out.shape[1], out.shape[2] * out.shape[3]
+    for f in range(f_):
+        _from_cnhw_filter(yf, outf, bias, f, n0, y2.shape[1] // p, f_, p)
+
+
+
+
+@_jit
+def _to_cnhw_filter(df, yf, f, n0, nb, f_, p):
+    for m in range(nb):
+        s = ((n0 + m) * f_ + f) * p
+        d = f * nb * p + m * p
+        for q in range(p):
+            yf[_u(d + q)] = df[_u(s + q)]
+
+
+@_jit
+def _to_cnhw(dout, y2, n0):
+    """Copy ``dout[n0 : n0 + B]`` (NCHW) into ``y2`` ``(F, B*P)`` (filter-major)."""
+    df, yf = dout.reshape(-1), y2.reshape(-1)
+    f_, p = dout.shape[1], dout.shape[2] * dout.shape[3]
+    for f in range(f_):
+        _to_cnhw_filter(df, yf, f, n0, y2.shape[1] // p, f_, p)
+
+
 
 
 @_jit
 def add_channel_bias(out, bias):
     """``out[n, f, :, :] += bias[f]`` in place; ``out`` is ``(N, F, OH, OW)``."""
     n_, f_ = out.shape[0], out.shape[1]
+    p = out.shape[2] * out.shape[3]
+    of = out.reshape(-1)
     for n in range(n_):
         for f in range(f_):
-            out[n, f] += bias[f]
+            b, bv = (n * f_ + f) * p, bias[f]
+            for q in range(p):
+                of[_u(b + q)] += bv
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocks and GEMMs.
 
 
 @_jit
-def _fwd_one(x, w, out, cols2, n, stride, pad, dilate, groups):
-    """Forward for image ``n`` using ``cols2`` ``(K, P)`` as scratch."""
-    f_, cg, kh_, kw_ = w.shape
-    oh_, ow_ = out.shape[2], out.shape[3]
-    im2col(x[n], cols2, kh_, kw_, oh_, ow_, stride, pad, dilate)
+def _images_per_block(length, n, k, f, p, fixed, blocked):
+    """Images per block that a scratch row of ``length`` holds (the inverse of ``conv2d_cols_length``)."""
+    if length - fixed >= (k + f) * n * p:
+        return n
+    return max(1, min(n, (length - fixed - blocked) // ((k + f) * p)))
+
+
+@_jit
+def _block_views(cf, base, nbb, k, f, p):
+    """``y (F, nbb*P)`` then ``cols (K, nbb*P)`` laid out from ``cf[base]``."""
+    y2 = cf[base:base + f * nbb * p].reshape(f, nbb * p)
+    start = base + f * nbb * p
+    return y2, cf[start:start + k * nbb * p].reshape(k, nbb * p)
+
+
+@_jit
+def _forward_gemm(w, cols2, y2, groups):
+    """``y2[group g] = w[group g] @ cols2[group g rows]`` (one BLAS call per group)."""
+    f_ = w.shape[0]
+    kg = w.shape[1] * w.shape[2] * w.shape[3]
     fg = f_ // groups
-    kg = cg * kh_ * kw_
     w2 = w.reshape(f_, kg)
-    o2 = out[n].reshape(f_, oh_ * ow_)
     for g in range(groups):
-        np.dot(w2[g * fg:(g + 1) * fg], cols2[g * kg:(g + 1) * kg], o2[g * fg:(g + 1) * fg])
+        np.dot(w2[g * fg:(g + 1) * fg], cols2[g * kg:(g + 1) * kg], y2[g * fg:(g + 1) * fg])
 
 
 @_jit
-def _cols2(cols, t, k, p):
-    return cols[t, :k * p].reshape(k, p)
+def _forward(x, w, bias, out, cols, stride, pad, dilate, groups):
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
+    for n0 in range(0, n_, nb):
+        y2, cols2 = _block_views(cf, 0, min(nb, n_ - n0), k, f_, p)
+        _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        _forward_gemm(w, cols2, y2, groups)
+        _from_cnhw(y2, out, bias, n0)
 
 
 @_jit
 def conv2d_forward(x, w, out, cols, stride, pad, dilate, groups):
-    """Convolution forward, ``out = conv(x, w)``, by im2col + GEMM (module contract; ``cols`` (1, L))."""
-    c_ = x.shape[1]
-    k = c_ * w.shape[2] * w.shape[3]
-    cols2 = _cols2(cols, 0, k, out.shape[2] * out.shape[3])
-    for n in range(x.shape[0]):
-        _fwd_one(x, w, out, cols2, n, stride, pad, dilate, groups)
+    """Convolution forward, ``out = conv(x, w)``: whole-batch im2col, one GEMM, transpose copy."""
+    _forward(x, w, np.empty(0, out.dtype), out, cols, stride, pad, dilate, groups)
 
 
 @_jit
 def conv2d_forward_bias(x, w, bias, out, cols, stride, pad, dilate, groups):
-    """``out = conv(x, w) + bias[None, :, None, None]`` (bias ``(F,)``), bias added per image."""
-    c_ = x.shape[1]
-    k = c_ * w.shape[2] * w.shape[3]
-    cols2 = _cols2(cols, 0, k, out.shape[2] * out.shape[3])
-    for n in range(x.shape[0]):
-        _fwd_one(x, w, out, cols2, n, stride, pad, dilate, groups)
-        for f in range(w.shape[0]):
-            out[n, f] += bias[f]
+    """``out = conv(x, w) + bias[None, :, None, None]`` (bias ``(F,)``), added in the transpose copy."""
+    _forward(x, w, bias, out, cols, stride, pad, dilate, groups)
 
 
 @_pjit
 def conv2d_forward_parallel(x, w, out, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_forward` with the batch split over ``cols.shape[0]`` chunks (``prange``)."""
+    """:func:`conv2d_forward` with im2col and the transpose copy spread over threads (``prange``)."""
     n_ = x.shape[0]
-    nch = cols.shape[0]
-    k = x.shape[1] * w.shape[2] * w.shape[3]
-    p = out.shape[2] * out.shape[3]
-    for t in prange(nch):
-        cols2 = _cols2(cols, t, k, p)
-        for n in range(t, n_, nch):
-            _fwd_one(x, w, out, cols2, n, stride, pad, dilate, groups)
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    xf, outf = x.reshape(-1), out.reshape(-1)
+    nobias = np.empty(0, out.dtype)
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        y2, cols2 = _block_views(cf, 0, nbb, k, f_, p)
+        c2f, yf = cols2.reshape(-1), y2.reshape(-1)
+        for r in prange(k):
+            _im2col_row(xf, c2f, r, n0, nbb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        _forward_gemm(w, cols2, y2, groups)
+        for f in prange(f_):
+            _from_cnhw_filter(yf, outf, nobias, f, n0, nbb, f_, p)
+
+
+@_jit
+def conv2d_forward_cnhw(x, w, out, cols, stride, pad, dilate, groups):
+    """``conv(x, w)`` in filter-major order: returns ``y`` ``(F, N, OH, OW)``, a view into ``cols``.
+
+    ``out`` only gives the output shape and is not written: ``out[n, f] = y[f, n]`` is left to the
+    caller, which can fuse it with the bias and an elementwise epilogue.
+    """
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    full = f_ * n_ * p
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, full)
+    yfull = cf[:full].reshape(f_, n_ * p)
+    base = 0 if nb == n_ else full   # one block: its y is the result; else copy each block's y in
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        y2, cols2 = _block_views(cf, base, nbb, k, f_, p)
+        _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        _forward_gemm(w, cols2, y2, groups)
+        if nb < n_:
+            yfull[:, n0 * p:(n0 + nbb) * p] = y2
+    return yfull.reshape(f_, n_, oh_, ow_)
 
 
 @_jit
@@ -357,102 +577,151 @@ def conv2d_forward_direct(x, w, out, cols, stride, pad, dilate, groups):
 
 
 @_jit
-def _bwd_data_one(dout, w, dx, cols2, n, stride, pad, dilate, groups):
-    f_, cg, kh_, kw_ = w.shape
-    oh_, ow_ = dout.shape[2], dout.shape[3]
+def _backward_data_gemm(w, dy2, dcols2, groups):
+    """``dcols2[group g rows] = w[group g].T @ dy2[group g]`` (one BLAS call per group)."""
+    f_ = w.shape[0]
+    kg = w.shape[1] * w.shape[2] * w.shape[3]
     fg = f_ // groups
-    kg = cg * kh_ * kw_
     w2 = w.reshape(f_, kg)
-    d2 = dout[n].reshape(f_, oh_ * ow_)
     for g in range(groups):
-        np.dot(w2[g * fg:(g + 1) * fg].T, d2[g * fg:(g + 1) * fg], cols2[g * kg:(g + 1) * kg])
-    col2im(cols2, dx[n], kh_, kw_, oh_, ow_, stride, pad, dilate)
+        np.dot(w2[g * fg:(g + 1) * fg].T, dy2[g * fg:(g + 1) * fg], dcols2[g * kg:(g + 1) * kg])
 
 
 @_jit
 def conv2d_backward_data(dout, w, dx, cols, stride, pad, dilate, groups):
-    """Data gradient ``dx`` (overwritten) from ``dout``: GEMM ``w.T @ dout`` then col2im."""
-    k = dx.shape[1] * w.shape[2] * w.shape[3]
-    cols2 = _cols2(cols, 0, k, dout.shape[2] * dout.shape[3])
-    for n in range(dx.shape[0]):
-        _bwd_data_one(dout, w, dx, cols2, n, stride, pad, dilate, groups)
+    """Data gradient ``dx`` (overwritten): ``dcols = w.T @ dout`` (filter-major, whole batch), col2im."""
+    n_ = dx.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = dx.shape[1] * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
+    for n0 in range(0, n_, nb):
+        dy2, dcols2 = _block_views(cf, 0, min(nb, n_ - n0), k, f_, p)
+        _to_cnhw(dout, dy2, n0)
+        _backward_data_gemm(w, dy2, dcols2, groups)
+        _col2im_block(dcols2, dx, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
 @_pjit
 def conv2d_backward_data_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_backward_data` with the batch split over ``cols.shape[0]`` chunks."""
-    n_ = dx.shape[0]
-    nch = cols.shape[0]
-    k = dx.shape[1] * w.shape[2] * w.shape[3]
-    p = dout.shape[2] * dout.shape[3]
-    for t in prange(nch):
-        cols2 = _cols2(cols, t, k, p)
-        for n in range(t, n_, nch):
-            _bwd_data_one(dout, w, dx, cols2, n, stride, pad, dilate, groups)
+    """:func:`conv2d_backward_data` with the transpose copy and col2im spread over threads."""
+    n_, c_ = dx.shape[0], dx.shape[1]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = c_ * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    df, dxf = dout.reshape(-1), dx.reshape(-1)
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        dy2, dcols2 = _block_views(cf, 0, nbb, k, f_, p)
+        dyf, dcf = dy2.reshape(-1), dcols2.reshape(-1)
+        for f in prange(f_):
+            _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
+        _backward_data_gemm(w, dy2, dcols2, groups)
+        for t in prange(nbb * c_):
+            _col2im_plane(dcf, dxf, t, n0, nbb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
 @_jit
-def _weight_grad_images(dout, x, acc, tmp, cols2, kh_, kw_, n0, step, stride, pad, dilate, groups):
-    """``acc (F, Kg) = sum over n in range(n0, N, step)`` of ``dout[n] @ im2col(x[n]).T`` per group."""
-    f_, kg = acc.shape
-    oh_, ow_ = dout.shape[2], dout.shape[3]
+def _weight_gemm(dy2, cols2, dwt, dw2, first, groups):
+    """``dw2[group g] (=|+=) (cols2[group g rows] @ dy2[group g].T).T``, one BLAS call per group.
+
+    The transposed product (``K/groups x F/groups`` into the scratch ``dwt``) runs 1.2-1.5x faster
+    in OpenBLAS than ``dy2 @ cols2.T`` for these long, thin operands; it is copied back transposed.
+    """
+    f_, kg = dw2.shape
     fg = f_ // groups
-    acc[:] = 0
-    for n in range(n0, x.shape[0], step):
-        im2col(x[n], cols2, kh_, kw_, oh_, ow_, stride, pad, dilate)
-        d2 = dout[n].reshape(f_, oh_ * ow_)
-        for g in range(groups):
-            np.dot(d2[g * fg:(g + 1) * fg], cols2[g * kg:(g + 1) * kg].T, tmp[g * fg:(g + 1) * fg])
-        acc += tmp
+    for g in range(groups):
+        t = dwt[g * fg * kg:(g + 1) * fg * kg].reshape(kg, fg)
+        np.dot(cols2[g * kg:(g + 1) * kg], dy2[g * fg:(g + 1) * fg].T, t)
+        for a in range(fg):
+            row = dw2[g * fg + a]
+            if first:
+                for b in range(kg):
+                    row[b] = t[b, a]
+            else:
+                for b in range(kg):
+                    row[b] += t[b, a]
 
 
 @_jit
 def conv2d_backward_weight(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten): ``sum_n dout[n] @ im2col(x[n]).T`` per group."""
-    f_, cg, kh_, kw_ = dw.shape
-    kg = cg * kh_ * kw_
-    k = x.shape[1] * kh_ * kw_
-    p = dout.shape[2] * dout.shape[3]
-    cols2 = _cols2(cols, 0, k, p)
-    tmp = cols[0, k * p:k * p + f_ * kg].reshape(f_, kg)
-    _weight_grad_images(dout, x, dw.reshape(f_, kg), tmp, cols2, kh_, kw_, 0, 1, stride, pad, dilate, groups)
+    """Weight gradient ``dw`` (overwritten): ``dout (F, N*P) @ im2col(x).T`` per group, whole batch.
+
+    When the batch is cut into blocks, the blocks' products are added in block order.
+    """
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = dw.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    dw2 = dw.reshape(f_, dw.size // f_)
+    cf = cols[0]
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, dw2.size, 0)
+    tstart = (k + f_) * nb * p
+    dwt = cf[tstart:tstart + dw2.size]   # the transposed product of one block
+    for n0 in range(0, n_, nb):
+        dy2, cols2 = _block_views(cf, 0, min(nb, n_ - n0), k, f_, p)
+        _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        _to_cnhw(dout, dy2, n0)
+        _weight_gemm(dy2, cols2, dwt, dw2, n0 == 0, groups)
 
 
 @_pjit
 def conv2d_backward_weight_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_backward_weight` with the batch split over ``cols.shape[0]`` chunks.
+    """:func:`conv2d_backward_weight` with im2col and the transpose copy spread over threads."""
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = dw.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    dw2 = dw.reshape(f_, dw.size // f_)
+    cf = cols[0]
+    xf, df = x.reshape(-1), dout.reshape(-1)
+    nb = _images_per_block(cf.shape[0], n_, k, f_, p, dw2.size, 0)
+    tstart = (k + f_) * nb * p
+    dwt = cf[tstart:tstart + dw2.size]
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        dy2, cols2 = _block_views(cf, 0, nbb, k, f_, p)
+        dyf, c2f = dy2.reshape(-1), cols2.reshape(-1)
+        for r in prange(k):
+            _im2col_row(xf, c2f, r, n0, nbb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        for f in prange(f_):
+            _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
+        _weight_gemm(dy2, cols2, dwt, dw2, n0 == 0, groups)
 
-    Each chunk sums its images into its own partial; the partials are added in chunk order, so the
-    result is deterministic for a given ``cols.shape[0]``.
-    """
-    f_, cg, kh_, kw_ = dw.shape
-    kg = cg * kh_ * kw_
-    k = x.shape[1] * kh_ * kw_
-    p = dout.shape[2] * dout.shape[3]
-    nch = cols.shape[0]
-    m = f_ * kg
-    for t in prange(nch):
-        cols2 = _cols2(cols, t, k, p)
-        tmp = cols[t, k * p:k * p + m].reshape(f_, kg)
-        acc = cols[t, k * p + m:k * p + 2 * m].reshape(f_, kg)
-        _weight_grad_images(dout, x, acc, tmp, cols2, kh_, kw_, t, nch, stride, pad, dilate, groups)
-    dw2 = dw.reshape(f_, kg)
-    dw2[:] = 0
-    for t in range(nch):
-        dw2 += cols[t, k * p + m:k * p + 2 * m].reshape(f_, kg)
+
+@_jit
+def _sum8(af, start, stop):
+    """``sum(af[start:stop])`` with eight interleaved partial sums (vectorisable, fixed order)."""
+    z = af[_u(start)] * 0
+    s0, s1, s2, s3, s4, s5, s6, s7 = z, z, z, z, z, z, z, z
+    q = start
+    while q + 8 <= stop:
+        s0 += af[_u(q)]
+        s1 += af[_u(q + 1)]
+        s2 += af[_u(q + 2)]
+        s3 += af[_u(q + 3)]
+        s4 += af[_u(q + 4)]
+        s5 += af[_u(q + 5)]
+        s6 += af[_u(q + 6)]
+        s7 += af[_u(q + 7)]
+        q += 8
+    while q < stop:
+        s0 += af[_u(q)]
+        q += 1
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
 @_jit
 def conv_bias_grad(dout, db):
     """Bias gradient ``db[f] = dout[:, f].sum()`` (over N, OH, OW); ``db`` overwritten."""
     n_, f_ = dout.shape[0], dout.shape[1]
+    p = dout.shape[2] * dout.shape[3]
+    df = dout.reshape(-1)
     for f in range(f_):
         db[f] = 0
     for n in range(n_):
         for f in range(f_):
-            s = db[f] * 0
-            d = dout[n, f]
-            for i in range(d.shape[0]):
-                for j in range(d.shape[1]):
-                    s += d[i, j]
-            db[f] += s
+            db[f] += _sum8(df, (n * f_ + f) * p, (n * f_ + f + 1) * p)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .fastmath import sigmoid as fm_sigmoid
+from .fastmath import tanh as fm_tanh
 from .registry import Kind, OpDef, Param, RuleError, register, same_shape
 from .rules import broadcast_shape, shape_str
 
@@ -102,12 +104,11 @@ def _relu(x):
 
 
 def _sigmoid(x):
-    e = math.exp(-abs(x))
-    return 1.0 / (1.0 + e) if x >= 0 else e / (1.0 + e)
+    return fm_sigmoid(x)   # stable 1/(1+exp(-x)); vectorizable for float32 (see fastmath)
 
 
 def _tanh(x):
-    return math.tanh(x)
+    return fm_tanh(x)      # math.tanh; vectorizable for float32 (see fastmath)
 
 
 def _softsign(x):

@@ -25,6 +25,8 @@ import numpy as np
 
 from ..base import ParamError, shape_str
 from . import nn_lower as nl
+from .fastmath import sigmoid as fm_sigmoid
+from .fastmath import tanh as fm_tanh
 from .lowering import call, elem_index, view2d
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_rank, positive, prod, window_out_len, window_params
@@ -134,13 +136,13 @@ def act_relu(x: float) -> float:
 
 
 def act_sigmoid(x: float) -> float:
-    """1 / (1 + exp(-x)), without overflow for large |x|."""
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0.0 else math.exp(x) / (1.0 + math.exp(x))
+    """1 / (1 + exp(-x)), without overflow for large |x| (vectorizable for float32, see fastmath)."""
+    return fm_sigmoid(x)
 
 
 def act_tanh(x: float) -> float:
-    """tanh(x)."""
-    return math.tanh(x)
+    """tanh(x) (vectorizable for float32, see :mod:`symjit.ops.fastmath`)."""
+    return fm_tanh(x)
 
 
 def act_softrelu(x: float) -> float:

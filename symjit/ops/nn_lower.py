@@ -4,8 +4,8 @@ Convolution and Pooling run the 2-D NCHW kernels of :mod:`symjit.kernels.cpu.con
 :mod:`symjit.kernels.cpu.pool`; a 1-D (NCW) layer is the same kernel on an ``(N, C, 1, W)`` view
 with a ``(1, k)`` window. Geometry is emitted as ``np.int64`` constants so that one compiled
 kernel serves every geometry (plain literals would make Numba specialise on their values).
-Convolution picks the batch-parallel kernels at run time when each per-image GEMM is tiny
-(:func:`symjit.kernels.cpu.conv.conv2d_use_parallel`'s rule, evaluated inside the kernel).
+Convolution runs whole-batch im2col + one GEMM per pass and group; its forward kernel leaves the
+result filter-major and the epilogue loop does the NCHW transpose together with bias and activation.
 
 Gradients are graph nodes: internal ``_backward_*`` ops (registered in :mod:`symjit.ops.nn`) for
 convolution (data, weight and bias gradients as three ops, so that an unused one costs nothing
@@ -60,46 +60,36 @@ def _geometry(p: dict, nd: int) -> tuple[str, str, str]:
 # Convolution
 
 
-def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: dict,
-               wshape: tuple[int, ...], dt: str) -> None:
-    """Emit one convolution kernel call with its im2col scratch, serial or batch-parallel.
+def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: dict, dt: str) -> str:
+    """Emit one convolution kernel call with its scratch; return the name of its result (forward).
 
     ``arrays`` are the 4-D data-like, weight-like and output-like arrays (which are the kernel's
-    inputs or outputs depends on ``kind``); ``args`` the kernel's array arguments; ``wshape`` the
-    static weight shape and ``dt`` the dtype name. Whether the batch-parallel kernels pay is
-    decided here by :func:`~symjit.kernels.cpu.conv.conv2d_use_parallel` (weight shape and thread
-    count, both fixed for a bound network); the kernel then uses them when the batch has more than
-    one image. The thread count is baked in: ``numba.get_num_threads()`` inside a generated kernel
-    would make it uncachable.
+    inputs or outputs depends on ``kind``), ``args`` the kernel's array arguments and ``dt`` the
+    dtype name. The scratch length comes from
+    :func:`~symjit.kernels.cpu.conv.conv2d_cols_length` on runtime shapes (the same rule as
+    ``conv2d_cols_shape``): whole-batch im2col while it fits in
+    :data:`~symjit.kernels.cpu.conv.CONV_SCRATCH_MAX` elements, else blocks of images. The serial
+    kernels are always used: the ``*_parallel`` ones never paid on our measurements
+    (:func:`~symjit.kernels.cpu.conv.conv2d_use_parallel`).
     """
-    import numba  # deferred: importing the ops registry must not load Numba or the kernels
-
-    from symjit.kernels.cpu.conv import conv2d_use_parallel
+    from symjit.kernels.cpu.conv import CONV_SCRATCH_MAX
     d, w, o = arrays
     mod = f"{KCPU}.conv"
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     groups = f"np.int64({p['num_group']})"
-    kg, length, n, m, cols = (k.tmp(s) for s in ("kg", "len", "n", "m", "cols"))
-    k.line(f"{kg} = {w}.shape[1] * {w}.shape[2] * {w}.shape[3]")
-    k.line(f"{length} = {d}.shape[1] * {w}.shape[2] * {w}.shape[3] * {o}.shape[2] * {o}.shape[3]")
-    k.line(f"{m} = {w}.shape[0] * {kg}" if kind == "backward_weight" else f"{m} = 0")
-    k.line(f"{n} = {d}.shape[0]")
+    kk, pp, length, cols, res = (k.tmp(s) for s in ("k", "p", "len", "cols", "y"))
+    k.line(f"{kk} = {d}.shape[1] * {w}.shape[2] * {w}.shape[3]")
+    k.line(f"{pp} = {o}.shape[2] * {o}.shape[3]")
+    fixed, blocked = {   # conv2d_cols_shape's extras: dW^T, and the whole filter-major output
+        "backward_weight": (f"{w}.shape[0] * {w}.shape[1] * {w}.shape[2] * {w}.shape[3]", "0"),
+        "forward_cnhw": ("0", f"{w}.shape[0] * {d}.shape[0] * {pp}")}.get(kind, ("0", "0"))
+    size, cap = k.imp(mod, "conv2d_cols_length"), f"np.int64({CONV_SCRATCH_MAX})"
+    k.line(f"{length} = {size}({d}.shape[0], {kk}, {w}.shape[0], {pp}, {fixed}, {blocked}, {cap})")
+    k.line(f"{cols} = np.empty((1, {length}), np.{dt})")
     call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
-    nthreads = numba.get_num_threads()
-    w4 = wshape if len(wshape) == 4 else (wshape[0], wshape[1], 1, wshape[2])
-    ser = k.imp(mod, f"conv2d_{kind}")
-    parallel = conv2d_use_parallel((2, *w4[1:]), w4, p["num_group"], nthreads)
-    if parallel:
-        par = k.imp(mod, f"conv2d_{kind}_parallel")
-        k.line(f"if {n} > 1:")
-        k.line(f"    {cols} = np.empty((min(np.int64({nthreads}), {n}), {length} + 2 * {m}), np.{dt})")
-        k.line(f"    {par}({call_args})")
-        k.line("else:")
-        k.indent += 1
-    k.line(f"{cols} = np.empty((1, {length} + {m}), np.{dt})")
-    k.line(f"{ser}({call_args})")
-    if parallel:
-        k.indent -= 1
+    assign = f"{res} = " if kind == "forward_cnhw" else ""   # only that kernel returns an array
+    k.line(f"{assign}{k.imp(mod, f'conv2d_{kind}')}({call_args})")
+    return res
 
 
 def _dt(k, arr: str) -> str:
@@ -107,27 +97,30 @@ def _dt(k, arr: str) -> str:
 
 
 def conv_lower(k, node, ins, outs):
-    """Convolution into the output; the epilogue adds ``bias[f]`` per element (channel axis 1)."""
+    """Convolution: the kernel leaves ``y`` filter-major ``(F, N, OH, OW)``; the element expression
+    reads it transposed and adds ``bias[f]``, so the NCHW copy, the bias and any fused elementwise
+    consumers run in the one epilogue loop over the output (channel axis 1)."""
     x, w, out = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    _emit_conv(k, "forward", (x, w, out), [x, w, out], node.params, k.info[ins[1]].shape, _dt(k, ins[0]))
-    if node.params["no_bias"]:
-        return None
-    bias, name = ins[2], outs[0]
-    return lambda idx: f"{name}[{elem_index(idx)}] + {bias}[{idx[1]}]"
+    y = _emit_conv(k, "forward_cnhw", (x, w, out), [x, w, out], node.params, _dt(k, ins[0]))
+    bias = None if node.params["no_bias"] else ins[2]
+
+    def expr(idx: list[str]) -> str:
+        rest = f"{idx[2]}, {idx[3]}" if len(idx) == 4 else f"0, {idx[2]}"   # 1-D: (N, C, 1, W)
+        val = f"{y}[{idx[1]}, {idx[0]}, {rest}]"
+        return val if bias is None else f"{val} + {bias}[{idx[1]}]"
+    return expr
 
 
 def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_data", (dx, w, dout), [dout, w, dx], node.params, k.info[ins[2]].shape,
-               _dt(k, ins[0]))
+    _emit_conv(k, "backward_data", (dx, w, dout), [dout, w, dx], node.params, _dt(k, ins[0]))
 
 
 def conv_weight_lower(k, node, ins, outs):
     """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
     dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_weight", (x, dw, dout), [dout, x, dw], node.params, k.info[outs[0]].shape,
-               _dt(k, ins[0]))
+    _emit_conv(k, "backward_weight", (x, dw, dout), [dout, x, dw], node.params, _dt(k, ins[0]))
 
 
 def conv_bias_lower(k, node, ins, outs):
