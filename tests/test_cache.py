@@ -84,3 +84,25 @@ def test_config_reads_environment_in_one_place():
         assert "SYMJIT_CACHE" in str(exc)
     else:
         raise AssertionError("an invalid setting must raise")
+
+
+def test_editing_a_kernel_changes_the_cache_key(tmp_path, monkeypatch):
+    """Cached entries embed the compiled kernels they call: a kernel edit must give a new key."""
+    import shutil
+
+    import symjit.kernels
+
+    from symjit.compiler import cache
+
+    copy = tmp_path / "kernels"
+    shutil.copytree(symjit.kernels.__path__[0], copy)
+    monkeypatch.setattr(symjit.kernels, "__path__", [str(copy)])
+    cache.code_fingerprint.cache_clear()
+    before = cache.source_key("x = 1\n", "cpu")
+    assert cache.source_key("x = 1\n", "cpu") == before
+    pool = copy / "cpu" / "pool.py"
+    pool.write_text(pool.read_text() + "\n# edited\n")
+    cache.code_fingerprint.cache_clear()
+    assert cache.source_key("x = 1\n", "cpu") != before
+    monkeypatch.undo()
+    cache.code_fingerprint.cache_clear()

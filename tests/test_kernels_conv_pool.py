@@ -572,6 +572,19 @@ def test_max_pool_nan_propagates_and_empty_window_is_lowest():
     assert (oh, ow) == (3, 3) and out[0, 0, 2, 2] == np.finfo(np.float32).min and out[0, 0, 0, 0] == 1
 
 
+def test_max_pool_backward_nan_and_minus_infinity_windows():
+    # window 0: 1, NaN, 5, NaN -> the first NaN (0,1); window 1: all -inf -> forward -inf, the
+    # gradient to the window's first element (0,2); window 2 has the max 7 after a -inf.
+    x = np.array([[[[1.0, np.nan, -np.inf, -np.inf, -np.inf, 7.0],
+                    [5.0, np.nan, -np.inf, -np.inf, 2.0, 3.0]]]], np.float32)
+    out = np.empty((1, 1, 1, 3), np.float32)
+    pool.max_pool2d_forward(x, out, (2, 2), (2, 2), (0, 0))
+    assert np.isnan(out[0, 0, 0, 0]) and out[0, 0, 0, 1] == -np.inf and out[0, 0, 0, 2] == 7
+    dx = np.full_like(x, np.nan)
+    pool.max_pool2d_backward(x, np.array([[[[1.0, 10.0, 100.0]]]], np.float32), dx, (2, 2), (2, 2), (0, 0))
+    np.testing.assert_array_equal(dx[0, 0], [[0, 1, 10, 0, 0, 100], [0, 0, 0, 0, 0, 0]])
+
+
 @pytest.mark.parametrize("pool_type,include", POOL_KINDS)
 def test_pool_backward_finite_differences(pool_type, include):
     case = ((1, 2, 5, 6), (3, 2), (2, 2), (1, 1), "full")

@@ -154,36 +154,46 @@ def _window(o, s, p, k, size):
 
 
 @_jit
-def _max_window(plane, h0, h1, w0, w1):
-    """First maximum of ``plane[h0:h1, w0:w1]`` in row-major order: ``(value, row, col)``.
-
-    NaN wins (first NaN); an empty window gives the dtype's lowest value and index (-1, -1).
-    """
-    best = np.finfo(plane.dtype).min
-    bi, bj = -1, -1
-    for i in range(h0, h1):
-        for j in range(w0, w1):
-            v = plane[i, j]
-            if v != v:
-                return v, i, j
-            if bi < 0 or v > best:
-                best, bi, bj = v, i, j
-    return best, bi, bj
+def _ranges(o_, s, p, k, size):
+    """Clipped windows ``[lo[o], hi[o])`` of every output index ``o < o_`` on one axis."""
+    lo = np.empty(o_, np.int64)
+    hi = np.empty(o_, np.int64)
+    for o in range(o_):
+        lo[o], hi[o], _ = _window(o, s, p, k, size)
+    return lo, hi
 
 
 @_jit
 def max_pool2d_forward(x, out, kernel, stride, pad):
-    """Max pooling: ``out[n, c, oh, ow]`` = max over the clipped window (module contract)."""
+    """Max pooling: ``out[n, c, oh, ow]`` = max over the clipped window (module contract).
+
+    Branch-free inner loop (a running max by select, NaN recorded in a flag): flat ``uint64``
+    offsets, so Numba adds no negative-index wraparound checks.
+    """
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
-    for n in range(n_):
-        for c in range(c_):
-            plane = x[n, c]
-            for oh in range(oh_):
-                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
-                for ow in range(ow_):
-                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
-                    out[n, c, oh, ow] = _max_window(plane, h0, h1, w0, w1)[0]
+    hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)
+    wlo, whi = _ranges(ow_, stride[1], pad[1], kernel[1], w_)
+    lowest = np.finfo(x.dtype).min
+    xf, of = x.reshape(-1), out.reshape(-1)
+    for q in range(n_ * c_):
+        xb, ob = np.uint64(q * h_ * w_), np.uint64(q * oh_ * ow_)
+        for oh in range(oh_):
+            h0, h1 = hlo[oh], hhi[oh]
+            for ow in range(ow_):
+                w0, w1 = wlo[ow], whi[ow]
+                best, nan = -np.inf, False
+                for i in range(h0, h1):
+                    rb = xb + np.uint64(i * w_)
+                    for j in range(w0, w1):
+                        v = xf[rb + np.uint64(j)]
+                        nan |= v != v
+                        best = v if v > best else best
+                if h1 <= h0 or w1 <= w0:
+                    best = lowest
+                elif nan:
+                    best = np.nan
+                of[ob + np.uint64(oh * ow_ + ow)] = best
 
 
 @_jit
@@ -238,21 +248,49 @@ def sum_pool2d_forward(x, out, kernel, stride, pad):
 
 
 @_jit
+def _first_nan(xf, xb, h0, h1, w0, w1, w_):
+    """Flat index of the first NaN of a window (row-major), else of its first element."""
+    for i in range(h0, h1):
+        for j in range(w0, w1):
+            k = xb + i * w_ + j
+            if xf[np.uint64(k)] != xf[np.uint64(k)]:
+                return k
+    return xb + h0 * w_ + w0
+
+
+@_jit
 def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
-    """Max pooling gradient: ``dx`` (overwritten) gets ``dout`` at each window's recomputed argmax."""
+    """Max pooling gradient: ``dx`` (overwritten) gets ``dout`` at each window's recomputed argmax.
+
+    The argmax is a branch-free running select (strict ``>``: the first maximum; the first element
+    when all are -inf); a window holding a NaN is searched again for its first NaN.
+    """
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
-    dx[:] = 0
-    for n in range(n_):
-        for c in range(c_):
-            plane = x[n, c]
-            for oh in range(oh_):
-                h0, h1, _ = _window(oh, stride[0], pad[0], kernel[0], h_)
-                for ow in range(ow_):
-                    w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
-                    _, i, j = _max_window(plane, h0, h1, w0, w1)
-                    if i >= 0:
-                        dx[n, c, i, j] += dout[n, c, oh, ow]
+    hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)
+    wlo, whi = _ranges(ow_, stride[1], pad[1], kernel[1], w_)
+    xf, df, dxf = x.reshape(-1), dout.reshape(-1), dx.reshape(-1)
+    dxf[:] = 0
+    for q in range(n_ * c_):
+        xb, ob = q * h_ * w_, q * oh_ * ow_
+        for oh in range(oh_):
+            h0, h1 = hlo[oh], hhi[oh]
+            for ow in range(ow_):
+                w0, w1 = wlo[ow], whi[ow]
+                if h1 <= h0 or w1 <= w0:
+                    continue
+                best, bi, nan = -np.inf, xb + h0 * w_ + w0, False
+                for i in range(h0, h1):
+                    rb = xb + i * w_
+                    for j in range(w0, w1):
+                        v = xf[np.uint64(rb + j)]
+                        take = v > best
+                        best = v if take else best
+                        bi = rb + j if take else bi
+                        nan |= v != v
+                if nan:
+                    bi = _first_nan(xf, xb, h0, h1, w0, w1, w_)
+                dxf[np.uint64(bi)] += df[np.uint64(ob + oh * ow_ + ow)]
 
 
 @_jit

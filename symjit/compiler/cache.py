@@ -1,6 +1,9 @@
 """On-disk kernel cache: generated modules are real files, so numba's ``cache=True`` works.
 
-The key is a hash of the generated source, the target and the versions of symjit, numba and numpy;
+The key is a hash of the generated source, the target, the versions of symjit, numba and numpy, and
+a fingerprint of symjit's own code (every ``.py`` file of ``symjit`` and ``symjit.kernels``:
+generated modules call the scalar bodies and hand-written kernels, whose compiled code numba bakes
+into the cached entry, so editing a kernel must not reuse stale machine code);
 the module is written once to ``<cache_dir>/kernels/symjit_<key>.py`` (atomically: a temporary
 file then ``os.replace``) and imported under a name derived from the key, and numba keeps its
 compiled code in ``__pycache__`` beside it. Kernels are shape-generic, so the same source (and the
@@ -13,6 +16,7 @@ memory; nothing is written).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -29,11 +33,25 @@ from ..config import Config
 __all__ = ["source_key", "load_module", "purge"]
 
 
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of the source of every module of ``symjit`` and ``symjit.kernels`` (~5 ms, once)."""
+    import symjit
+    import symjit.kernels
+    h = hashlib.sha256()
+    for root in (*symjit.__path__, *symjit.kernels.__path__):
+        for path in sorted(Path(root).rglob("*.py")):
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def source_key(source: str, target: str) -> str:
     """The cache key of a generated module."""
     from .. import __version__
     h = hashlib.sha256()
-    for part in (source, target, __version__, numba.__version__, np.__version__):
+    for part in (source, target, __version__, numba.__version__, np.__version__, code_fingerprint()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
