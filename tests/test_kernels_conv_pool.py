@@ -158,8 +158,8 @@ def make_conv(case, dtype, seed=0):
     return x, w, out_shape, (stride, pad, dilate, groups)
 
 
-def scratch(kind, x, w, out_shape, groups, nchunks=1):
-    shape = conv.conv2d_cols_shape(kind, x.shape, w.shape, out_shape, groups, nchunks)
+def scratch(kind, x, w, out_shape, groups):
+    shape = conv.conv2d_cols_shape(kind, x.shape, w.shape, out_shape, groups)
     return np.full(shape, np.nan, x.dtype)
 
 
@@ -171,13 +171,9 @@ def test_conv_forward(case, dtype):
     cols = scratch("forward", x, w, out_shape, args[3])
     out = np.full(out_shape, np.nan, dtype)
     conv.check_conv2d("forward", x, w, out, cols, *args)
-    for kernel in (conv.conv2d_forward, conv.conv2d_forward_direct):
+    for kernel in (conv.conv2d_forward, conv.conv2d_forward_direct, conv.conv2d_forward_parallel):
         out[:] = np.nan
         kernel(x, w, out, cols, *args)
-        np.testing.assert_allclose(out, expect, **tol(dtype))
-    for nch in (2, 3):
-        out[:] = np.nan
-        conv.conv2d_forward_parallel(x, w, out, scratch("forward", x, w, out_shape, args[3], nch), *args)
         np.testing.assert_allclose(out, expect, **tol(dtype))
     bias = rand(np.random.default_rng(5), (w.shape[0],), dtype)
     conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
@@ -195,15 +191,14 @@ def test_conv_backward(case, dtype):
     dout = rand(np.random.default_rng(7), out_shape, dtype)
     ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
     groups = args[3]
-    for nch in (1, 2):
-        par = nch > 1
+    for par in (False, True):
         dx = np.full(x.shape, np.nan, dtype)
-        cols = scratch("backward_data", x, w, out_shape, groups, nch)
+        cols = scratch("backward_data", x, w, out_shape, groups)
         conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
         (conv.conv2d_backward_data_parallel if par else conv.conv2d_backward_data)(dout, w, dx, cols, *args)
         np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
         dw = np.full(w.shape, np.nan, dtype)
-        cols = scratch("backward_weight", x, w, out_shape, groups, nch)
+        cols = scratch("backward_weight", x, w, out_shape, groups)
         conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
         kernel = conv.conv2d_backward_weight_parallel if par else conv.conv2d_backward_weight
         kernel(dout, x, dw, cols, *args)
@@ -390,13 +385,13 @@ def test_conv_cols_sizes():
     assert conv.conv2d_cols_shape("forward_cnhw", xs, ws, os_, 1, max_elems=cap) == \
         (1, 10 * (k + f) * p + f * 64 * p)
     assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
-    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, nchunks=4) == (1, (k + f) * 64 * p)
     for kind in conv.KINDS:
         fixed = f * k if kind == "backward_weight" else 0
         blocked = f * 64 * p if kind == "forward_cnhw" else 0
         for limit in (0, cap, conv.CONV_SCRATCH_MAX):
             assert conv.conv2d_cols_length(64, k, f, p, fixed, blocked, limit) == \
-                conv.conv2d_cols_shape(kind, xs, ws, os_, 1, max_elems=limit)[1]
+                conv.conv2d_cols_shape(kind, xs, ws, os_, 1, max_elems=limit)[1] == \
+                conv.conv2d_scratch_length(conv.KINDS.index(kind), 64, k, f, k, p, limit)
 
 
 def test_conv_checks_cols_length():
@@ -641,10 +636,3 @@ def test_pool_checks_name_argument_and_shapes():
         pool.check_pool2d("sum", x, np.zeros((1, 2, 2, 2), np.float32), (2, 2), (2, 2), (-1, 0))
     with pytest.raises(ValueError, match=r"pool_type must be one of"):
         pool.check_pool2d("lp", x, x, (2, 2), (2, 2), (0, 0))
-
-
-def test_conv_use_parallel_heuristic():
-    # the batch-parallel kernels lost on every measured shape (see conv2d_use_parallel): never chosen
-    for xs, ws, nthreads in [((64, 1, 28, 28), (20, 1, 5, 5), 2), ((64, 20, 12, 12), (50, 20, 5, 5), 2),
-                             ((64, 1, 28, 28), (20, 1, 5, 5), 1), ((1, 1, 28, 28), (20, 1, 5, 5), 2)]:
-        assert not conv.conv2d_use_parallel(xs, ws, 1, nthreads=nthreads)

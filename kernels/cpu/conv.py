@@ -28,8 +28,9 @@ output when ``B < N``. LeNet at batch 64 (float32): conv1 6.6 MB, conv2 9.0 MB, 
 caller can fuse the transpose with the bias and an elementwise epilogue (the compiler's lowering
 does). The ``*_parallel`` kernels run the same GEMMs and spread im2col, col2im and the transposes
 over threads with ``prange`` (every output element is written by one iteration in a fixed order, so
-they give bitwise the serial results); they never paid on our measurements, see
-:func:`conv2d_use_parallel`.
+they give bitwise the serial results). They are alternatives for the benchmark, not used by the
+compiler: on 2 cores they lost to the serial kernels on every measured shape (numba's workers and
+OpenBLAS's threads compete for the cores; figures in ``docs/performance.md``).
 :func:`conv2d_forward_direct` is a plain loop nest kept for comparison (``benchmarks/bench_conv.py``
 measures them all).
 
@@ -60,7 +61,7 @@ from symjit.base import shape_str
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
-    "conv2d_output_size", "conv2d_cols_shape", "conv2d_cols_length", "conv2d_use_parallel",
+    "conv2d_output_size", "conv2d_cols_shape", "conv2d_cols_length", "conv2d_scratch_length",
     "check_conv2d", "check_conv_bias_grad", "CONV_SCRATCH_MAX",
     "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
     "conv2d_forward_cnhw",
@@ -112,23 +113,35 @@ def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
     return per_image * nb + fixed + (blocked if nb < n else 0)
 
 
-def _kind_extras(kind: str, n: int, f: int, kg: int, p: int) -> tuple[int, int]:
-    """``(fixed, blocked)`` scratch of a ``kind`` kernel beyond its block of im2col + output:
-    the weight gradient's transposed ``(K/groups, F)`` product, and the full filter-major output
-    that :func:`conv2d_forward_cnhw` returns when the batch is cut into blocks."""
-    return {"backward_weight": (f * kg, 0), "forward_cnhw": (0, f * n * p)}.get(kind, (0, 0))
+_FORWARD_CNHW, _BACKWARD_WEIGHT = KINDS.index("forward_cnhw"), KINDS.index("backward_weight")
+
+
+@_jit
+def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
+    """Length of the ``cols`` row of the kernel ``KINDS[kind]`` (the one rule for the scratch size).
+
+    ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``kg = C/groups*KH*KW``, ``p = OH*OW``. Beyond its
+    block of im2col + output, the weight gradient needs its transposed ``(K/groups, F)`` product, and
+    :func:`conv2d_forward_cnhw` the whole filter-major output when the batch is cut into blocks.
+    Python callers use :func:`conv2d_cols_shape`; generated kernels call this on runtime shapes.
+
+    >>> int(conv2d_scratch_length(KINDS.index("backward_weight"), 64, 500, 50, 500, 64, 1 << 23))
+    2277800
+    """
+    fixed = f * kg if kind == _BACKWARD_WEIGHT else 0
+    blocked = f * n * p if kind == _FORWARD_CNHW else 0
+    return conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems)
 
 
 def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
-                      out_shape: tuple[int, ...], groups: int, nchunks: int = 1,
+                      out_shape: tuple[int, ...], groups: int,
                       max_elems: int = CONV_SCRATCH_MAX) -> tuple[int, int]:
-    """Shape ``(rows, length)`` of the ``cols`` scratch of a ``kind`` kernel.
+    """Shape ``(1, length)`` of the ``cols`` scratch of a ``kind`` kernel.
 
     ``kind`` is one of ``'forward'``, ``'forward_cnhw'``, ``'backward_data'``,
-    ``'backward_weight'``. A row holds the im2col matrix and the filter-major output (or output
+    ``'backward_weight'``. The row holds the im2col matrix and the filter-major output (or output
     gradient) of a block of images (the whole batch when it fits in ``max_elems`` elements); see
-    the module docstring. ``nchunks`` is accepted for compatibility with the former per-image
-    kernels and ignored: serial and parallel kernels use the same single row.
+    the module docstring. Serial and ``*_parallel`` kernels take the same scratch.
 
     >>> conv2d_cols_shape("forward", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
     (1, 1658880)
@@ -141,30 +154,7 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     n, c = x_shape[0], x_shape[1]
     f, cg, kh, kw = w_shape
     p = out_shape[2] * out_shape[3]
-    fixed, blocked = _kind_extras(kind, n, f, cg * kh * kw, p)
-    del nchunks
-    return 1, int(conv2d_cols_length(n, c * kh * kw, f, p, fixed, blocked, max_elems))
-
-
-def conv2d_use_parallel(x_shape: tuple[int, ...], w_shape: tuple[int, ...], groups: int,
-                        nthreads: int | None = None) -> bool:
-    """Whether the ``*_parallel`` kernels are expected to beat the serial ones: no, on every shape.
-
-    Both run the same BLAS GEMMs (which OpenBLAS threads itself); the parallel ones also spread
-    im2col, col2im and the transposes over numba threads. Measured on 2 cores with
-    ``benchmarks/bench_conv.py`` (LeNet conv1/conv2, a 64-channel 3x3 layer) they lose everywhere:
-    3-10x slower with numba's default (GNU OpenMP) threading layer, whose spinning workers fight
-    OpenBLAS's threads for the cores, and within 20% of serial (mostly slower) with the workqueue
-    layer or ``OMP_WAIT_POLICY=passive``. Splitting the batch over the workers instead, each running
-    its own GEMM, was 6-8x slower too (OpenBLAS threads those GEMMs as well). The copies are cheap
-    next to the GEMM once they index flat arrays. The arguments are kept so that the rule can
-    become shape-dependent again.
-
-    >>> conv2d_use_parallel((64, 1, 28, 28), (20, 1, 5, 5), 1, nthreads=2)
-    False
-    """
-    del x_shape, w_shape, groups, nthreads
-    return False
+    return 1, int(conv2d_scratch_length(KINDS.index(kind), n, c * kh * kw, f, cg * kh * kw, p, max_elems))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -308,8 +298,6 @@ def _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
         _im2col_row(xf, cf, r, n0, nb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
-
-
 @_jit
 def _col2im_plane(cf, dxf, t, n0, nb, dx_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
     """Input plane ``t = (n - n0)*C + c`` of ``dx``: zeroed, then the sum of its taps' ``cols`` entries."""
@@ -347,8 +335,6 @@ def _col2im_block(cols2, dx, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
     nb = cols2.shape[1] // (oh_ * ow_)
     for t in range(nb * dx.shape[1]):
         _col2im_plane(cf, dxf, t, n0, nb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
-
-
 
 
 @_jit
@@ -395,8 +381,6 @@ def _from_cnhw(y2, out, bias, n0):
         _from_cnhw_filter(yf, outf, bias, f, n0, y2.shape[1] // p, f_, p)
 
 
-
-
 @_jit
 def _to_cnhw_filter(df, yf, f, n0, nb, f_, p):
     for m in range(nb):
@@ -413,8 +397,6 @@ def _to_cnhw(dout, y2, n0):
     f_, p = dout.shape[1], dout.shape[2] * dout.shape[3]
     for f in range(f_):
         _to_cnhw_filter(df, yf, f, n0, y2.shape[1] // p, f_, p)
-
-
 
 
 @_jit

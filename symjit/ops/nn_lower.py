@@ -66,25 +66,22 @@ def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: d
     ``arrays`` are the 4-D data-like, weight-like and output-like arrays (which are the kernel's
     inputs or outputs depends on ``kind``), ``args`` the kernel's array arguments and ``dt`` the
     dtype name. The scratch length comes from
-    :func:`~symjit.kernels.cpu.conv.conv2d_cols_length` on runtime shapes (the same rule as
-    ``conv2d_cols_shape``): whole-batch im2col while it fits in
+    :func:`~symjit.kernels.cpu.conv.conv2d_scratch_length` on runtime shapes (the rule
+    ``conv2d_cols_shape`` uses): whole-batch im2col while it fits in
     :data:`~symjit.kernels.cpu.conv.CONV_SCRATCH_MAX` elements, else blocks of images. The serial
     kernels are always used: the ``*_parallel`` ones never paid on our measurements
-    (:func:`~symjit.kernels.cpu.conv.conv2d_use_parallel`).
+    (``docs/performance.md``).
     """
-    from symjit.kernels.cpu.conv import CONV_SCRATCH_MAX
+    from symjit.kernels.cpu.conv import CONV_SCRATCH_MAX, KINDS
     d, w, o = arrays
     mod = f"{KCPU}.conv"
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     groups = f"np.int64({p['num_group']})"
-    kk, pp, length, cols, res = (k.tmp(s) for s in ("k", "p", "len", "cols", "y"))
-    k.line(f"{kk} = {d}.shape[1] * {w}.shape[2] * {w}.shape[3]")
-    k.line(f"{pp} = {o}.shape[2] * {o}.shape[3]")
-    fixed, blocked = {   # conv2d_cols_shape's extras: dW^T, and the whole filter-major output
-        "backward_weight": (f"{w}.shape[0] * {w}.shape[1] * {w}.shape[2] * {w}.shape[3]", "0"),
-        "forward_cnhw": ("0", f"{w}.shape[0] * {d}.shape[0] * {pp}")}.get(kind, ("0", "0"))
-    size, cap = k.imp(mod, "conv2d_cols_length"), f"np.int64({CONV_SCRATCH_MAX})"
-    k.line(f"{length} = {size}({d}.shape[0], {kk}, {w}.shape[0], {pp}, {fixed}, {blocked}, {cap})")
+    length, cols, res = (k.tmp(s) for s in ("len", "cols", "y"))
+    size, cap = k.imp(mod, "conv2d_scratch_length"), f"np.int64({CONV_SCRATCH_MAX})"
+    k.line(f"{length} = {size}(np.int64({KINDS.index(kind)}), {d}.shape[0], "
+           f"{d}.shape[1] * {w}.shape[2] * {w}.shape[3], {w}.shape[0], "
+           f"{w}.shape[1] * {w}.shape[2] * {w}.shape[3], {o}.shape[2] * {o}.shape[3], {cap})")
     k.line(f"{cols} = np.empty((1, {length}), np.{dt})")
     call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
     assign = f"{res} = " if kind == "forward_cnhw" else ""   # only that kernel returns an array
