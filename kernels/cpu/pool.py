@@ -253,7 +253,8 @@ def _first_nan(xf, xb, h0, h1, w0, w1, w_):
     for i in range(h0, h1):
         for j in range(w0, w1):
             k = xb + i * w_ + j
-            if xf[np.uint64(k)] != xf[np.uint64(k)]:
+            v = xf[np.uint64(k)]
+            if v != v:
                 return k
     return xb + h0 * w_ + w0
 
