@@ -106,7 +106,8 @@ class Executor:
         self._monitor: tuple | None = None
         self._lookup: dict[str, Any] = {}       # mode -> value id -> its numpy array
         self._head_grads: dict[str, dict] = {}  # mode -> output index -> head gradient array
-        self._trained: str | None = None        # the mode of the last forward(is_train=True)
+        self._last: str | None = None           # the program mode of the last forward pass
+        self._infer_grad = False                # inference forwards keep what backward needs
         main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
         self.outputs = self._make_outputs(self._program(main_mode, load=False))
         self._prepare(main_mode)
@@ -149,9 +150,9 @@ class Executor:
     def _program(self, mode: str, load: bool = True) -> Compiled:
         prog = self._programs.get(mode)
         if prog is None:
-            is_train = mode.startswith("train")
-            reqs = self._grad_req if is_train else {}
-            prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, is_train,
+            base = mode.removesuffix("_mon")
+            reqs = {} if base == "infer" else self._grad_req
+            prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, base == "train",
                                   self._cfg, load=load, monitor=mode.endswith("_mon"))
             self._programs[mode] = prog
         elif load and prog.module is None:
@@ -246,11 +247,11 @@ class Executor:
         """Run the forward pass; keyword arrays are copied into the bound arguments first."""
         for name, value in kwargs.items():
             self._set_arg(name, value)
-        mode = "train" if is_train else "infer"
+        mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
         if self._monitor is not None and self._monitor[2]():
             mode += "_mon"
         self._run(mode, "forward")
-        self._trained = mode if is_train else None
+        self._last = mode
         if mode.endswith("_mon"):
             self._report(mode, "forward")
         return self.outputs
@@ -268,10 +269,31 @@ class Executor:
         dst[:] = src
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
-        """Run the backward pass of the last ``forward(is_train=True)``."""
-        mode = self._trained
+        """Run the backward pass of the last ``forward``: the gradient of what that pass computed.
+
+        After ``forward(is_train=False)`` that is the inference-mode function, as in MXNet
+        (``SoftmaxOutput``'s gradient from the inference output, Dropout as identity, BatchNorm
+        with its moving statistics as constants). The inference program keeps no intermediates,
+        so the first such backward runs the forward pass again in a program that does (the same
+        outputs up to rounding), and later inference passes of this executor use that program. ``is_train`` is
+        accepted for MXNet's signature; the gradient always follows the forward's mode.
+
+        >>> import symjit as mx
+        >>> x = mx.sym.Variable('x')
+        >>> ex = mx.sym.Dropout(x * 3, p=0.5).bind(mx.cpu(), {'x': mx.nd.ones((2,))},
+        ...                                         args_grad={'x': mx.nd.zeros((2,))})
+        >>> _ = ex.forward(is_train=False); ex.backward(mx.nd.ones((2,)))
+        >>> ex.grad_dict['x'].asnumpy().tolist()
+        [3.0, 3.0]
+        """
+        mode = self._last
         if mode is None:
-            raise MXNetError("backward: call forward(is_train=True) first")
+            raise MXNetError("backward: call forward first")
+        if mode.removesuffix("_mon") == "infer":
+            self._infer_grad = True
+            mode = mode.replace("infer", "infer_grad")
+            self._run(mode, "forward")
+            self._last = mode
         g = self._program(mode).graph
         if out_grads is not None:
             grads = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else list(out_grads)

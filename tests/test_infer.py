@@ -62,7 +62,7 @@ def test_incomplete_gives_nones_and_partial_gives_empty_tuples():
     net = mx.sym.FullyConnected(mx.sym.Variable('data'), name='fc1', num_hidden=10)
     assert net.infer_shape() == (None, None, None)
     args, outs, aux = net.infer_shape_partial()
-    assert args == [(), (), (10,)]  # the bias shape follows from num_hidden alone
+    assert args == [(), (), ()]  # as MXNet: nothing, not even the bias, before data's shape
     assert outs == [()]
     assert aux == []
 
@@ -72,7 +72,7 @@ def test_partial_with_some_known():
     b = mx.sym.FullyConnected(mx.sym.Variable('y'), num_hidden=3, name='f')
     g = mx.sym.Group([a, b])
     args, outs, _ = g.infer_shape_partial(x=(2, 2))
-    assert dict(zip(g.list_arguments(), args)) == {'x': (2, 2), 'y': (), 'f_weight': (), 'f_bias': (3,)}
+    assert dict(zip(g.list_arguments(), args)) == {'x': (2, 2), 'y': (), 'f_weight': (), 'f_bias': ()}
     assert outs == [(2, 2), ()]
     assert g.infer_shape(x=(2, 2)) == (None, None, None)
 

@@ -126,11 +126,13 @@ def test_dict_inputs_sorted_by_name():
     assert batch.label[0].asnumpy().tolist() == [0.0, 1.0]
 
 
-def test_dtypes_kept_for_arrays_float32_for_lists():
+def test_ndarray_dtypes_kept_numpy_and_lists_float32():
+    """As MXNet's NDArrayIter, which converts every source that is not an NDArray with mx.nd.array."""
     it = NDArrayIter(np.arange(4, dtype=np.int32), np.arange(4.0), batch_size=2)
     batch = it.next()
-    assert batch.data[0].dtype == np.int32 and batch.label[0].dtype == np.float64
-    assert it.provide_data[0].dtype == np.int32
+    assert batch.data[0].dtype == np.float32 and batch.label[0].dtype == np.float32
+    assert it.provide_data[0].dtype == np.float32 and it.provide_label[0].dtype == np.float32
+    assert batch.data[0].asnumpy().tolist() == [0.0, 1.0]
     it2 = NDArrayIter({"data": [[1, 2], [3, 4]]}, batch_size=1)
     assert it2.next().data[0].dtype == np.float32 and it2.provide_data == [("data", (1, 2))]
     it3 = NDArrayIter(mx.nd.array(np.ones((2, 2)), dtype="float64"), batch_size=1)
@@ -227,7 +229,8 @@ def test_errors():
         NDArrayIter(5, batch_size=2)
     with pytest.raises(DTypeError, match="NDArrayIter: input 'data'"):
         NDArrayIter({"data": ["a", "b"]}, batch_size=2)
-    with pytest.raises(DTypeError, match="NDArrayIter: input 'data' has dtype complex128"):
+    with pytest.raises(DTypeError, match="NDArrayIter: input 'data': source must hold numbers, got "
+                                         "ndarray of dtype complex128"):
         NDArrayIter(np.zeros(4, complex), batch_size=2)
     with pytest.raises(ShapeError, match="NDArrayIter: input 'data' must have at least one dimension"):
         NDArrayIter(np.array(1.0), batch_size=1)

@@ -68,11 +68,11 @@ def test_round_trip_list_and_dict(tmp_path: Path, dtype: str) -> None:
     rng = np.random.default_rng(0)
     a = (rng.standard_normal((3, 4)) * 50).astype(dtype)
     b = (rng.standard_normal((2, 0, 5)) * 50).astype(dtype)  # zero-size arrays survive too
-    mx.nd.save(tmp_path / "l.nd", [mx.nd.array(a), mx.nd.array(b)])
+    mx.nd.save(tmp_path / "l.nd", [mx.nd.array(a, dtype=dtype), mx.nd.array(b, dtype=dtype)])
     back = mx.nd.load(tmp_path / "l.nd")
     assert [x.shape for x in back] == [a.shape, b.shape]
     assert np.array_equal(back[0].asnumpy(), a) and back[0].dtype is a.dtype.type
-    mx.nd.save(tmp_path / "d.nd", {"x": mx.nd.array(a), "é名": mx.nd.array(a[:1])})
+    mx.nd.save(tmp_path / "d.nd", {"x": mx.nd.array(a, dtype=dtype), "é名": mx.nd.array(a[:1], dtype=dtype)})
     d = mx.nd.load(tmp_path / "d.nd")
     assert list(d) == ["x", "é名"]
     assert np.array_equal(d["é名"].asnumpy(), a[:1])
@@ -179,10 +179,10 @@ def test_random_bytes_never_crash() -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "uint8"])
 def test_pickle_round_trip(dtype: str) -> None:
-    a = mx.nd.array(np.arange(6).reshape(2, 3).astype(dtype))
+    a = mx.nd.array(np.arange(6).reshape(2, 3), dtype=dtype)
     b = pickle.loads(pickle.dumps(a))
     assert isinstance(b, mx.nd.NDArray) and b is not a
-    assert b.dtype is a.dtype and b.shape == (2, 3) and b.context == mx.cpu()
+    assert b.dtype is a.dtype is np.dtype(dtype).type and b.shape == (2, 3) and b.context == mx.cpu()
     assert np.array_equal(b.asnumpy(), np.arange(6).reshape(2, 3).astype(dtype))
     assert b._data.flags.c_contiguous and b._data.flags.writeable
 

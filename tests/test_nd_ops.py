@@ -1,6 +1,8 @@
 """mx.nd module functions (creation, math, reductions, shape ops) and mx.random, against numpy."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,8 @@ X = RNG.standard_normal((3, 4)).astype(np.float32)
 
 
 def nd(x: np.ndarray) -> mx.nd.NDArray:
-    return mx.nd.array(x)
+    """``x`` as an NDArray of the same dtype (mx.nd.array alone would make it float32)."""
+    return mx.nd.array(x, dtype=x.dtype)
 
 
 # -- creation ------------------------------------------------------------------------------------
@@ -33,9 +36,20 @@ def test_creation_functions() -> None:
 
 
 def test_array_dtype_rules() -> None:
+    """float32 unless dtype= is given or the source is an NDArray (MXNet 1.x's rule): numpy
+    arrays of any dtype included."""
     assert mx.nd.array([1, 2]).dtype is np.float32
-    assert mx.nd.array(np.array([1, 2], np.int64)).dtype is np.int64
-    assert mx.nd.array(np.array([1.0], np.float64)).dtype is np.float64
+    assert mx.nd.array(np.array([1, 2], np.int64)).dtype is np.float32
+    f64 = np.array([0.1, 1e-40, 3e39], np.float64)
+    got = mx.nd.array(f64)
+    assert got.dtype is np.float32
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got.asnumpy(), f64.astype(np.float32))
+    assert mx.nd.array(np.array([True, False])).dtype is np.float32
+    assert mx.nd.array(np.float64(2.5)).dtype is np.float32
+    assert mx.nd.array(np.array([1.0], np.float64), dtype="float64").dtype is np.float64
+    assert mx.nd.array(np.array([1, 2], np.int64), dtype=np.int64).dtype is np.int64
+    assert mx.nd.array(mx.nd.array([1.0], dtype="float64")).dtype is np.float64
     assert mx.nd.array([1, 2], dtype="uint8").dtype is np.uint8
     src = mx.nd.array([1, 2], dtype="int8")
     copy = mx.nd.array(src)
@@ -45,6 +59,30 @@ def test_array_dtype_rules() -> None:
     assert fresh._data.flags.c_contiguous
     with pytest.raises(DTypeError, match="array: source must hold numbers"):
         mx.nd.array(["a"])
+
+
+@pytest.mark.parametrize("source, dtype", [
+    (["a", "b"], "<U1"),
+    (np.array(["a", "b"]), "<U1"),
+    (np.array(["1", "2"]), "<U1"),
+    (np.array([b"1"]), "|S1"),
+    (np.array([object(), 1], dtype=object), "object"),
+    ([object()], "object"),
+    (np.array([1 + 2j]), "complex128"),
+    ("ab", "<U2"),
+])
+@pytest.mark.parametrize("dtype_arg", [None, "float32"])
+def test_array_rejects_what_is_not_numbers(source, dtype, dtype_arg) -> None:
+    """Strings, objects and complex numbers are an error naming the source's dtype, whatever
+    dtype= asks for (a string of digits is not parsed)."""
+    pattern = f"array: source must hold numbers, got .* of dtype {re.escape(dtype)}"
+    with pytest.raises(DTypeError, match=pattern):
+        mx.nd.array(source, dtype=dtype_arg)
+
+
+def test_array_rejects_ragged_lists() -> None:
+    with pytest.raises(DTypeError, match="array: cannot convert list to an array"):
+        mx.nd.array([[1, 2], [3]])
 
 
 def test_arange() -> None:

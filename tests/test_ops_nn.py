@@ -87,11 +87,13 @@ def test_convolution_shapes(data, params, weight, out):
     assert outs == [out]
 
 
-def test_convolution_no_bias_and_bias_inferred_without_data():
+def test_convolution_no_bias_and_bias_inferred_after_data():
     sym = mx.sym.Convolution(V("data"), kernel=(3, 3), num_filter=7, no_bias=True, name="c")
     assert sym.list_arguments() == ["data", "c_weight"]
     sym = mx.sym.Convolution(V("data"), kernel=(3, 3), num_filter=7, name="c")
-    args, _, _ = sym.infer_shape_partial()
+    args, _, _ = sym.infer_shape_partial()   # as MXNet: nothing before data's shape
+    assert dict(zip(sym.list_arguments(), args))["c_bias"] == ()
+    args, _, _ = sym.infer_shape_partial(data=(1, 2, 5, 5))
     assert dict(zip(sym.list_arguments(), args))["c_bias"] == (7,)
 
 
@@ -212,13 +214,16 @@ def test_batchnorm_names_and_shapes():
     assert named["bn2_moving_var"] == (5,) and outs == [(2, 3, 4, 5), (5,), (5,)]
 
 
-def test_batchnorm_backward_inference_from_gamma():
+def test_batchnorm_parameters_wait_for_data():
+    """As MXNet: gamma's shape does not give beta's or the aux states'; data's does."""
     bn = mx.sym.BatchNorm(V("data"), name="bn")
     args, _, aux = bn.infer_shape_partial(bn_gamma=(7,))
-    assert dict(zip(bn.list_arguments(), args))["bn_beta"] == (7,)
-    assert aux == [(7,), (7,)]
+    assert dict(zip(bn.list_arguments(), args))["bn_beta"] == ()
+    assert aux == [(), ()]
+    args, _, aux = bn.infer_shape_partial(data=(2, 7))
+    assert dict(zip(bn.list_arguments(), args))["bn_beta"] == (7,) and aux == [(7,), (7,)]
     with pytest.raises(MXNetError, match=r"BatchNorm 'bn'.*'gamma'.*\(7,2\)"):
-        bn.infer_shape_partial(bn_gamma=(7, 2))
+        bn.infer_shape_partial(data=(2, 7), bn_gamma=(7, 2))
 
 
 def test_batchnorm_types():

@@ -214,8 +214,8 @@ def _set(path, value):
 
 
 @pytest.mark.parametrize('edit, pattern', [
-    (_set(['nodes', 3, 'inputs', 1], [7, 0, 0]), r"node 3 \('fc1'\).*node 7.*not an earlier node"),
-    (_set(['nodes', 3, 'inputs', 1], [3, 0, 0]), r"node 3 \('fc1'\).*node 3.*not an earlier node"),
+    (_set(['nodes', 3, 'inputs', 1], [7, 0, 0]), r"node 3 \('fc1'\).*node 7, which does not exist"),
+    (_set(['nodes', 3, 'inputs', 1], [3, 0, 0]), r"cycle: 3 \('fc1'\) -> 3 \('fc1'\)"),
     (_set(['nodes', 3, 'inputs', 1], [-1, 0, 0]), r"node 3 \('fc1'\).*node -1"),
     (_set(['nodes', 3, 'inputs', 1], [1, 2, 0]), r"node 3 \('fc1'\).*output 2 of node 1 \('fc1_weight'\)"),
     (_set(['nodes', 3, 'inputs', 1], [1, '0', 0]), r"node 3 \('fc1'\).*integers"),
@@ -237,7 +237,12 @@ def _set(path, value):
     (_set(['heads'], [[3, 1, 0]]), r"heads.*output 1 of node 3 \('fc1'\)"),
     (_set(['heads'], []), r"'heads' is empty"),
     (_set(['arg_nodes'], [0, 3]), r"arg_nodes lists 3"),
-    (_set(['node_row_ptr'], [0, 1, 2, 3, 5]), r"node_row_ptr"),
+    (_set(['node_row_ptr'], [0, 1, 2, 3]), r"node_row_ptr must have 5 entries"),
+    (_set(['node_row_ptr'], [1, 2, 3, 4, 5]), r"node_row_ptr must have 5 entries starting at 0"),
+    (_set(['node_row_ptr'], [0, 1, 1, 2, 3]), r"node_row_ptr gives node 1 \('fc1_weight'\) 0 output"),
+    (_set(['node_row_ptr'], [0, 1, 2, 3, 2]), r"node 3 \('fc1'\) -1 output"),
+    (_set(['node_row_ptr'], 'x'), r"'node_row_ptr' must be a list of integers"),
+    (_set(['attrs'], {'mxnet_version': 'new'}), r"mxnet_version"),
 ])
 def test_malformed_documents(edit, pattern):
     with pytest.raises(FormatError, match=pattern):

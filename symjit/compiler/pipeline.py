@@ -53,13 +53,18 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
                    target: str = "cpu", load: bool = True, monitor: bool = False) -> Compiled:
     """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``).
 
+    ``is_train`` picks the forward's mode (batch statistics, dropout); the backward program is
+    built for the arguments whose ``grad_req`` is not ``'null'`` in either mode (an inference-mode
+    program with gradients differentiates what inference computes: Dropout as identity,
+    BatchNorm with its moving statistics).
+
     ``monitor=True`` builds the program a monitor watches: one kernel per op (no fusion) and no
     memory reuse, so every op's outputs (``Graph.watch``) can be read after the program ran.
     """
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fusion = cfg.fusion and not monitor
     fwd = build_forward(sym, shapes, dtypes, is_train)
-    graph = autodiff(fwd, grad_req) if is_train else fwd
+    graph = autodiff(fwd, grad_req) if grad_req else fwd
     graph = simplify(graph, fusion=fusion)
     groups = fuse(graph, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)

@@ -7,10 +7,10 @@ Every batch is a fresh copy: writing into ``batch.data[0]`` never changes the it
 >>> import numpy as np
 >>> import symjit as mx
 >>> it = mx.io.NDArrayIter(np.arange(10).reshape(5, 2), np.arange(5), batch_size=2)
->>> it.provide_data
-[DataDesc[data,(2, 2),int64,NCHW]]
+>>> it.provide_data      # numpy sources become float32, as mx.nd.array makes them
+[DataDesc[data,(2, 2),float32,NCHW]]
 >>> [(b.data[0].shape, b.label[0].asnumpy().tolist(), b.pad) for b in it]
-[((2, 2), [0, 1], 0), ((2, 2), [2, 3], 0), ((2, 2), [4, 0], 1)]
+[((2, 2), [0.0, 1.0], 0), ((2, 2), [2.0, 3.0], 0), ((2, 2), [4.0, 0.0], 1)]
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import numpy as np
 
 from ..base import DTypeError, FormatError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import cpu
+from ..ndarray.creation import host_copy
 from ..ndarray.ndarray import NDArray, wrap
 from .mnist import DatasetNotFound, _read_file, read_idx
 
@@ -168,26 +169,13 @@ def _check_batch_size(batch_size: Any, where: str) -> int:
 
 
 def _as_host(value: Any, name: str) -> np.ndarray:
-    """One data source as a C-contiguous numpy copy (numpy and NDArray keep their dtype; other
-    array-likes become float32, as ``mx.nd.array`` makes them)."""
-    if isinstance(value, NDArray):
-        arr = value.asnumpy()
-    elif isinstance(value, np.ndarray):
-        arr = value
-    else:
-        try:
-            arr = np.asarray(value, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise DTypeError(f"NDArrayIter: input '{name}' of type {type(value).__name__} is not an "
-                             f"NDArray, numpy array or nested list of numbers ({exc})") from None
-    try:
-        np_dtype(arr.dtype)
-    except DTypeError as exc:
-        raise DTypeError(f"NDArrayIter: input '{name}' has dtype {arr.dtype}: {exc}") from None
+    """One data source as a C-contiguous numpy copy: an NDArray keeps its dtype, anything else
+    (numpy arrays included) becomes float32, as MXNet's NDArrayIter converts it with ``mx.nd.array``."""
+    arr = host_copy(value, None, f"NDArrayIter: input '{name}'")
     if arr.ndim == 0:
         raise ShapeError(f"NDArrayIter: input '{name}' must have at least one dimension (the samples), "
                          "got a scalar")
-    return np.array(arr, order="C", copy=True)
+    return arr
 
 
 def _named_sources(data: Any, default_name: str, what: str) -> list[tuple[str, np.ndarray]]:
@@ -566,7 +554,7 @@ class PrefetchingIter(DataIter):
     >>> a = NDArrayIter(np.zeros((4, 2)), batch_size=2)
     >>> b = NDArrayIter(np.ones((4, 3)), batch_size=2, data_name='x')
     >>> PrefetchingIter([a, b]).provide_data
-    [DataDesc[data,(2, 2),float64,NCHW], DataDesc[x,(2, 3),float64,NCHW]]
+    [DataDesc[data,(2, 2),float32,NCHW], DataDesc[x,(2, 3),float32,NCHW]]
     """
 
     def __init__(self, iters: DataIter | Sequence[DataIter],

@@ -1,7 +1,7 @@
 """Array creation: ``empty``, ``zeros``, ``ones``, ``full``, ``array``, ``arange``, ``*_like``.
 
 Every function takes ``ctx=`` (default: the current context) and ``dtype=`` (default float32,
-except ``array`` of a numpy array or NDArray, which keeps its dtype, as MXNet 1.x does).
+except ``array`` of an NDArray, which keeps its dtype, as MXNet 1.x does).
 
 >>> import symjit as mx
 >>> mx.nd.arange(3, repeat=2).asnumpy().tolist()
@@ -22,7 +22,7 @@ from . import storage
 from .ndarray import NDArray, wrap
 
 __all__ = ["empty", "zeros", "ones", "full", "array", "arange", "zeros_like", "ones_like",
-           "norm_shape", "place"]
+           "norm_shape", "place", "host_copy"]
 
 _DEFAULT = np.dtype("float32")
 
@@ -107,34 +107,46 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None,
     return NDArray(storage.alloc(shp, dt, ctx, value), ctx)
 
 
-def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """A new array copied from a list, numpy array, NDArray or number.
+def host_copy(source: Any, dtype: Any, where: str) -> np.ndarray:
+    """A new C-contiguous numpy copy of ``source`` (NDArray, numpy array, nested list or number)
+    as ``dtype``. The default is the source's own dtype for an NDArray and float32 for anything
+    else, numpy arrays included (MXNet 1.x's rule for ``mx.nd.array`` and ``NDArrayIter``).
+    Sources that do not hold numbers (strings, objects, complex) are an error naming their dtype.
 
-    The dtype defaults to float32, or to the source's dtype when it is a numpy array or NDArray.
-
-    >>> import symjit as mx, numpy as np
-    >>> mx.nd.array([[1, 2]]).dtype, mx.nd.array(np.arange(2)).dtype
-    (<class 'numpy.float32'>, <class 'numpy.int64'>)
+    >>> import numpy as np
+    >>> host_copy(np.arange(3.0), None, 'array').dtype
+    dtype('float32')
     """
-    if isinstance(source_array, NDArray):
-        dt = _dtype(dtype, np.dtype(source_array.dtype))
-        src = source_array.asnumpy()
-    elif isinstance(source_array, np.ndarray):
-        dt = _dtype(dtype, source_array.dtype)
-        src = source_array
+    if isinstance(source, NDArray):
+        src = source.asnumpy()
+        dt = _dtype(dtype, src.dtype)
     else:
         dt = _dtype(dtype)
         try:
-            src = np.asarray(source_array)
+            src = np.asarray(source)
         except (ValueError, TypeError) as exc:
-            raise DTypeError(f"array: cannot convert {type(source_array).__name__} to an array: "
+            raise DTypeError(f"{where}: cannot convert {type(source).__name__} to an array: "
                              f"{exc}") from None
-        if src.dtype == object or src.dtype.kind not in "biuf":
-            raise DTypeError(f"array: source must hold numbers, got {type(source_array).__name__} of "
+        if src.dtype.kind not in "biuf":
+            raise DTypeError(f"{where}: source must hold numbers, got {type(source).__name__} of "
                              f"dtype {src.dtype}")
     with np.errstate(all="ignore"):
-        arr = np.array(src, dtype=dt, order="C", copy=True)
-    return wrap(arr, storage.check_ctx(ctx, "array"))
+        return np.array(src, dtype=dt, order="C", copy=True)
+
+
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """A new array copied from an NDArray, numpy array, nested list or number.
+
+    The dtype defaults to the source's dtype when it is an NDArray, else to float32 (numpy arrays
+    included, as in MXNet 1.x: ``mx.nd.array(np.zeros(2))`` is float32); ``dtype=`` overrides it.
+
+    >>> import symjit as mx, numpy as np
+    >>> mx.nd.array([[1, 2]]).dtype, mx.nd.array(np.arange(2.0)).dtype
+    (<class 'numpy.float32'>, <class 'numpy.float32'>)
+    >>> mx.nd.array(np.arange(2), dtype='int64').dtype
+    <class 'numpy.int64'>
+    """
+    return wrap(host_copy(source_array, dtype, "array"), storage.check_ctx(ctx, "array"))
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,

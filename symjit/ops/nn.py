@@ -56,9 +56,8 @@ def _fc_args(p: dict) -> list[str]:
 def _fc_shape(p: dict, ins: list, aux: list):
     data = ins[0]
     nh = p["num_hidden"]
-    if data is None:
-        w = ins[1]
-        return [None, None if w is None else w] + ([(nh,)] if not p["no_bias"] else []), [None], []
+    if data is None:   # as MXNet: nothing is inferred, the parameters included, before data's shape
+        return [None] * len(ins), [None], []
     need_rank(data, "data", 1)
     if p["flatten"]:
         in_dim = prod(data[1:])
@@ -294,8 +293,8 @@ def _conv_shape(p: dict, ins: list, aux: list):
     k, nf, g = p["kernel"], p["num_filter"], p["num_group"]
     bias = [] if p["no_bias"] else [(nf,)]
     data = ins[0]
-    if data is None:
-        return [None, None, *bias], [None], []
+    if data is None:   # as MXNet: nothing is inferred, the parameters included, before data's shape
+        return [None] * len(ins), [None], []
     nd = len(k)
     need_rank(data, "data", (nd + 2,), f" (N, C, *spatial) for kernel {shape_str(k)}")
     c = data[1]
@@ -405,8 +404,9 @@ Pooling = register(OpDef(
 
 def _emb_shape(p: dict, ins: list, aux: list):
     data = ins[0]
-    out = None if data is None else (*data, p["output_dim"])
-    return [data, (p["input_dim"], p["output_dim"])], [out], []
+    if data is None:   # as MXNet: the weight's shape is inferred once data's is known
+        return [None, None], [None], []
+    return [data, (p["input_dim"], p["output_dim"])], [(*data, p["output_dim"])], []
 
 
 def _emb_dtype(p: dict, ins: list, aux: list):

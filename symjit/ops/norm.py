@@ -32,16 +32,6 @@ def _channel_shape(data: tuple, axis: int) -> tuple[int]:
     return (data[ax],)
 
 
-def _first_vector(names: list[str], shapes: list) -> tuple | None:
-    """The first known shape among per-channel inputs; RuleError unless it is 1-D."""
-    for name, s in zip(names, shapes):
-        if s is not None:
-            if len(s) != 1:
-                raise RuleError(f"argument '{name}' must be 1-D (C,), got shape {shape_str(s)}")
-            return s
-    return None
-
-
 def _shape_prod(arr: str, dims: range) -> str:
     """Source of the product of ``arr``'s runtime dims ``dims`` ("1" for none)."""
     return " * ".join(f"{arr}.shape[{d}]" for d in dims) or "1"
@@ -74,10 +64,8 @@ def _rank_axis(k, node, arr: str) -> tuple[int, int]:
 
 def _bn_shape(p: dict, ins: list, aux: list):
     data = ins[0]
-    if data is not None:
-        c = _channel_shape(data, p["axis"])
-    else:
-        c = _first_vector(["gamma", "beta", "moving_mean", "moving_var"], list(ins[1:]) + list(aux))
+    # as MXNet: the per-channel shapes are inferred once data's is known, not from each other
+    c = None if data is None else _channel_shape(data, p["axis"])
     return [data, c, c], [data, c, c], [c, c]
 
 
@@ -129,7 +117,7 @@ def _bn_backward_lower_cpu(k, node, ins, outs):
     x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
     dx = axis_view3(k, outs[0], ax, nd)
     call(k, "norm", "batchnorm_backward", x, g, gamma, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], not node.params["use_global_stats"])
+         node.params["fix_gamma"], _bn_batch_stats(node))
 
 
 def _bn_backward_rules(n_vectors: int) -> tuple:
@@ -197,7 +185,7 @@ register(OpDef(
     inplace=((0, 0), (1, 0)),
     extra={"backward_of": "BatchNorm"},
     doc="BatchNorm's gradient (dx, dgamma, dbeta) from the head gradient and the saved mean and "
-        "inverse std; with use_global_stats the statistics are constants.",
+        "inverse std; with use_global_stats or in inference mode the statistics are constants.",
 ))
 
 
@@ -207,7 +195,7 @@ def _bn_relu_backward_lower_cpu(k, node, ins, outs):
     x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
     dx = axis_view3(k, outs[0], ax, nd)
     call(k, "norm", "batchnorm_relu_backward", x, g, gamma, beta, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], not node.params["use_global_stats"])
+         node.params["fix_gamma"], _bn_batch_stats(node))
 
 
 register(OpDef(
@@ -259,8 +247,8 @@ register(OpDef(
 
 def _ln_shape(p: dict, ins: list, aux: list):
     data = ins[0]
-    if data is None:
-        return [None, *[_first_vector(["gamma", "beta"], list(ins[1:]))] * 2], [None, None, None], []
+    if data is None:   # as MXNet: gamma/beta are inferred once data's shape is known
+        return [None, None, None], [None, None, None], []
     c = _channel_shape(data, p["axis"])
     ax = p["axis"] % len(data)
     stat = tuple(1 if i == ax else d for i, d in enumerate(data))

@@ -13,12 +13,26 @@ Writing follows MXNet: nodes in graph order, an op's ``attrs`` hold the params t
 created carry a copy of the op's attributes, so ``fc1_weight`` has ``num_hidden``), and an input
 read in an aux-state slot (which the op updates) has version 1, 2... as MXNet counts them.
 
-Reading accepts what MXNet 1.x writes, including older files with ``param``/``attr`` instead of
-``attrs``, two-element entries and keys such as ``backward_source_id`` (ignored). Every field is
-checked; a problem raises :class:`~symjit.base.FormatError` naming the node (index and name) and
-what is wrong. Nothing in a file is executed: param strings go through the registry's
-``Param.parse`` (``ast.literal_eval`` of literals only). Attributes of an op node that are not
-params of the op are kept as user attributes (MXNet does the same).
+Reading accepts what MXNet builds write, as MXNet itself does:
+
+- ``node_row_ptr`` is informative. Builds count hidden outputs that others lack (MXNet's pip
+  build with oneDNN gives ``Pooling`` a second output, its workspace), so a node may span more rows
+  than its op has outputs here; a file without ``node_row_ptr`` loads too. Inputs and heads name
+  ``(node, output)`` themselves, so the graph never needs the table.
+- Older files: ``param``/``attr`` instead of ``attrs``, missing ``attrs``/``inputs``/``arg_nodes``,
+  two-element entries, keys such as ``backward_source_id`` (ignored). Files without
+  ``attrs.mxnet_version`` predate MXNet 0.9: their bare hidden attributes (``lr_mult``) become
+  ``__lr_mult__``, and ops listing only their arguments get the aux-state variables that
+  composition creates (``bn1_moving_mean``).
+- Nodes may refer to later nodes (MXNet writes graph order, but nothing requires it).
+
+A file that is truly inconsistent raises :class:`~symjit.base.FormatError` naming the node (index
+and name) and what is wrong: an input or head naming a node that does not exist or an output the
+op does not have, inputs that form a cycle, an input count the op does not take, a
+``node_row_ptr`` that is not prefix sums over the nodes or gives a node fewer rows than the file
+uses. Nothing in a file is executed: param strings go through the registry's ``Param.parse``
+(``ast.literal_eval`` of literals only). Attributes of an op node that are not params of the op
+are kept as user attributes (MXNet does the same).
 """
 from __future__ import annotations
 
@@ -29,11 +43,13 @@ from typing import Any
 
 from ..base import FormatError, MXNetError, np_dtype
 from ..ops.registry import OpDef, find_op
-from .symbol import Node, Symbol, topo_order
+from .naming import normalize_attrs
+from .symbol import Node, Symbol, input_variable, topo_order
 
 __all__ = ["to_json", "to_dict", "load_json", "load", "MXNET_VERSION"]
 
 MXNET_VERSION = 10901
+_HIDDEN_KEYS_SINCE = 900   # MXNet 0.9.0 began storing hidden attributes as __key__
 
 
 # ------------------------------------------------------------------------------------------------
@@ -127,20 +143,26 @@ def _attrs_of(rec: dict, where: str) -> dict[str, str]:
     return attrs
 
 
-def _entry(e: Any, nodes: list[Node], limit: int, where: str, what: str) -> tuple[Node, int]:
-    """Check ``[node, output(, version)]`` against the nodes before ``limit``."""
+def _entry_ref(e: Any, where: str, what: str) -> tuple[int, int]:
+    """Check the form of ``[node, output(, version)]``; the version is informative only."""
     if not isinstance(e, list) or len(e) not in (2, 3) or not all(_is_int(x) for x in e):
         raise FormatError(f"{where}: {what} must be [node, output, version] integers, got {e!r}")
-    src_i, out_i = e[0], e[1]
-    if not 0 <= src_i < limit:
-        raise FormatError(f"{where}: {what} refers to node {src_i}, which is not an earlier node "
-                          f"(expected 0..{limit - 1})")
-    src = nodes[src_i]
-    if not 0 <= out_i < src.num_outputs:
-        raise FormatError(f"{where}: {what} refers to output {out_i} of node {src_i} ('{src.name}'), "
-                          f"which has {src.num_outputs} output(s)")
     if len(e) == 3 and e[2] < 0:
         raise FormatError(f"{where}: {what} has a negative version {e[2]}")
+    return e[0], e[1]
+
+
+def _entry(e: Any, nodes: list[Node], where: str, what: str) -> tuple[Node, int]:
+    """Resolve ``[node, output(, version)]`` against all nodes of the file (any order)."""
+    src_i, out_i = _entry_ref(e, where, what)
+    if not 0 <= src_i < len(nodes):
+        raise FormatError(f"{where}: {what} refers to node {src_i}, which does not exist "
+                          f"(the file has nodes 0..{len(nodes) - 1})")
+    src = nodes[src_i]
+    if not 0 <= out_i < src.num_outputs:
+        op = "a variable" if src.is_variable else f"a {src.op.name}"
+        raise FormatError(f"{where}: {what} refers to output {out_i} of node {src_i} ('{src.name}'), "
+                          f"{op}, which has {src.num_outputs} output(s)")
     return src, out_i
 
 
@@ -175,60 +197,132 @@ def _parse_params(op: OpDef, attrs: dict[str, str], where: str) -> tuple[dict, d
     return params, user, frozenset(raw)
 
 
-def _op_node(i: int, rec: dict, attrs: dict[str, str], nodes: list[Node], where: str) -> Node:
-    op_name = rec["op"]
-    op = find_op(op_name)
-    if op is None:
-        raise FormatError(f"{where}: unknown operator {op_name!r}")
-    params, user, given = _parse_params(op, attrs, where)
-    slots = op.list_arguments(params) + op.list_aux(params)
-    entries = rec["inputs"]
-    if len(entries) != len(slots):
-        raise FormatError(f"{where}: {op.name} takes {len(slots)} inputs {slots} for these parameters, "
-                          f"the file gives {len(entries)}")
-    inputs = [_entry(e, nodes, i, where, f"input {k} ('{slot}')")
-              for k, (e, slot) in enumerate(zip(entries, slots))]
-    return Node(op, rec["name"], params, user, inputs, given)
+def _upgrade_attrs(attrs: dict[str, str], version: int) -> dict[str, str]:
+    """Files older than MXNet 0.9 store the hidden attributes bare (``lr_mult``, ``ctx_group``);
+    later versions store them as ``__lr_mult__``. Bring them into today's form."""
+    return normalize_attrs(attrs) if version < _HIDDEN_KEYS_SINCE else attrs
 
 
-def _node(i: int, rec: Any, nodes: list[Node]) -> Node:
+def _node(i: int, rec: Any, version: int) -> tuple[Node, list]:
+    """The node of record ``i`` (inputs not yet resolved) and its raw input entries."""
     where = _where(i, rec)
     if not isinstance(rec, dict):
         raise FormatError(f"{where}: a node must be an object, got {type(rec).__name__}")
     for key in ("op", "name"):
         if not isinstance(rec.get(key), str):
             raise FormatError(f"{where}: missing or non-string '{key}'")
-    if not isinstance(rec.get("inputs", []), list):
+    entries = rec.get("inputs", [])
+    if not isinstance(entries, list):
         raise FormatError(f"{where}: 'inputs' must be a list")
-    rec = {**rec, "inputs": rec.get("inputs", [])}
     if rec.get("subgraphs"):
         raise FormatError(f"{where}: subgraphs are not supported")
-    attrs = _attrs_of(rec, where)
+    attrs = _upgrade_attrs(_attrs_of(rec, where), version)
     if rec["op"] == "null":
-        if rec["inputs"]:
+        if entries:
             raise FormatError(f"{where}: a variable node must have no inputs")
         _check_var_attrs(attrs, where)
-        return Node(None, rec["name"], attrs=attrs)
-    return _op_node(i, rec, attrs, nodes, where)
+        return Node(None, rec["name"], attrs=attrs), []
+    op = find_op(rec["op"])
+    if op is None:
+        raise FormatError(f"{where}: unknown operator {rec['op']!r}")
+    params, user, given = _parse_params(op, attrs, where)
+    return Node(op, rec["name"], params, user, [], given), entries
 
 
-def _check_tables(doc: dict, nodes: list[Node]) -> None:
+def _connect(i: int, node: Node, entries: list, nodes: list[Node], where: str) -> list[Node]:
+    """Set ``node.inputs`` from its entries; returns the variables made for missing aux states.
+
+    Files written before MXNet 0.9 list an op's arguments only: its aux states were not graph
+    inputs then. They get the variables composition would create (``bn1_moving_mean``).
+    """
+    args, aux = node.op.list_arguments(node.params), node.op.list_aux(node.params)
+    slots = args + aux
+    made: list[Node] = []
+    if aux and len(entries) == len(args):
+        made = [input_variable(node, slot) for slot in aux]
+        slot_attrs = node.op.extra.get("input_var_attrs", {})
+        for var, slot in zip(made, aux):
+            var.attrs.update(slot_attrs.get(slot, {}))
+    elif len(entries) != len(slots):
+        raise FormatError(f"{where}: {node.op.name} takes {len(slots)} inputs {slots} for these "
+                          f"parameters, the file gives {len(entries)}")
+    node.inputs = [_entry(e, nodes, where, f"input {k} ('{slot}')")
+                   for k, (e, slot) in enumerate(zip(entries, slots))]
+    node.inputs += [(var, 0) for var in made]
+    return made
+
+
+def _check_acyclic(nodes: list[Node]) -> None:
+    """Reject a file whose inputs form a cycle, naming the nodes on it."""
+    index = {id(n): i for i, n in enumerate(nodes)}
+    state = [0] * len(nodes)          # 0 unvisited, 1 on the DFS stack, 2 done
+    for root in range(len(nodes)):
+        if state[root]:
+            continue
+        stack = [(root, 0)]
+        state[root] = 1
+        while stack:
+            i, k = stack[-1]
+            ins = nodes[i].inputs
+            if k == len(ins):
+                stack.pop()
+                state[i] = 2
+                continue
+            stack[-1] = (i, k + 1)
+            j = index.get(id(ins[k][0]))
+            if j is None:             # a variable made for a legacy file's missing aux state
+                continue
+            if state[j] == 1:
+                path = [s for s, _ in stack]
+                cycle = path[path.index(j):] + [j]
+                names = " -> ".join(f"{c} ('{nodes[c].name}')" for c in cycle)
+                raise FormatError(f"symbol JSON: the inputs form a cycle: {names}")
+            if state[j] == 0:
+                state[j] = 1
+                stack.append((j, 0))
+
+
+def _file_version(doc: dict) -> int:
+    """``attrs.mxnet_version`` (``["int", 10901]``); files without it predate MXNet 0.9."""
+    attrs = doc.get("attrs")
+    value = attrs.get("mxnet_version") if isinstance(attrs, dict) else None
+    if isinstance(value, list) and len(value) == 2 and _is_int(value[1]):
+        return value[1]
+    if value is not None:
+        raise FormatError(f"symbol JSON: attrs.mxnet_version must be [\"int\", version], got {value!r}")
+    return 0
+
+
+def _check_arg_nodes(doc: dict, nodes: list[Node]) -> None:
     arg_nodes = doc.get("arg_nodes")
-    if arg_nodes is not None:
-        if not isinstance(arg_nodes, list) or not all(_is_int(a) for a in arg_nodes):
-            raise FormatError("symbol JSON: 'arg_nodes' must be a list of node indices")
-        for a in arg_nodes:
-            if not 0 <= a < len(nodes) or not nodes[a].is_variable:
-                raise FormatError(f"symbol JSON: arg_nodes lists {a}, which is not a variable node")
+    if arg_nodes is None:
+        return
+    if not isinstance(arg_nodes, list) or not all(_is_int(a) for a in arg_nodes):
+        raise FormatError("symbol JSON: 'arg_nodes' must be a list of node indices")
+    for a in arg_nodes:
+        if not 0 <= a < len(nodes) or not nodes[a].is_variable:
+            raise FormatError(f"symbol JSON: arg_nodes lists {a}, which is not a variable node")
+
+
+def _check_row_ptr(doc: dict, nodes: list[Node], used: dict[int, int]) -> None:
+    """``node_row_ptr`` is informative: builds count hidden outputs that others lack (oneDNN's
+    ``Pooling`` workspace), so a node may span more rows than the op has outputs here. It must
+    still be prefix sums over the nodes, and give every node at least one row and at least the
+    outputs the file itself refers to (``used``: node index -> highest output index + 1)."""
     row_ptr = doc.get("node_row_ptr")
-    if row_ptr is not None:
-        expect = [0]
-        for n in nodes:
-            expect.append(expect[-1] + n.num_outputs)
-        if row_ptr != expect:
-            bad = next((k for k, (a, b) in enumerate(zip(row_ptr, expect)) if a != b), len(expect) - 1)
-            raise FormatError(f"symbol JSON: node_row_ptr disagrees with the operators' output counts "
-                              f"from node {max(bad - 1, 0)} on (file {row_ptr}, expected {expect})")
+    if row_ptr is None:
+        return
+    if not isinstance(row_ptr, list) or not all(_is_int(r) for r in row_ptr):
+        raise FormatError("symbol JSON: 'node_row_ptr' must be a list of integers")
+    if len(row_ptr) != len(nodes) + 1 or row_ptr[0] != 0:
+        raise FormatError(f"symbol JSON: node_row_ptr must have {len(nodes) + 1} entries starting at "
+                          f"0 (one per node, plus one), got {row_ptr}")
+    for i, node in enumerate(nodes):
+        span = row_ptr[i + 1] - row_ptr[i]
+        need = max(1, used.get(i, 0))
+        if span < need:
+            raise FormatError(f"symbol JSON: node_row_ptr gives node {i} ('{node.name}') {span} "
+                              f"output(s), but the file uses {need}")
 
 
 def _parse_doc(text: str | bytes) -> dict:
@@ -264,13 +358,25 @@ def load_json(text: str | bytes) -> Symbol:
     ['data', 'fc1_weight', 'fc1_bias']
     """
     doc = _parse_doc(text)
-    nodes: list[Node] = []
-    for i, rec in enumerate(doc["nodes"]):
-        nodes.append(_node(i, rec, nodes))
-    heads = [_entry(h, nodes, len(nodes), "symbol JSON: heads", f"head {k}")
-             for k, h in enumerate(doc["heads"])]
-    _check_tables(doc, nodes)
+    version = _file_version(doc)
+    parsed = [_node(i, rec, version) for i, rec in enumerate(doc["nodes"])]
+    nodes = [node for node, _ in parsed]
+    for i, (node, entries) in enumerate(parsed):
+        if not node.is_variable:
+            _connect(i, node, entries, nodes, _where(i, doc["nodes"][i]))
+    _check_acyclic(nodes)
+    heads = [_entry(h, nodes, "symbol JSON: heads", f"head {k}") for k, h in enumerate(doc["heads"])]
+    _check_arg_nodes(doc, nodes)
+    _check_row_ptr(doc, nodes, _outputs_used(doc, parsed))
     return Symbol(heads)
+
+
+def _outputs_used(doc: dict, parsed: list[tuple[Node, list]]) -> dict[int, int]:
+    """Node index -> 1 + the highest output index that inputs and heads refer to."""
+    used: dict[int, int] = {}
+    for e in [e for _, entries in parsed for e in entries] + doc["heads"]:
+        used[e[0]] = max(used.get(e[0], 0), e[1] + 1)
+    return used
 
 
 def load(fname: str | os.PathLike) -> Symbol:

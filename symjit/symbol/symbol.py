@@ -15,7 +15,7 @@ from ..base import MXNetError, np_dtype
 from ..ops.registry import OpDef, get_op
 from .naming import HIDDEN_KEYS, current_attrs, current_name_manager, normalize_attrs
 
-__all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol"]
+__all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol", "input_variable"]
 
 
 class Node:
@@ -316,6 +316,34 @@ class Symbol:
         from ..executor import Executor
         return Executor(self, ctx, args, args_grad, grad_req, aux_states)
 
+    def eval(self, ctx=None, **kwargs):
+        """Bind to the given arrays, run one inference forward pass and return the outputs (a list
+        of NDArrays, one element for a single-output symbol), as MXNet's ``Symbol.eval``.
+
+        Keyword arrays name the arguments; symjit also takes aux states by name (MXNet's eval has
+        no way to pass them, so symbols with aux states fail there). ``ctx`` defaults to the
+        current context.
+
+        >>> import symjit as mx
+        >>> a, b = mx.sym.Variable('a'), mx.sym.Variable('b')
+        >>> out = (a + b).eval(ctx=mx.cpu(), a=mx.nd.ones((2,)), b=mx.nd.array([1, 2]))
+        >>> [o.asnumpy().tolist() for o in out]
+        [[2.0, 3.0]]
+        """
+        from ..context import current_context
+        arg_names, aux_names = self.list_arguments(), self.list_auxiliary_states()
+        unknown = sorted(set(kwargs) - set(arg_names) - set(aux_names))
+        if unknown:
+            raise MXNetError(f"eval: unknown inputs {unknown}; the symbol's arguments are {arg_names}"
+                             + (f" and aux states {aux_names}" if aux_names else ""))
+        missing = [n for n in arg_names + aux_names if n not in kwargs]
+        if missing:
+            raise MXNetError(f"eval: no array given for {missing}")
+        args = {n: kwargs[n] for n in arg_names}
+        aux = {n: kwargs[n] for n in aux_names} or None
+        ex = self.bind(ctx or current_context(), args, grad_req="null", aux_states=aux)
+        return ex.forward(is_train=False)
+
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
         """Allocate zeroed arrays for the given input shapes, then :meth:`bind`.
@@ -486,14 +514,11 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
     attrs.update(attr or {})
     attrs = normalize_attrs(attrs)
     node = Node(op, node_name, params, attrs, [], frozenset(raw_params))
-    # as MXNet does, variables created for missing inputs carry a copy of the op's attributes
-    # (params included: fc1_weight gets num_hidden) and the op's per-slot variable attributes
-    var_attrs = {**attrs, **node.given_params()}
     slot_attrs = op.extra.get("input_var_attrs", {})
     for slot in slots:
         s = given.get(slot)
         if s is None:
-            s = Symbol([(Node(None, f"{node_name}_{slot}", attrs=dict(var_attrs)), 0)])
+            s = Symbol([(input_variable(node, slot), 0)])
         if len(s) != 1:
             raise MXNetError(f"{op_name} '{node_name}': input {slot!r} must be a single-output symbol, "
                              f"got a group of {len(s)}")
@@ -503,3 +528,10 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                 src.attrs.setdefault(k, v)
         node.inputs.append(s._outputs[0])
     return Symbol([(node, i) for i in range(node.num_visible)])
+
+
+def input_variable(node: Node, slot: str) -> Node:
+    """The variable MXNet creates for an input of ``node`` that was not given: ``{name}_{slot}``
+    (``fc1_weight``, ``bn1_moving_mean``), carrying a copy of the op's attributes, params
+    included (``fc1_weight`` gets ``num_hidden``). The caller adds the op's per-slot attributes."""
+    return Node(None, f"{node.name}_{slot}", attrs={**node.attrs, **node.given_params()})
