@@ -5,9 +5,10 @@
     simplify   Graph -> Graph rewrites that enable fusion           (passes/simplify.py)
     fuse       Graph -> kernel groups                             (passes/fuse.py)
     plan       Graph + groups -> memory plan                      (passes/plan.py)
-    codegen    Graph + groups -> generated module source          (codegen/cpu.py)
+    codegen    Graph + groups -> generated module source          (codegen/generate.py)
     load       source -> imported module, via the kernel cache    (cache.py)
 
+``fuse``, ``plan`` and ``codegen`` read the lowering rules of the target (:mod:`symjit.lower`);
 ``symjit compile`` runs the same list and prints each stage.
 """
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from ..base import MXNetError
 from ..config import Config
+from ..lower.target import get_target
 from ..symbol.symbol import Symbol
 from .cache import load_module
-from .codegen.cpu import Program, generate_cpu
+from .codegen.generate import Program, generate
 from .graph import Graph
 from .passes.autodiff import autodiff
 from .passes.build import build_forward
@@ -66,15 +67,10 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     fwd = build_forward(sym, shapes, dtypes, is_train)
     graph = autodiff(fwd, grad_req) if grad_req else fwd
     graph = simplify(graph, fusion=fusion)
-    groups = fuse(graph, enabled=fusion)
+    tgt = get_target(target)
+    groups = fuse(graph, tgt.name, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
-    if target == "cpu":
-        program = generate_cpu(graph, groups, fastmath=cfg.fastmath, cache=cfg.cache)
-    elif target == "cuda":
-        from .codegen.cuda import generate_cuda
-        program = generate_cuda(graph, groups, cache=cfg.cache)
-    else:
-        raise MXNetError(f"unknown compile target {target!r} (expected 'cpu' or 'cuda')")
+    program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache)
     out = Compiled(fwd, graph, groups, plan, program, target)
     if load:
         out.module = load_module(program.source, target, cfg)

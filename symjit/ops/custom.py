@@ -19,16 +19,17 @@ over, so ``scale=2`` arrives as ``'2'``):
   aux states, and whose outputs are one gradient per argument. ``declare_backward_dependency`` is
   not consulted: backward always sees every array.
 
-Both records are OPAQUE and lowered to ``'host'`` (``extra['host']`` is the factory below): the
-fusion pass gives each its own group, and code generation splits the phase's program at it, so the
-executor runs compiled segments and host calls in order. A host call wraps the planned buffers as
-NDArrays (views, no copies) and calls the ``CustomOp`` from ``prop.create_operator(ctx, shapes,
-dtypes)`` (one instance per executor program and node, shared by forward and backward):
-``forward(is_train, req, in_data, out_data, aux)`` and ``backward(req, out_grad, in_data,
-out_data, in_grad, aux)``. ``req`` is ``'write'`` for every forward output; in backward it is
-``'null'`` for a gradient nobody reads and ``'write'`` otherwise (``grad_req='add'`` is handled by
-the graph after the call). Without ``need_top_grad``, ``out_grad`` holds zeros. Any exception
-raised by the Python code is re-raised as :class:`MXNetError` naming the op type and node.
+Both records are OPAQUE; their lowering rule declares ``host=True`` (``extra['host']`` is the
+factory below, :mod:`symjit.lower.cpu.custom`): the fusion pass gives each its own group, and code
+generation splits the phase's program at it, so the executor runs compiled segments and host calls
+in order. A host call wraps the planned buffers as NDArrays (views, no copies) and calls the
+``CustomOp`` from ``prop.create_operator(ctx, shapes, dtypes)`` (one instance per executor program
+and node, shared by forward and backward): ``forward(is_train, req, in_data, out_data, aux)`` and
+``backward(req, out_grad, in_data, out_data, in_grad, aux)``. ``req`` is ``'write'`` for every
+forward output; in backward it is ``'null'`` for a gradient nobody reads and ``'write'`` otherwise
+(``grad_req='add'`` is handled by the graph after the call). Without ``need_top_grad``, ``out_grad``
+holds zeros. Any exception raised by the Python code is re-raised as :class:`MXNetError` naming the
+op type and node.
 
 Symbol JSON: a Custom node's attrs are ``op_type`` and the extra kwargs (``extra['free_params']``
 tells the loader that every plain attr is a param); loading needs the op type registered.
@@ -43,9 +44,8 @@ import numpy as np
 from ..base import MXNetError, ParamError, dtype_name, shape_str
 from .registry import Kind, OpDef, Param, RuleError, register
 
-__all__ = ["PROPS", "CustomOpDef", "prop_of", "host_call", "HOST"]
+__all__ = ["PROPS", "CustomOpDef", "prop_of", "host_call"]
 
-HOST = "host"
 PROPS: dict[str, type] = {}   # op_type -> CustomOpProp subclass (filled by mx.operator.register)
 _INSTANCES: dict[tuple, Any] = {}
 _RESERVED = ("op_type", "forward_node")
@@ -323,7 +323,7 @@ register(CustomOpDef(
                                          "arguments are passed to the prop's constructor as strings"),),
     arguments=_arguments, outputs=_outputs, aux=_aux,
     shape=_custom_shape, dtype=_custom_dtype,
-    kind=Kind.OPAQUE, grad=_custom_grad, lower={"cpu": HOST}, extra={"host": host_call, "free_params": True},
+    kind=Kind.OPAQUE, grad=_custom_grad, extra={"host": host_call, "free_params": True},
     doc="An operator implemented in Python: a registered mx.operator.CustomOpProp gives its inputs, "
         "outputs, shapes and dtypes, and its CustomOp runs forward/backward as a host callback "
         "between compiled kernels.",
@@ -333,6 +333,6 @@ register(CustomOpDef(
     "_backward_Custom",
     params=(Param("op_type", "str"), Param("forward_node", "str", "")),
     arguments=_bwd_arguments, outputs=_bwd_outputs, shape=_bwd_rule, dtype=_bwd_rule,
-    kind=Kind.OPAQUE, lower={"cpu": HOST}, extra={"host": host_call, "backward_of": "Custom"},
+    kind=Kind.OPAQUE, extra={"host": host_call, "backward_of": "Custom"},
     doc="Gradient of Custom: calls the CustomOp's backward on the host.",
 ))

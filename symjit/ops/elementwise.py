@@ -553,7 +553,7 @@ UNARY: tuple[tuple[str, Callable, tuple[str, ...], str], ...] = (
 
 for _name, _fn, _aliases, _formula in UNARY:
     register(OpDef(
-        name=_name, shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), aliases=_aliases,
+        name=_name, shape=_unary_shape, kind=Kind.ELEMWISE, aliases=_aliases,
         body=fixed_body(_fn), grad=_UNARY_GRADS.get(_name), doc=f"Elementwise {_formula}.",
         extra=_extra("elementwise", _name),
     ))
@@ -585,7 +585,7 @@ BINARY_FNS: dict[str, Callable] = {name: fn for name, fn, _, _ in BINARY}
 for _name, _fn, _aliases, _formula in BINARY:
     register(OpDef(
         name=_name, arguments=("lhs", "rhs"), shape=same_shape, kind=Kind.ELEMWISE,
-        inplace=((0, 0),), aliases=_aliases, body=fixed_body(_fn),
+        aliases=_aliases, body=fixed_body(_fn),
         grad=_binary_grad if _name in _BINARY_GRADS else None,
         doc=f"Elementwise {_formula}; both inputs have one shape and one dtype.",
         extra=_extra("elementwise", _name),
@@ -619,7 +619,7 @@ SCALAR: tuple[tuple[str, Callable, tuple[str, ...], str], ...] = (
 for _name, _fn, _aliases, _formula in SCALAR:
     register(OpDef(
         name=_name, params=(Param("scalar", "float", doc="the scalar operand"),),
-        shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), aliases=_aliases,
+        shape=_unary_shape, kind=Kind.ELEMWISE, aliases=_aliases,
         body=const_body(_fn, "scalar"), grad=_SCALAR_GRADS.get(_name), doc=f"Elementwise {_formula}.",
         extra=_extra("elementwise", _name),
     ))
@@ -632,7 +632,7 @@ del _name, _fn, _aliases, _formula, _op
 register(OpDef(
     name="clip",
     params=(Param("a_min", "float", doc="minimum value"), Param("a_max", "float", doc="maximum value")),
-    shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), body=const_body(_clip, "a_min", "a_max"),
+    shape=_unary_shape, kind=Kind.ELEMWISE, body=const_body(_clip, "a_min", "a_max"),
     grad=_with("_backward_clip", "x", "a_min", "a_max"),
     doc=("Clips values elementwise: ``max(min(x, a_max), a_min)`` (as MXNet, a_min wins when a_min > "
          "a_max). The gradient passes where ``a_min < x < a_max`` and is 0 elsewhere."),
@@ -642,7 +642,7 @@ register(OpDef(
 register(OpDef(
     name="smooth_l1",
     params=(Param("scalar", "float", check=lambda v: v > 0, check_msg="> 0", doc="sigma"),),
-    shape=_unary_shape, kind=Kind.ELEMWISE, inplace=((0, 0),), body=const_body(_smooth_l1, "scalar"),
+    shape=_unary_shape, kind=Kind.ELEMWISE, body=const_body(_smooth_l1, "scalar"),
     grad=_with("_backward_smooth_l1", "x", "scalar"),
     doc=("Smooth L1 loss elementwise, with sigma = ``scalar``: ``0.5 * (sigma * x)**2`` where "
          "``|x| < 1 / sigma**2``, else ``|x| - 0.5 / sigma**2``."),
@@ -669,23 +669,6 @@ def _where_dtype(p: dict, ins: list, aux: list):
     return [data if cond is None else cond, data, data], [data], []
 
 
-def _where_lower(k, node, ins, outs):
-    """A flat loop; a 1-D condition (rank-2+ data) picks whole rows of the flattened arrays."""
-    c, x, y, o = (k.tmp(n) for n in "cxyo")
-    for local, arr in zip((c, x, y, o), (*ins, *outs)):
-        k.line(f"{local} = {arr}.reshape(-1)")
-    if len(k.info[ins[0]].shape) == 1 and len(k.info[ins[1]].shape) > 1:
-        m = k.tmp("m")
-        k.line(f"{m} = {o}.shape[0] // {c}.shape[0] if {c}.shape[0] > 0 else 0")
-        k.line(f"for r in range({c}.shape[0]):")
-        k.line(f"    src = {x} if {c}[r] != 0 else {y}")
-        k.line(f"    for j in range(r * {m}, (r + 1) * {m}):")
-        k.line(f"        {o}[j] = src[j]")
-    else:
-        k.line(f"for j in range({o}.shape[0]):")
-        k.line(f"    {o}[j] = {x}[j] if {c}[j] != 0 else {y}[j]")
-
-
 def _where_grad(b, node, ograds):
     """dout goes to x where the condition holds, else to y; none to the condition."""
     cond, g = node.inputs[0], ograds[0]
@@ -695,7 +678,7 @@ def _where_grad(b, node, ograds):
 
 register(OpDef(
     name="where", arguments=("condition", "x", "y"), shape=_where_shape, dtype=_where_dtype,
-    kind=Kind.INJECTIVE, inplace=((1, 0),), body=fixed_body(_where), lower={"cpu": _where_lower},
+    kind=Kind.INJECTIVE, body=fixed_body(_where),
     grad=_where_grad,
     doc=("Picks ``x`` where ``condition`` is non-zero, else ``y``. ``x`` and ``y`` share shape and "
          "dtype; ``condition`` has x's shape, or is 1-D of length ``x.shape[0]`` and then picks whole "
@@ -762,7 +745,7 @@ _BACKWARD: list[tuple[str, Callable, tuple[str, ...], tuple[str, ...], str]] = [
 for _name, _fn, _args, _consts, _of in _BACKWARD:
     register(OpDef(
         name=_name, arguments=_args, params=tuple(Param(c, "float") for c in _consts),
-        shape=_bw_shape, kind=Kind.BROADCAST, inplace=((0, 0),),
+        shape=_bw_shape, kind=Kind.BROADCAST,
         body=const_body(_fn, *_consts) if _consts else fixed_body(_fn),
         doc=f"Internal: a gradient of {_of} from ({', '.join(_args)}).",
         extra={"backward_of": _of},

@@ -71,22 +71,6 @@ def _dense_only(p: dict) -> None:
                          "storage is not supported (only dense 'default')")
 
 
-def _dot_lower_cpu(k, node, ins, outs):
-    """BLAS through numba's np.dot on 2-D views (MXNet's N-D rule: lhs as (M, K) or (K, M))."""
-    lhs, rhs, out = ins[0], ins[1], outs[0]
-    ta, tb = node.params["transpose_a"], node.params["transpose_b"]
-    if len(k.info[lhs].shape) == 1 and len(k.info[rhs].shape) == 1:
-        k.line(f"{out}[0] = np.dot({lhs}, {rhs})")
-        return None
-    a, bm, o = k.tmp("a"), k.tmp("b"), k.tmp("o")
-    k.line(f"{a} = {lhs}.reshape({lhs}.shape[0], -1)" if ta else f"{a} = {lhs}.reshape(-1, {lhs}.shape[-1])")
-    k.line(f"{bm} = {rhs}.reshape(-1, {rhs}.shape[-1])" if tb
-           else f"{bm} = {rhs}.reshape({rhs}.shape[0], -1)")
-    k.line(f"{o} = {out}.reshape({a}.shape[{1 if ta else 0}], {bm}.shape[{0 if tb else 1}])")
-    k.line(f"np.dot({a}{'.T' if ta else ''}, {bm}{'.T' if tb else ''}, {o})")
-    return None
-
-
 def _dot_grad(b, node, ograds):
     """2-D rule: dA = dC . B^T, dB = A^T . dC (with the transposes folded in); N-D via 2-D views."""
     lhs, rhs = node.inputs
@@ -120,8 +104,6 @@ dot = register(OpDef(
     shape=_dot_rule,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_dot_grad,
-    lower={"cpu": _dot_lower_cpu},
-    extra={"epilogue": True},
     doc="Dot product: matrix product for 2-D inputs; for N-D, the last axis of ``lhs`` is contracted "
         "with the first axis of ``rhs`` (``transpose_a``/``transpose_b`` contract the first axis of "
         "``lhs``/the last axis of ``rhs`` instead); two vectors give shape (1,).",
@@ -156,28 +138,6 @@ def _batch_dot_rule(p: dict, ins: list, aux: list):
     return [lhs, rhs], [batch_dot_shape(lhs, rhs, p["transpose_a"], p["transpose_b"])], []
 
 
-def _batch_view(k, arr: str, nd: int) -> str:
-    """``arr`` as (batch, rows, cols), the batch the product of the leading ``nd - 2`` dims."""
-    if nd == 3:
-        return arr
-    name = k.tmp("v")
-    batch = " * ".join(f"{arr}.shape[{d}]" for d in range(nd - 2))
-    k.line(f"{name} = {arr}.reshape(({batch}, {arr}.shape[{nd - 2}], {arr}.shape[{nd - 1}]))")
-    return name
-
-
-def _batch_dot_lower_cpu(k, node, ins, outs):
-    """One BLAS call (numba's np.dot) per batch entry on (batch, M, N) views."""
-    nd = len(k.info[ins[0]].shape)
-    a, bm, o = (_batch_view(k, v, nd) for v in (ins[0], ins[1], outs[0]))
-    ta = ".T" if node.params["transpose_a"] else ""
-    tb = ".T" if node.params["transpose_b"] else ""
-    i = k.tmp("i")
-    k.line(f"for {i} in range({o}.shape[0]):")
-    k.line(f"    np.dot({a}[{i}]{ta}, {bm}[{i}]{tb}, {o}[{i}])")
-    return None
-
-
 def _batch_dot_grad(b, node, ograds):
     """With op(X) the optional transpose: C = op(A) op(B) gives dA and dB as batch_dots of dC
     with A or B (for ta=False: dA = dC op(B)^T; for ta=True: dA = op(B) dC^T; likewise dB)."""
@@ -203,8 +163,6 @@ batch_dot = register(OpDef(
     shape=_batch_dot_rule,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_batch_dot_grad,
-    lower={"cpu": _batch_dot_lower_cpu},
-    extra={"epilogue": True},
     doc="Batched matrix product: (B..., M, K) x (B..., K, N) -> (B..., M, N) for inputs of the same "
         "rank >= 3 with equal batch dims; ``transpose_a``/``transpose_b`` transpose the last two axes.",
 ))

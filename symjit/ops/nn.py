@@ -4,12 +4,13 @@ Windowed ops (Convolution, Pooling) are channel-first (``NCW``/``NCHW``) with on
 dimensions; an output length is ``floor((x + 2*pad - dilate*(kernel-1) - 1) / stride) + 1``
 (ceil instead of floor for Pooling's ``pooling_convention='full'``).
 
-Execution (lowerings and gradient rules in :mod:`symjit.ops.nn_lower`): Convolution, LeakyReLU
-and Dropout are epilogue anchors, so elementwise ops after them (bias, activation) run in the same
-loop. Embedding clips indices to ``[0, input_dim-1]`` after truncation (a negative index reads
-row 0); its indices get no gradient. Dropout draws its mask from Numba's random stream (seed it
-with ``symjit.kernels.cpu.random.seed``; ``mx.random.seed`` does not reach it). rrelu always uses
-the mean slope ``(lower_bound + upper_bound) / 2`` (MXNet's inference behaviour), also in training.
+Execution (gradient rules in :mod:`symjit.ops.nn_grad`, lowerings in :mod:`symjit.lower`):
+Convolution, LeakyReLU and Dropout are epilogue anchors, so elementwise ops after them (bias,
+activation) run in the same loop. Embedding clips indices to ``[0, input_dim-1]`` after truncation
+(a negative index reads row 0); its indices get no gradient. Dropout draws its mask from Numba's
+random stream (seed it with ``symjit.kernels.cpu.random.seed``; ``mx.random.seed`` does not reach
+it). rrelu always uses the mean slope ``(lower_bound + upper_bound) / 2`` (MXNet's inference
+behaviour), also in training.
 
 >>> import symjit as mx
 >>> net = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(3, 3), pad=(1, 1), num_filter=8, name='c')
@@ -24,10 +25,9 @@ import math
 import numpy as np
 
 from ..base import ParamError, shape_str
-from . import nn_lower as nl
+from . import nn_grad as nl
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
-from .lowering import call, elem_index, view2d
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_rank, positive, prod, window_out_len, window_params
 
@@ -69,19 +69,6 @@ def _fc_shape(p: dict, ins: list, aux: list):
     return new, [out], []
 
 
-def _fc_lower_cpu(k, node, ins, outs):
-    """GEMM into the output, then (epilogue) ``acc + bias`` per element in the group's loop."""
-    x, w, out = ins[0], ins[1], outs[0]
-    flat = node.params["flatten"]
-    x2 = view2d(k, x, "0" if flat else "-1")
-    o2 = view2d(k, out, "0" if flat else "-1")
-    call(k, "gemm", "gemm_nt", x2, w, o2)
-    if node.params["no_bias"]:
-        return None
-    bias = ins[2]
-    return lambda idx: f"{out}[{elem_index(idx)}] + {bias}[{idx[-1]}]"
-
-
 def _fc_grad(b, node, ograds):
     """dx = dout . W, dW = dout^T . x, db = sum(dout) over rows (all as 2-D views)."""
     dout = ograds[0]
@@ -113,8 +100,6 @@ FullyConnected = register(OpDef(
     shape=_fc_shape,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_fc_grad,
-    lower={"cpu": _fc_lower_cpu},
-    extra={"epilogue": True},
     doc="Fully connected layer: ``out = dot(data, weight.T) + bias``.",
 ))
 
@@ -175,7 +160,6 @@ Activation = register(OpDef(
     kind=Kind.ELEMWISE,
     body=_act_body,
     grad=_act_grad,
-    inplace=((0, 0),),
     doc="Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign (x/(1+|x|)).",
 ))
 
@@ -217,7 +201,6 @@ register(OpDef(
     shape=_binary_same_shape,
     kind=Kind.ELEMWISE,
     body=lambda p: (_ACT_GRADS[p["act_type"]], ()),
-    inplace=((0, 0), (1, 0)),
     extra={"backward_of": "Activation"},
     doc="Activation's gradient from the head gradient and the output (the input for softsign).",
 ))
@@ -329,8 +312,6 @@ Convolution = register(OpDef(
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=nl.conv_grad,
-    lower={"cpu": nl.conv_lower},
-    extra={"epilogue": True},
     doc="1-D or 2-D convolution over channel-first data (N, C, [H,] W) with a "
         "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias.",
 ))
@@ -391,7 +372,6 @@ Pooling = register(OpDef(
     check=_pool_check,
     kind=Kind.OPAQUE,
     grad=nl.pool_grad,
-    lower={"cpu": nl.pool_lower},
     doc="1-D or 2-D max/avg/sum/lp pooling over channel-first data; global_pool pools every "
         "spatial axis to 1. lp: (sum of x**p over the window)**(1/p), the root sign-preserving "
         "for odd p (cbrt for p=3).",
@@ -432,7 +412,6 @@ Embedding = register(OpDef(
     dtype=_emb_dtype,
     kind=Kind.INJECTIVE,
     grad=nl.embed_grad,
-    lower={"cpu": nl.embed_lower},
     doc="Row lookup: ``out[..., :] = weight[data[...], :]``; output shape data.shape + (output_dim,).",
 ))
 
@@ -469,9 +448,6 @@ Dropout = register(OpDef(
     shape=_dropout_shape,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=nl.dropout_grad,
-    lower={"cpu": nl.dropout_lower},
-    inplace=((0, 0),),
-    extra={"epilogue": True},
     doc="Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in "
         "training; identity at inference (mode='training').",
 ))
@@ -506,7 +482,7 @@ def lrelu_gelu(x: float) -> float:
 
 
 def _lrelu_body(p: dict):
-    """The scalar body, or None for prelu (second, per-channel input: see nn_lower.prelu_forward).
+    """The scalar body, or None for prelu (second, per-channel input: see nn_grad.prelu_forward).
 
     rrelu is leaky with the mean slope ``(lower_bound + upper_bound) / 2`` in every mode: symjit
     does not sample random slopes in training (MXNet does)."""
@@ -530,10 +506,6 @@ def _lrelu_args(p: dict) -> list[str]:
 
 def _lrelu_outputs(p: dict) -> list[str]:
     return ["output", "mask"] if p["act_type"] == "rrelu" else ["output"]
-
-
-def _lrelu_inplace(p: dict) -> tuple[tuple[int, int], ...]:
-    return () if p["act_type"] == "prelu" else ((0, 0),)
 
 
 def _lrelu_shape(p: dict, ins: list, aux: list):
@@ -565,8 +537,6 @@ LeakyReLU = register(OpDef(
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     body=_lrelu_body,
     grad=nl.lrelu_grad,
-    lower={"cpu": nl.lrelu_lower},
-    extra={"inplace_for": _lrelu_inplace, "epilogue": True},
     doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1), "
         "rrelu (symjit: always the mean slope (lower_bound+upper_bound)/2, MXNet's inference "
         "behaviour; MXNet samples a random slope per element in training), "
@@ -595,17 +565,15 @@ def _backward_op(name: str, of: str, **fields) -> OpDef:
 
 _backward_op("_backward_Convolution_data", "Convolution", params=Convolution.params,
              arguments=("ograd", "data", "weight"), shape=_like_input(1),
-             lower={"cpu": nl.conv_data_lower},
              doc="Convolution's data gradient: transposed convolution of the head gradient.")
 _backward_op("_backward_Convolution_weight", "Convolution", params=Convolution.params,
              arguments=("ograd", "data", "weight"), shape=_like_input(2),
-             lower={"cpu": nl.conv_weight_lower},
              doc="Convolution's weight gradient: sum over images of ograd x im2col(data)^T.")
 _backward_op("_backward_Convolution_bias", "Convolution", params=Convolution.params,
-             arguments=("ograd",), shape=_conv_bias_shape, lower={"cpu": nl.conv_bias_lower},
+             arguments=("ograd",), shape=_conv_bias_shape,
              doc="Convolution's bias gradient: the head gradient summed over all axes but 1.")
 _backward_op("_backward_Pooling", "Pooling", params=Pooling.params, arguments=nl.pool_args,
-             shape=_like_input(1), lower={"cpu": nl.pool_backward_lower},
+             shape=_like_input(1),
              doc="Pooling's gradient (max: to the first maximum of each window, recomputed).")
 
 
@@ -621,7 +589,7 @@ _backward_op("_backward_Embedding", "Embedding",
              params=(Param("input_dim", "int", check=positive, check_msg="> 0"),
                      Param("output_dim", "int", check=positive, check_msg="> 0")),
              arguments=("ograd", "data"), shape=_emb_back_shape, dtype=_emb_back_dtype,
-             kind=Kind.OPAQUE, lower={"cpu": nl.embed_backward_lower},
+             kind=Kind.OPAQUE,
              doc="Embedding's weight gradient: rows of ograd scatter-added at the (clipped) indices.")
 
 
@@ -661,7 +629,7 @@ def _lrelu_grad_body(p: dict):
 
 _backward_op("_backward_LeakyReLU", "LeakyReLU", params=LeakyReLU.params,
              arguments=("ograd", "data"), shape=_binary_same_shape, kind=Kind.ELEMWISE,
-             body=_lrelu_grad_body, inplace=((0, 0), (1, 0)),
+             body=_lrelu_grad_body,
              doc="LeakyReLU's data gradient (leaky, rrelu, elu, selu, gelu) from ograd and the input.")
 
 
@@ -671,7 +639,6 @@ def _prelu_back_shape(p: dict, ins: list, aux: list):
 
 _backward_op("_backward_PReLU_data", "LeakyReLU", arguments=("ograd", "data", "gamma"),
              shape=_prelu_back_shape, kind=Kind.OUT_ELEMWISE_FUSABLE,
-             lower={"cpu": nl.prelu_data_lower}, extra={"epilogue": True},
              doc="prelu's data gradient: ograd where data > 0, else ograd * gamma[channel].")
 _backward_op("_backward_PReLU_gamma", "LeakyReLU", arguments=("ograd", "data"),
              shape=_binary_same_shape, kind=Kind.ELEMWISE, body=lambda p: (prelu_gamma_grad, ()),

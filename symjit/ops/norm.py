@@ -12,11 +12,10 @@ import math
 import numpy as np
 
 from ..base import shape_str
-from .lowering import call, rows_view
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_float, need_rank, norm_axis
 
-__all__ = ["BatchNorm", "LayerNorm", "axis_view3"]
+__all__ = ["BatchNorm", "LayerNorm", "bn_batch_stats"]
 
 _F32 = np.dtype("float32")
 
@@ -30,32 +29,6 @@ def _channel_shape(data: tuple, axis: int) -> tuple[int]:
         raise RuleError(f"axis={axis} is out of range for argument 'data' of shape "
                         f"{shape_str(data)}") from None
     return (data[ax],)
-
-
-def _shape_prod(arr: str, dims: range) -> str:
-    """Source of the product of ``arr``'s runtime dims ``dims`` ("1" for none)."""
-    return " * ".join(f"{arr}.shape[{d}]" for d in dims) or "1"
-
-
-def axis_view3(k, arr: str, axis: int, ndim: int) -> str:
-    """Emit a local ``(A, K, B)`` view of ``arr`` (rank ``ndim``): ``K`` is ``axis``, ``A`` the
-    product of the dims before it and ``B`` of those after it (runtime shapes).
-
-    >>> from symjit.compiler.codegen.writer import KernelWriter, ModuleWriter
-    >>> k = KernelWriter(ModuleWriter("", ""), "f", ["x"])
-    >>> axis_view3(k, "x", 1, 3), k.lines[-1].strip()
-    ('_v1', '_v1 = x.reshape(x.shape[0], x.shape[1], x.shape[2])')
-    """
-    name = k.tmp("v")
-    k.line(f"{name} = {arr}.reshape({_shape_prod(arr, range(axis))}, {arr}.shape[{axis}], "
-           f"{_shape_prod(arr, range(axis + 1, ndim))})")
-    return name
-
-
-def _rank_axis(k, node, arr: str) -> tuple[int, int]:
-    """(rank of ``arr``, the node's ``axis`` param normalised for it)."""
-    nd = len(k.info[arr].shape)
-    return nd, node.params["axis"] % nd
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,24 +52,9 @@ def _bn_dtype(p: dict, ins: list, aux: list):
     return [data, pd, pd], [data, pd, pd], [pd, pd]
 
 
-def _bn_batch_stats(node) -> bool:
+def bn_batch_stats(node) -> bool:
     """True when the node normalises with batch statistics (training, no use_global_stats)."""
     return bool(node.train) and not node.params["use_global_stats"]
-
-
-def _bn_lower_cpu(k, node, ins, outs):
-    """Batch statistics (updating the aux moving stats in place) or the moving statistics."""
-    p = node.params
-    nd, ax = _rank_axis(k, node, ins[0])
-    x, o = axis_view3(k, ins[0], ax, nd), axis_view3(k, outs[0], ax, nd)
-    gamma, beta, mmean, mvar = ins[1:5]
-    mean, var = outs[1], outs[2]
-    if _bn_batch_stats(node):
-        call(k, "norm", "batchnorm_forward_train", x, gamma, beta, mmean, mvar, o, mean, var,
-             repr(p["eps"]), repr(p["momentum"]), p["fix_gamma"], True)
-    else:
-        call(k, "norm", "batchnorm_forward_inference", x, gamma, beta, mmean, mvar, o, mean, var,
-             repr(p["eps"]), p["fix_gamma"])
 
 
 def _bn_grad(b, node, ograds):
@@ -109,15 +67,6 @@ def _bn_grad(b, node, ograds):
     dx, dgamma, dbeta = b.add("_backward_BatchNorm", [ograds[0], data, gamma, mean, invstd],
                               params=node.params)
     return [dx, dgamma, dbeta, None, None]
-
-
-def _bn_backward_lower_cpu(k, node, ins, outs):
-    dout, data, gamma, mean, invstd = ins
-    nd, ax = _rank_axis(k, node, data)
-    x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
-    dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_backward", x, g, gamma, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], _bn_batch_stats(node))
 
 
 def _bn_backward_rules(n_vectors: int) -> tuple:
@@ -162,7 +111,6 @@ BatchNorm = register(OpDef(
                                "moving_var": {"__init__": '["one", {}]'}}},
     kind=Kind.OPAQUE,
     grad=_bn_grad,
-    lower={"cpu": _bn_lower_cpu},
     doc="Batch normalisation over every axis but ``axis``: "
         "``out = (data - mean) / sqrt(var + eps) * gamma + beta`` with batch statistics in training "
         "(updating moving_mean/moving_var) and the moving statistics at inference. gamma, beta and "
@@ -180,22 +128,10 @@ register(OpDef(
     shape=_bn_backward_shape,
     dtype=_bn_backward_dtype,
     kind=Kind.OPAQUE,
-    lower={"cpu": _bn_backward_lower_cpu},
-    # the kernel reads channel c of ograd and data completely before writing channel c of dx
-    inplace=((0, 0), (1, 0)),
     extra={"backward_of": "BatchNorm"},
     doc="BatchNorm's gradient (dx, dgamma, dbeta) from the head gradient and the saved mean and "
         "inverse std; with use_global_stats or in inference mode the statistics are constants.",
 ))
-
-
-def _bn_relu_backward_lower_cpu(k, node, ins, outs):
-    dout, data, gamma, beta, mean, invstd = ins
-    nd, ax = _rank_axis(k, node, data)
-    x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
-    dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_relu_backward", x, g, gamma, beta, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], _bn_batch_stats(node))
 
 
 register(OpDef(
@@ -206,8 +142,6 @@ register(OpDef(
     shape=_bn_backward_rules(4)[0],
     dtype=_bn_backward_rules(4)[1],
     kind=Kind.OPAQUE,
-    lower={"cpu": _bn_relu_backward_lower_cpu},
-    inplace=((0, 0), (1, 0)),
     extra={"backward_of": "BatchNorm"},
     doc="The gradient of ``relu(BatchNorm(data))`` (dx, dgamma, dbeta) from the gradient of the "
         "relu's output, with the BatchNorm output recomputed from data and the saved statistics: "
@@ -262,43 +196,6 @@ def _ln_dtype(p: dict, ins: list, aux: list):
     return [dt, dt, dt], [dt, dt, dt], []
 
 
-def _ln_rows(k, node, x: str, others: list[str]) -> tuple[list[str], str | None]:
-    """(M, K) row views of ``x`` and ``others`` (same shape as x) for LayerNorm's kernels.
-
-    A non-trailing axis is moved last by contiguous copies; returns the 3-D view source of x's
-    shape (``A, B, K``) used to move results back, or None when no copy was needed."""
-    nd, ax = _rank_axis(k, node, x)
-    if ax == nd - 1:
-        return [rows_view(k, a) for a in (x, *others)], None
-    views = []
-    for a in (x, *others):
-        v3, vt = axis_view3(k, a, ax, nd), k.tmp("t")
-        k.line(f"{vt} = np.ascontiguousarray({v3}.transpose(0, 2, 1)).reshape(-1, {v3}.shape[1])")
-        views.append(vt)
-    return views, views[0]
-
-
-def _ln_store(k, node, dest: str, rows: str) -> None:
-    """Copy the (A*B, K) rows back into ``dest`` laid out as (A, K, B)."""
-    nd, ax = _rank_axis(k, node, dest)
-    d3 = axis_view3(k, dest, ax, nd)
-    k.line(f"{d3}[:, :, :] = {rows}.reshape({d3}.shape[0], {d3}.shape[2], {d3}.shape[1])"
-           ".transpose(0, 2, 1)")
-
-
-def _ln_lower_cpu(k, node, ins, outs):
-    x, gamma, beta = ins
-    out, mean, std = outs
-    (xr,), moved = _ln_rows(k, node, x, [])
-    orow = rows_view(k, out) if moved is None else k.tmp("o")
-    if moved is not None:
-        k.line(f"{orow} = np.empty_like({xr})")
-    call(k, "norm", "layernorm_forward", xr, gamma, beta, orow, f"{mean}.reshape(-1)",
-         f"{std}.reshape(-1)", repr(node.params["eps"]))
-    if moved is not None:
-        _ln_store(k, node, out, orow)
-
-
 def _ln_grad(b, node, ograds):
     """``_backward_LayerNorm(dout, data, gamma, mean, std)``; mean/std gradients are blocked."""
     if ograds[0] is None:
@@ -306,19 +203,6 @@ def _ln_grad(b, node, ograds):
     data, gamma = node.inputs[0], node.inputs[1]
     mean, std = node.outputs[1], node.outputs[2]
     return b.add("_backward_LayerNorm", [ograds[0], data, gamma, mean, std], params=node.params)
-
-
-def _ln_backward_lower_cpu(k, node, ins, outs):
-    dout, data, gamma, mean, std = ins
-    dx, dgamma, dbeta = outs
-    (xr, gr), moved = _ln_rows(k, node, data, [dout])
-    dxr = rows_view(k, dx) if moved is None else k.tmp("d")
-    if moved is not None:
-        k.line(f"{dxr} = np.empty_like({xr})")
-    call(k, "norm", "layernorm_backward", xr, gr, gamma, f"{mean}.reshape(-1)", f"{std}.reshape(-1)",
-         dxr, dgamma, dbeta)
-    if moved is not None:
-        _ln_store(k, node, dx, dxr)
 
 
 def _ln_backward_shape(p: dict, ins: list, aux: list):
@@ -344,7 +228,6 @@ LayerNorm = register(OpDef(
     dtype=_ln_dtype,
     kind=Kind.OPAQUE,
     grad=_ln_grad,
-    lower={"cpu": _ln_lower_cpu},
     doc="Layer normalisation along ``axis``: ``out = (data - mean) / sqrt(var + eps) * gamma + beta``; "
         "gamma and beta have shape (data.shape[axis],); mean and std keep data's rank with 1 on axis.",
 ))
@@ -357,7 +240,6 @@ register(OpDef(
     shape=_ln_backward_shape,
     dtype=lambda p, ins, aux: ([ins[1]] * 5, [ins[1]] * 3, []),
     kind=Kind.OPAQUE,
-    lower={"cpu": _ln_backward_lower_cpu},
     extra={"backward_of": "LayerNorm"},
     doc="LayerNorm's gradient (dx, dgamma, dbeta) from the head gradient and the saved mean and std.",
 ))

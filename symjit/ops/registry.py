@@ -3,7 +3,7 @@
 Every rule of an operator sits in its record, side by side (as JAX's ``lax.py`` keeps them):
 the parameter schema (defaults, parsing from MXNet's string attrs, validation), the argument,
 auxiliary-state and output names, the shape and dtype rules, and the slots the compiler fills
-(gradient as graph nodes, fusion pattern kind, scalar body or lowering, in-place options).
+(gradient as graph nodes, fusion pattern kind, scalar body).
 ``mx.sym.<Op>`` constructors are generated from these records.
 
 A shape rule has the signature ``rule(p, in_shapes, aux_shapes) -> (in_shapes, out_shapes, aux_shapes)``.
@@ -24,16 +24,9 @@ Compiler slots (filled per record, used by :mod:`symjit.compiler`):
     New nodes are added with ``b.add(op_name, [value ids], **raw_params) -> [output ids]`` (shapes and
     dtypes are inferred by the new op's own rules) — so gradients are graph nodes built from other
     ops (internal ``_backward_*`` ops where no composition of public ops is efficient).
-``lower = {"cpu": fn, "cuda": fn}``
-    For every op that is not a pure elementwise op with a ``body``. ``fn(k, node, ins, outs)``
-    emits the statements of a Numba kernel through ``k`` (a
-    :class:`symjit.compiler.codegen.writer.KernelWriter`: ``k.line(src)``, ``k.imp(module, name)``
-    returns a local alias, ``k.tmp(prefix)`` a fresh local name); ``ins``/``outs`` are the local
-    names of the input/output arrays (C-contiguous numpy arrays of the bound shapes; use their
-    runtime ``.shape`` so the kernel stays shape-generic). It returns None, or, for
-    OUT_ELEMWISE_FUSABLE ops with ``extra["epilogue"] = True``, a function ``expr(idx) -> str``
-    giving the source of output element ``idx`` (a list of loop-index names), e.g. the GEMM
-    accumulator plus bias, which the group's elementwise loop continues.
+Lowerings are not part of the record: they are rules keyed by (op, target) in :mod:`symjit.lower`,
+with the facts the passes need on each target (epilogue, reduction epilogue, in-place pairs,
+shape-only inputs, host calls). An elementwise op needs none: its ``body`` is lowered everywhere.
 """
 from __future__ import annotations
 
@@ -192,8 +185,7 @@ class OpDef:
     module-level scalar function ``fn(*input_scalars, *consts) -> scalar`` using only arithmetic,
     comparisons, conditional expressions and the ``math`` module, and ``consts`` a tuple of Python
     numbers taken from the params; codegen wraps ``fn`` for ``numba.njit`` and for
-    ``numba.cuda.jit(device=True)``, so each body is written once), ``lower`` (kernel lowering),
-    ``inplace`` (pairs (input index, output index) that may share a buffer).
+    ``numba.cuda.jit(device=True)``, so each body is written once).
     ``loss`` marks heads that supply their own head gradient.
     """
 
@@ -214,8 +206,6 @@ class OpDef:
     kind: Kind = Kind.OPAQUE
     grad: Callable | None = None
     body: Callable | None = None
-    lower: Any = None
-    inplace: Sequence[tuple[int, int]] = ()
     loss: bool = False
     extra: dict = dataclasses.field(default_factory=dict)
 

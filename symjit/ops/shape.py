@@ -5,25 +5,20 @@ repeat; joining and splitting (Concat, stack, SliceChannel); slicing (slice_axis
 Reshape, Flatten, expand_dims and squeeze only relabel a contiguous buffer: their records carry
 ``extra={'view': True}`` so the memory planner may alias output and input.
 
-The CPU lowerings and gradient rules live in :mod:`.shape_lower` (index rules of take, pick and
-one_hot are described there); the internal ``_backward_slice``, ``_backward_take`` and
-``_backward_pick`` records sit next to their forward ops here.
+The gradient rules live in :mod:`.shape_grad`, the lowerings in :mod:`symjit.lower.cpu.shape`
+(index rules of take, pick and one_hot are described there); the internal ``_backward_slice``,
+``_backward_take`` and ``_backward_pick`` records sit next to their forward ops here.
 """
 from __future__ import annotations
 
 from ..base import ParamError, shape_str
 from .registry import Kind, OpDef, Param, RuleError, Shape, register
 from .rules import norm_axes, norm_axis, norm_insert_axis, prod
-from .shape_lower import GRAD, LOWER
+from .shape_grad import GRAD
 
 __all__ = ["reshape_shape"]
 
 _VIEW = {"view": True}
-_COPY = {"cpu": LOWER["copy"]}
-
-
-def _lower(name: str) -> dict:
-    return {"cpu": LOWER[name]}
 
 
 def _unknown(ins: list):
@@ -48,8 +43,6 @@ Flatten = register(OpDef(
     shape=_flatten_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["reshape"],
-    lower=_COPY,
-    inplace=((0, 0),),
     aliases=("flatten",),
     extra=dict(_VIEW),
     doc="Flattens every axis but the first: (N, d1, d2, ...) -> (N, d1*d2*...); a 1-D (N,) gives (N, 1).",
@@ -207,8 +200,6 @@ Reshape = register(OpDef(
     shape=_reshape_rule,
     kind=Kind.INJECTIVE,
     grad=GRAD["reshape"],
-    lower=_COPY,
-    inplace=((0, 0),),
     aliases=("reshape",),
     extra=dict(_VIEW),
     doc="Gives the data a new shape with the same number of elements. Codes in ``shape``: 0 copies "
@@ -236,8 +227,6 @@ expand_dims = register(OpDef(
     shape=_expand_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["reshape"],
-    lower=_COPY,
-    inplace=((0, 0),),
     extra=dict(_VIEW),
     doc="Inserts a size-1 axis at ``axis`` (negative values count from the end of the result).",
 ))
@@ -265,8 +254,6 @@ squeeze = register(OpDef(
     shape=_squeeze_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["reshape"],
-    lower=_COPY,
-    inplace=((0, 0),),
     extra=dict(_VIEW),
     doc="Removes size-1 axes (all of them, or those in ``axis``); removing every axis gives shape (1,).",
 ))
@@ -300,7 +287,6 @@ transpose = register(OpDef(
     shape=_transpose_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["transpose"],
-    lower=_lower("transpose"),
     doc="Permutes the axes: output axis i is input axis ``axes[i]``; ``axes=()`` reverses them.",
 ))
 
@@ -321,7 +307,6 @@ SwapAxis = register(OpDef(
     shape=_swap_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["SwapAxis"],
-    lower=_lower("SwapAxis"),
     aliases=("swapaxes",),
     doc="Swaps two axes of the input.",
 ))
@@ -341,7 +326,6 @@ reverse = register(OpDef(
     shape=_flip_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["reverse"],
-    lower=_lower("reverse"),
     aliases=("flip",),
     doc="Reverses the order of elements along the given axes (shape unchanged).",
 ))
@@ -369,7 +353,6 @@ tile = register(OpDef(
     shape=_tile_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["tile"],
-    lower=_lower("tile"),
     doc="Repeats the whole array ``reps[i]`` times along each axis; the shorter of ``reps`` and "
         "the shape is padded with leading ones.",
 ))
@@ -396,7 +379,6 @@ repeat = register(OpDef(
     shape=_repeat_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["repeat"],
-    lower=_lower("repeat"),
     doc="Repeats each element ``repeats`` times along ``axis`` (of the flattened array if None).",
 ))
 
@@ -438,7 +420,6 @@ Concat = register(OpDef(
     shape=_concat_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["Concat"],
-    lower=_lower("Concat"),
     aliases=("concat",),
     doc="Joins the inputs (given positionally) along ``dim``; every other dimension must match.",
 ))
@@ -464,7 +445,6 @@ stack = register(OpDef(
     shape=_stack_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["stack"],
-    lower=_lower("stack"),
     doc="Joins equally shaped inputs (given positionally) along a new axis ``axis``.",
 ))
 
@@ -502,7 +482,6 @@ SliceChannel = register(OpDef(
     shape=_split_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["SliceChannel"],
-    lower=_lower("SliceChannel"),
     aliases=("split",),
     doc="Splits the input into ``num_outputs`` equal pieces along ``axis``; outputs are named "
         "output0, output1, ...",
@@ -543,7 +522,6 @@ slice_axis = register(OpDef(
     shape=_slice_axis_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["slice_axis"],
-    lower=_lower("slice_axis"),
     doc="Takes indices ``begin`` to ``end`` (exclusive) along ``axis``.",
 ))
 
@@ -601,7 +579,6 @@ slice_op = register(OpDef(
     shape=_slice_shape,
     kind=Kind.INJECTIVE,
     grad=GRAD["slice"],
-    lower=_lower("slice"),
     aliases=("crop",),
     doc="Python-style slicing of the first ``len(begin)`` axes: ``data[b0:e0:s0, b1:e1:s1, ...]``; "
         "None entries take Python's defaults.",
@@ -620,7 +597,6 @@ register(OpDef(
     check=_slice_check,
     shape=_backward_slice_shape,
     kind=Kind.INJECTIVE,
-    lower=_lower("_backward_slice"),
     extra={"backward_of": "slice"},
     doc="Gradient of slice (and slice_axis): zeros of ``shape`` with the head gradient written "
         "into the sliced positions.",
@@ -654,7 +630,6 @@ take = register(OpDef(
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
     grad=GRAD["take"],
-    lower=_lower("take"),
     doc="Gathers slices of ``a`` along ``axis`` at ``indices``: shape a.shape[:axis] + "
         "indices.shape + a.shape[axis+1:].",
 ))
@@ -690,7 +665,6 @@ pick = register(OpDef(
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
     grad=GRAD["pick"],
-    lower=_lower("pick"),
     doc="Picks one element per position along ``axis``: ``out[i] = data[i, index[i]]`` for 2-D data.",
 ))
 
@@ -708,7 +682,6 @@ register(OpDef(
     shape=_backward_take_shape,
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
-    lower=_lower("_backward_take"),
     extra={"backward_of": "take"},
     doc="Gradient of take wrt 'a': the head gradient scatter-added into zeros of ``shape``.",
 ))
@@ -727,7 +700,6 @@ register(OpDef(
     shape=_backward_pick_shape,
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
-    lower=_lower("_backward_pick"),
     extra={"backward_of": "pick"},
     doc="Gradient of pick wrt 'data': zeros of ``shape`` with the head gradient at the picked positions.",
 ))
@@ -760,7 +732,6 @@ one_hot = register(OpDef(
     shape=_one_hot_shape,
     dtype=_one_hot_dtype,
     kind=Kind.INJECTIVE,
-    lower=_lower("one_hot"),
     extra={"no_grad": True},
     doc="One-hot encoding: output shape indices.shape + (depth,), ``on_value`` where the last index "
         "equals the index, ``off_value`` elsewhere.",

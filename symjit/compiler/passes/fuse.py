@@ -3,48 +3,52 @@
 How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedule order):
 
 * Every op has a pattern kind (``OpDef.kind``): ELEMWISE, BROADCAST, INJECTIVE, REDUCTION,
-  OUT_ELEMWISE_FUSABLE (GEMM/convolution, whose output elements can feed an epilogue) or OPAQUE.
+  OUT_ELEMWISE_FUSABLE (GEMM/convolution, whose output elements can feed an epilogue) or OPAQUE,
+  and, on the target being compiled for, a lowering rule (:func:`symjit.lower.lookup`) whose facts
+  say what may fuse: ``epilogue``, ``reduce``, ``host``. The pass reads only those facts.
 * An op that is ELEMWISE or BROADCAST joins the group that produced one of its inputs when
   (1) that group is *open*: made of elementwise/broadcast ops, or anchored by an
-  OUT_ELEMWISE_FUSABLE op whose lowering offers an element expression (its epilogue);
+  OUT_ELEMWISE_FUSABLE op whose rule declares an epilogue;
   (2) the op's output has the group's loop shape (the anchor's output shape), so one loop nest
   covers both; (3) every other input of the op is ready when the group runs (written by an earlier
   group or inside this one); (4) same phase (forward ops never fuse with backward ops).
   An op whose inputs are all external (arguments...) may join the latest group on the same
   terms. Otherwise it starts a new group.
-* A ``sum``/``mean`` whose input is computed by an open group's loop (full loop shape) joins that
-  group as a *reduction epilogue*: it accumulates inside the same loop (bias-gradient sums over
-  the elementwise gradient chain), and closes the group.
+* An op whose rule declares ``reduce`` (``sum``/``mean`` on the CPU) and whose input is computed by
+  an open group's loop (full loop shape) joins that group as a *reduction epilogue*: it
+  accumulates inside the same loop (bias-gradient sums over the elementwise gradient chain), and
+  closes the group.
 * Every other op starts (and, unless it is an epilogue-capable anchor, closes) its own group.
   A reshape-like op (``extra['view']``) whose output is a temporary becomes a *view* group: no
   kernel runs, its output aliases its input's buffer (the planner unions them).
-* A host op (``extra['host']``: ``Custom``, whose code is Python) is a group of its own that
+* A host op (rule ``host=True``: ``Custom``, whose code is Python) is a group of its own that
   nothing joins; all its outputs are materialized. Code generation splits the program there.
 * A value written inside a group is *materialized* (gets a buffer) when something outside the group
   reads it, when it is a program output or gradient, or when it is an anchor's output (the GEMM
   target); other values live in registers inside the kernel's loop.
 
-With fusion off (``Config.fusion = False``) every op is its own group. The result is visible in
+With fusion off (``Config.fusion = False``) every op is its own group. An op the target has no rule
+for forms a group of its own; code generation reports it by name. The result is visible in
 ``symjit compile`` and tested by counting groups without running anything.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from ...lower.rules import FUSABLE_INTO, Rule, lookup
 from ...ops.registry import Kind
 from ..graph import Graph, OpNode
 
-__all__ = ["Group", "fuse", "FUSABLE_INTO", "is_host"]
-
-FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
+__all__ = ["Group", "fuse", "FUSABLE_INTO"]
 
 
 @dataclasses.dataclass
 class Group:
-    """One kernel: ops in order, external inputs, materialized values."""
+    """One kernel: ops in order (with their rules), external inputs, materialized values."""
 
     id: int
     ops: list[OpNode]
+    rules: list[Rule | None]   # each op's lowering rule on the target (None: the target has none)
     phase: str
     kind: Kind
     loop_shape: tuple[int, ...] | None = None
@@ -63,18 +67,20 @@ class Group:
         return first if first.op.kind not in FUSABLE_INTO else None
 
     @property
+    def anchor_rule(self) -> Rule | None:
+        return self.rules[0] if self.anchor is not None else None
+
+    @property
     def open(self) -> bool:
-        anchor = self.anchor
-        return not self.closed and not self.host and (anchor is None or has_epilogue(anchor))
+        if self.closed or self.host:
+            return False
+        anchor, rule = self.anchor, self.anchor_rule
+        return anchor is None or (anchor.op.kind == Kind.OUT_ELEMWISE_FUSABLE and rule is not None
+                                  and rule.epilogue)
 
     def describe(self) -> str:
         kind = "view, no kernel" if self.view else "host call" if self.host else self.kind.name.lower()
         return f"group{self.id}[{kind}]: " + " + ".join(o.name for o in self.ops)
-
-
-def has_epilogue(node: OpNode) -> bool:
-    """True when the op's lowering offers an element expression that elementwise ops can extend."""
-    return node.op.kind == Kind.OUT_ELEMWISE_FUSABLE and bool(node.op.extra.get("epilogue"))
 
 
 def is_view(g: Graph, node: OpNode) -> bool:
@@ -86,47 +92,37 @@ def is_view(g: Graph, node: OpNode) -> bool:
     return dst.kind == "tmp" and src.nbytes == dst.nbytes and src.dtype == dst.dtype
 
 
-def is_host(node: OpNode) -> bool:
-    """An op run as a Python callback between compiled segments (``extra['host']``)."""
-    return bool(node.op.extra.get("host"))
-
-
-def _elementwise(node: OpNode) -> bool:
-    return node.op.kind in FUSABLE_INTO and node.op.body is not None
-
-
-REDUCE_EPILOGUES = ("sum", "mean")
-
-
-def is_reduce_epilogue(node: OpNode) -> bool:
-    """A sum/mean that can accumulate inside the loop computing its input."""
-    return node.op.name in REDUCE_EPILOGUES and len(node.inputs) == 1
-
-
-def fuse(g: Graph, enabled: bool = True) -> list[Group]:
-    """Partition ``g.ops`` into kernel groups (see the module docstring)."""
+def fuse(g: Graph, target: str = "cpu", enabled: bool = True) -> list[Group]:
+    """Partition ``g.ops`` into kernel groups for the target named ``target`` (see the module
+    docstring)."""
     groups: list[Group] = []
     group_of: dict[int, int] = {}   # value id -> id of the group that writes it
     for node in g.ops:
-        target = _target_group(g, node, groups, group_of) if enabled else None
-        if target is None:
+        rule = lookup(node.op, target)
+        grp = _join_group(g, node, rule, groups, group_of) if enabled else None
+        if grp is None:
             shape = g.values[node.outputs[0]].shape if node.outputs else None
-            target = Group(len(groups), [], node.phase, node.op.kind, shape,
-                           view=enabled and is_view(g, node), host=is_host(node))
-            groups.append(target)
-        target.ops.append(node)
-        if node.op.kind == Kind.BROADCAST and target.kind == Kind.ELEMWISE:
-            target.kind = Kind.BROADCAST
-        if target.view and node.inputs[0] not in group_of:
+            grp = Group(len(groups), [], [], node.phase, node.op.kind, shape,
+                        view=enabled and is_view(g, node), host=rule is not None and rule.host)
+            groups.append(grp)
+        grp.ops.append(node)
+        grp.rules.append(rule)
+        if node.op.kind == Kind.BROADCAST and grp.kind == Kind.ELEMWISE:
+            grp.kind = Kind.BROADCAST
+        if grp.view and node.inputs[0] not in group_of:
             continue   # a view of an external array runs nothing: its value is ready anytime
         for o in node.outputs:
-            group_of[o] = target.id
+            group_of[o] = grp.id
     _assign_io(g, groups, group_of)
     return groups
 
 
-def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[int, int]) -> Group | None:
-    if is_reduce_epilogue(node):
+def _join_group(g: Graph, node: OpNode, rule: Rule | None, groups: list[Group],
+                group_of: dict[int, int]) -> Group | None:
+    """The existing group ``node`` fuses into, or None when it starts a new one."""
+    if rule is None or rule.host:
+        return None
+    if rule.reduce is not None and len(node.inputs) == 1:
         src = node.inputs[0]
         grp = groups[group_of[src]] if src in group_of else None
         if grp is not None and grp.open and grp.phase == node.phase and \
@@ -135,7 +131,7 @@ def _target_group(g: Graph, node: OpNode, groups: list[Group], group_of: dict[in
             grp.closed = True
             return grp
         return None
-    if not _elementwise(node):
+    if rule.emit is not None or node.op.kind not in FUSABLE_INTO:
         return None
     out_shape = g.values[node.outputs[0]].shape
     candidates = sorted({group_of[i] for i in node.inputs if i in group_of}, reverse=True)
@@ -156,9 +152,10 @@ def _assign_io(g: Graph, groups: list[Group], group_of: dict[int, int]) -> None:
     for grp in groups:
         written = {o for op in grp.ops for o in op.outputs}
         seen_in: list[int] = []
-        for op in grp.ops:
-            for i in op.inputs:
-                if i not in written and i not in seen_in:
+        for op, rule in zip(grp.ops, grp.rules):
+            for slot, i in enumerate(op.inputs):
+                shape_only = rule is not None and rule.emit is None and slot in rule.shape_only
+                if i not in written and i not in seen_in and not shape_only:
                     seen_in.append(i)
         grp.inputs = seen_in
         anchor = grp.anchor

@@ -11,8 +11,9 @@ inference program frees them as soon as its own later kernels are done with them
    external array gets no buffer: the executor reshapes the external array). In-place: a group's
    output may take over the buffer of one of its inputs that dies in that
    group, has the same byte size and is read index-aligned: by the elementwise loop of the group
-   (each element is read before the same element is written) or through an op's declared
-   ``inplace`` pair. Such values form one buffer whose lifetime is the union of theirs.
+   (each element is read before the same element is written) or through an ``inplace`` pair the
+   anchor's lowering rule declares for the target (valid for that emitter's access order). Such
+   values form one buffer whose lifetime is the union of theirs.
 3. Placement: buffers get offsets in one arena so that buffers alive at the same time never
    overlap. Two strategies run, best-fit by decreasing size and first-fit in schedule order, and
    the smaller arena wins. Sizes are real byte sizes (dtype-aware), offsets 64-byte aligned.
@@ -74,19 +75,20 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
     In a group with an elementwise loop, a loop output may overwrite any value the loop reads
     index-aligned (full loop shape) that dies here, the anchor's output included: the anchor has
     finished before the loop starts, and the loop reads an element before writing it. A lone
-    non-elementwise op uses its declared ``inplace`` pairs.
+    non-elementwise op uses the ``inplace`` pairs of its lowering rule.
     """
     def free(i: int, step: int) -> bool:
         return i in life and life[i][1] == step and i not in taken
 
     anchor = grp.anchor
-    loop_ops = [op for op in grp.ops if op.op.kind in FUSABLE_INTO]
+    loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op.op.kind in FUSABLE_INTO]
     pairs: list[tuple[int, int]] = []
     if loop_ops:
-        reads = [i for op in loop_ops for i in op.inputs]
+        reads = [i for op, r in loop_ops for slot, i in enumerate(op.inputs)
+                 if r is None or slot not in r.shape_only]
         aligned = [i for i in dict.fromkeys(reads)
                    if free(i, grp.id) and g.values[i].shape == grp.loop_shape]
-        loop_outs = [o for op in loop_ops for o in op.outputs if o in grp.outputs and o in life]
+        loop_outs = [o for op, _ in loop_ops for o in op.outputs if o in grp.outputs and o in life]
         for o in loop_outs:
             size = g.values[o].nbytes
             i = next((i for i in aligned if i not in taken and g.values[i].nbytes == size), None)
@@ -94,7 +96,9 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
                 pairs.append((o, i))
                 taken.add(i)
         return pairs
-    for in_idx, out_idx in anchor.op.inplace:   # alternatives: each output takes one input at most
+    rule = grp.anchor_rule
+    pairs_of = rule.inplace_pairs(anchor.params) if rule is not None else ()
+    for in_idx, out_idx in pairs_of:   # alternatives: each output takes one input at most
         if in_idx < len(anchor.inputs) and out_idx < len(anchor.outputs):
             i, o = anchor.inputs[in_idx], anchor.outputs[out_idx]
             if free(i, grp.id) and o in life and g.values[i].nbytes == g.values[o].nbytes \

@@ -1,4 +1,4 @@
-"""CPU lowerings and gradient rules of the shape-manipulation ops (records in :mod:`.shape`).
+"""CPU lowerings of the shape-manipulation ops (records in :mod:`symjit.ops.shape`).
 
 Every lowering emits loops over runtime shapes (``arr.shape[d]``), so a kernel serves any batch
 size; static shapes (``k.info``) only decide ranks and axes. An op that moves data along one axis
@@ -9,11 +9,6 @@ it to ``[0, D - 1]`` (NaN reads 0), ``wrap`` takes it modulo ``D`` (Python's sig
 last entry), ``raise`` (take only) stops with an MXNetError when one falls outside ``[0, D)``.
 one_hot writes ``off_value`` for a whole row whose index falls outside ``[0, depth)``.
 
-Gradients: reshape-like ops reshape the head gradient back; transpose/SwapAxis/reverse apply
-their inverse; tile and repeat sum the copies; Concat/stack/SliceChannel/slice use each other
-(slices of the head gradient, or the heads joined); slice, take and pick scatter into zeros through
-the internal ``_backward_slice``/``_backward_take``/``_backward_pick``.
-
 >>> import symjit as mx
 >>> x = mx.sym.Variable('x')
 >>> ex = mx.sym.transpose(x).simple_bind(mx.cpu(), x=(2, 3))
@@ -22,41 +17,23 @@ the internal ``_backward_slice``/``_backward_take``/``_backward_pick``.
 """
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 
-import numpy as np
-
-from .rules import norm_axes, norm_axis, norm_insert_axis
-
-__all__ = ["LOWER", "GRAD", "slice_bounds"]
-
-_KERNELS = "symjit.kernels.cpu"
-
-
-# --- emit helpers ---------------------------------------------------------------------------------
-
-
-def _dims(arr: str, dims) -> str:
-    """Source of the product of ``arr``'s runtime dims ``dims`` ("1" for none)."""
-    return " * ".join(f"{arr}.shape[{d}]" for d in dims) or "1"
+from ...ops.rules import norm_axes, norm_axis, norm_insert_axis
+from ...ops.shape_grad import slice_bounds, swap_perm, transpose_perm
+from ..emit import KCPU, axis_view3, literal
+from ..emit import close_loops as _close
+from ..emit import open_loops as _open
+from ..rules import rule
 
 
 def _ndim(k, arr: str) -> int:
     return len(k.info[arr].shape)
 
 
-def _open(k, extents: list[str]) -> list[str]:
-    """Open one loop per extent (source expressions); returns the index names."""
-    idx = [k.tmp("i") for _ in extents]
-    for i, n in zip(idx, extents):
-        k.line(f"for {i} in range({n}):")
-        k.indent += 1
-    return idx
-
-
-def _close(k, idx: list[str]) -> None:
-    k.indent -= len(idx)
+def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
+    """A local ``(A, D, B)`` view of ``arr`` around axis ``ax`` (``mid`` overrides ``D``)."""
+    return axis_view3(k, arr, ax, _ndim(k, arr), mid)
 
 
 def _gather(k, out: str, src: str, src_index: Callable[[list[str]], list[str]]) -> None:
@@ -65,15 +42,6 @@ def _gather(k, out: str, src: str, src_index: Callable[[list[str]], list[str]]) 
     idx = _open(k, [f"{out}.shape[{d}]" for d in range(nd)])
     k.line(f"{out}[{', '.join(idx)}] = {src}[{', '.join(src_index(idx))}]")
     _close(k, idx)
-
-
-def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
-    """A local ``(A, D, B)`` view of ``arr`` around axis ``ax`` (``mid`` overrides ``D``)."""
-    nd = _ndim(k, arr)
-    name = k.tmp("v")
-    d = mid if mid is not None else f"{arr}.shape[{ax}]"
-    k.line(f"{name} = {arr}.reshape(({_dims(arr, range(ax))}, {d}, {_dims(arr, range(ax + 1, nd))}))")
-    return name
 
 
 def _copy3(k, dst: str, dst_mid: str, src: str, src_mid: str, over: str) -> None:
@@ -96,17 +64,6 @@ def _copy_lower(k, node, ins, outs) -> None:
     k.line(f"{outs[0]}.reshape(-1)[:] = {ins[0]}.reshape(-1)")
 
 
-def transpose_perm(axes: tuple, ndim: int) -> tuple[int, ...]:
-    """The permutation of ``transpose(axes=axes)`` on ``ndim`` axes (``()`` reverses them).
-
-    >>> transpose_perm((), 3), transpose_perm((0, -1, 1), 3)
-    ((2, 1, 0), (0, 2, 1))
-    """
-    if not axes:
-        return tuple(range(ndim - 1, -1, -1))
-    return tuple(norm_axis(a, ndim, "axes") for a in axes)
-
-
 def _permute(k, x: str, out: str, perm: tuple[int, ...]) -> None:
     def src(idx: list[str]) -> list[str]:
         xi = [""] * len(perm)
@@ -120,15 +77,8 @@ def _transpose_lower(k, node, ins, outs) -> None:
     _permute(k, ins[0], outs[0], transpose_perm(node.params["axes"], _ndim(k, ins[0])))
 
 
-def _swap_perm(p: dict, ndim: int) -> tuple[int, ...]:
-    a, b = norm_axis(p["dim1"], ndim, "dim1"), norm_axis(p["dim2"], ndim, "dim2")
-    perm = list(range(ndim))
-    perm[a], perm[b] = b, a
-    return tuple(perm)
-
-
 def _swap_lower(k, node, ins, outs) -> None:
-    _permute(k, ins[0], outs[0], _swap_perm(node.params, _ndim(k, ins[0])))
+    _permute(k, ins[0], outs[0], swap_perm(node.params, _ndim(k, ins[0])))
 
 
 def _reverse_lower(k, node, ins, outs) -> None:
@@ -197,21 +147,6 @@ def _split_lower(k, node, ins, outs) -> None:
 # --- slice_axis, slice, _backward_slice -------------------------------------------------------------
 
 
-def _opt_tuple(text: str) -> tuple:
-    v = ast.literal_eval(text.strip()) if text.strip() else ()   # literals only
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
-
-
-def slice_bounds(p: dict) -> list[tuple[int | None, int]]:
-    """``(begin, step)`` per sliced axis of a ``slice`` node's (checked) params.
-
-    >>> slice_bounds({'begin': '(1,None)', 'end': '(3,None)', 'step': '(1,-1)'})
-    [(1, 1), (None, -1)]
-    """
-    b, s = _opt_tuple(p["begin"]), _opt_tuple(p["step"])
-    return [(b[d], 1 if not s or s[d] is None else s[d]) for d in range(len(b))]
-
-
 def _slice_starts(k, x: str, bounds: list[tuple[int | None, int]]) -> list[tuple[str, int]]:
     """Emit the runtime start of each sliced axis of ``x`` (Python's slice rules); returns
     ``(start variable, step)`` per axis."""
@@ -270,7 +205,7 @@ def _index_expr(k, mode: str, v: str, n: str) -> str:
     """Source of the row an index value ``v`` selects from ``n`` rows (``raise`` checked apart)."""
     if mode == "wrap":
         return f"int({v}) % {n}"
-    clip = k.imp(f"{_KERNELS}.embed", "clip_index")
+    clip = k.imp(f"{KCPU}.embed", "clip_index")
     return f"{clip}({v}, {n})"
 
 
@@ -353,14 +288,10 @@ def _backward_pick_lower(k, node, ins, outs) -> None:
     _pick_loop(k, node, outs[0], ins[1], ins[0], backward=True)
 
 
-def _const(value: float, dtype: np.dtype) -> str:
-    return f"np.{dtype.name}({float(value)!r})" if dtype.kind == "f" else str(int(value))
-
-
 def _one_hot_lower(k, node, ins, outs) -> None:
     idx, out = ins[0], outs[0]
     dt = k.info[out].dtype
-    on, off = _const(node.params["on_value"], dt), _const(node.params["off_value"], dt)
+    on, off = literal(node.params["on_value"], dt), literal(node.params["off_value"], dt)
     ii, o2 = k.tmp("ix"), k.tmp("v")
     k.line(f"{ii} = {idx}.reshape(-1)")
     k.line(f"{o2} = {out}.reshape(({ii}.shape[0], {out}.shape[{_ndim(k, out) - 1}]))")
@@ -373,142 +304,16 @@ def _one_hot_lower(k, node, ins, outs) -> None:
     _close(k, [i])
 
 
-LOWER = {
-    "copy": _copy_lower, "transpose": _transpose_lower, "SwapAxis": _swap_lower,
+_LOWER = {
+    "transpose": _transpose_lower, "SwapAxis": _swap_lower,
     "reverse": _reverse_lower, "tile": _tile_lower, "repeat": _repeat_lower,
     "Concat": _concat_lower, "stack": _stack_lower, "SliceChannel": _split_lower,
     "slice_axis": _slice_axis_lower, "slice": _slice_lower, "_backward_slice": _backward_slice_lower,
     "take": _take_lower, "_backward_take": _backward_take_lower, "pick": _pick_lower,
     "_backward_pick": _backward_pick_lower, "one_hot": _one_hot_lower,
 }
-
-
-# --- gradients ------------------------------------------------------------------------------------
-
-
-def _shape(b, vid: int) -> tuple[int, ...]:
-    return b.g.values[vid].shape
-
-
-def _reshape_to(b, vid: int, shape: tuple[int, ...]) -> int:
-    return vid if _shape(b, vid) == tuple(shape) else b.add1("Reshape", vid, shape=tuple(shape))
-
-
-def _reshape_grad(b, node, ograds):
-    """Reshape-like ops: the head gradient reshaped to the input shape."""
-    return [_reshape_to(b, ograds[0], _shape(b, node.inputs[0]))]
-
-
-def _transpose_grad(b, node, ograds):
-    perm = transpose_perm(node.params["axes"], len(_shape(b, node.inputs[0])))
-    inv = [0] * len(perm)
-    for d, a in enumerate(perm):
-        inv[a] = d
-    return [b.add1("transpose", ograds[0], axes=tuple(inv))]
-
-
-def _swap_grad(b, node, ograds):
-    return [b.add1("SwapAxis", ograds[0], dim1=node.params["dim1"], dim2=node.params["dim2"])]
-
-
-def _reverse_grad(b, node, ograds):
-    return [b.add1("reverse", ograds[0], axis=node.params["axis"])]
-
-
-def _tile_grad(b, node, ograds):
-    """View the head gradient as (r0, d0, r1, d1, ...) and sum the repetition axes."""
-    xs = _shape(b, node.inputs[0])
-    n = len(_shape(b, ograds[0]))
-    reps = (1,) * (n - len(node.params["reps"])) + tuple(node.params["reps"])
-    base = (1,) * (n - len(xs)) + tuple(xs)
-    split, axes = [], []
-    for d, r in zip(base, reps):
-        if r > 1:
-            axes.append(len(split))
-            split.append(r)
-        split.append(d)
-    if not axes:
-        return [_reshape_to(b, ograds[0], xs)]
-    g = b.add1("sum", _reshape_to(b, ograds[0], tuple(split)), axis=tuple(axes))
-    return [_reshape_to(b, g, xs)]
-
-
-def _repeat_grad(b, node, ograds):
-    """Sum each element's ``repeats`` copies (adjacent along the axis)."""
-    xs, r = _shape(b, node.inputs[0]), node.params["repeats"]
-    if node.params["axis"] is None:
-        split, ax = (int(np.prod(xs)), r), 1
-    else:
-        ax = norm_axis(node.params["axis"], len(xs))
-        split, ax = (*xs[:ax], xs[ax], r, *xs[ax + 1:]), ax + 1
-    g = b.add1("sum", _reshape_to(b, ograds[0], split), axis=(ax,))
-    return [_reshape_to(b, g, xs)]
-
-
-def _concat_grad(b, node, ograds):
-    """One slice of the head gradient per input (one SliceChannel when the pieces are equal)."""
-    shapes = [_shape(b, i) for i in node.inputs]
-    ax = norm_axis(node.params["dim"], len(shapes[0]), "dim")
-    sizes = [s[ax] for s in shapes]
-    if len(set(sizes)) == 1:
-        return b.add("SliceChannel", [ograds[0]], num_outputs=len(sizes), axis=ax)
-    grads, off = [], 0
-    for n in sizes:
-        grads.append(b.add1("slice_axis", ograds[0], axis=ax, begin=off, end=off + n))
-        off += n
-    return grads
-
-
-def _stack_grad(b, node, ograds):
-    ax = norm_insert_axis(node.params["axis"], len(_shape(b, node.inputs[0])))
-    return b.add("SliceChannel", [ograds[0]], num_outputs=len(node.inputs), axis=ax, squeeze_axis=True)
-
-
-def _split_grad(b, node, ograds):
-    """The head gradients joined again (zeros for an output that got none)."""
-    heads = [g if g is not None else b.add1("zeros_like", o) for g, o in zip(ograds, node.outputs)]
-    xs, p = _shape(b, node.inputs[0]), node.params
-    ax = norm_axis(p["axis"], len(xs))
-    if p["squeeze_axis"]:
-        g = b.add1("stack", *heads, axis=ax, num_args=len(heads))
-    else:
-        g = b.add1("Concat", *heads, dim=ax, num_args=len(heads))
-    return [_reshape_to(b, g, xs)]
-
-
-def _fmt(v: tuple) -> str:
-    return "(" + ",".join(str(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-
-
-def _slice_grad(b, node, ograds):
-    p = node.params
-    return [b.add1("_backward_slice", ograds[0], shape=_shape(b, node.inputs[0]),
-                   begin=p["begin"], end=p["end"], step=p["step"])]
-
-
-def _slice_axis_grad(b, node, ograds):
-    xs, p = _shape(b, node.inputs[0]), node.params
-    ax = norm_axis(p["axis"], len(xs))
-    lead = (None,) * ax
-    return [b.add1("_backward_slice", ograds[0], shape=xs, begin=_fmt((*lead, p["begin"])),
-                   end=_fmt((*lead, p["end"])))]
-
-
-def _take_grad(b, node, ograds):
-    p = node.params
-    return [b.add1("_backward_take", ograds[0], node.inputs[1], shape=_shape(b, node.inputs[0]),
-                   axis=p["axis"], mode=p["mode"]), None]
-
-
-def _pick_grad(b, node, ograds):
-    p = node.params
-    return [b.add1("_backward_pick", ograds[0], node.inputs[1], shape=_shape(b, node.inputs[0]),
-                   axis=p["axis"], keepdims=p["keepdims"], mode=p["mode"]), None]
-
-
-GRAD = {
-    "reshape": _reshape_grad, "transpose": _transpose_grad, "SwapAxis": _swap_grad,
-    "reverse": _reverse_grad, "tile": _tile_grad, "repeat": _repeat_grad, "Concat": _concat_grad,
-    "stack": _stack_grad, "SliceChannel": _split_grad, "slice": _slice_grad,
-    "slice_axis": _slice_axis_grad, "take": _take_grad, "pick": _pick_grad,
-}
+for _name, _emit in _LOWER.items():
+    rule(_name, "cpu", _emit)
+# reshape-like ops copy when they cannot be a view (the copy reads element i before writing it)
+for _name in ("Flatten", "Reshape", "expand_dims", "squeeze"):
+    rule(_name, "cpu", _copy_lower, inplace=((0, 0),))

@@ -1,39 +1,20 @@
-"""Source writing shared by the CPU and CUDA code generators.
+"""Source writing shared by every target's code generator.
 
 A :class:`KernelWriter` collects the statements of one kernel function and the imports its module
-needs. Op lowerings (``OpDef.lower[target]``) receive one and emit statements through it, so they
-never see the module layout.
+needs. Lowering rules (:mod:`symjit.lower.rules`) receive one and emit statements through it, so
+they never see the module layout.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-__all__ = ["KernelWriter", "ModuleWriter", "literal"]
-
-
-def literal(value: float, dtype: np.dtype) -> str:
-    """A constant as source, typed like the arrays it meets (float32 stays float32)."""
-    dt = np.dtype(dtype)
-    if isinstance(value, bool):
-        value = float(value)
-    if isinstance(value, float) and math.isnan(value):
-        text = "math.nan"
-    elif isinstance(value, float) and math.isinf(value):
-        text = "math.inf" if value > 0 else "-math.inf"
-    else:
-        text = repr(value)
-    if dt.kind == "f":
-        return f"np.{dt.name}({text})"
-    return text
+__all__ = ["KernelWriter", "ModuleWriter"]
 
 
 class ModuleWriter:
     """The generated module: imports, body wrappers and functions."""
 
-    def __init__(self, decorator: str, body_wrapper: str):
+    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = ()):
         self.decorator = decorator
+        self.preamble = preamble   # extra import lines of the target (``from numba import cuda``)
         self.body_wrapper = body_wrapper
         self.imports: dict[tuple[str, str], str] = {}
         self.bodies: dict[tuple[str, str], str] = {}
@@ -55,7 +36,8 @@ class ModuleWriter:
         return self.bodies[key]
 
     def source(self, header: str) -> str:
-        lines = [f'"""{header}"""', "import math", "", "import numba", "import numpy as np", ""]
+        lines = [f'"""{header}"""', "import math", "", "import numba", "import numpy as np",
+                 *self.preamble, ""]
         for (module, name), alias in sorted(self.imports.items(), key=lambda kv: kv[1]):
             lines.append(f"from {module} import {name} as {alias}")
         lines.append("")

@@ -1,4 +1,4 @@
-"""CPU lowerings and gradient rules of the neural-network layers in :mod:`symjit.ops.nn`.
+"""CPU lowerings of the neural-network layers (records in :mod:`symjit.ops.nn`).
 
 Convolution and Pooling run the 2-D NCHW kernels of :mod:`symjit.kernels.cpu.conv` and
 :mod:`symjit.kernels.cpu.pool`; a 1-D (NCW) layer is the same kernel on an ``(N, C, 1, W)`` view
@@ -6,37 +6,14 @@ with a ``(1, k)`` window. Geometry is emitted as ``np.int64`` constants so that 
 kernel serves every geometry (plain literals would make Numba specialise on their values).
 Convolution runs whole-batch im2col + one GEMM per pass and group; its forward kernel leaves the
 result filter-major and the epilogue loop does the NCHW transpose together with bias and activation.
-
-Gradients are graph nodes: internal ``_backward_*`` ops (registered in :mod:`symjit.ops.nn`) for
-convolution (data, weight and bias gradients as three ops, so that an unused one costs nothing
-once dead ops are dropped), pooling and embedding; elementwise products for Dropout; an
-elementwise ``_backward_LeakyReLU`` for leaky/elu/selu/gelu/rrelu; and for prelu an
-epilogue op for the data gradient plus an elementwise op and a ``sum`` for ``gamma``.
-
->>> _tuple((3, 1))
-'(np.int64(3), np.int64(1))'
+FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as the epilogue.
 """
 from __future__ import annotations
 
-from .lowering import KCPU, call, elem_index
-from .rules import window_params
-
-__all__ = [
-    "conv_lower", "conv_grad", "conv_data_lower", "conv_weight_lower", "conv_bias_lower",
-    "pool_lower", "pool_grad", "pool_args", "pool_backward_lower", "embed_lower", "embed_grad",
-    "embed_backward_lower", "dropout_lower", "dropout_grad", "lrelu_lower", "lrelu_grad",
-    "prelu_data_lower",
-]
-
-
-def literal(value: float, dtype) -> str:
-    """A float constant as source, typed like the arrays it meets (float32 stays float32)."""
-    return f"np.{dtype.name}({float(value)!r})"
-
-
-def _tuple(values) -> str:
-    """A tuple of int64 constants as source (typed int64, not as literals Numba specialises on)."""
-    return "(" + ", ".join(f"np.int64({int(v)})" for v in values) + ")"
+from ...ops.nn_grad import prelu_data_grad, prelu_forward, rrelu_slope
+from ...ops.rules import window_params
+from ..emit import call, elem_index, int_tuple, literal, view2d
+from ..rules import rule
 
 
 def _as4d(k, arr: str) -> str:
@@ -53,7 +30,7 @@ def _geometry(p: dict, nd: int) -> tuple[str, str, str]:
     stride, dilate, pad = window_params(p, nd)
     if nd == 1:
         stride, dilate, pad = (1, *stride), (1, *dilate), (0, *pad)
-    return _tuple(stride), _tuple(pad), _tuple(dilate)
+    return int_tuple(stride), int_tuple(pad), int_tuple(dilate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,7 +51,7 @@ def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: d
     """
     from symjit.kernels.cpu.conv import CONV_SCRATCH_MAX, KINDS
     d, w, o = arrays
-    mod = f"{KCPU}.conv"
+    mod = "symjit.kernels.cpu.conv"
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     groups = f"np.int64({p['num_group']})"
     length, cols, res = (k.tmp(s) for s in ("len", "cols", "y"))
@@ -125,30 +102,18 @@ def conv_bias_lower(k, node, ins, outs):
     call(k, "conv", "conv_bias_grad", _as4d(k, ins[0]), outs[0])
 
 
-def conv_grad(b, node, ograds):
-    """Data, weight and (unless no_bias) bias gradients, one internal op each."""
-    dout = ograds[0]
-    x, w = node.inputs[0], node.inputs[1]
-    p = node.params
-    grads = [b.add("_backward_Convolution_data", [dout, x, w], params=p)[0],
-             b.add("_backward_Convolution_weight", [dout, x, w], params=p)[0]]
-    if not p["no_bias"]:
-        grads.append(b.add("_backward_Convolution_bias", [dout], params=p)[0])
-    return grads
-
-
 # ---------------------------------------------------------------------------------------------
 # Pooling
 
 
 def _pool_geometry(k, p: dict, x4: str) -> tuple[str, str, str]:
     if p["global_pool"]:
-        return (f"({x4}.shape[2], {x4}.shape[3])", _tuple((1, 1)), _tuple((0, 0)))
+        return (f"({x4}.shape[2], {x4}.shape[3])", int_tuple((1, 1)), int_tuple((0, 0)))
     kern = p["kernel"]
     stride, _, pad = window_params(p, len(kern))
     if len(kern) == 1:
         kern, stride, pad = (1, *kern), (1, *stride), (0, *pad)
-    return _tuple(kern), _tuple(stride), _tuple(pad)
+    return int_tuple(kern), int_tuple(stride), int_tuple(pad)
 
 
 def _include_pad(p: dict) -> str:
@@ -221,16 +186,6 @@ def pool_backward_lower(k, node, ins, outs):
         _lp_backward(k, p, (dout, x, _as4d(k, ins[2]), dx), geo, k.info[ins[0]].dtype.name)
 
 
-def pool_args(p: dict) -> list[str]:
-    """Inputs of ``_backward_Pooling``: lp also needs the forward output."""
-    return ["ograd", "data", "output"] if p["pool_type"] == "lp" else ["ograd", "data"]
-
-
-def pool_grad(b, node, ograds):
-    ins = [ograds[0], node.inputs[0]] + ([node.outputs[0]] if node.params["pool_type"] == "lp" else [])
-    return [b.add("_backward_Pooling", ins, params=node.params)[0]]
-
-
 # ---------------------------------------------------------------------------------------------
 # Embedding
 
@@ -251,14 +206,6 @@ def embed_backward_lower(k, node, ins, outs):
     k.line(f"{idx} = {data}.reshape(-1)")
     k.line(f"{d2} = {dout}.reshape(-1, {dout}.shape[-1])")
     call(k, "embed", "embedding_backward", idx, d2, outs[0], "False")
-
-
-def embed_grad(b, node, ograds):
-    """No gradient for the indices; the weight gets the scatter-added head gradient."""
-    p = node.params
-    dw = b.add("_backward_Embedding", [ograds[0], node.inputs[0]], params={
-        "input_dim": p["input_dim"], "output_dim": p["output_dim"]}, raw=True)[0]
-    return [None, dw]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,13 +234,6 @@ def dropout_lower(k, node, ins, outs):
         midx = ", ".join("0" if m == 1 and o != 1 else i for i, m, o in zip(idx, mshape, oshape))
         return f"{x}[{elem_index(idx)}] * {mask}[{midx}]"
     return expr
-
-
-def dropout_grad(b, node, ograds):
-    """``dout * mask`` (elementwise; broadcast when the mask is shared along ``axes``)."""
-    dout, mask = ograds[0], node.outputs[1]
-    same = b.g.values[mask].shape == b.g.values[dout].shape
-    return [b.add1("elemwise_mul" if same else "broadcast_mul", dout, mask)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,21 +265,6 @@ def lrelu_lower(k, node, ins, outs):
     return lambda idx: f"{alias}({x}[{elem_index(idx)}]{args})"
 
 
-def rrelu_slope(p: dict) -> float:
-    """The fixed slope symjit's rrelu uses: the mean of the bounds (MXNet's inference slope)."""
-    return (p["lower_bound"] + p["upper_bound"]) / 2.0
-
-
-def prelu_forward(x: float, gamma: float) -> float:
-    """x if x > 0 else gamma * x (the scalar body of prelu)."""
-    return x if x > 0.0 else gamma * x
-
-
-def prelu_data_grad(g: float, x: float, gamma: float) -> float:
-    """d prelu / d x times the head gradient."""
-    return g if x > 0.0 else g * gamma
-
-
 def prelu_data_lower(k, node, ins, outs):
     """``_backward_PReLU_data(ograd, data, gamma)``: ``g`` where x > 0, else ``g * gamma[c]``."""
     g, x, gamma = ins
@@ -348,17 +273,32 @@ def prelu_data_lower(k, node, ins, outs):
                         f"{gamma}[{_channel(k, gamma, idx)}])")
 
 
-def lrelu_grad(b, node, ograds):
-    """Elementwise ``_backward_LeakyReLU(dout, x)``; prelu: data and gamma gradients."""
-    p = node.params
-    dout, x = ograds[0], node.inputs[0]
-    if p["act_type"] != "prelu":
-        return [b.add("_backward_LeakyReLU", [dout, x], params=p)[0]]
-    gamma = node.inputs[1]
-    dx = b.add1("_backward_PReLU_data", dout, x, gamma)
-    contrib = b.add1("_backward_PReLU_gamma", dout, x)
-    if b.g.values[gamma].shape == (1,):
-        dg = b.add("sum", [contrib], params={}, raw=True)[0]
-    else:
-        dg = b.add1("sum", contrib, axis=(1,), exclude=True)
-    return [dx, dg]
+
+
+def fc_lower(k, node, ins, outs):
+    """GEMM into the output, then (epilogue) ``acc + bias`` per element in the group's loop."""
+    x, w, out = ins[0], ins[1], outs[0]
+    flat = node.params["flatten"]
+    x2 = view2d(k, x, "0" if flat else "-1")
+    o2 = view2d(k, out, "0" if flat else "-1")
+    call(k, "gemm", "gemm_nt", x2, w, o2)
+    if node.params["no_bias"]:
+        return None
+    bias = ins[2]
+    return lambda idx: f"{out}[{elem_index(idx)}] + {bias}[{idx[-1]}]"
+
+
+rule("FullyConnected", "cpu", fc_lower, epilogue=True)
+rule("Convolution", "cpu", conv_lower, epilogue=True)
+rule("_backward_Convolution_data", "cpu", conv_data_lower)
+rule("_backward_Convolution_weight", "cpu", conv_weight_lower)
+rule("_backward_Convolution_bias", "cpu", conv_bias_lower)
+rule("Pooling", "cpu", pool_lower)
+rule("_backward_Pooling", "cpu", pool_backward_lower)
+rule("Embedding", "cpu", embed_lower)
+rule("_backward_Embedding", "cpu", embed_backward_lower)
+# the epilogue loop reads x[i] before it writes out[i]
+rule("Dropout", "cpu", dropout_lower, epilogue=True, inplace=((0, 0),))
+rule("LeakyReLU", "cpu", lrelu_lower, epilogue=True,
+     inplace=lambda p: () if p["act_type"] == "prelu" else ((0, 0),))
+rule("_backward_PReLU_data", "cpu", prelu_data_lower, epilogue=True)

@@ -1,0 +1,122 @@
+"""Pass 5: generate one kernel per fused group, and one program per phase (forward, backward) that
+runs the group kernels in schedule order on the planned buffers, for any :class:`~symjit.lower.Target`.
+
+A group kernel runs its anchor's lowering rule (GEMM, convolution, a hand-written kernel...), then
+one loop over the group's loop shape (:mod:`.loop`) that evaluates the elementwise ops' scalar
+bodies. An anchor whose rule returns an element expression (FullyConnected's ``acc + bias``) has
+that expression evaluated in the same loop, so bias and activation cost no extra pass. What differs
+between targets (decorators, how a loop opens, how a program calls its kernels) is the target's;
+this module never tests a target by name.
+
+Kernels index arrays with their runtime shapes: nothing but ranks, dtypes and broadcast patterns is
+baked in, so a new batch size reuses the compiled code.
+
+A phase is a list of :class:`Segment` s run in order: a compiled program function, or a host call
+(a ``Custom`` op's Python code, which compiled code cannot call). A phase without host ops is one
+compiled function named after the phase (``forward``/``backward``, listed in ``entries`` too); a
+host op splits it into ``forward_0``, host call, ``forward_1``...
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ...base import MXNetError
+from ...lower.target import Launch, Target
+from ...lower.writer import KernelWriter, ModuleWriter
+from ..graph import Graph, OpNode
+from ..passes.fuse import Group
+from .loop import ElemExpr, emit_loop, loop_dims, vname
+
+__all__ = ["generate", "Program", "Segment"]
+
+
+@dataclasses.dataclass
+class Segment:
+    """One step of a phase: a compiled function (``name``, called on the arrays of ``vids``), or a
+    host call of ``node`` (``kind='host'``) on its inputs then outputs, with one req per output."""
+
+    kind: str   # "njit" | "host"
+    name: str
+    vids: list[int]
+    node: OpNode | None = None
+    reqs: list[str] = dataclasses.field(default_factory=list)
+
+
+class Program:
+    """What the generated module exports: per phase, its segments (see the module docstring);
+    ``entries`` maps each phase that is a single compiled function to (name, value ids)."""
+
+    def __init__(self, source: str, entries: dict[str, tuple[str, list[int]]],
+                 segments: dict[str, list[Segment]] | None = None):
+        self.source = source
+        self.entries = entries
+        self.segments = segments if segments is not None else \
+            {phase: [Segment("njit", name, vids)] for phase, (name, vids) in entries.items()}
+
+
+def _no_rule(node: OpNode, target: Target) -> MXNetError:
+    return MXNetError(f"{node.op.name} '{node.name}': no {target.name} lowering for this operator")
+
+
+def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group) -> Launch:
+    params = list(dict.fromkeys(grp.inputs + grp.outputs))
+    k = KernelWriter(mw, f"k{grp.id}", [vname(v) for v in params], {vname(v): g.values[v] for v in params})
+    anchor = grp.anchor
+    elem: dict[int, ElemExpr] = {}
+    if anchor is not None:
+        rule = grp.rules[0]
+        if rule is None or rule.emit is None:
+            raise _no_rule(anchor, target)
+        res = rule.emit(k, anchor, [vname(i) for i in anchor.inputs], [vname(o) for o in anchor.outputs])
+        if res is not None:
+            elem[anchor.outputs[0]] = res
+    loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op is not anchor]
+    if loop_ops or elem:
+        emit_loop(target, k, g, grp, loop_ops, elem)
+    mw.functions.append(k.finish())
+    size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
+    return k.name, params, size
+
+
+def _host_segment(g: Graph, grp: Group, target: Target) -> Segment:
+    node = grp.ops[0]
+    if not target.host_calls:
+        raise MXNetError(f"{node.op.name} '{node.name}': the {target.name} target cannot call Python "
+                         "host code between its kernels")
+    read = {i for op in g.ops for i in op.inputs}
+    reqs = ["write" if node.phase == "forward" or o in read or g.values[o].kind != "tmp" else "null"
+            for o in node.outputs]
+    return Segment("host", node.name, list(node.inputs) + list(node.outputs), node, reqs)
+
+
+def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = False,
+             cache: bool = True) -> Program:
+    """Generate the module source of a program for ``target``: group kernels plus
+    ``forward``/``backward`` (or, around host ops, numbered segments of them)."""
+    mw = target.module_writer(cache, fastmath)
+    runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
+    for grp in groups:
+        steps = runs[grp.phase]
+        if grp.host:
+            steps.append(_host_segment(g, grp, target))
+        elif not grp.view:   # a view group is only an alias in the memory plan
+            if not steps or isinstance(steps[-1], Segment):
+                steps.append([])
+            steps[-1].append(_group_kernel(mw, target, g, grp))
+    entries, segments = {}, {}
+    for phase, steps in runs.items():
+        if not steps:
+            continue
+        if len(steps) == 1 and not isinstance(steps[0], Segment):   # the fast path: one call
+            entries[phase] = (phase, target.program(mw, phase, steps[0], vname))
+            segments[phase] = [Segment("njit", phase, entries[phase][1])]
+            continue
+        segments[phase] = []
+        for step in steps:
+            if isinstance(step, Segment):
+                segments[phase].append(step)
+            else:
+                name = f"{phase}_{len(segments[phase])}"
+                segments[phase].append(Segment("njit", name, target.program(mw, name, step, vname)))
+    header = f"Generated by symjit for the {target.name} target: one kernel per fused group."
+    return Program(mw.source(header), entries, segments)

@@ -1,0 +1,115 @@
+"""The loop generator every target shares: one loop over a group's loop shape that composes the
+elementwise ops' scalar bodies.
+
+Every element an op reads is loaded first (operands broadcast right-aligned read index 0 on their
+size-1 axes; inputs a rule marks ``shape_only`` are never loaded), the bodies are composed in
+registers, and every materialized value is stored last, which is what makes in-place reuse of loop
+inputs safe. Reduction epilogues (rules with ``reduce=``, only offered by targets whose loops run
+serially) accumulate into a keepdims view of their output inside the same loop. How the loop opens
+is the target's (:meth:`symjit.lower.Target.open_loop`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...lower.emit import literal
+from ...lower.rules import Rule
+from ...lower.target import Target
+from ...lower.writer import KernelWriter
+from ..graph import Graph, OpNode
+from ..passes.fuse import Group
+
+__all__ = ["ElemExpr", "emit_loop", "loop_dims", "vname", "broadcast_index"]
+
+ElemExpr = Callable[[list[str]], str]
+
+
+def vname(vid: int) -> str:
+    """The local name of value ``vid`` in generated code."""
+    return f"v{vid}"
+
+
+def broadcast_index(shape: tuple, loop_shape: tuple, idx: list[str]) -> str:
+    """Index expression of an operand broadcast (right-aligned) against the loop shape.
+
+    >>> broadcast_index((1, 3), (2, 4, 3), ['i0', 'i1', 'i2'])
+    '0, i2'
+    """
+    off = len(loop_shape) - len(shape)
+    parts = []
+    for d, n in enumerate(shape):
+        parts.append("0" if n == 1 and loop_shape[d + off] != 1 else idx[d + off])
+    return ", ".join(parts) if parts else "0"
+
+
+def loop_dims(g: Graph, grp: Group) -> list[str]:
+    """Source for each loop dimension: a runtime shape of an array with the loop shape (keeps the
+    kernel shape-generic), or the static size when no such array exists."""
+    arrays = [v for v in grp.outputs + grp.inputs if g.values[v].shape == grp.loop_shape]
+    if arrays:
+        return [f"{vname(arrays[0])}.shape[{d}]" for d in range(len(grp.loop_shape))]
+    return [str(n) for n in grp.loop_shape]
+
+
+def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode]) -> dict[int, tuple[str, tuple]]:
+    """Zero each reduction epilogue's output, viewed with the loop's rank (kept dims)."""
+    from ...ops.reduce import reduced_axes
+    views = {}
+    ldims = loop_dims(g, grp)
+    for op in reds:
+        src = g.values[op.inputs[0]].shape
+        axes = reduced_axes(src, op.params["axis"], op.params["exclude"])
+        out = vname(op.outputs[0])
+        view = k.tmp("r")
+        kept = ", ".join("1" if d in axes else ldims[d] for d in range(len(src)))
+        k.line(f"{view} = {out}.reshape(({kept},))")
+        k.line(f"{out}.reshape(-1)[:] = 0")
+        views[op.outputs[0]] = (view, axes)
+    return views
+
+
+def _loaded(op: OpNode, rule: Rule) -> list[int]:
+    """The inputs of a loop op that its body reads (shape-only inputs are not)."""
+    return [i for slot, i in enumerate(op.inputs) if slot not in rule.shape_only]
+
+
+def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[tuple[OpNode, Rule]],
+              elem: dict[int, ElemExpr]) -> None:
+    """Emit the group's loop: ``ops`` (with their rules) after the anchor, whose element
+    expressions are ``elem``."""
+    shape = grp.loop_shape
+    reds = [(op, r) for op, r in ops if r.reduce is not None]
+    ops = [(op, r) for op, r in ops if r.reduce is None]
+    rviews = _reduce_views(k, g, grp, [op for op, _ in reds])
+    # anchor values first: a loop output may share the anchor output's buffer (in-place)
+    store = [o for o in elem if o in grp.needed or not (ops or reds)]
+    store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
+    ldims = loop_dims(g, grp)
+    idx = target.open_loop(k, ldims)
+    regs: dict[int, str] = {}
+    computed = {o for op, _ in ops for o in op.outputs}
+    for op, r in ops + reds:   # loads first
+        for i in _loaded(op, r):
+            if i not in regs and i not in computed and i not in elem:
+                regs[i] = k.tmp("a")
+                k.line(f"{regs[i]} = {vname(i)}[{broadcast_index(g.values[i].shape, shape, idx)}]")
+    for vid, expr in elem.items():
+        regs[vid] = k.tmp("e")
+        k.line(f"{regs[vid]} = {expr(idx)}")
+    for op, r in ops:
+        fn, consts = op.op.body(op.params)
+        dtype = g.values[op.outputs[0]].dtype
+        args = [regs[i] for i in _loaded(op, r)] + [literal(c, dtype) for c in consts]
+        regs[op.outputs[0]] = k.tmp("t")
+        k.line(f"{regs[op.outputs[0]]} = {k.module.body(fn)}({', '.join(args)})")
+    for o in store:   # stores last
+        k.line(f"{vname(o)}[{', '.join(idx)}] = {regs[o]}")
+    for op, _ in reds:
+        view, axes = rviews[op.outputs[0]]
+        ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+        k.line(f"{view}[{ridx}] += {regs[op.inputs[0]]}")
+    target.close_loop(k, idx)
+    for op, r in reds:
+        if r.reduce == "mean":
+            count = " * ".join(ldims[d] for d in rviews[op.outputs[0]][1]) or "1"
+            k.line(f"{vname(op.outputs[0])}.reshape(-1)[:] /= {count}")

@@ -1,0 +1,13 @@
+"""The lowering layer: rules keyed by (op, target), the targets, and the source writers.
+
+``rules.py`` holds the rule table (:func:`lookup`), ``target.py`` the :class:`Target` interface,
+``writer.py``/``emit.py`` the source writers and helpers every lowering shares; ``cpu/`` and
+``cuda/`` hold each target's :class:`Target` and its rules by op family, ``neutral.py`` the facts
+that hold on every target. The compiler (:mod:`symjit.compiler`) reads only this interface.
+"""
+from __future__ import annotations
+
+from .rules import LOOP, Rule, lookup, rule, rules_of
+from .target import Target, get_target, target_names
+
+__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "target_names"]

@@ -1,0 +1,39 @@
+"""The CPU target: ``numba.njit`` kernels, serial loop nests, and one compiled program function per
+phase that calls the group kernels in order; its op rules are in this package by family."""
+from __future__ import annotations
+
+from ..target import Launch, Target, register_target
+from ..writer import KernelWriter, ModuleWriter
+from . import custom, elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
+
+
+class CPUTarget(Target):
+    """``numba.njit`` kernels; a loop is a nest of ``range`` loops (the last axis innermost)."""
+
+    name = "cpu"
+    host_calls = True
+
+    def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
+        flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
+        return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')")
+
+    def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
+        idx = [f"i{d}" for d in range(len(dims))]
+        for i, n in zip(idx, dims):
+            k.line(f"for {i} in range({n}):")
+            k.indent += 1
+        return idx
+
+    def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
+        k.indent -= len(idx)
+
+    def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
+        params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
+        k = KernelWriter(mw, name, [arg(v) for v in params])
+        for fn, vs, _ in launches:
+            k.line(f"{fn}({', '.join(arg(v) for v in vs)})")
+        mw.functions.append(k.finish())
+        return params
+
+
+CPU = register_target(CPUTarget())

@@ -1,0 +1,236 @@
+"""CPU lowerings of the reductions (records in :mod:`symjit.ops.reduce`): a hand-written
+``(A, R, B)`` kernel of :mod:`symjit.kernels.cpu.reduce` when the reduced axes form one block, else
+one loop over the input accumulating into the keepdims-shaped view of the output. ``sum`` and
+``mean`` may also run as reduction epilogues of the loop computing their input (``reduce=``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops.reduce import contiguous_block, reduced_axes
+from ..emit import call, dims, open_loops
+from ..rules import rule
+
+
+def _open_loops(k, arr: str, ndim: int) -> list[str]:
+    """Open one loop per axis of ``arr``; returns the index names (close with ``k.indent -= ndim``)."""
+    return open_loops(k, [f"{arr}.shape[{d}]" for d in range(ndim)])
+
+
+def _kept_view(k, like: str, arr: str, axes: tuple[int, ...], ndim: int) -> str:
+    """A local view of ``arr`` (a reduction result) with ``like``'s rank, reduced axes of size 1."""
+    name = k.tmp("o")
+    kept = ", ".join("1" if d in axes else f"{like}.shape[{d}]" for d in range(ndim))
+    k.line(f"{name} = {arr}.reshape(({kept},))")
+    return name
+
+
+def _kept_index(idx: list[str], axes: tuple[int, ...]) -> str:
+    return ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+
+
+def _abr_view(k, x: str, out: str, ndim: int, lo: int, hi: int) -> tuple[str, str]:
+    """``x`` as ``(A, R, B)`` (R = axes lo..hi-1) and ``out`` as ``(A, B)``."""
+    a, r, b = dims(x, range(lo)), dims(x, range(lo, hi)), dims(x, range(hi, ndim))
+    x3, o2 = k.tmp("x"), k.tmp("o")
+    k.line(f"{x3} = {x}.reshape(({a}, {r}, {b}))")
+    k.line(f"{o2} = {out}.reshape(({a}, {b}))")
+    return x3, o2
+
+
+_REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
+                "max": "-np.inf", "min": "np.inf"}
+
+
+_REDUCE_STEP = {
+    "sum": "{o} += {x}", "mean": "{o} += {x}", "prod": "{o} *= {x}",
+    "nansum": "{o} += 0 if {x} != {x} else {x}", "nanprod": "{o} *= 1 if {x} != {x} else {x}",
+    "max": "{o} = {x} if ({x} > {o} or {x} != {x}) else {o}",
+    "min": "{o} = {x} if ({x} < {o} or {x} != {x}) else {o}",
+}
+
+
+_FAST = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
+
+
+def _init_value(name: str, dtype: np.dtype) -> str:
+    """The accumulator's start value; max/min of integers start at the dtype's limits."""
+    if name in ("max", "min") and dtype.kind in "iub":
+        info = np.iinfo(dtype) if dtype.kind != "b" else np.iinfo(np.uint8)
+        return str(int(info.min if name == "max" else info.max))
+    return _REDUCE_INIT[name]
+
+
+def _fast_reduce(k, name: str, x: str, out: str, axes: tuple[int, ...]) -> bool:
+    """Emit a call of the (A, R, B) kernel when the reduced axes form one block; else False."""
+    val = k.info[x]
+    shape = val.shape
+    if name not in _FAST or val.dtype.kind != "f" or k.info[out].dtype != val.dtype:
+        return False
+    block = contiguous_block(shape, axes)
+    if block is None:
+        return False
+    lo, hi = block
+    count = 1
+    for d in range(lo, hi):
+        count *= shape[d]
+    if count == 0 and name != "sum":   # mean/max/min of nothing: the generic loop's NaN/inf
+        return False
+    x3, o2 = _abr_view(k, x, out, len(shape), lo, hi)
+    call(k, "reduce", _FAST[name], x3, o2)
+    return True
+
+
+def _reduce_lower(name: str):
+    """The (A, R, B) kernel for a contiguous block of axes, else one loop over the input
+    accumulating into the keepdims-shaped view of the output."""
+    def lower(k, node, ins, outs):
+        x, out = ins[0], outs[0]
+        shape = k.info[x].shape
+        axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
+        if _fast_reduce(k, name, x, out, axes):
+            return
+        o = _kept_view(k, x, out, axes, len(shape))
+        k.line(f"{out}.reshape(-1)[:] = {_init_value(name, k.info[out].dtype)}")
+        idx = _open_loops(k, x, len(shape))
+        xv = k.tmp("x")
+        k.line(f"{xv} = {x}[{', '.join(idx)}]")
+        k.line(_REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
+        k.indent -= len(idx)
+        if name == "mean":   # integer means truncate toward zero (MXNet's integer division)
+            o1, n, j = k.tmp("o"), k.tmp("n"), k.tmp("j")
+            k.line(f"{o1} = {out}.reshape(-1)")
+            k.line(f"{n} = {dims(x, axes)}")
+            k.line(f"for {j} in range({o1}.shape[0]):")
+            k.line(f"    {o1}[{j}] = {o1}[{j}] / {n}")
+    return lower
+
+
+def _prod_backward_lower(nan: bool):
+    def lower(k, node, ins, outs):
+        x, dy, dx = ins[0], ins[1], outs[0]
+        shape = k.info[x].shape
+        nd = len(shape)
+        axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
+        g = _kept_view(k, x, dy, axes, nd)
+        nz, cnt, v, c, r = k.tmp("nz"), k.tmp("cnt"), k.tmp("v"), k.tmp("c"), k.tmp("r")
+        k.line(f"{nz} = np.ones_like({g})")
+        k.line(f"{cnt} = np.zeros({g}.shape, np.int64)")
+        idx = _open_loops(k, x, nd)
+        xi, oi = ", ".join(idx), _kept_index(idx, axes)
+        k.line(f"{v} = {x}[{xi}]")
+        k.line(f"if {v} == 0:")
+        k.line(f"    {cnt}[{oi}] += 1")
+        k.line(f"elif {v} == {v}:" if nan else "else:")
+        k.line(f"    {nz}[{oi}] *= {v}")
+        k.indent -= nd
+        idx = _open_loops(k, x, nd)
+        xi, oi = ", ".join(idx), _kept_index(idx, axes)
+        k.line(f"{v} = {x}[{xi}]")
+        k.line(f"{c} = {cnt}[{oi}]")
+        if nan:
+            k.line(f"if {v} != {v}:")
+            k.line(f"    {r} = 0.0")
+        k.line(f"{'elif' if nan else 'if'} {c} == 0:")
+        k.line(f"    {r} = {nz}[{oi}] / {v}")
+        k.line(f"elif {c} == 1 and {v} == 0:")
+        k.line(f"    {r} = {nz}[{oi}] * 1.0")
+        k.line("else:")
+        k.line(f"    {r} = 0.0")
+        k.line(f"{dx}[{xi}] = {r} * {g}[{oi}]")
+        k.indent -= nd
+    return lower
+
+
+def _norm_lower(k, node, ins, outs):
+    """|x| or x*x summed in float64 into a keepdims-shaped accumulator, then (ord 2) its sqrt."""
+    x, out = ins[0], outs[0]
+    shape = k.info[x].shape
+    nd = len(shape)
+    axes = reduced_axes(shape, node.params["axis"], False)
+    acc, v, a1, o1, j = k.tmp("acc"), k.tmp("v"), k.tmp("a"), k.tmp("o"), k.tmp("j")
+    kept = ", ".join("1" if d in axes else f"{x}.shape[{d}]" for d in range(nd))
+    k.line(f"{acc} = np.zeros(({kept},), np.float64)")
+    idx = _open_loops(k, x, nd)
+    k.line(f"{v} = float({x}[{', '.join(idx)}])")
+    step = f"abs({v})" if node.params["ord"] == 1 else f"{v} * {v}"
+    k.line(f"{acc}[{_kept_index(idx, axes)}] += {step}")
+    k.indent -= nd
+    k.line(f"{a1} = {acc}.reshape(-1)")
+    k.line(f"{o1} = {out}.reshape(-1)")
+    k.line(f"for {j} in range({o1}.shape[0]):")
+    k.line(f"    {o1}[{j}] = " + (f"{a1}[{j}]" if node.params["ord"] == 1 else f"math.sqrt({a1}[{j}])"))
+
+
+def _arg_lower(name: str):
+    """``reduce_argmax``/``reduce_argmin`` on the (A, R, B) view (R: the axis, or everything)."""
+    def lower(k, node, ins, outs):
+        x, out = ins[0], outs[0]
+        nd = len(k.info[x].shape)
+        axis = node.params["axis"]
+        lo, hi = (0, nd) if axis is None else (axis % nd, axis % nd + 1)
+        x3, o2 = _abr_view(k, x, out, nd, lo, hi)
+        call(k, "reduce", f"reduce_{name}", x3, o2)
+    return lower
+
+
+def _sce_row(k, x: str, i: str, n: str) -> tuple[str, str]:
+    """Emit the max ``m`` and ``s = sum(exp(x[i] - m))`` of row ``i``; returns (m, s)."""
+    m, s, j = k.tmp("m"), k.tmp("s"), k.tmp("j")
+    k.line(f"{m} = {x}[{i}, 0]")
+    k.line(f"for {j} in range(1, {n}):")
+    k.line(f"    if {x}[{i}, {j}] > {m}:")
+    k.line(f"        {m} = {x}[{i}, {j}]")
+    k.line(f"{s} = 0.0")
+    k.line(f"for {j} in range({n}):")
+    k.line(f"    {s} += math.exp({x}[{i}, {j}] - {m})")
+    return m, s
+
+
+def _sce_lower(k, node, ins, outs):
+    x, label, out = ins[0], ins[1], outs[0]
+    acc, i, n, lab = k.tmp("acc"), k.tmp("i"), k.tmp("n"), k.tmp("lab")
+    k.line(f"{n} = {x}.shape[1]")
+    k.line(f"{acc} = 0.0")
+    k.line(f"for {i} in range({x}.shape[0]):")
+    k.indent += 1
+    m, s = _sce_row(k, x, i, n)
+    k.line(f"{lab} = {label}[{i}]")
+    k.line(f"if {lab} > -1 and {lab} < {n}:")
+    k.line(f"    {acc} += math.log({s}) + {m} - {x}[{i}, int({lab})]")
+    k.line("else:")
+    k.line(f"    {acc} = math.nan")
+    k.indent -= 1
+    k.line(f"{out}[0] = {acc}")
+
+
+def _sce_backward_lower(k, node, ins, outs):
+    """dx = (softmax(x) - one_hot(label)) * ograd[0], row by row."""
+    x, label, dy, dx = ins[0], ins[1], ins[2], outs[0]
+    i, j, n, lab, g, c = k.tmp("i"), k.tmp("j"), k.tmp("n"), k.tmp("lab"), k.tmp("g"), k.tmp("c")
+    k.line(f"{n} = {x}.shape[1]")
+    k.line(f"{g} = {dy}[0]")
+    k.line(f"for {i} in range({x}.shape[0]):")
+    k.indent += 1
+    m, s = _sce_row(k, x, i, n)
+    k.line(f"{lab} = {label}[{i}]")
+    k.line(f"{c} = int({lab}) if ({lab} > -1 and {lab} < {n}) else -1")
+    k.line(f"for {j} in range({n}):")
+    k.line(f"    if {c} < 0:")
+    k.line(f"        {dx}[{i}, {j}] = math.nan")
+    k.line("    else:")
+    prob = f"math.exp({x}[{i}, {j}] - {m}) / {s}"
+    k.line(f"        {dx}[{i}, {j}] = ({prob} - (1.0 if {j} == {c} else 0.0)) * {g}")
+    k.indent -= 1
+
+
+for _name in ("sum", "mean"):   # accumulate serially inside the loop computing their input
+    rule(_name, "cpu", _reduce_lower(_name), reduce=_name)
+for _name in ("nansum", "prod", "nanprod", "max", "min"):
+    rule(_name, "cpu", _reduce_lower(_name))
+rule("_backward_prod", "cpu", _prod_backward_lower(False))
+rule("_backward_nanprod", "cpu", _prod_backward_lower(True))
+rule("norm", "cpu", _norm_lower)
+rule("argmax", "cpu", _arg_lower("argmax"))
+rule("argmin", "cpu", _arg_lower("argmin"))
+rule("softmax_cross_entropy", "cpu", _sce_lower)
+rule("_backward_softmax_cross_entropy", "cpu", _sce_backward_lower)

@@ -1,0 +1,124 @@
+"""Lowering rules: how one operator becomes code on one target, and the facts the passes read.
+
+A :class:`Rule` is registered for ``(op name, target name)``; the target ``"any"`` is the
+target-neutral default, used when a target has no rule of its own (as JAX's lowering rules fall back
+from a platform rule to the default one). An elementwise/broadcast op with a scalar ``body`` needs
+no rule at all: the shared loop generator composes its body on every target (:data:`LOOP`).
+
+A rule's ``emit(k, node, ins, outs)`` writes the statements of a kernel through ``k`` (a
+:class:`~symjit.lower.writer.KernelWriter`: ``k.line``, ``k.imp(module, name)`` for a
+local alias, ``k.tmp(prefix)`` for a fresh local, ``k.info[name]`` for the static
+:class:`~symjit.compiler.graph.Value` of an array argument); ``ins``/``outs`` are the local names of
+the node's arrays. It returns None, or (rules with ``epilogue=True``) a function
+``expr(idx) -> str`` giving output element ``idx`` (loop-index names), which the group's loop
+continues with the fused elementwise ops (GEMM accumulator plus bias, then the activation).
+
+The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``host``) are the only place the
+compiler learns them: the fusion pass, the memory planner and the loop generator read the rule of
+the target they compile for and never test a target by name.
+
+>>> from symjit.ops import get_op
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('FullyConnected'), 'cuda')
+(True, None)
+>>> lookup(get_op('relu'), 'cuda') is LOOP
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ..base import MXNetError
+from ..ops.registry import Kind, OpDef
+
+__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "ANY", "is_loop_op"]
+
+ANY = "any"
+FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """How an op is lowered on one target (``"any"``: every target without its own rule).
+
+    ``emit``: the emitter (None for :data:`LOOP`: the loop generator composes the op's body).
+    ``epilogue``: ``emit`` returns an element expression elementwise consumers may extend.
+    ``reduce``: ``"sum"`` or ``"mean"``: the op may accumulate inside the loop that computes its
+    input (a *reduction epilogue*), which the target's loop generator then emits.
+    ``inplace``: (input slot, output slot) pairs that may share a buffer when the kernel runs
+    alone (valid for this emitter's access order), or a function of the params giving them.
+    ``shape_only``: input slots that only lend their shape (never loaded by a loop).
+    ``host``: the op runs as a Python call between compiled segments (``OpDef.extra['host']``).
+    """
+
+    op: str
+    target: str
+    emit: Callable | None = None
+    epilogue: bool = False
+    reduce: str | None = None
+    inplace: tuple[tuple[int, int], ...] | Callable[[dict], tuple] = ()
+    shape_only: tuple[int, ...] = ()
+    host: bool = False
+
+    def inplace_pairs(self, params: dict) -> tuple[tuple[int, int], ...]:
+        """The (input slot, output slot) pairs for these params."""
+        return tuple(self.inplace(params) if callable(self.inplace) else self.inplace)
+
+
+LOOP = Rule("<elementwise>", ANY)   # the default of an op with a scalar body: the loop generator
+_RULES: dict[tuple[str, str], Rule] = {}
+
+
+def rule(op: str, target: str = ANY, emit: Callable | None = None, **facts: Any) -> Rule:
+    """Register the lowering of ``op`` on ``target``; returns the rule.
+
+    >>> rule('no_such_op_here', 'cpu')
+    Traceback (most recent call last):
+    symjit.base.MXNetError: lowering rule for unknown operator 'no_such_op_here'
+    """
+    from ..ops.registry import find_op
+    opdef = find_op(op)
+    if opdef is None:
+        raise MXNetError(f"lowering rule for unknown operator {op!r}")
+    key = (opdef.name, target)
+    if key in _RULES:
+        raise MXNetError(f"{opdef.name}: two lowering rules for target {target!r}")
+    _RULES[key] = Rule(opdef.name, target, emit, **facts)
+    return _RULES[key]
+
+
+def is_loop_op(op: OpDef) -> bool:
+    """An elementwise/broadcast op with a scalar body: the loop generator lowers it anywhere."""
+    return op.kind in FUSABLE_INTO and op.body is not None
+
+
+_LOADED = False
+
+
+def _load() -> None:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        from . import cpu, cuda, neutral  # noqa: F401  (each module registers its rules)
+
+
+def lookup(op: OpDef, target: str) -> Rule | None:
+    """The rule lowering ``op`` on ``target``: its own, else the target-neutral one, else
+    :data:`LOOP` for an elementwise op with a body; None when the target cannot lower it."""
+    _load()
+    found = _RULES.get((op.name, target)) or _RULES.get((op.name, ANY))
+    if found is not None:
+        return found
+    return LOOP if is_loop_op(op) else None
+
+
+def rules_of(target: str) -> dict[str, Rule]:
+    """Every op's rule on ``target`` (ops without one are absent)."""
+    from ..ops.registry import all_ops
+    out = {}
+    for name, op in all_ops().items():
+        found = lookup(op, target)
+        if found is not None:
+            out[name] = found
+    return out

@@ -1,0 +1,69 @@
+"""Targets: what differs between code generators, behind one small interface.
+
+A :class:`Target` owns the kernel decorator and the scalar-body wrapper of its modules, how a loop
+over a group's elements opens (nested ``range`` loops on the CPU, a grid-stride loop on a GPU), and
+how a phase's program calls its kernels (one compiled function calling them on the CPU, kernel
+launches on a GPU). The loop generator and the program generator
+(:mod:`symjit.compiler.codegen.generate`) are shared; the op lowerings are rules keyed by
+``(op, target name)`` (:mod:`symjit.lower.rules`). Adding a target means a new :class:`Target`
+subclass registered with :func:`register_target` plus its rules; no pass changes.
+
+>>> get_target('cpu').name, get_target('cuda').host_calls
+('cpu', False)
+"""
+from __future__ import annotations
+
+from ..base import MXNetError
+from .writer import KernelWriter, ModuleWriter
+
+__all__ = ["Target", "Launch", "register_target", "get_target", "target_names"]
+
+Launch = tuple[str, list[int], str]   # kernel name, value ids of its arguments, element-count source
+
+
+class Target:
+    """The interface every target implements (see the module docstring)."""
+
+    name = ""
+    host_calls = False     # can a phase stop for a Python host call (Custom ops) between segments
+
+    def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
+        """A writer for one generated module of this target."""
+        raise NotImplementedError
+
+    def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
+        """Open a loop over every index of ``dims`` (source of each extent); return the index
+        names. The caller emits the body at ``k.indent`` and then calls :meth:`close_loop`."""
+        raise NotImplementedError
+
+    def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
+        raise NotImplementedError
+
+    def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg: callable) -> list[int]:
+        """Emit the function running ``launches`` in order; return the value ids it takes
+        (``arg(vid)`` is an array's local name)."""
+        raise NotImplementedError
+
+
+_TARGETS: dict[str, Target] = {}
+
+
+def register_target(target: Target) -> Target:
+    """Make ``target`` available to :func:`get_target` under its name."""
+    _TARGETS[target.name] = target
+    return target
+
+
+def get_target(name: str) -> Target:
+    """The target called ``name``; MXNetError naming the known ones otherwise."""
+    from . import rules
+    rules._load()   # the target packages register themselves with their rules
+    if name not in _TARGETS:
+        raise MXNetError(f"unknown compile target {name!r} (expected one of {target_names()})")
+    return _TARGETS[name]
+
+
+def target_names() -> list[str]:
+    from . import rules
+    rules._load()
+    return sorted(_TARGETS)

@@ -1,0 +1,132 @@
+"""The lowering interface: rules keyed by (op, target), the facts the passes read from them, and the
+targets behind one loop generator."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.base import MXNetError
+from symjit.cli import main
+from symjit.compiler.passes.build import build_forward
+from symjit.compiler.passes.fuse import fuse
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+from symjit.lower import LOOP, get_target, lookup, rule, target_names
+from symjit.ops import get_op
+
+ROOT = Path(__file__).resolve().parents[1]
+F32 = np.dtype("float32")
+
+
+def _forward(net, shapes):
+    return build_forward(net, shapes, {n: F32 for n in shapes}, False)
+
+
+def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
+    like = get_op("broadcast_like")
+    assert lookup(like, "cpu") is lookup(like, "cuda") and lookup(like, "cpu").target == "any"
+    assert lookup(like, "cpu").shape_only == (1,)
+    assert lookup(get_op("relu"), "cpu") is LOOP and lookup(get_op("relu"), "cuda") is LOOP
+    fc = lookup(get_op("FullyConnected"), "cpu")
+    assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
+    assert lookup(get_op("FullyConnected"), "cuda") is None
+    assert lookup(get_op("sum"), "cpu").reduce == "sum"
+    assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "prelu"}) == ()
+    assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
+
+
+def test_rule_errors_are_clear():
+    with pytest.raises(MXNetError, match="FullyConnected: two lowering rules for target 'cpu'"):
+        rule("FullyConnected", "cpu")
+    with pytest.raises(MXNetError, match="unknown operator 'not_an_op'"):
+        rule("not_an_op", "cpu")
+    with pytest.raises(MXNetError, match=r"unknown compile target 'tpu' \(expected one of \['cpu', 'cuda'\]"):
+        get_target("tpu")
+    assert target_names() == ["cpu", "cuda"]
+
+
+def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
+    a = mx.sym.Variable("a")
+    g = _forward(mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1), {"a": (3, 4)})
+    cpu, cuda = fuse(g, "cpu"), fuse(g, "cuda")
+    assert [len(grp.ops) for grp in cpu] == [3]          # exp, *2 and the sum in one loop
+    assert [len(grp.ops) for grp in cuda] == [2, 1]      # no CUDA rule for sum: a group of its own
+    assert cuda[1].rules == [None]
+
+
+def test_cuda_names_the_op_it_cannot_lower(tmp_path, capsys):
+    a = mx.sym.Variable("a")
+    net = mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1, name="total")
+    with pytest.raises(MXNetError, match="sum 'total': no cuda lowering for this operator"):
+        compile_symbol(net, {"a": (3, 4)}, {"a": F32}, {}, False, Config.from_env(), target="cuda",
+                       load=False)
+    path = tmp_path / "net-symbol.json"
+    net.save(str(path))
+    rc = main(["compile", str(path), "--shape", "a=3,4", "--target", "cuda", "--grad-req", "null"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "sum 'total': no cuda lowering" in err and "Traceback" not in err
+
+
+def test_shape_only_input_is_not_a_kernel_input():
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    net = mx.sym.exp(mx.sym.broadcast_like(x, y, lhs_axes=(0,), rhs_axes=(1,))) * 2.0
+    g = _forward(net, {"x": (1, 3), "y": (2, 5)})
+    (grp,) = fuse(g, "cpu")
+    assert grp.inputs == [g.args["x"]]
+
+
+# broadcast_like with lhs_axes/rhs_axes: rhs (2, 5) has neither the output's (5, 3) shape nor its
+# rank alignment, so a loop that loaded it would read out of bounds. Run fused, with numba's bounds
+# checks on, on the CPU and on the CUDA simulator.
+BOUNDS_SCRIPT = r"""
+import numpy as np, symjit as mx
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+
+x, y = mx.sym.Variable('x'), mx.sym.Variable('y')
+net = mx.sym.exp(mx.sym.broadcast_like(x, y, lhs_axes=(0,), rhs_axes=(1,))) * 2.0
+xv = np.array([[0.5, -1.0, 2.0]], np.float32)
+yv = np.zeros((2, 5), np.float32)
+want = np.exp(np.broadcast_to(xv, (5, 3))) * 2.0
+for target in ('cpu', 'cuda'):
+    c = compile_symbol(net, {'x': xv.shape, 'y': yv.shape}, {'x': xv.dtype, 'y': yv.dtype}, {}, False,
+                       Config.from_env(), target=target)
+    assert sum(not grp.view for grp in c.groups) == 1, c.groups
+    g = c.graph
+    out = np.zeros((5, 3), np.float32)
+    arrays = [{'x': xv, 'y': yv}[g.values[v].ref] if g.values[v].kind == 'arg' else out
+              for v in c.program.entries['forward'][1]]
+    c.module.forward(*arrays)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    print(target, 'ok')
+"""
+
+
+def test_broadcast_like_axes_fused_under_boundscheck_and_simulator(tmp_path):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", NUMBA_BOUNDSCHECK="1", SYMJIT_CACHE="0",
+               SYMJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", BOUNDS_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["cpu", "ok", "cuda", "ok"]
+
+
+def test_both_targets_share_the_loop_generator():
+    """The CPU and CUDA kernels of one elementwise group differ only where the target does."""
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    net = mx.sym.tanh(mx.sym.broadcast_mul(x, y) + 1.0)
+    shapes, types = {"x": (4, 3), "y": (1, 3)}, {"x": F32, "y": F32}
+    compiled = {t: compile_symbol(net, shapes, types, {}, False, Config.from_env(), target=t, load=False)
+                for t in ("cpu", "cuda")}
+    srcs = {t: c.program.source for t, c in compiled.items()}
+    assert "for i0 in range(" in srcs["cpu"] and "for flat in range(cuda.grid(1)" in srcs["cuda"]
+    g = compiled["cpu"].graph
+    y, out = g.args["y"], g.outputs[0]
+    for src in srcs.values():   # the same loads (y broadcast on axis 0), composition and store
+        assert f"= v{y}[0, i1]" in src and f"v{out}[i0, i1] = " in src
