@@ -65,7 +65,8 @@ def report(c: Compiled) -> dict:
     groups = [{"id": grp.id, "kind": grp.kind.name.lower(), "phase": grp.phase, "view": grp.view,
                "ops": [op.name for op in grp.ops],
                "inputs": [g.values[i].name for i in grp.inputs],
-               "outputs": [g.values[o].name for o in grp.outputs]} for grp in c.groups]
+               "outputs": [g.values[o].name for o in grp.outputs],
+               "workspace": [g.values[w].name for w in grp.workspace]} for grp in c.groups]
     plan = c.plan
     memory = {
         "planned_bytes": plan.planned_bytes, "naive_bytes": plan.naive_bytes, "strategy": plan.strategy,
@@ -73,8 +74,14 @@ def report(c: Compiled) -> dict:
                      "live": [b["start"], b["end"]], "values": [g.values[v].name for v in b["values"]]}
                     for b in plan.buffers],
         "inplace": [[g.values[o].name, g.values[i].name] for o, i in plan.inplace],
+        "workspace_bytes": _workspace_bytes(c),
     }
     return {"nodes": nodes, "groups": groups, "memory": memory}
+
+
+def _workspace_bytes(c: Compiled) -> int:
+    """Bytes of the kernels' scratch buffers (planned like every temporary)."""
+    return sum(c.graph.values[w].nbytes for grp in c.groups for w in grp.workspace)
 
 
 def _text(c: Compiled, source: bool) -> str:
@@ -95,6 +102,8 @@ def _text(c: Compiled, source: bool) -> str:
                      f"live {b['start']}..{b['end']}: {names}")
     for o, i in plan.inplace:
         lines.append(f"  in-place: {g.values[o].name} overwrites {g.values[i].name}")
+    n_ws = sum(len(grp.workspace) for grp in c.groups)
+    lines.append(f"  workspace: {n_ws} kernel scratch buffers, {_workspace_bytes(c)} bytes (in the plan)")
     lines.append(f"  planned {plan.planned_bytes} bytes vs naive {plan.naive_bytes} bytes ({plan.strategy})")
     if source:
         lines += ["== generated source ==", c.program.source]

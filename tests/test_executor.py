@@ -214,13 +214,13 @@ def test_batchnorm_relu_backward_rewrite_equals_unfused(conv, fix_gamma):
 
 
 def test_convolution_lowering_calls_the_serial_whole_batch_kernels():
-    """Training a conv net emits the filter-major forward and the serial backward kernels, each with
-    a scratch sized by conv2d_scratch_length; the *_parallel kernels are never emitted."""
+    """Training a conv net emits the filter-major forward and the serial backward kernels, each on
+    a planned workspace sized by conv2d_cols_shape; the *_parallel kernels are never emitted."""
     x = mx.sym.Variable("data")
     net = mx.sym.Activation(mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, name="c"), act_type="tanh")
     ex = net.simple_bind(mx.cpu(), data=(2, 3, 6, 6))
     src = ex._programs["train"].program.source
     for kernel in ("conv2d_forward_cnhw", "conv2d_backward_data", "conv2d_backward_weight"):
         assert re.search(rf"\b{kernel}\b", src), kernel
-    assert len(re.findall(r"_conv2d_scratch_length\(np\.int64\(\d\)", src)) == 3
+    assert len(re.findall(r"_cols\d+ = (v\d+)\.reshape\(1, \1\.shape\[0\]\)", src)) == 3
     assert "_parallel" not in src

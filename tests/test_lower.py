@@ -2,6 +2,7 @@
 targets behind one loop generator."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -130,3 +131,57 @@ def test_both_targets_share_the_loop_generator():
     y, out = g.args["y"], g.outputs[0]
     for src in srcs.values():   # the same loads (y broadcast on axis 0), composition and store
         assert f"= v{y}[0, i1]" in src and f"v{out}[i0, i1] = " in src
+
+
+# --- workspaces: kernels never allocate ----------------------------------------------------------
+
+ALLOCATING = ("np.empty", "np.zeros", "np.ones", "empty_like", "zeros_like", "ones_like",
+              "ascontiguousarray", ".copy()")
+
+
+def _case_program(case, is_train: bool):
+    from .opcheck import grad_inputs
+    sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
+    names = sym.list_arguments() + sym.list_auxiliary_states()
+    wrt = grad_inputs(case, sym.list_arguments()) if is_train else []
+    reqs = {n: ("write" if n in wrt else "null") for n in sym.list_arguments()}
+    return compile_symbol(sym, {n: case.inputs[n].shape for n in names},
+                          {n: case.inputs[n].dtype for n in names}, reqs if wrt else {}, case.is_train,
+                          Config.from_env(), load=False)
+
+
+def test_no_generated_kernel_allocates():
+    """Every op case, forward and backward: scratch comes from the plan (rule workspaces)."""
+    from .cases import all_cases
+    offenders = []
+    for case in all_cases():
+        for is_train in (False, True):
+            src = _case_program(case, is_train).program.source
+            offenders += [f"{case} ({'train' if is_train else 'infer'}): {pat}" for pat in ALLOCATING
+                          if pat in src]
+    assert not offenders, offenders
+
+
+def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
+    from symjit.kernels.cpu.conv import conv2d_cols_shape
+    data = mx.sym.Variable("data")
+    net = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, pad=(1, 1), name="conv")
+    c = compile_symbol(net, {"data": (2, 3, 6, 6), "conv_weight": (4, 3, 3, 3), "conv_bias": (4,)},
+                       {"data": F32, "conv_weight": F32, "conv_bias": F32}, {"conv_weight": "write"},
+                       False, Config.from_env(), load=False)
+    g = c.graph
+    fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
+    (ws,) = fwd.workspace
+    want = conv2d_cols_shape("forward_cnhw", (2, 3, 6, 6), (4, 3, 3, 3), (2, 4, 6, 6), 1)[1]
+    assert g.values[ws].name == "conv_workspace0" and g.values[ws].shape == (want,)
+    assert ws in c.plan.offsets and ws in fwd.outputs
+    buf = c.plan.buffers[c.plan.buffer_of[ws]]
+    assert buf["start"] == buf["end"] == fwd.id          # alive only while its kernel runs
+    wgrad = [grp for grp in c.groups if grp.anchor is not None
+             and grp.anchor.op.name == "_backward_Convolution_weight"]
+    assert len(wgrad) == 1 and len(wgrad[0].workspace) == 1
+    path = tmp_path / "conv-symbol.json"
+    net.save(str(path))
+    main(["compile", str(path), "--shape", "data=2,3,6,6", "--format", "json", "--grad-req", "null"])
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    assert memory["workspace_bytes"] == want * 4

@@ -13,9 +13,9 @@ the node's arrays. It returns None, or (rules with ``epilogue=True``) a function
 ``expr(idx) -> str`` giving output element ``idx`` (loop-index names), which the group's loop
 continues with the fused elementwise ops (GEMM accumulator plus bias, then the activation).
 
-The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``host``) are the only place the
-compiler learns them: the fusion pass, the memory planner and the loop generator read the rule of
-the target they compile for and never test a target by name.
+The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``host``, ``workspace``) are the
+only place the compiler learns them: the fusion pass, the memory planner and the loop generator
+read the rule of the target they compile for and never test a target by name.
 
 >>> from symjit.ops import get_op
 >>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('FullyConnected'), 'cuda')
@@ -50,6 +50,10 @@ class Rule:
     alone (valid for this emitter's access order), or a function of the params giving them.
     ``shape_only``: input slots that only lend their shape (never loaded by a loop).
     ``host``: the op runs as a Python call between compiled segments (``OpDef.extra['host']``).
+    ``workspace(node, ins, outs) -> [(shape, dtype), ...]``: the scratch buffers the emitter needs,
+    from the static :class:`~symjit.compiler.graph.Value` s of the node's inputs and outputs. They
+    are temporaries of the memory plan, alive while the group's kernel runs, and reach the emitter
+    as ``k.workspace`` (local names, in order): kernels never allocate.
     """
 
     op: str
@@ -60,6 +64,7 @@ class Rule:
     inplace: tuple[tuple[int, int], ...] | Callable[[dict], tuple] = ()
     shape_only: tuple[int, ...] = ()
     host: bool = False
+    workspace: Callable | None = None
 
     def inplace_pairs(self, params: dict) -> tuple[tuple[int, int], ...]:
         """The (input slot, output slot) pairs for these params."""

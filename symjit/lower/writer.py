@@ -55,6 +55,7 @@ class KernelWriter:
     def __init__(self, module: ModuleWriter, name: str, params: list[str], info: dict | None = None):
         self.module = module
         self.info = info or {}   # local array name -> compiler Value (static shape, dtype)
+        self.workspace: list[str] = []   # local names of the emitting rule's planned scratch buffers
         self.name = name
         self.params = params
         self.lines: list[str] = []

@@ -67,6 +67,7 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group) -> Lau
         rule = grp.rules[0]
         if rule is None or rule.emit is None:
             raise _no_rule(anchor, target)
+        k.workspace = [vname(w) for w in grp.workspace]
         res = rule.emit(k, anchor, [vname(i) for i in anchor.inputs], [vname(o) for o in anchor.outputs])
         if res is not None:
             elem[anchor.outputs[0]] = res

@@ -23,6 +23,8 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   kernel runs, its output aliases its input's buffer (the planner unions them).
 * A host op (rule ``host=True``: ``Custom``, whose code is Python) is a group of its own that
   nothing joins; all its outputs are materialized. Code generation splits the program there.
+* An anchor whose rule declares a ``workspace`` gets its scratch buffers as temporaries of the
+  graph written by its group (``<node>_workspace<i>``): the planner places them like any value.
 * A value written inside a group is *materialized* (gets a buffer) when something outside the group
   reads it, when it is a program output or gradient, or when it is an anchor's output (the GEMM
   target); other values live in registers inside the kernel's loop.
@@ -35,9 +37,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ...lower.rules import FUSABLE_INTO, Rule, lookup
 from ...ops.registry import Kind
-from ..graph import Graph, OpNode
+from ..graph import Graph, OpNode, Value
 
 __all__ = ["Group", "fuse", "FUSABLE_INTO"]
 
@@ -56,6 +60,7 @@ class Group:
     outputs: list[int] = dataclasses.field(default_factory=list)
     locals: list[int] = dataclasses.field(default_factory=list)
     needed: set[int] = dataclasses.field(default_factory=set)   # outputs read after the group
+    workspace: list[int] = dataclasses.field(default_factory=list)  # the anchor rule's scratch values
     view: bool = False   # a reshape-like op whose output aliases its input: no kernel at all
     closed: bool = False  # a reduction epilogue ends the group's loop
     host: bool = False   # a Python callback (Custom op): no kernel, the executor calls it
@@ -114,6 +119,7 @@ def fuse(g: Graph, target: str = "cpu", enabled: bool = True) -> list[Group]:
         for o in node.outputs:
             group_of[o] = grp.id
     _assign_io(g, groups, group_of)
+    _add_workspaces(g, groups)
     return groups
 
 
@@ -169,3 +175,22 @@ def _assign_io(g: Graph, groups: list[Group], group_of: dict[int, int]) -> None:
                     grp.outputs.append(o)
                 else:
                     grp.locals.append(o)
+
+
+def _add_workspaces(g: Graph, groups: list[Group]) -> None:
+    """Give each anchor whose rule needs scratch space its workspace values: temporaries of the
+    graph (so the memory planner places them, alive only while the group runs) that the group
+    writes, named ``<node>_workspace<i>``."""
+    next_id = max(g.values, default=-1) + 1
+    for grp in groups:
+        rule = grp.anchor_rule
+        if grp.view or rule is None or rule.workspace is None:
+            continue
+        node = grp.anchor
+        ins, outs = [g.values[i] for i in node.inputs], [g.values[o] for o in node.outputs]
+        for j, (shape, dtype) in enumerate(rule.workspace(node, ins, outs)):
+            g.values[next_id] = Value(next_id, f"{node.name}_workspace{j}", tuple(int(d) for d in shape),
+                                      np.dtype(dtype), "tmp")
+            grp.workspace.append(next_id)
+            grp.outputs.append(next_id)
+            next_id += 1

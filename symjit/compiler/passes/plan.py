@@ -18,7 +18,11 @@ inference program frees them as soon as its own later kernels are done with them
    overlap. Two strategies run, best-fit by decreasing size and first-fit in schedule order, and
    the smaller arena wins. Sizes are real byte sizes (dtype-aware), offsets 64-byte aligned.
 
-``planned_bytes`` is the arena size; ``naive_bytes`` is one buffer per temporary.
+``planned_bytes`` is the arena size; ``naive_bytes`` is one buffer per temporary. Kernel
+workspaces (scratch buffers lowering rules ask for, see :mod:`symjit.lower.rules`) are temporaries
+alive during their group only; ``activation_bytes`` is the smallest arena the same strategies give
+without them, the figure MXNet's memory numbers count (its operators' workspaces are a separate
+resource).
 """
 from __future__ import annotations
 
@@ -48,10 +52,12 @@ class MemoryPlan:
     naive_bytes: int
     strategy: str
     aliases: dict[int, int] = dataclasses.field(default_factory=dict)   # view value -> its source
+    activation_bytes: int = 0   # the arena without kernel workspaces
 
     def summary(self) -> str:
         return (f"{len(self.buffers)} buffers for {len(self.buffer_of)} temporaries, "
                 f"{len(self.inplace)} in-place, planned {self.planned_bytes} bytes "
+                f"({self.activation_bytes} without kernel workspaces) "
                 f"vs naive {self.naive_bytes} bytes ({self.strategy})")
 
 
@@ -193,9 +199,12 @@ def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan
         if best is None or total < best[2]:
             best = (name, offs, total)
     name, offs, total = best
+    workspace = {w for grp in groups for w in grp.workspace}
+    activations = min(_place(buffers, [b for b in order if not set(buffers[b]["values"]) & workspace])[1]
+                      for order in strategies.values())
     return MemoryPlan(
         offsets={v: offs[buffer_of[v]] for v in life}, buffer_of=buffer_of, buffers=buffers,
         inplace=inplace, planned_bytes=total,
         naive_bytes=sum(g.values[v].nbytes for v in _intervals(g, groups)), strategy=name,
-        aliases=aliases,
+        aliases=aliases, activation_bytes=activations,
     )

@@ -37,37 +37,41 @@ def _geometry(p: dict, nd: int) -> tuple[str, str, str]:
 # Convolution
 
 
-def _emit_conv(k, kind: str, arrays: tuple[str, str, str], args: list[str], p: dict, dt: str) -> str:
-    """Emit one convolution kernel call with its scratch; return the name of its result (forward).
+def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
+    """Emit one convolution kernel call on its planned scratch (``k.workspace[0]``, sized by
+    :func:`_conv_workspace`); return the name of its result (forward).
 
-    ``arrays`` are the 4-D data-like, weight-like and output-like arrays (which are the kernel's
-    inputs or outputs depends on ``kind``), ``args`` the kernel's array arguments and ``dt`` the
-    dtype name. The scratch length comes from
-    :func:`~symjit.kernels.cpu.conv.conv2d_scratch_length` on runtime shapes (the rule
-    ``conv2d_cols_shape`` uses): whole-batch im2col while it fits in
-    :data:`~symjit.kernels.cpu.conv.CONV_SCRATCH_MAX` elements, else blocks of images. The serial
-    kernels are always used: the ``*_parallel`` ones never paid on our measurements
-    (``docs/performance.md``).
+    ``args`` are the kernel's 4-D array arguments. The serial kernels are always used: the
+    ``*_parallel`` ones never paid on our measurements (``docs/performance.md``).
     """
-    from symjit.kernels.cpu.conv import CONV_SCRATCH_MAX, KINDS
-    d, w, o = arrays
     mod = "symjit.kernels.cpu.conv"
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     groups = f"np.int64({p['num_group']})"
-    length, cols, res = (k.tmp(s) for s in ("len", "cols", "y"))
-    size, cap = k.imp(mod, "conv2d_scratch_length"), f"np.int64({CONV_SCRATCH_MAX})"
-    k.line(f"{length} = {size}(np.int64({KINDS.index(kind)}), {d}.shape[0], "
-           f"{d}.shape[1] * {w}.shape[2] * {w}.shape[3], {w}.shape[0], "
-           f"{w}.shape[1] * {w}.shape[2] * {w}.shape[3], {o}.shape[2] * {o}.shape[3], {cap})")
-    k.line(f"{cols} = np.empty((1, {length}), np.{dt})")
+    ws, cols, res = k.workspace[0], k.tmp("cols"), k.tmp("y")
+    k.line(f"{cols} = {ws}.reshape(1, {ws}.shape[0])")
     call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
     assign = f"{res} = " if kind == "forward_cnhw" else ""   # only that kernel returns an array
     k.line(f"{assign}{k.imp(mod, f'conv2d_{kind}')}({call_args})")
     return res
 
 
-def _dt(k, arr: str) -> str:
-    return k.info[arr].dtype.name
+def _shape4d(shape: tuple) -> tuple:
+    return tuple(shape) if len(shape) == 4 else (shape[0], shape[1], 1, shape[2])
+
+
+def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], out: tuple[int, int]):
+    """The workspace rule of a convolution kernel: one ``cols`` row whose length is
+    :func:`~symjit.kernels.cpu.conv.conv2d_cols_shape` of the 4-D shapes (whole-batch im2col while
+    it fits in :data:`~symjit.kernels.cpu.conv.CONV_SCRATCH_MAX` elements, else blocks of images).
+    ``data``/``weight``/``out`` name where the data-like, weight-like and output-like arrays are:
+    ``(0, i)`` the node's input ``i``, ``(1, i)`` its output ``i``."""
+    from symjit.kernels.cpu.conv import conv2d_cols_shape
+
+    def workspace(node, ins, outs):
+        pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
+        shapes = [_shape4d(v.shape) for v in pick]
+        return [((conv2d_cols_shape(kind, *shapes, node.params["num_group"])[1],), pick[0].dtype)]
+    return workspace
 
 
 def conv_lower(k, node, ins, outs):
@@ -75,7 +79,7 @@ def conv_lower(k, node, ins, outs):
     reads it transposed and adds ``bias[f]``, so the NCHW copy, the bias and any fused elementwise
     consumers run in the one epilogue loop over the output (channel axis 1)."""
     x, w, out = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    y = _emit_conv(k, "forward_cnhw", (x, w, out), [x, w, out], node.params, _dt(k, ins[0]))
+    y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
     bias = None if node.params["no_bias"] else ins[2]
 
     def expr(idx: list[str]) -> str:
@@ -88,13 +92,13 @@ def conv_lower(k, node, ins, outs):
 def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_data", (dx, w, dout), [dout, w, dx], node.params, _dt(k, ins[0]))
+    _emit_conv(k, "backward_data", [dout, w, dx], node.params)
 
 
 def conv_weight_lower(k, node, ins, outs):
     """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
     dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_weight", (x, dw, dout), [dout, x, dw], node.params, _dt(k, ins[0]))
+    _emit_conv(k, "backward_weight", [dout, x, dw], node.params)
 
 
 def conv_bias_lower(k, node, ins, outs):
@@ -131,26 +135,28 @@ def _flat_loop(k, arrays: list[str], body: str) -> None:
     k.line("    " + body.format(*[f"{f}[{i}]" for f in flats]))
 
 
-def _lp_forward(k, p: dict, x: str, out: str, geo: tuple[str, str, str], dt: str) -> None:
-    """Lp pooling: ``root_p(sum of x**p)`` with a sign-preserving root (odd p; as cbrt for p=3)."""
+def _lp_forward(k, p: dict, x: str, out: str, geo: tuple[str, str, str]) -> None:
+    """Lp pooling: ``root_p(sum of x**p)`` with a sign-preserving root (odd p; as cbrt for p=3);
+    ``x**p`` goes to the workspace."""
     pv = p["p_value"]
     xp = k.tmp("xp")
-    k.line(f"{xp} = np.empty({x}.shape, np.{dt})")
+    k.line(f"{xp} = {k.workspace[0]}.reshape({x}.shape)")
     _flat_loop(k, [xp, x], f"{{0}} = {{1}} ** np.int64({pv})")
     call(k, "pool", "sum_pool2d_forward", xp, out, *geo)
     if pv != 1:
         _flat_loop(k, [out], f"{{0}} = math.copysign(abs({{0}}) ** (1.0 / {pv}), {{0}})")
 
 
-def _lp_backward(k, p: dict, arrays: tuple[str, str, str, str], geo: tuple[str, str, str], dt: str) -> None:
-    """``dx = sum_pool_backward(dout * |y|**(1-p)) * x**(p-1)`` (0 where y == 0 and p > 1)."""
+def _lp_backward(k, p: dict, arrays: tuple[str, str, str, str], geo: tuple[str, str, str]) -> None:
+    """``dx = sum_pool_backward(dout * |y|**(1-p)) * x**(p-1)`` (0 where y == 0 and p > 1); the
+    scaled head gradient goes to the workspace."""
     dout, x, y, dx = arrays
     pv = p["p_value"]
     if pv == 1:
         call(k, "pool", "sum_pool2d_backward", dout, dx, *geo)
         return
     t = k.tmp("t")
-    k.line(f"{t} = np.empty({dout}.shape, np.{dt})")
+    k.line(f"{t} = {k.workspace[0]}.reshape({dout}.shape)")
     _flat_loop(k, [t, dout, y], f"{{0}} = 0.0 if {{2}} == 0 else {{1}} * abs({{2}}) ** np.int64({1 - pv})")
     call(k, "pool", "sum_pool2d_backward", t, dx, *geo)
     _flat_loop(k, [dx, x], f"{{0}} *= {{1}} ** np.int64({pv - 1})")
@@ -163,7 +169,7 @@ def pool_lower(k, node, ins, outs):
     x, out = _as4d(k, ins[0]), _as4d(k, outs[0])
     geo = _pool_geometry(k, p, x)
     if kind == "lp":
-        _lp_forward(k, p, x, out, geo, k.info[ins[0]].dtype.name)
+        _lp_forward(k, p, x, out, geo)
         return
     extra = [_include_pad(p)] if kind == "avg" else []
     call(k, "pool", f"{kind}_pool2d_forward", x, out, *geo, *extra)
@@ -183,7 +189,7 @@ def pool_backward_lower(k, node, ins, outs):
     elif kind == "sum":
         call(k, "pool", "sum_pool2d_backward", dout, dx, *geo)
     else:
-        _lp_backward(k, p, (dout, x, _as4d(k, ins[2]), dx), geo, k.info[ins[0]].dtype.name)
+        _lp_backward(k, p, (dout, x, _as4d(k, ins[2]), dx), geo)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,12 +295,25 @@ def fc_lower(k, node, ins, outs):
 
 
 rule("FullyConnected", "cpu", fc_lower, epilogue=True)
-rule("Convolution", "cpu", conv_lower, epilogue=True)
-rule("_backward_Convolution_data", "cpu", conv_data_lower)
-rule("_backward_Convolution_weight", "cpu", conv_weight_lower)
+rule("Convolution", "cpu", conv_lower, epilogue=True,
+     workspace=_conv_workspace("forward_cnhw", (0, 0), (0, 1), (1, 0)))
+rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
+     workspace=_conv_workspace("backward_data", (1, 0), (0, 2), (0, 0)))
+rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
+     workspace=_conv_workspace("backward_weight", (0, 1), (1, 0), (0, 0)))
 rule("_backward_Convolution_bias", "cpu", conv_bias_lower)
-rule("Pooling", "cpu", pool_lower)
-rule("_backward_Pooling", "cpu", pool_backward_lower)
+
+
+def _like_input(slot: int, when):
+    """A workspace rule: one buffer shaped like input ``slot`` when ``when(params)`` holds."""
+    def workspace(node, ins, outs):
+        return [(ins[slot].shape, ins[slot].dtype)] if when(node.params) else []
+    return workspace
+
+
+rule("Pooling", "cpu", pool_lower, workspace=_like_input(0, lambda p: p["pool_type"] == "lp"))
+rule("_backward_Pooling", "cpu", pool_backward_lower,
+     workspace=_like_input(0, lambda p: p["pool_type"] == "lp" and p["p_value"] != 1))
 rule("Embedding", "cpu", embed_lower)
 rule("_backward_Embedding", "cpu", embed_backward_lower)
 # the epilogue loop reads x[i] before it writes out[i]

@@ -41,20 +41,39 @@ def bn_relu_backward_lower(k, node, ins, outs):
          node.params["fix_gamma"], bn_batch_stats(node))
 
 
+def _ln_moved(node, shape: tuple) -> bool:
+    """True when LayerNorm's axis is not the last one (its kernels then run on transposed copies)."""
+    return node.params["axis"] % len(shape) != len(shape) - 1
+
+
+def _ln_workspace(n_rows: int):
+    """Workspace rule: with a non-trailing axis, ``n_rows`` buffers shaped like data (the inputs
+    moved to (A*B, K) rows, then the rows of the result)."""
+    def workspace(node, ins, outs):
+        data = ins[0] if len(ins) == 3 else ins[1]
+        return [(data.shape, data.dtype)] * n_rows if _ln_moved(node, data.shape) else []
+    return workspace
+
+
 def _ln_rows(k, node, x: str, others: list[str]) -> tuple[list[str], str | None]:
     """(M, K) row views of ``x`` and ``others`` (same shape as x) for LayerNorm's kernels.
 
-    A non-trailing axis is moved last by contiguous copies; returns the 3-D view source of x's
-    shape (``A, B, K``) used to move results back, or None when no copy was needed."""
+    A non-trailing axis is moved last by copies into the workspace buffers (in order); returns
+    the rows and the name of a further workspace rows view for the result, or None when no copy
+    was needed."""
     nd, ax = _rank_axis(k, node, x)
-    if ax == nd - 1:
+    if not _ln_moved(node, k.info[x].shape):
         return [rows_view(k, a) for a in (x, *others)], None
-    views = []
-    for a in (x, *others):
-        v3, vt = axis_view3(k, a, ax, nd), k.tmp("t")
-        k.line(f"{vt} = np.ascontiguousarray({v3}.transpose(0, 2, 1)).reshape(-1, {v3}.shape[1])")
-        views.append(vt)
-    return views, views[0]
+    rows = []
+    for a, ws in zip((x, *others), k.workspace):
+        v3, t3, vt = axis_view3(k, a, ax, nd), k.tmp("t"), k.tmp("r")
+        k.line(f"{t3} = {ws}.reshape({v3}.shape[0], {v3}.shape[2], {v3}.shape[1])")
+        k.line(f"{t3}[:, :, :] = {v3}.transpose(0, 2, 1)")
+        k.line(f"{vt} = {t3}.reshape(-1, {v3}.shape[1])")
+        rows.append(vt)
+    result = k.tmp("o")
+    k.line(f"{result} = {k.workspace[len(rows)]}.reshape({rows[0]}.shape)")
+    return rows, result
 
 
 def _ln_store(k, node, dest: str, rows: str) -> None:
@@ -69,9 +88,7 @@ def ln_lower(k, node, ins, outs):
     x, gamma, beta = ins
     out, mean, std = outs
     (xr,), moved = _ln_rows(k, node, x, [])
-    orow = rows_view(k, out) if moved is None else k.tmp("o")
-    if moved is not None:
-        k.line(f"{orow} = np.empty_like({xr})")
+    orow = rows_view(k, out) if moved is None else moved
     call(k, "norm", "layernorm_forward", xr, gamma, beta, orow, f"{mean}.reshape(-1)",
          f"{std}.reshape(-1)", repr(node.params["eps"]))
     if moved is not None:
@@ -82,9 +99,7 @@ def ln_backward_lower(k, node, ins, outs):
     dout, data, gamma, mean, std = ins
     dx, dgamma, dbeta = outs
     (xr, gr), moved = _ln_rows(k, node, data, [dout])
-    dxr = rows_view(k, dx) if moved is None else k.tmp("d")
-    if moved is not None:
-        k.line(f"{dxr} = np.empty_like({xr})")
+    dxr = rows_view(k, dx) if moved is None else moved
     call(k, "norm", "layernorm_backward", xr, gr, gamma, f"{mean}.reshape(-1)", f"{std}.reshape(-1)",
          dxr, dgamma, dbeta)
     if moved is not None:
@@ -95,5 +110,5 @@ rule("BatchNorm", "cpu", bn_lower)
 # the backward kernels read channel c of ograd and data completely before writing channel c of dx
 rule("_backward_BatchNorm", "cpu", bn_backward_lower, inplace=((0, 0), (1, 0)))
 rule("_backward_BatchNorm_relu", "cpu", bn_relu_backward_lower, inplace=((0, 0), (1, 0)))
-rule("LayerNorm", "cpu", ln_lower)
-rule("_backward_LayerNorm", "cpu", ln_backward_lower)
+rule("LayerNorm", "cpu", ln_lower, workspace=_ln_workspace(2))
+rule("_backward_LayerNorm", "cpu", ln_backward_lower, workspace=_ln_workspace(3))

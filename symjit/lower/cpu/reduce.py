@@ -113,8 +113,10 @@ def _prod_backward_lower(nan: bool):
         axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
         g = _kept_view(k, x, dy, axes, nd)
         nz, cnt, v, c, r = k.tmp("nz"), k.tmp("cnt"), k.tmp("v"), k.tmp("c"), k.tmp("r")
-        k.line(f"{nz} = np.ones_like({g})")
-        k.line(f"{cnt} = np.zeros({g}.shape, np.int64)")
+        k.line(f"{nz} = {k.workspace[0]}.reshape({g}.shape)")
+        k.line(f"{nz}[...] = 1")
+        k.line(f"{cnt} = {k.workspace[1]}.reshape({g}.shape)")
+        k.line(f"{cnt}[...] = 0")
         idx = _open_loops(k, x, nd)
         xi, oi = ", ".join(idx), _kept_index(idx, axes)
         k.line(f"{v} = {x}[{xi}]")
@@ -149,7 +151,8 @@ def _norm_lower(k, node, ins, outs):
     axes = reduced_axes(shape, node.params["axis"], False)
     acc, v, a1, o1, j = k.tmp("acc"), k.tmp("v"), k.tmp("a"), k.tmp("o"), k.tmp("j")
     kept = ", ".join("1" if d in axes else f"{x}.shape[{d}]" for d in range(nd))
-    k.line(f"{acc} = np.zeros(({kept},), np.float64)")
+    k.line(f"{acc} = {k.workspace[0]}.reshape(({kept},))")
+    k.line(f"{acc}[...] = 0")
     idx = _open_loops(k, x, nd)
     k.line(f"{v} = float({x}[{', '.join(idx)}])")
     step = f"abs({v})" if node.params["ord"] == 1 else f"{v} * {v}"
@@ -227,9 +230,22 @@ for _name in ("sum", "mean"):   # accumulate serially inside the loop computing 
     rule(_name, "cpu", _reduce_lower(_name), reduce=_name)
 for _name in ("nansum", "prod", "nanprod", "max", "min"):
     rule(_name, "cpu", _reduce_lower(_name))
-rule("_backward_prod", "cpu", _prod_backward_lower(False))
-rule("_backward_nanprod", "cpu", _prod_backward_lower(True))
-rule("norm", "cpu", _norm_lower)
+
+
+def _prod_workspace(node, ins, outs):
+    """The product of the non-zero entries and the count of zeros, per reduced position."""
+    n = ins[1].nbytes // ins[1].dtype.itemsize
+    return [((n,), ins[1].dtype), ((n,), np.int64)]
+
+
+def _norm_workspace(node, ins, outs):
+    """The float64 accumulator, one per output element."""
+    return [((outs[0].nbytes // outs[0].dtype.itemsize,), np.float64)]
+
+
+rule("_backward_prod", "cpu", _prod_backward_lower(False), workspace=_prod_workspace)
+rule("_backward_nanprod", "cpu", _prod_backward_lower(True), workspace=_prod_workspace)
+rule("norm", "cpu", _norm_lower, workspace=_norm_workspace)
 rule("argmax", "cpu", _arg_lower("argmax"))
 rule("argmin", "cpu", _arg_lower("argmin"))
 rule("softmax_cross_entropy", "cpu", _sce_lower)
