@@ -3,6 +3,7 @@
     symjit compile mlp-symbol.json --shape data=100,784
     symjit compile mypkg.nets:mlp --shape data=100,784 --grad-req null --source
     symjit compile net.json --shape data=64,1,28,28 --format json --dot fused.dot
+    symjit compile net.json --shape data=2,8 --target cuda --emit ptx --arch sm_90
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .base import MXNetError, dtype_name, shape_str
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config
 from .executor import normalize_grad_req
+from .lower.target import get_target
 from .symbol import Symbol, load
 
 __all__ = ["main", "report", "load_symbol"]
@@ -76,12 +78,29 @@ def report(c: Compiled) -> dict:
         "inplace": [[g.values[o].name, g.values[i].name] for o, i in plan.inplace],
         "workspace_bytes": _workspace_bytes(c),
     }
-    return {"nodes": nodes, "groups": groups, "memory": memory}
+    return {"nodes": nodes, "groups": groups, "memory": memory, "launches": _launches(c)}
 
 
 def _workspace_bytes(c: Compiled) -> int:
     """Bytes of the kernels' scratch buffers (planned like every temporary)."""
     return sum(c.graph.values[w].nbytes for grp in c.groups for w in grp.workspace)
+
+
+def _launches(c: Compiled) -> list[dict]:
+    """The launch plan of a GPU program: per kernel, its group, elements, grid and block."""
+    target = get_target(c.target)
+    out = []
+    for grp in c.groups:
+        if grp.view or grp.host:
+            continue
+        n = 1
+        for d in grp.loop_shape or ():
+            n *= d
+        cfg = target.launch_config(n)
+        if cfg is not None:
+            out.append({"kernel": f"k{grp.id}", "group": grp.id, "elements": n, "grid": cfg[0],
+                        "block": cfg[1]})
+    return out
 
 
 def _text(c: Compiled, source: bool) -> str:
@@ -95,6 +114,12 @@ def _text(c: Compiled, source: bool) -> str:
     lines.append(f"== fused groups ({sum(not grp.view for grp in c.groups)} kernels) ==")
     for grp in c.groups:
         lines.append(f"  {grp.describe()}")
+    launches = _launches(c)
+    if launches:
+        lines.append(f"== launch plan ({c.target}) ==")
+        for la in launches:
+            lines.append(f"  {la['kernel']}: {la['elements']} elements, "
+                         f"grid {la['grid']} x block {la['block']}")
     lines.append("== memory plan ==")
     for b in plan.buffers:
         names = ", ".join(g.values[v].name for v in b["values"])
@@ -148,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--source", action="store_true", help="print the generated kernel source")
     cp.add_argument("--no-fusion", action="store_true", help="one kernel per operator")
     cp.add_argument("--dot", metavar="FILE", help="write a Graphviz picture of the fused graph")
+    cp.add_argument("--emit", choices=("report", "ptx"), default="report",
+                    help="ptx: print each kernel's PTX (--target cuda; numba-cuda, no GPU needed)")
+    cp.add_argument("--arch", default="sm_90", help="CUDA architecture of --emit ptx (default sm_90)")
     args = ap.parse_args(argv)
     try:
         sym = load_symbol(args.symbol)
@@ -164,7 +192,15 @@ def main(argv: list[str] | None = None) -> int:
         reqs = normalize_grad_req(args.grad_req, sym.list_arguments())
         is_train = args.grad_req != "null"
         cfg = Config.from_env().replace(fusion=not args.no_fusion)
-        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target, load=False)
+        ptx = args.emit == "ptx"
+        if ptx and args.target != "cuda":
+            raise MXNetError("--emit ptx needs --target cuda")
+        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target, load=ptx)
+        if ptx:
+            from .lower.cuda.ptx import kernel_ptx
+            for name, text in kernel_ptx(c, args.arch).items():
+                print(f"// ---- kernel {name} ({args.arch}) ----\n{text}")
+            return 0
     except (MXNetError, OSError, ValueError) as exc:
         print(f"symjit compile: error: {exc}", file=sys.stderr)
         return 2

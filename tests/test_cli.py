@@ -32,7 +32,7 @@ def test_json_report_and_inference_plan_is_smaller(capsys):
     rc2, out2, _ = run(capsys, MLP_JSON, "--shape", "data=6,8", "--format", "json", "--grad-req", "null")
     infer = json.loads(out2)
     assert rc == rc2 == 0
-    assert set(train) == {"nodes", "groups", "memory"}
+    assert set(train) == {"nodes", "groups", "memory", "launches"}
     assert infer["memory"]["planned_bytes"] < train["memory"]["planned_bytes"]
     assert infer["memory"]["planned_bytes"] <= infer["memory"]["naive_bytes"]
     fused = [g["ops"] for g in infer["groups"] if len(g["ops"]) > 1]

@@ -44,11 +44,17 @@ for name, net in nets.items():
     err = float(np.abs(cpu - gpu).max())
     assert err < 1e-5, (name, err)
     print(name, kernels, err)
+fc_inputs = {'x': inputs['x'], 'fc_weight': rng.uniform(-1, 1, (3, 7)).astype(np.float32),
+             'fc_bias': rng.uniform(-1, 1, 3).astype(np.float32)}
+fc = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=3, name='fc'), act_type='tanh')
+cpu, _ = run('cpu', fc, fc_inputs)
+gpu, kernels = run('cuda', fc, fc_inputs)
+assert kernels == 1 and float(np.abs(cpu - gpu).max()) < 1e-5   # bias and tanh in the GEMM's loop
+print('fc', kernels, float(np.abs(cpu - gpu).max()))
 try:
-    run('cuda', mx.sym.FullyConnected(x, num_hidden=3), {'x': inputs['x'], 'fullyconnected0_weight':
-        np.zeros((3, 7), np.float32), 'fullyconnected0_bias': np.zeros(3, np.float32)})
+    run('cuda', mx.sym.softmax(x), {'x': inputs['x']})
 except mx.MXNetError as exc:
-    assert 'no cuda lowering' in str(exc) and 'FullyConnected' in str(exc)
+    assert 'no cuda lowering' in str(exc) and 'softmax' in str(exc)
     print('clear error:', exc)
 else:
     raise AssertionError('expected a clear error for an op without a CUDA lowering')
@@ -62,4 +68,5 @@ def test_cuda_simulator_matches_cpu(tmp_path):
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "chain 1" in proc.stdout      # the whole elementwise chain is one kernel
+    assert "fc 1" in proc.stdout         # FullyConnected + bias + tanh: one CUDA kernel
     assert "clear error" in proc.stdout

@@ -36,7 +36,8 @@ def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
     assert lookup(get_op("relu"), "cpu") is LOOP and lookup(get_op("relu"), "cuda") is LOOP
     fc = lookup(get_op("FullyConnected"), "cpu")
     assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
-    assert lookup(get_op("FullyConnected"), "cuda") is None
+    assert lookup(get_op("FullyConnected"), "cuda").target == "any"   # the per-element product
+    assert lookup(get_op("softmax"), "cuda") is None
     assert lookup(get_op("sum"), "cpu").reduce == "sum"
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "prelu"}) == ()
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
@@ -57,21 +58,21 @@ def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
     g = _forward(mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1), {"a": (3, 4)})
     cpu, cuda = fuse(g, "cpu"), fuse(g, "cuda")
     assert [len(grp.ops) for grp in cpu] == [3]          # exp, *2 and the sum in one loop
-    assert [len(grp.ops) for grp in cuda] == [2, 1]      # no CUDA rule for sum: a group of its own
-    assert cuda[1].rules == [None]
+    assert [len(grp.ops) for grp in cuda] == [2, 1]      # sum accumulates per output element
+    assert cuda[1].rules[0].target == "any" and cuda[1].rules[0].reduce is None
 
 
 def test_cuda_names_the_op_it_cannot_lower(tmp_path, capsys):
     a = mx.sym.Variable("a")
-    net = mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1, name="total")
-    with pytest.raises(MXNetError, match="sum 'total': no cuda lowering for this operator"):
+    net = mx.sym.softmax(mx.sym.exp(a) * 2.0, axis=1, name="total")
+    with pytest.raises(MXNetError, match="softmax 'total': no cuda lowering for this operator"):
         compile_symbol(net, {"a": (3, 4)}, {"a": F32}, {}, False, Config.from_env(), target="cuda",
                        load=False)
     path = tmp_path / "net-symbol.json"
     net.save(str(path))
     rc = main(["compile", str(path), "--shape", "a=3,4", "--target", "cuda", "--grad-req", "null"])
     err = capsys.readouterr().err
-    assert rc == 2 and "sum 'total': no cuda lowering" in err and "Traceback" not in err
+    assert rc == 2 and "softmax 'total': no cuda lowering" in err and "Traceback" not in err
 
 
 def test_shape_only_input_is_not_a_kernel_input():
@@ -185,3 +186,26 @@ def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
     main(["compile", str(path), "--shape", "data=2,3,6,6", "--format", "json", "--grad-req", "null"])
     memory = json.loads(capsys.readouterr().out)["memory"]
     assert memory["workspace_bytes"] == want * 4
+
+
+def test_cuda_launch_plan_and_ptx_errors(tmp_path, capsys, monkeypatch):
+    x = mx.sym.Variable("x")
+    path = tmp_path / "n-symbol.json"
+    (mx.sym.tanh(mx.sym.transpose(x)) * 2.0).save(str(path))
+    base = ["compile", str(path), "--shape", "x=3,300", "--grad-req", "null"]
+    assert main([*base, "--target", "cuda"]) == 0
+    out = capsys.readouterr().out
+    assert "== launch plan (cuda) ==" in out and "k0: 900 elements, grid 4 x block 256" in out
+    assert main([*base, "--target", "cuda", "--format", "json"]) == 0
+    launches = json.loads(capsys.readouterr().out)["launches"]
+    assert [(la["kernel"], la["grid"], la["block"]) for la in launches] == [("k0", 4, 256), ("k1", 4, 256)]
+    assert main(base) == 0 and "launch plan" not in capsys.readouterr().out   # CPU kernels are calls
+    assert main([*base, "--emit", "ptx"]) == 2
+    assert "--emit ptx needs --target cuda" in capsys.readouterr().err
+    monkeypatch.setattr("numba.config.ENABLE_CUDASIM", 1)
+    assert main([*base, "--target", "cuda", "--emit", "ptx"]) == 2
+    assert "unset NUMBA_ENABLE_CUDASIM" in capsys.readouterr().err
+    monkeypatch.undo()
+    with pytest.raises(MXNetError, match="--arch 'hopper': expected a CUDA architecture"):
+        from symjit.lower.cuda.ptx import parse_arch
+        parse_arch("hopper")

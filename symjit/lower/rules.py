@@ -18,7 +18,7 @@ only place the compiler learns them: the fusion pass, the memory planner and the
 read the rule of the target they compile for and never test a target by name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('FullyConnected'), 'cuda')
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('softmax'), 'cuda')
 (True, None)
 >>> lookup(get_op('relu'), 'cuda') is LOOP
 True
@@ -105,7 +105,7 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import cpu, cuda, neutral  # noqa: F401  (each module registers its rules)
+        from . import accumulate, cpu, cuda, gather, neutral  # noqa: F401  (each registers its rules)
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:

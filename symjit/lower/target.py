@@ -39,6 +39,11 @@ class Target:
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         raise NotImplementedError
 
+    def launch_config(self, n: int) -> tuple[int, int] | None:
+        """(grid, block) of a kernel whose loop covers ``n`` elements; None where kernels are plain
+        calls (the CPU)."""
+        return None
+
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg: callable) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes
         (``arg(vid)`` is an array's local name)."""

@@ -12,7 +12,8 @@ __all__ = ["KernelWriter", "ModuleWriter"]
 class ModuleWriter:
     """The generated module: imports, body wrappers and functions."""
 
-    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = ()):
+    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: str = ""):
+        self.target = target       # the target's name, for messages
         self.decorator = decorator
         self.preamble = preamble   # extra import lines of the target (``from numba import cuda``)
         self.body_wrapper = body_wrapper

@@ -14,7 +14,7 @@ import numpy as np
 
 from .rules import norm_axis, norm_insert_axis
 
-__all__ = ["GRAD", "slice_bounds", "transpose_perm", "swap_perm"]
+__all__ = ["GRAD", "slice_bounds", "transpose_perm", "swap_perm", "clip_index"]
 
 
 # --- gradients ------------------------------------------------------------------------------------
@@ -146,6 +146,20 @@ GRAD = {
     "stack": _stack_grad, "SliceChannel": _split_grad, "slice": _slice_grad,
     "slice_axis": _slice_axis_grad, "take": _take_grad, "pick": _pick_grad,
 }
+
+
+def clip_index(v, n):
+    """The position an index value ``v`` reads from ``n`` (mode 'clip'): ``clip(trunc(v), 0, n-1)``,
+    NaN reads 0. A plain scalar function: lowerings wrap it for each target.
+
+    >>> clip_index(-0.5, 4), clip_index(2.9, 4), clip_index(7.0, 4), clip_index(float('nan'), 4)
+    (0, 2, 3, 0)
+    """
+    if not (v >= 0):
+        return 0
+    if v >= n:
+        return n - 1
+    return int(v)
 
 
 def transpose_perm(axes: tuple, ndim: int) -> tuple[int, ...]:

@@ -1,12 +1,14 @@
 """The loop generator every target shares: one loop over a group's loop shape that composes the
 elementwise ops' scalar bodies.
 
-Every element an op reads is loaded first (operands broadcast right-aligned read index 0 on their
-size-1 axes; inputs a rule marks ``shape_only`` are never loaded), the bodies are composed in
-registers, and every materialized value is stored last, which is what makes in-place reuse of loop
-inputs safe. Reduction epilogues (rules with ``reduce=``, only offered by targets whose loops run
-serially) accumulate into a keepdims view of their output inside the same loop. How the loop opens
-is the target's (:meth:`symjit.lower.Target.open_loop`).
+An anchor's element function (its rule's ``emit`` result) is called inside the loop, at the loop's
+indentation: it may emit statements there (an accumulation loop over a reduced axis) before it
+returns the element's value. Every element an op reads is loaded first (operands broadcast
+right-aligned read index 0 on their size-1 axes; inputs a rule marks ``shape_only`` are never
+loaded), the bodies are composed in registers, and every materialized value is stored last, which is
+what makes in-place reuse of loop inputs safe. Reduction epilogues (rules with ``reduce=``, only
+offered by targets whose loops run serially) accumulate into a keepdims view of their output inside
+the same loop. How the loop opens is the target's (:meth:`symjit.lower.Target.open_loop`).
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ class CPUTarget(Target):
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
-        return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')")
+        return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
+                            target=self.name)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.reduce import contiguous_block, reduced_axes
+from ..accumulate import REDUCE_STEP, init_value
 from ..emit import call, dims, open_loops
 from ..rules import rule
 
@@ -37,27 +38,7 @@ def _abr_view(k, x: str, out: str, ndim: int, lo: int, hi: int) -> tuple[str, st
     return x3, o2
 
 
-_REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
-                "max": "-np.inf", "min": "np.inf"}
-
-
-_REDUCE_STEP = {
-    "sum": "{o} += {x}", "mean": "{o} += {x}", "prod": "{o} *= {x}",
-    "nansum": "{o} += 0 if {x} != {x} else {x}", "nanprod": "{o} *= 1 if {x} != {x} else {x}",
-    "max": "{o} = {x} if ({x} > {o} or {x} != {x}) else {o}",
-    "min": "{o} = {x} if ({x} < {o} or {x} != {x}) else {o}",
-}
-
-
 _FAST = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
-
-
-def _init_value(name: str, dtype: np.dtype) -> str:
-    """The accumulator's start value; max/min of integers start at the dtype's limits."""
-    if name in ("max", "min") and dtype.kind in "iub":
-        info = np.iinfo(dtype) if dtype.kind != "b" else np.iinfo(np.uint8)
-        return str(int(info.min if name == "max" else info.max))
-    return _REDUCE_INIT[name]
 
 
 def _fast_reduce(k, name: str, x: str, out: str, axes: tuple[int, ...]) -> bool:
@@ -90,11 +71,11 @@ def _reduce_lower(name: str):
         if _fast_reduce(k, name, x, out, axes):
             return
         o = _kept_view(k, x, out, axes, len(shape))
-        k.line(f"{out}.reshape(-1)[:] = {_init_value(name, k.info[out].dtype)}")
+        k.line(f"{out}.reshape(-1)[:] = {init_value(name, k.info[out].dtype)}")
         idx = _open_loops(k, x, len(shape))
         xv = k.tmp("x")
         k.line(f"{xv} = {x}[{', '.join(idx)}]")
-        k.line(_REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
+        k.line(REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
         k.indent -= len(idx)
         if name == "mean":   # integer means truncate toward zero (MXNet's integer division)
             o1, n, j = k.tmp("o"), k.tmp("n"), k.tmp("j")

@@ -17,13 +17,12 @@ one_hot writes ``off_value`` for a whole row whose index falls outside ``[0, dep
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ...ops.rules import norm_axes, norm_axis, norm_insert_axis
-from ...ops.shape_grad import slice_bounds, swap_perm, transpose_perm
+from ...ops.rules import norm_axis, norm_insert_axis
+from ...ops.shape_grad import slice_bounds
 from ..emit import KCPU, axis_view3, literal
 from ..emit import close_loops as _close
 from ..emit import open_loops as _open
+from ..gather import slice_index, slice_starts
 from ..rules import rule
 
 
@@ -34,14 +33,6 @@ def _ndim(k, arr: str) -> int:
 def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
     """A local ``(A, D, B)`` view of ``arr`` around axis ``ax`` (``mid`` overrides ``D``)."""
     return axis_view3(k, arr, ax, _ndim(k, arr), mid)
-
-
-def _gather(k, out: str, src: str, src_index: Callable[[list[str]], list[str]]) -> None:
-    """``out[i...] = src[src_index(i...)]`` over every element of ``out``."""
-    nd = _ndim(k, out)
-    idx = _open(k, [f"{out}.shape[{d}]" for d in range(nd)])
-    k.line(f"{out}[{', '.join(idx)}] = {src}[{', '.join(src_index(idx))}]")
-    _close(k, idx)
 
 
 def _copy3(k, dst: str, dst_mid: str, src: str, src_mid: str, over: str) -> None:
@@ -56,55 +47,12 @@ def _zero(k, arr: str) -> None:
     k.line(f"{arr}.reshape(-1)[:] = 0")
 
 
-# --- reshape-like, permutations, flips, tile, repeat -------------------------------------------------
+# --- reshape-like copies ---------------------------------------------------------------------------
 
 
 def _copy_lower(k, node, ins, outs) -> None:
     """Reshape-like ops copy the flat buffer (the planner aliases them where it can)."""
     k.line(f"{outs[0]}.reshape(-1)[:] = {ins[0]}.reshape(-1)")
-
-
-def _permute(k, x: str, out: str, perm: tuple[int, ...]) -> None:
-    def src(idx: list[str]) -> list[str]:
-        xi = [""] * len(perm)
-        for d, a in enumerate(perm):
-            xi[a] = idx[d]
-        return xi
-    _gather(k, out, x, src)
-
-
-def _transpose_lower(k, node, ins, outs) -> None:
-    _permute(k, ins[0], outs[0], transpose_perm(node.params["axes"], _ndim(k, ins[0])))
-
-
-def _swap_lower(k, node, ins, outs) -> None:
-    _permute(k, ins[0], outs[0], swap_perm(node.params, _ndim(k, ins[0])))
-
-
-def _reverse_lower(k, node, ins, outs) -> None:
-    x = ins[0]
-    axes = set(norm_axes(node.params["axis"], _ndim(k, x)))
-    _gather(k, outs[0], x, lambda idx: [f"{x}.shape[{d}] - 1 - {i}" if d in axes else i
-                                        for d, i in enumerate(idx)])
-
-
-def _tile_lower(k, node, ins, outs) -> None:
-    x, out = ins[0], outs[0]
-    off = _ndim(k, out) - _ndim(k, x)
-    _gather(k, out, x, lambda idx: [f"{idx[j + off]} % {x}.shape[{j}]" for j in range(_ndim(k, x))])
-
-
-def _repeat_lower(k, node, ins, outs) -> None:
-    x, out, r = ins[0], outs[0], node.params["repeats"]
-    if node.params["axis"] is None:
-        xf = k.tmp("v")
-        k.line(f"{xf} = {x}.reshape(-1)")
-        (i,) = _open(k, [f"{out}.shape[0]"])
-        k.line(f"{out}[{i}] = {xf}[{i} // {r}]")
-        _close(k, [i])
-        return
-    ax = norm_axis(node.params["axis"], _ndim(k, x))
-    _gather(k, out, x, lambda idx: [f"{i} // {r}" if d == ax else i for d, i in enumerate(idx)])
 
 
 # --- Concat, stack, SliceChannel ------------------------------------------------------------------
@@ -144,58 +92,17 @@ def _split_lower(k, node, ins, outs) -> None:
         _copy3(k, o3, "{j}", x3, f"{n} * {piece} + {{j}}", o3)
 
 
-# --- slice_axis, slice, _backward_slice -------------------------------------------------------------
-
-
-def _slice_starts(k, x: str, bounds: list[tuple[int | None, int]]) -> list[tuple[str, int]]:
-    """Emit the runtime start of each sliced axis of ``x`` (Python's slice rules); returns
-    ``(start variable, step)`` per axis."""
-    starts = []
-    for d, (b, s) in enumerate(bounds):
-        v, n = k.tmp("s"), f"{x}.shape[{d}]"
-        if b is None:
-            k.line(f"{v} = {'0' if s > 0 else f'{n} - 1'}")
-        else:
-            k.line(f"{v} = {b} + {n} if {b} < 0 else {b}")
-            lo, hi = ("0", n) if s > 0 else ("-1", f"{n} - 1")
-            k.line(f"{v} = min(max({v}, {lo}), {hi})")
-        starts.append((v, s))
-    return starts
-
-
-def _slice_index(starts: list[tuple[str, int]], idx: list[str]) -> list[str]:
-    out = []
-    for d, i in enumerate(idx):
-        if d < len(starts):
-            v, s = starts[d]
-            out.append(f"{v} + {i}" if s == 1 else f"{v} + {i} * {s}")
-        else:
-            out.append(i)
-    return out
-
-
-def _slice_lower(k, node, ins, outs) -> None:
-    starts = _slice_starts(k, ins[0], slice_bounds(node.params))
-    _gather(k, outs[0], ins[0], lambda idx: _slice_index(starts, idx))
+# --- _backward_slice ---------------------------------------------------------------------------------
 
 
 def _backward_slice_lower(k, node, ins, outs) -> None:
     """Zero ``dx``, then write the head gradient into the sliced positions."""
     g, dx = ins[0], outs[0]
     _zero(k, dx)
-    starts = _slice_starts(k, dx, slice_bounds(node.params))
+    starts = slice_starts(k, dx, slice_bounds(node.params))
     idx = _open(k, [f"{g}.shape[{d}]" for d in range(_ndim(k, g))])
-    k.line(f"{dx}[{', '.join(_slice_index(starts, idx))}] = {g}[{', '.join(idx)}]")
+    k.line(f"{dx}[{', '.join(slice_index(starts, idx))}] = {g}[{', '.join(idx)}]")
     _close(k, idx)
-
-
-def _slice_axis_lower(k, node, ins, outs) -> None:
-    x, out = ins[0], outs[0]
-    ax = norm_axis(node.params["axis"], _ndim(k, x))
-    x3, o3 = _abd(k, x, ax), _abd(k, out, ax)
-    s, b = k.tmp("s"), node.params["begin"]
-    k.line(f"{s} = {b} + {x3}.shape[1] if {b} < 0 else {b}")
-    _copy3(k, o3, "{j}", x3, f"{s} + {{j}}", o3)
 
 
 # --- take, pick, one_hot and their scatters ---------------------------------------------------------
@@ -304,11 +211,12 @@ def _one_hot_lower(k, node, ins, outs) -> None:
     _close(k, [i])
 
 
+# transpose, SwapAxis, reverse, tile, repeat, slice and slice_axis are index maps: the
+# target-neutral rules of symjit.lower.gather serve the CPU too. These are block copies and
+# scatters, faster on the CPU than an element-wise gather.
 _LOWER = {
-    "transpose": _transpose_lower, "SwapAxis": _swap_lower,
-    "reverse": _reverse_lower, "tile": _tile_lower, "repeat": _repeat_lower,
     "Concat": _concat_lower, "stack": _stack_lower, "SliceChannel": _split_lower,
-    "slice_axis": _slice_axis_lower, "slice": _slice_lower, "_backward_slice": _backward_slice_lower,
+    "_backward_slice": _backward_slice_lower,
     "take": _take_lower, "_backward_take": _backward_take_lower, "pick": _pick_lower,
     "_backward_pick": _backward_pick_lower, "one_hot": _one_hot_lower,
 }

@@ -11,6 +11,16 @@ THREADS = 256     # threads per block of a grid-stride kernel
 MAX_BLOCKS = 1024
 
 
+def blocks_for(n: int) -> int:
+    """Blocks of :data:`THREADS` for a grid-stride loop over ``n`` elements (at most
+    :data:`MAX_BLOCKS`: the loop strides over the rest). Generated launch code calls this.
+
+    >>> blocks_for(1), blocks_for(257), blocks_for(10**9)
+    (1, 2, 1024)
+    """
+    return max(1, min(MAX_BLOCKS, (n + THREADS - 1) // THREADS))
+
+
 class CUDATarget(Target):
     """A loop is one grid-stride loop over the flat element index, decoded into loop indices."""
 
@@ -18,7 +28,7 @@ class CUDATarget(Target):
     host_calls = False
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
-        return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",))
+        return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self.name)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]
@@ -34,12 +44,15 @@ class CUDATarget(Target):
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
 
+    def launch_config(self, n: int) -> tuple[int, int]:
+        return blocks_for(n), THREADS
+
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])
+        blocks = k.imp("symjit.lower.cuda", "blocks_for")
         for fn, vs, size in launches:
-            blocks = f"max(1, min({MAX_BLOCKS}, ({size} + {THREADS - 1}) // {THREADS}))"
-            k.line(f"{fn}[{blocks}, {THREADS}]({', '.join(arg(v) for v in vs)})")
+            k.line(f"{fn}[{blocks}({size}), {THREADS}]({', '.join(arg(v) for v in vs)})")
         mw.functions.append(k.finish(""))   # a plain host function
         return params
 

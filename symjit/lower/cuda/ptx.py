@@ -1,0 +1,73 @@
+"""PTX of a compiled CUDA program's kernels, without a GPU (``numba.cuda.compile_ptx``).
+
+Each kernel of the generated module is compiled for a compute capability from its argument types
+(C-contiguous arrays of the planned values' dtypes and ranks), as the first launch would compile
+it on a device. This catches code numba's simulator accepts but the CUDA compiler rejects, and lets
+``symjit compile --target cuda --emit ptx --arch sm_90`` show what runs. It needs numba-cuda with
+the CUDA compiler packages (``pip install symjit[cuda]``) and the real CUDA target: the simulator
+(``NUMBA_ENABLE_CUDASIM=1``) has no compiler.
+"""
+from __future__ import annotations
+
+import re
+
+from ...base import MXNetError
+
+__all__ = ["kernel_ptx", "parse_arch"]
+
+
+def parse_arch(arch: str) -> tuple[int, int]:
+    """``'sm_90'`` -> ``(9, 0)``; MXNetError for anything else.
+
+    >>> parse_arch('sm_90'), parse_arch('sm_120')
+    ((9, 0), (12, 0))
+    """
+    m = re.fullmatch(r"sm_(\d+)(\d)", arch)
+    if m is None:
+        raise MXNetError(f"--arch {arch!r}: expected a CUDA architecture such as 'sm_90'")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _cuda():
+    from numba import config
+    if config.ENABLE_CUDASIM:
+        raise MXNetError("PTX needs the CUDA compiler: unset NUMBA_ENABLE_CUDASIM (the simulator has none)")
+    try:
+        from numba import cuda
+        cuda.compile_ptx  # noqa: B018  (absent from some builds)
+    except (ImportError, AttributeError) as exc:
+        raise MXNetError(f"PTX needs numba-cuda with the CUDA compiler packages "
+                         f"(pip install 'symjit[cuda]'): {exc}") from None
+    return cuda
+
+
+class _Device:
+    """Stands for a device of the requested architecture while device functions (the scalar
+    bodies) are compiled: numba-cuda asks the current device for its compute capability there,
+    and PTX for an architecture needs no device."""
+
+    def __init__(self, cc: tuple[int, int]):
+        self.compute_capability = cc
+
+
+def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
+    """kernel name -> PTX for every kernel of a loaded CUDA program (``compiled.module``)."""
+    from unittest import mock
+
+    from numba import from_dtype, types
+    if compiled.target != "cuda" or compiled.module is None:
+        raise MXNetError("PTX is for a loaded program of the cuda target")
+    cuda, cc = _cuda(), parse_arch(arch)
+    g = compiled.graph
+    out = {}
+    with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
+        for name, vids in compiled.program.kernels.items():
+            sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
+                        for v in vids)
+            fn = getattr(compiled.module, name).py_func
+            try:
+                out[name], _ = cuda.compile_ptx(fn, sig, cc=cc)
+            except Exception as exc:  # noqa: BLE001 - the compiler's message, naming the kernel
+                raise MXNetError(f"kernel {name}: the CUDA compiler rejected it for {arch}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+    return out

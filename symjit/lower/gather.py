@@ -1,0 +1,283 @@
+"""Target-neutral index-map lowerings: each output element read from a computed position.
+
+A gather rule returns the element expression of its output (``expr(idx) -> str``, see
+:mod:`symjit.lower.rules`), and the target's loop over the output evaluates it: a ``range`` nest
+on the CPU, a grid-stride loop on CUDA. Statements a rule emits before the loop are scalar
+(slice starts, offsets) or views (``reshape`` of a contiguous array), valid on every target. The
+CPU keeps its own copy/scatter rules where a block copy is faster (Concat, stack, reshape copies,
+take, pick, one_hot, where, the slice and pick gradients); these serve every other target.
+
+Index rules (MXNet 1.x): an index value is truncated toward zero; ``clip`` clamps it to
+``[0, D - 1]`` (NaN reads 0), ``wrap`` takes it modulo ``D``. take's ``mode='raise'`` needs a
+bounds check that stops the program, which only the CPU rule does so far.
+
+>>> import symjit as mx
+>>> x = mx.sym.Variable('x')
+>>> ex = mx.sym.reverse(x, axis=1).simple_bind(mx.cpu(), x=(2, 3))
+>>> ex.forward(x=mx.nd.array([[1, 2, 3], [4, 5, 6]]))[0].asnumpy().tolist()
+[[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..base import MXNetError
+from ..ops.rules import norm_axes, norm_axis, norm_insert_axis
+from ..ops.shape_grad import clip_index, slice_bounds, swap_perm, transpose_perm
+from .emit import literal
+from .rules import ANY, rule
+
+__all__ = ["gather", "slice_starts", "slice_index"]
+
+ElemExpr = Callable[[list[str]], str]
+
+
+def _ndim(k, arr: str) -> int:
+    return len(k.info[arr].shape)
+
+
+def gather(src: str, src_index: Callable[[list[str]], list[str]]) -> ElemExpr:
+    """The element expression ``src[src_index(idx)]``."""
+    return lambda idx: f"{src}[{', '.join(src_index(idx))}]"
+
+
+# --- permutations, flips, tile, repeat ------------------------------------------------------------
+
+
+def _permute(x: str, perm: tuple[int, ...]) -> ElemExpr:
+    def src(idx: list[str]) -> list[str]:
+        xi = [""] * len(perm)
+        for d, a in enumerate(perm):
+            xi[a] = idx[d]
+        return xi
+    return gather(x, src)
+
+
+def _transpose(k, node, ins, outs) -> ElemExpr:
+    return _permute(ins[0], transpose_perm(node.params["axes"], _ndim(k, ins[0])))
+
+
+def _swap(k, node, ins, outs) -> ElemExpr:
+    return _permute(ins[0], swap_perm(node.params, _ndim(k, ins[0])))
+
+
+def _reverse(k, node, ins, outs) -> ElemExpr:
+    x = ins[0]
+    axes = set(norm_axes(node.params["axis"], _ndim(k, x)))
+    return gather(x, lambda idx: [f"{x}.shape[{d}] - 1 - {i}" if d in axes else i for d, i in enumerate(idx)])
+
+
+def _tile(k, node, ins, outs) -> ElemExpr:
+    x, out = ins[0], outs[0]
+    off = _ndim(k, out) - _ndim(k, x)
+    return gather(x, lambda idx: [f"{idx[j + off]} % {x}.shape[{j}]" for j in range(_ndim(k, x))])
+
+
+def _repeat(k, node, ins, outs) -> ElemExpr:
+    x, r = ins[0], node.params["repeats"]
+    if node.params["axis"] is None:   # the flattened input, each element r times
+        xf = k.tmp("v")
+        k.line(f"{xf} = {x}.reshape(-1)")
+        return gather(xf, lambda idx: [f"{idx[0]} // {r}"])
+    ax = norm_axis(node.params["axis"], _ndim(k, x))
+    return gather(x, lambda idx: [f"{i} // {r}" if d == ax else i for d, i in enumerate(idx)])
+
+
+# --- slices ----------------------------------------------------------------------------------------
+
+
+def slice_starts(k, x: str, bounds: list[tuple[int | None, int]]) -> list[tuple[str, int]]:
+    """Emit the runtime start of each sliced axis of ``x`` (Python's slice rules); returns
+    ``(start variable, step)`` per axis."""
+    starts = []
+    for d, (b, s) in enumerate(bounds):
+        v, n = k.tmp("s"), f"{x}.shape[{d}]"
+        if b is None:
+            k.line(f"{v} = {'0' if s > 0 else f'{n} - 1'}")
+        else:
+            k.line(f"{v} = {b} + {n} if {b} < 0 else {b}")
+            lo, hi = ("0", n) if s > 0 else ("-1", f"{n} - 1")
+            k.line(f"{v} = min(max({v}, {lo}), {hi})")
+        starts.append((v, s))
+    return starts
+
+
+def slice_index(starts: list[tuple[str, int]], idx: list[str]) -> list[str]:
+    """The input index of output index ``idx`` of a slice with these starts."""
+    out = []
+    for d, i in enumerate(idx):
+        if d < len(starts):
+            v, s = starts[d]
+            out.append(f"{v} + {i}" if s == 1 else f"{v} + {i} * {s}")
+        else:
+            out.append(i)
+    return out
+
+
+def _slice(k, node, ins, outs) -> ElemExpr:
+    starts = slice_starts(k, ins[0], slice_bounds(node.params))
+    return gather(ins[0], lambda idx: slice_index(starts, idx))
+
+
+def _slice_axis(k, node, ins, outs) -> ElemExpr:
+    x = ins[0]
+    ax = norm_axis(node.params["axis"], _ndim(k, x))
+    s, b = k.tmp("s"), node.params["begin"]
+    k.line(f"{s} = {b} + {x}.shape[{ax}] if {b} < 0 else {b}")
+    return gather(x, lambda idx: [f"{s} + {i}" if d == ax else i for d, i in enumerate(idx)])
+
+
+def _backward_slice(k, node, ins, outs) -> ElemExpr:
+    """``dx[i]``: the head gradient where ``i`` was sliced (on every axis), else 0."""
+    g, dx = ins[0], outs[0]
+    starts = slice_starts(k, dx, slice_bounds(node.params))
+    zero = literal(0.0, k.info[dx].dtype)
+
+    def expr(idx: list[str]) -> str:
+        conds, gi = [], []
+        for d, i in enumerate(idx):
+            if d < len(starts):
+                v, s = starts[d]
+                conds.append(f"({i} - {v}) % {s} == 0 and 0 <= ({i} - {v}) // {s} < {g}.shape[{d}]")
+                gi.append(f"({i} - {v}) // {s}")
+            else:
+                gi.append(i)
+        return f"({g}[{', '.join(gi)}] if {' and '.join(conds) or 'True'} else {zero})"
+    return expr
+
+
+# --- joins and copies -----------------------------------------------------------------------------
+
+
+def _chain(cases: list[tuple[str, str]], last: str) -> str:
+    """Nested conditional expressions: the first ``value`` whose ``cond`` holds, else ``last``."""
+    out = last
+    for cond, value in reversed(cases):
+        out = f"({value} if {cond} else {out})"
+    return out
+
+
+def _concat(k, node, ins, outs) -> ElemExpr:
+    ax = norm_axis(node.params["dim"], _ndim(k, outs[0]), "dim")
+    ends = []
+    for n, x in enumerate(ins[:-1]):
+        e = k.tmp("e")
+        k.line(f"{e} = {x}.shape[{ax}]" + (f" + {ends[-1]}" if n else ""))
+        ends.append(e)
+
+    def expr(idx: list[str]) -> str:
+        def at(n: int) -> str:
+            shifted = idx[ax] if n == 0 else f"{idx[ax]} - {ends[n - 1]}"
+            return f"{ins[n]}[{', '.join(shifted if d == ax else i for d, i in enumerate(idx))}]"
+        return _chain([(f"{idx[ax]} < {ends[n]}", at(n)) for n in range(len(ins) - 1)], at(len(ins) - 1))
+    return expr
+
+
+def _stack(k, node, ins, outs) -> ElemExpr:
+    ax = norm_insert_axis(node.params["axis"], _ndim(k, ins[0]))
+
+    def expr(idx: list[str]) -> str:
+        rest = ", ".join(i for d, i in enumerate(idx) if d != ax)
+        return _chain([(f"{idx[ax]} == {n}", f"{x}[{rest}]") for n, x in enumerate(ins[:-1])],
+                      f"{ins[-1]}[{rest}]")
+    return expr
+
+
+def _copy(k, node, ins, outs) -> ElemExpr:
+    """Reshape-like ops that cannot be views: element ``idx`` of the output is the flat element
+    of the same (row-major) position of the input."""
+    out, xf = outs[0], k.tmp("v")
+    k.line(f"{xf} = {ins[0]}.reshape(-1)")
+
+    def expr(idx: list[str]) -> str:
+        flat = idx[0]
+        for d in range(1, len(idx)):
+            flat = f"({flat}) * {out}.shape[{d}] + {idx[d]}"
+        return f"{xf}[{flat}]"
+    return expr
+
+
+def _where(k, node, ins, outs) -> ElemExpr:
+    c, x, y = ins
+    rows = _ndim(k, c) == 1 and _ndim(k, x) > 1   # a 1-D condition picks whole rows
+
+    def expr(idx: list[str]) -> str:
+        at = ", ".join(idx)
+        return f"({x}[{at}] if {c}[{idx[0] if rows else at}] != 0 else {y}[{at}])"
+    return expr
+
+
+# --- gathers by index arrays -------------------------------------------------------------------------
+
+
+def _index(k, mode: str, v: str, n: str) -> str:
+    """Source of the position an index value ``v`` selects from ``n`` (clip or wrap)."""
+    if mode == "wrap":
+        return f"int({v}) % {n}"
+    return f"{k.module.body(clip_index)}({v}, {n})"
+
+
+def _take(k, node, ins, outs) -> ElemExpr:
+    a, ind = ins
+    mode = node.params["mode"]
+    if mode == "raise":
+        raise MXNetError(f"take '{node.name}': no {k.module.target} lowering for mode='raise' "
+                         "(a bounds check that stops the program); use mode='clip' or 'wrap'")
+    ax, ni = norm_axis(node.params["axis"], _ndim(k, a)), _ndim(k, ind)
+
+    def expr(idx: list[str]) -> str:
+        r = _index(k, mode, f"{ind}[{', '.join(idx[ax:ax + ni])}]", f"{a}.shape[{ax}]")
+        return f"{a}[{', '.join([*idx[:ax], r, *idx[ax + ni:]])}]"
+    return expr
+
+
+def _pick_positions(node, nd: int) -> tuple[int, bool]:
+    """(axis, keepdims) of a pick over ``nd`` dims; its index and output share one shape."""
+    return norm_axis(node.params["axis"], nd), node.params["keepdims"]
+
+
+def _pick(k, node, ins, outs) -> ElemExpr:
+    data, ind = ins
+    nd = _ndim(k, data)
+    ax, keep = _pick_positions(node, nd)
+
+    def expr(idx: list[str]) -> str:
+        r = _index(k, node.params["mode"], f"{ind}[{', '.join(idx)}]", f"{data}.shape[{ax}]")
+        at = [*idx[:ax], r, *idx[ax + 1:]] if keep else [*idx[:ax], r, *idx[ax:]] if nd > 1 else [r]
+        return f"{data}[{', '.join(at)}]"
+    return expr
+
+
+def _backward_pick(k, node, ins, outs) -> ElemExpr:
+    """``dx[..., j, ...]``: the head gradient where pick read position ``j``, else 0."""
+    g, ind, dx = ins[0], ins[1], outs[0]
+    nd = _ndim(k, dx)
+    ax, keep = _pick_positions(node, nd)
+    zero = literal(0.0, k.info[dx].dtype)
+
+    def expr(idx: list[str]) -> str:
+        small = [*idx[:ax], "0", *idx[ax + 1:]] if keep else [*idx[:ax], *idx[ax + 1:]] if nd > 1 else ["0"]
+        r = _index(k, node.params["mode"], f"{ind}[{', '.join(small)}]", f"{dx}.shape[{ax}]")
+        return f"({g}[{', '.join(small)}] if {r} == {idx[ax]} else {zero})"
+    return expr
+
+
+def _one_hot(k, node, ins, outs) -> ElemExpr:
+    ind, out = ins[0], outs[0]
+    dt = k.info[out].dtype
+    on, off = literal(node.params["on_value"], dt), literal(node.params["off_value"], dt)
+
+    def expr(idx: list[str]) -> str:
+        v, depth = f"{ind}[{', '.join(idx[:-1])}]", f"{out}.shape[{len(idx) - 1}]"
+        return f"({on} if {v} > -1 and {v} < {depth} and int({v}) == {idx[-1]} else {off})"
+    return expr
+
+
+for _name, _emit in {
+    "transpose": _transpose, "SwapAxis": _swap, "reverse": _reverse, "tile": _tile, "repeat": _repeat,
+    "slice": _slice, "slice_axis": _slice_axis, "_backward_slice": _backward_slice,
+    "Concat": _concat, "stack": _stack, "where": _where, "take": _take, "pick": _pick,
+    "_backward_pick": _backward_pick, "one_hot": _one_hot,
+    "Flatten": _copy, "Reshape": _copy, "expand_dims": _copy, "squeeze": _copy,
+}.items():
+    rule(_name, ANY, _emit)

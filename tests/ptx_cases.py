@@ -1,0 +1,57 @@
+"""Compile every generated CUDA kernel of every op case the CUDA target can lower to PTX for a real
+device (``sm_90`` by default), with ``numba.cuda.compile_ptx``: no GPU needed, but numba-cuda with
+the CUDA compiler packages (``pip install -e '.[cuda]'``) and no simulator. This catches code the
+simulator accepts but the CUDA compiler rejects. ``.ci/run`` runs it in its CUDA venv:
+
+    python -m tests.ptx_cases [--arch sm_90]
+
+Prints one line per failing case and a summary; exits 1 when a kernel does not compile.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from symjit.base import MXNetError
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+from symjit.lower.cuda.ptx import kernel_ptx
+
+from .cases import all_cases
+from .cuda_cases import _var, lowered_on_cuda
+
+
+def case_ptx(case, arch: str) -> int:
+    """Compile the case's CUDA forward program to PTX; return the number of kernels."""
+    sym = case.build({n: _var(n) for n in case.inputs})
+    names = sym.list_arguments() + sym.list_auxiliary_states()
+    compiled = compile_symbol(sym, {n: case.inputs[n].shape for n in names},
+                              {n: case.inputs[n].dtype for n in names}, {}, case.is_train,
+                              Config.from_env(), target="cuda")
+    return len(kernel_ptx(compiled, arch))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--arch", default="sm_90")
+    arch = ap.parse_args(argv).arch
+    done, kernels, failed, unlowered = 0, 0, 0, 0
+    for case in all_cases():
+        if case.is_train or not lowered_on_cuda(case):
+            continue
+        try:
+            kernels += case_ptx(case, arch)
+            done += 1
+        except MXNetError as exc:
+            if "no cuda lowering" in str(exc):
+                unlowered += 1
+                continue
+            failed += 1
+            print(f"FAILED {case}: {exc}")
+    print(f"ptx ({arch}): {done} cases, {kernels} kernels compiled, {failed} failed, "
+          f"{unlowered} without a CUDA lowering of their variant")
+    return 1 if failed or not done else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
