@@ -13,18 +13,15 @@ includes its bias and is an epilogue: elementwise consumers fuse into the same l
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ..ops.reduce import reduced_axes
 from ..ops.shape_grad import clip_index
-from .emit import dims
-from .rules import ANY, rule
+from .emit import dims, flat_index, open_loops
+from .rules import ANY, ElemExpr, rule
 
 __all__ = ["init_value", "REDUCE_STEP"]
 
-ElemExpr = Callable[[list[str]], str]
 
 _REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
                 "max": "-np.inf", "min": "np.inf"}
@@ -43,14 +40,6 @@ def init_value(name: str, dtype: np.dtype) -> str:
         info = np.iinfo(dtype) if dtype.kind != "b" else np.iinfo(np.uint8)
         return str(int(info.min if name == "max" else info.max))
     return _REDUCE_INIT[name]
-
-
-def _serial(k, extents: list[str]) -> list[str]:
-    idx = [k.tmp("r") for _ in extents]
-    for i, n in zip(idx, extents):
-        k.line(f"for {i} in range({n}):")
-        k.indent += 1
-    return idx
 
 
 def _input_index(idx: list[str], axes: tuple[int, ...], nd: int, keepdims: bool, red: list[str]) -> str:
@@ -72,7 +61,7 @@ def _reduce(name: str):
         def expr(idx: list[str]) -> str:
             acc, v = k.tmp("acc"), k.tmp("x")
             k.line(f"{acc} = {init}")
-            red = _serial(k, [f"{x}.shape[{d}]" for d in axes])
+            red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
             k.line(f"{v} = {x}[{_input_index(idx, axes, nd, p['keepdims'], red)}]")
             k.line(_REDUCE_STEP[name].format(o=acc, x=v))
             k.indent -= len(red)
@@ -101,7 +90,7 @@ def _arg(name: str):
             k.line(f"{best} = {x}[{_input_index(idx, axes, nd, keep, ['0'] * len(axes))}]")
             k.line(f"{arg} = 0")
             k.line(f"{pos} = 0")
-            red = _serial(k, [f"{x}.shape[{d}]" for d in axes])
+            red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
             k.line(f"{v} = {x}[{_input_index(idx, axes, nd, keep, red)}]")
             k.line(f"if {best} == {best} and ({v} {better} {best} or {v} != {v}):")
             k.line(f"    {best} = {v}")
@@ -121,7 +110,7 @@ def _norm(k, node, ins, outs) -> ElemExpr:
     def expr(idx: list[str]) -> str:
         acc, v = k.tmp("acc"), k.tmp("x")
         k.line(f"{acc} = 0.0")
-        red = _serial(k, [f"{x}.shape[{d}]" for d in axes])
+        red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
         k.line(f"{v} = float({x}[{_input_index(idx, axes, nd, node.params['keepdims'], red)}])")
         k.line(f"{acc} += abs({v})" if node.params["ord"] == 1 else f"{acc} += {v} * {v}")
         k.indent -= len(red)
@@ -130,14 +119,6 @@ def _norm(k, node, ins, outs) -> ElemExpr:
 
 
 # --- matrix products -------------------------------------------------------------------------------
-
-
-def _flat(idx: list[str], arr: str, start: int) -> str:
-    """Row-major flat position of ``idx`` (axes ``start``... of ``arr``)."""
-    flat = idx[0] if idx else "0"
-    for d in range(1, len(idx)):
-        flat = f"({flat}) * {arr}.shape[{start + d}] + {idx[d]}"
-    return flat
 
 
 def _dot_terms(k, a: str, b: str, i: str, j: str, ta: bool, tb: bool, kk: str) -> str:
@@ -149,7 +130,7 @@ def _product(k, out: str, a: str, b: str, row_axes: int, ta: bool, tb: bool, ext
     """Element ``idx`` of ``out``: sum over ``extent`` of row ``flat(idx[:row_axes])`` of ``a``
     times column ``flat(idx[row_axes:])`` of ``b`` (2-D views), plus ``bias[col]``."""
     def expr(idx: list[str]) -> str:
-        i, j = _flat(idx[:row_axes], out, 0), _flat(idx[row_axes:], out, row_axes)
+        i, j = flat_index(idx[:row_axes], out), flat_index(idx[row_axes:], out, row_axes)
         acc, kk = k.tmp("acc"), k.tmp("k")
         k.line(f"{acc} = 0.0")
         k.line(f"for {kk} in range({extent}):")

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import numpy as np
 
 __all__ = ["KCPU", "call", "view2d", "rows_view", "elem_index", "literal", "int_tuple", "dims",
-           "axis_view3", "rank_axis", "open_loops", "close_loops"]
+           "axis_view3", "rank_axis", "open_loops", "close_loops", "flat_index", "ndim"]
 
 KCPU = "symjit.kernels.cpu"
 
@@ -82,6 +82,24 @@ def axis_view3(k, arr: str, axis: int, ndim: int, mid: str | None = None) -> str
     k_dim = mid if mid is not None else f"{arr}.shape[{axis}]"
     k.line(f"{name} = {arr}.reshape({dims(arr, range(axis))}, {k_dim}, {dims(arr, range(axis + 1, ndim))})")
     return name
+
+
+def ndim(k, arr: str) -> int:
+    """The static rank of the array argument ``arr``."""
+    return len(k.info[arr].shape)
+
+
+def flat_index(idx: list[str], arr: str, start: int = 0) -> str:
+    """Source of the row-major flat position of index ``idx`` over axes ``start``... of ``arr``
+    (runtime shapes).
+
+    >>> flat_index(['i', 'j', 'l'], 'x')
+    '((i) * x.shape[1] + j) * x.shape[2] + l'
+    """
+    flat = idx[0] if idx else "0"
+    for d in range(1, len(idx)):
+        flat = f"({flat}) * {arr}.shape[{start + d}] + {idx[d]}"
+    return flat
 
 
 def rank_axis(k, node, arr: str) -> tuple[int, int]:

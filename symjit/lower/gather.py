@@ -24,16 +24,12 @@ from collections.abc import Callable
 from ..base import MXNetError
 from ..ops.rules import norm_axes, norm_axis, norm_insert_axis
 from ..ops.shape_grad import clip_index, slice_bounds, swap_perm, transpose_perm
-from .emit import literal
-from .rules import ANY, rule
+from .emit import flat_index, literal
+from .emit import ndim as _ndim
+from .rules import ANY, ElemExpr, rule
 
 __all__ = ["gather", "slice_starts", "slice_index"]
 
-ElemExpr = Callable[[list[str]], str]
-
-
-def _ndim(k, arr: str) -> int:
-    return len(k.info[arr].shape)
 
 
 def gather(src: str, src_index: Callable[[list[str]], list[str]]) -> ElemExpr:
@@ -189,12 +185,7 @@ def _copy(k, node, ins, outs) -> ElemExpr:
     out, xf = outs[0], k.tmp("v")
     k.line(f"{xf} = {ins[0]}.reshape(-1)")
 
-    def expr(idx: list[str]) -> str:
-        flat = idx[0]
-        for d in range(1, len(idx)):
-            flat = f"({flat}) * {out}.shape[{d}] + {idx[d]}"
-        return f"{xf}[{flat}]"
-    return expr
+    return lambda idx: f"{xf}[{flat_index(idx, out)}]"
 
 
 def _where(k, node, ins, outs) -> ElemExpr:

@@ -32,9 +32,10 @@ from typing import Any
 from ..base import MXNetError
 from ..ops.registry import Kind, OpDef
 
-__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "ANY", "is_loop_op"]
+__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "ANY", "is_loop_op", "ElemExpr"]
 
 ANY = "any"
+ElemExpr = Callable[[list[str]], str]   # loop-index names -> source of an output element
 FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
 
 

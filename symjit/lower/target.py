@@ -13,6 +13,8 @@ subclass registered with :func:`register_target` plus its rules; no pass changes
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..base import MXNetError
 from .writer import KernelWriter, ModuleWriter
 
@@ -44,7 +46,8 @@ class Target:
         calls (the CPU)."""
         return None
 
-    def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg: callable) -> list[int]:
+    def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
+                arg: Callable[[int], str]) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes
         (``arg(vid)`` is an array's local name)."""
         raise NotImplementedError

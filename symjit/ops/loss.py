@@ -200,7 +200,7 @@ def _softmax_backward_dtype(p: dict, ins: list, aux: list):
     return [y, y, *ins[2:]], [y], []
 
 
-def _softmax_op(name: str, log: bool, doc: str) -> OpDef:
+def _softmax_op(name: str, doc: str) -> OpDef:
     op = register(OpDef(
         name=name,
         params=_softmax_params(),
@@ -225,9 +225,9 @@ def _softmax_op(name: str, log: bool, doc: str) -> OpDef:
     return op
 
 
-softmax = _softmax_op("softmax", False,
+softmax = _softmax_op("softmax",
                       "``exp(x / t) / sum(exp(x / t), axis)`` along ``axis`` (t = temperature).")
-log_softmax = _softmax_op("log_softmax", True,
+log_softmax = _softmax_op("log_softmax",
                           "``log(softmax(data, axis, temperature))``, computed stably.")
 
 

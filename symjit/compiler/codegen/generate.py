@@ -21,11 +21,12 @@ from __future__ import annotations
 import dataclasses
 
 from ...base import MXNetError
+from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
 from ...lower.writer import KernelWriter, ModuleWriter
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
-from .loop import ElemExpr, emit_loop, loop_dims, vname
+from .loop import emit_loop, loop_dims, vname
 
 __all__ = ["generate", "Program", "Segment"]
 

@@ -12,18 +12,15 @@ the same loop. How the loop opens is the target's (:meth:`symjit.lower.Target.op
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ...lower.emit import literal
-from ...lower.rules import Rule
+from ...lower.rules import ElemExpr, Rule
 from ...lower.target import Target
 from ...lower.writer import KernelWriter
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 
-__all__ = ["ElemExpr", "emit_loop", "loop_dims", "vname", "broadcast_index"]
+__all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index"]
 
-ElemExpr = Callable[[list[str]], str]
 
 
 def vname(vid: int) -> str:

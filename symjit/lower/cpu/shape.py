@@ -21,13 +21,10 @@ from ...ops.rules import norm_axis, norm_insert_axis
 from ...ops.shape_grad import slice_bounds
 from ..emit import KCPU, axis_view3, literal
 from ..emit import close_loops as _close
+from ..emit import ndim as _ndim
 from ..emit import open_loops as _open
 from ..gather import slice_index, slice_starts
 from ..rules import rule
-
-
-def _ndim(k, arr: str) -> int:
-    return len(k.info[arr].shape)
 
 
 def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
