@@ -5,9 +5,11 @@ For every case of ``tests/cases`` whose forward program the CUDA target can lowe
 program runs on host arrays (the simulator accepts them) laid out as the executor lays them out
 (arguments, aux states, outputs, and temporaries in one arena from the memory plan), and its
 outputs are compared with the numpy reference (the case's dtypes and tolerances, as on the CPU).
+Where the target lowers the whole training program too, forward + backward run with the same head
+gradients as the CPU test and the gradients are compared with the CPU executor's.
 A case whose compilation reports an op variant the target has no lowering for (take's
 ``mode='raise'``) is listed apart. Prints one JSON line:
-``{"ran": [case ids], "failed": {case id: message}, "unlowered": {case id: message}}``.
+``{"ran": [...], "backward": [...], "failed": {case id: message}, "unlowered": {case id: message}}``.
 """
 from __future__ import annotations
 
@@ -25,11 +27,14 @@ from .cases import all_cases
 from .opcheck import as_list
 
 
-def run_forward(compiled, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Call the compiled forward program on ``arrays`` (by argument/aux name); return the outputs."""
+def run_program(compiled, arrays: dict[str, np.ndarray], head: list[np.ndarray] | None = None):
+    """Call the compiled forward program on ``arrays`` (by argument/aux name), then, with ``head``
+    (one head gradient per output), the backward program; return (outputs, gradients by name)."""
     g, plan = compiled.graph, compiled.plan
     arena = np.zeros(max(plan.planned_bytes, 1), np.uint8)
     outs = [np.zeros(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
+    grads = {name: np.zeros(g.values[v].shape, g.values[v].dtype) for name, v in g.grads.items()}
+    heads = {v: head[i] for i, v in g.head_grads.items()} if head is not None else {}
 
     def array(vid: int) -> np.ndarray:
         v = g.values[vid]
@@ -37,23 +42,50 @@ def run_forward(compiled, arrays: dict[str, np.ndarray]) -> list[np.ndarray]:
             return arrays[v.ref]
         if v.kind == "out":
             return outs[g.outputs.index(vid)]
+        if v.kind == "grad":
+            return grads[v.ref]
+        if v.kind == "head_grad":
+            return heads[vid]
         if vid not in plan.offsets:
             return array(plan.aliases[vid]).reshape(v.shape)
         off = plan.offsets[vid]
         return arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
 
-    name, vids = compiled.program.entries["forward"]
-    getattr(compiled.module, name)(*[array(v) for v in vids])
-    return outs
+    for phase in ("forward", "backward") if head is not None else ("forward",):
+        name, vids = compiled.program.entries[phase]
+        getattr(compiled.module, name)(*[array(v) for v in vids])
+    return outs, grads
 
 
-def lowered_on_cuda(case) -> bool:
-    """True when every op of the case's inference program has a CUDA rule."""
+def _program(case, train: bool):
+    """The case's compiled CUDA program: inference, or training with gradients of ``wrt``."""
+    from .opcheck import grad_inputs
+    sym = case.build({n: _var(n) for n in case.inputs})
+    names = sym.list_arguments() + sym.list_auxiliary_states()
+    wrt = grad_inputs(case, sym.list_arguments()) if train else []
+    reqs = {n: ("write" if n in wrt else "null") for n in sym.list_arguments()} if wrt else {}
+    return compile_symbol(sym, {n: case.inputs[n].shape for n in names},
+                          {n: case.inputs[n].dtype for n in names}, reqs, train or case.is_train,
+                          Config.from_env(), target="cuda")
+
+
+def lowered_on_cuda(case, train: bool = False) -> bool:
+    """True when every op of the case's program (inference, or forward + backward) has a CUDA rule
+    (the passes before code generation, so an op variant a rule rejects still counts as lowered and
+    is reported when it compiles)."""
+    from symjit.compiler.passes.autodiff import autodiff
     from symjit.compiler.passes.build import build_forward
+    from symjit.compiler.passes.simplify import simplify
+
+    from .opcheck import grad_inputs
     sym = case.build({n: _var(n) for n in case.inputs})
     names = sym.list_arguments() + sym.list_auxiliary_states()
     g = build_forward(sym, {n: case.inputs[n].shape for n in names},
-                      {n: case.inputs[n].dtype for n in names}, case.is_train)
+                      {n: case.inputs[n].dtype for n in names}, train or case.is_train)
+    if train:
+        wrt = grad_inputs(case, sym.list_arguments())
+        g = autodiff(g, {n: ("write" if n in wrt else "null") for n in sym.list_arguments()})
+    g = simplify(g, fusion=True)
     return all(lookup(get_op(op.op.name), "cuda") is not None for op in g.ops)
 
 
@@ -64,13 +96,8 @@ def _var(name: str):
 
 def check_case(case) -> str | None:
     """None when the CUDA forward matches the reference, else a message."""
-    sym = case.build({n: _var(n) for n in case.inputs})
-    names = sym.list_arguments() + sym.list_auxiliary_states()
-    arrays = {n: case.inputs[n] for n in names}
-    compiled = compile_symbol(sym, {n: a.shape for n, a in arrays.items()},
-                              {n: a.dtype for n, a in arrays.items()}, {}, case.is_train,
-                              Config.from_env(), target="cuda")
-    got = run_forward(compiled, {n: a.copy() for n, a in arrays.items()})
+    compiled = _program(case, False)
+    got, _ = run_program(compiled, {n: a.copy() for n, a in case.inputs.items()})
     want = as_list(case.ref(**{n: case.inputs[n] for n in case.inputs}))
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != np.shape(w):
@@ -78,6 +105,29 @@ def check_case(case) -> str | None:
         if not np.allclose(g.astype(np.float64), w, rtol=case.rtol, atol=case.atol, equal_nan=True):
             err = float(np.nanmax(np.abs(g.astype(np.float64) - w)))
             return f"output {i}: max abs error {err}"
+    return None
+
+
+EXERCISED: set[str] = set()   # ops of the training programs that ran on CUDA
+
+
+def check_gradients(case) -> str | None:
+    """None when the CUDA training program's gradients match the CPU executor's (same head
+    gradients, fused CPU program as the oracle), else a message."""
+    import symjit as mx
+
+    from .opcheck import bind_case, head_grads_for
+    ex, _, wrt = bind_case(case)
+    outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+    head = head_grads_for(outs)
+    ex.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
+    compiled = _program(case, True)
+    EXERCISED.update(op.op.name for op in compiled.graph.ops)
+    _, grads = run_program(compiled, {n: a.copy() for n, a in case.inputs.items()}, head)
+    for n in wrt:
+        want = ex.grad_dict[n].asnumpy()
+        if not np.allclose(grads[n], want, rtol=1e-5, atol=1e-7, equal_nan=True):
+            return f"gradient of {n}: max abs error {float(np.nanmax(np.abs(grads[n] - want)))}"
     return None
 
 
@@ -100,7 +150,19 @@ def main() -> None:
         ran.append(str(case))
         if msg is not None:
             failed[str(case)] = msg
-    print(json.dumps({"ran": ran, "failed": failed, "unlowered": unlowered}))
+    backward = []   # cases whose whole training program the CUDA target lowers
+    for case in cases:
+        if case.grad == "none" or str(case) in unlowered or not lowered_on_cuda(case, train=True):
+            continue
+        backward.append(str(case))
+        try:
+            msg = check_gradients(case)
+        except Exception as exc:  # noqa: BLE001 - reported per case
+            msg = f"{type(exc).__name__}: {exc}"
+        if msg is not None:
+            failed[f"{case} (backward)"] = msg
+    print(json.dumps({"ran": ran, "backward": backward, "failed": failed, "unlowered": unlowered,
+                      "exercised": sorted(EXERCISED)}))
     sys.stdout.flush()
 
 

@@ -1,7 +1,9 @@
-"""Compile every generated CUDA kernel of every op case the CUDA target can lower to PTX for a real
-device (``sm_90`` by default), with ``numba.cuda.compile_ptx``: no GPU needed, but numba-cuda with
-the CUDA compiler packages (``pip install -e '.[cuda]'``) and no simulator. This catches code the
-simulator accepts but the CUDA compiler rejects. ``.ci/run`` runs it in its CUDA venv:
+"""Compile every generated CUDA kernel of every op case the CUDA target can lower (inference and, where
+it lowers, training programs) to PTX for a real device (``sm_90`` by default), with
+``numba.cuda.compile_ptx``: no GPU needed, but numba-cuda with the CUDA compiler packages (``pip
+install -e '.[cuda]'``) and no simulator. This catches code the simulator accepts but the CUDA
+compiler rejects.
+``.ci/run`` runs it in its CUDA venv:
 
     python -m tests.ptx_cases [--arch sm_90]
 
@@ -13,22 +15,19 @@ import argparse
 import sys
 
 from symjit.base import MXNetError
-from symjit.compiler.pipeline import compile_symbol
-from symjit.config import Config
 from symjit.lower.cuda.ptx import kernel_ptx
 
 from .cases import all_cases
-from .cuda_cases import _var, lowered_on_cuda
+from .cuda_cases import _program, lowered_on_cuda
 
 
 def case_ptx(case, arch: str) -> int:
-    """Compile the case's CUDA forward program to PTX; return the number of kernels."""
-    sym = case.build({n: _var(n) for n in case.inputs})
-    names = sym.list_arguments() + sym.list_auxiliary_states()
-    compiled = compile_symbol(sym, {n: case.inputs[n].shape for n in names},
-                              {n: case.inputs[n].dtype for n in names}, {}, case.is_train,
-                              Config.from_env(), target="cuda")
-    return len(kernel_ptx(compiled, arch))
+    """Compile the case's CUDA inference program, and its training program (forward + backward)
+    where the target lowers it, to PTX; return the number of kernels."""
+    n = len(kernel_ptx(_program(case, False), arch))
+    if case.grad != "none" and lowered_on_cuda(case, train=True):
+        n += len(kernel_ptx(_program(case, True), arch))
+    return n
 
 
 def main(argv: list[str] | None = None) -> int:

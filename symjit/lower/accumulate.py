@@ -1,5 +1,7 @@
 """Target-neutral lowerings that compute each output element by a serial accumulation: the
-reductions, norm, the matrix products (FullyConnected, dot, batch_dot) and Embedding's row lookup.
+reductions, norm, the matrix products (FullyConnected, dot, batch_dot), Embedding's row lookup,
+softmax/log_softmax and their gradients (each element recomputes its row's statistics), and the
+regression heads.
 
 Each rule returns the element function of its output; called inside the target's loop over the
 output (a ``range`` nest on the CPU, a grid-stride loop on CUDA, one thread per element), it emits
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base import MXNetError
 from ..ops.reduce import reduced_axes
 from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
@@ -139,11 +142,18 @@ def _product(k, out: str, a: str, b: str, row_axes: int, ta: bool, tb: bool, ext
     return expr
 
 
+def _matrix(k, arr: str, split: int) -> str:
+    """A 2-D view of ``arr``: its axes before ``split`` as rows, the rest as columns (explicit
+    sizes: no ``-1`` in a kernel's reshape, which numba-cuda's simulator rejects)."""
+    nd, name = len(k.info[arr].shape), k.tmp("m")
+    k.line(f"{name} = {arr}.reshape({dims(arr, range(split))}, {dims(arr, range(split, nd))})")
+    return name
+
+
 def _fc(k, node, ins, outs) -> ElemExpr:
     x, w, out = ins[0], ins[1], outs[0]
-    x2 = k.tmp("x")
     flat = node.params["flatten"]
-    k.line(f"{x2} = {x}.reshape({x}.shape[0], -1)" if flat else f"{x2} = {x}.reshape(-1, {x}.shape[-1])")
+    x2 = _matrix(k, x, 1 if flat else len(k.info[x].shape) - 1)
     rows = 1 if flat else len(k.info[out].shape) - 1
     bias = None if node.params["no_bias"] else ins[2]
     return _product(k, out, x2, w, rows, False, True, f"{w}.shape[1]", bias)
@@ -161,9 +171,9 @@ def _dot(k, node, ins, outs) -> ElemExpr:
             k.line(f"    {acc} += {lhs}[{kk}] * {rhs}[{kk}]")
             return acc
         return vec
-    a, b = k.tmp("a"), k.tmp("b")
-    k.line(f"{a} = {lhs}.reshape({lhs}.shape[0], -1)" if ta else f"{a} = {lhs}.reshape(-1, {lhs}.shape[-1])")
-    k.line(f"{b} = {rhs}.reshape(-1, {rhs}.shape[-1])" if tb else f"{b} = {rhs}.reshape({rhs}.shape[0], -1)")
+    nr = len(k.info[rhs].shape)
+    a = _matrix(k, lhs, 1 if ta else nl - 1)
+    b = _matrix(k, rhs, nr - 1 if tb else 1)
     return _product(k, out, a, b, nl - 1, ta, tb, f"{a}.shape[{0 if ta else 1}]")
 
 
@@ -192,6 +202,90 @@ def _embedding(k, node, ins, outs) -> ElemExpr:
     return lambda idx: f"{w}[{clip}({data}[{', '.join(idx[:-1])}], {w}.shape[0]), {idx[-1]}]"
 
 
+# --- softmax family and regression heads --------------------------------------------------------
+
+
+def _no_length(k, node) -> None:
+    if node.params.get("use_length"):
+        raise MXNetError(f"{node.op.name} '{node.name}': no {k.module.target} lowering for use_length=True")
+
+
+def _inv_t(node) -> str:
+    t = node.params["temperature"]
+    return repr(1.0 / (1.0 if t is None else float(t)))
+
+
+def _along(idx: list[str], ax: int, kk: str) -> str:
+    return ", ".join(kk if d == ax else i for d, i in enumerate(idx))
+
+
+def _softmax(log: bool):
+    """Each element recomputes its row's max and sum of exponentials along the axis (exp in the
+    array's dtype, the sum in float64, as the CPU kernels do)."""
+    def emit(k, node, ins, outs) -> ElemExpr:
+        _no_length(k, node)
+        x = ins[0]
+        ax = node.params["axis"] % len(k.info[x].shape)
+        it, dt = _inv_t(node), k.info[x].dtype.name
+
+        def expr(idx: list[str]) -> str:
+            m, s, kk = k.tmp("m"), k.tmp("s"), k.tmp("k")
+            k.line(f"{m} = -np.inf")
+            k.line(f"for {kk} in range({x}.shape[{ax}]):")
+            k.line(f"    {m} = max({m}, {x}[{_along(idx, ax, kk)}] * np.{dt}({it}))")
+            k.line(f"{s} = 0.0")
+            k.line(f"for {kk} in range({x}.shape[{ax}]):")
+            k.line(f"    {s} += math.exp({x}[{_along(idx, ax, kk)}] * np.{dt}({it}) - {m})")
+            own = f"{x}[{', '.join(idx)}] * np.{dt}({it}) - {m}"
+            return f"{own} - math.log({s})" if log else f"math.exp({own}) / {s}"
+        return expr
+    return emit
+
+
+def _softmax_backward(log: bool):
+    """``dx = y * (dout - sum(dout * y)) / T`` (softmax) or ``(dout - exp(y) * sum(dout)) / T``
+    (log_softmax), the sum along the axis recomputed per element."""
+    def emit(k, node, ins, outs) -> ElemExpr:
+        _no_length(k, node)
+        g, y = ins[0], ins[1]
+        ax = node.params["axis"] % len(k.info[y].shape)
+        it = _inv_t(node)
+
+        def expr(idx: list[str]) -> str:
+            s, kk = k.tmp("s"), k.tmp("k")
+            at, along = ", ".join(idx), _along(idx, ax, kk)
+            k.line(f"{s} = 0.0")
+            k.line(f"for {kk} in range({y}.shape[{ax}]):")
+            k.line(f"    {s} += {g}[{along}]" + ("" if log else f" * {y}[{along}]"))
+            if log:
+                return f"({g}[{at}] - math.exp({y}[{at}]) * {s}) * {it}"
+            return f"{y}[{at}] * ({g}[{at}] - {s}) * {it}"
+        return expr
+    return emit
+
+
+def _regression(k, node, ins, outs) -> ElemExpr:
+    """Identity (linear, MAE) or the logistic sigmoid."""
+    x = ins[0]
+    if node.op.name == "LogisticRegressionOutput":
+        return lambda idx: f"1.0 / (1.0 + math.exp(-{x}[{', '.join(idx)}]))"
+    return lambda idx: f"{x}[{', '.join(idx)}]"
+
+
+def _regression_backward(k, node, ins, outs) -> ElemExpr:
+    """``grad_scale / M * (out - label)`` (``sign`` of it for MAE), ``M`` the outputs per sample."""
+    out, label = ins
+    lab, scale = k.tmp("l"), k.tmp("c")
+    k.line(f"{lab} = {label}.reshape({out}.shape)")
+    k.line(f"{scale} = {node.params['grad_scale']!r} / max({dims(out, range(1, len(k.info[out].shape)))}, 1)")
+    mae = node.op.extra["backward_of"] == "MAERegressionOutput"
+
+    def expr(idx: list[str]) -> str:
+        d = f"({out}[{', '.join(idx)}] - {lab}[{', '.join(idx)}])"
+        return f"((1.0 if {d} > 0 else (-1.0 if {d} < 0 else 0.0)) * {scale})" if mae else f"{d} * {scale}"
+    return expr
+
+
 for _name in ("sum", "mean", "max", "min", "nansum", "prod", "nanprod"):
     rule(_name, ANY, _reduce(_name))
 rule("argmax", ANY, _arg("argmax"))
@@ -201,3 +295,10 @@ rule("FullyConnected", ANY, _fc, epilogue=True)
 rule("dot", ANY, _dot, epilogue=True)
 rule("batch_dot", ANY, _batch_dot, epilogue=True)
 rule("Embedding", ANY, _embedding)
+rule("softmax", ANY, _softmax(False))
+rule("log_softmax", ANY, _softmax(True))
+rule("_backward_softmax", ANY, _softmax_backward(False))
+rule("_backward_log_softmax", ANY, _softmax_backward(True))
+for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
+    rule(_name, ANY, _regression)
+    rule(f"_backward_{_name}", ANY, _regression_backward)

@@ -9,16 +9,17 @@ A rule's ``emit(k, node, ins, outs)`` writes the statements of a kernel through 
 :class:`~symjit.lower.writer.KernelWriter`: ``k.line``, ``k.imp(module, name)`` for a
 local alias, ``k.tmp(prefix)`` for a fresh local, ``k.info[name]`` for the static
 :class:`~symjit.compiler.graph.Value` of an array argument); ``ins``/``outs`` are the local names of
-the node's arrays. It returns None, or (rules with ``epilogue=True``) a function
-``expr(idx) -> str`` giving output element ``idx`` (loop-index names), which the group's loop
-continues with the fused elementwise ops (GEMM accumulator plus bias, then the activation).
+the node's arrays. It returns None, or a function ``expr(idx) -> str`` giving output element
+``idx`` (loop-index names), or a dict of them by output slot (outputs of the loop's shape); the
+group's loop evaluates them and continues with the fused elementwise ops where the rule declares
+``epilogue=True`` (GEMM accumulator plus bias, then the activation).
 
 The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``host``, ``workspace``) are the
 only place the compiler learns them: the fusion pass, the memory planner and the loop generator
 read the rule of the target they compile for and never test a target by name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('softmax'), 'cuda')
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('Pooling'), 'cuda')
 (True, None)
 >>> lookup(get_op('relu'), 'cuda') is LOOP
 True
@@ -106,7 +107,7 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import accumulate, cpu, cuda, gather, neutral  # noqa: F401  (each registers its rules)
+        from . import accumulate, cpu, cuda, elementwise, gather, neutral  # noqa: F401  (register rules)
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:

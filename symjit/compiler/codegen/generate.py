@@ -73,8 +73,8 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group) -> Lau
             raise _no_rule(anchor, target)
         k.workspace = [vname(w) for w in grp.workspace]
         res = rule.emit(k, anchor, [vname(i) for i in anchor.inputs], [vname(o) for o in anchor.outputs])
-        if res is not None:
-            elem[anchor.outputs[0]] = res
+        for slot, expr in ({} if res is None else res if isinstance(res, dict) else {0: res}).items():
+            elem[anchor.outputs[slot]] = expr
     loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op is not anchor]
     if loop_ops or elem:
         emit_loop(target, k, g, grp, loop_ops, elem)

@@ -10,9 +10,8 @@ FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as
 """
 from __future__ import annotations
 
-from ...ops.nn_grad import prelu_data_grad, prelu_forward, rrelu_slope
 from ...ops.rules import window_params
-from ..emit import call, elem_index, int_tuple, literal, view2d
+from ..emit import call, elem_index, int_tuple, view2d
 from ..rules import rule
 
 
@@ -246,39 +245,6 @@ def dropout_lower(k, node, ins, outs):
 # LeakyReLU
 
 
-def _channel(k, gamma: str, idx: list[str]) -> str:
-    return "0" if k.info[gamma].shape == (1,) or len(idx) < 2 else idx[1]
-
-
-def lrelu_lower(k, node, ins, outs):
-    """Every act_type as an element expression (so ops after it fuse into the loop);
-    rrelu also fills its ``mask`` output with the slope it used."""
-    p = node.params
-    x, out = ins[0], outs[0]
-    dt = k.info[out].dtype
-    leaky = k.module.body(prelu_forward)
-    if p["act_type"] == "prelu":
-        gamma = ins[1]
-        return lambda idx: (f"{leaky}({x}[{elem_index(idx)}], "
-                            f"{gamma}[{_channel(k, gamma, idx)}])")
-    if p["act_type"] == "rrelu":
-        flat = k.tmp("m")
-        k.line(f"{flat} = {outs[1]}.reshape(-1)")
-        k.line(f"{flat}[:] = {literal(rrelu_slope(p), dt)}")
-    fn, consts = node.op.body(p)
-    alias = k.module.body(fn)
-    args = "".join(f", {literal(c, dt)}" for c in consts)
-    return lambda idx: f"{alias}({x}[{elem_index(idx)}]{args})"
-
-
-def prelu_data_lower(k, node, ins, outs):
-    """``_backward_PReLU_data(ograd, data, gamma)``: ``g`` where x > 0, else ``g * gamma[c]``."""
-    g, x, gamma = ins
-    sel = k.module.body(prelu_data_grad)
-    return lambda idx: (f"{sel}({g}[{elem_index(idx)}], {x}[{elem_index(idx)}], "
-                        f"{gamma}[{_channel(k, gamma, idx)}])")
-
-
 
 
 def fc_lower(k, node, ins, outs):
@@ -318,6 +284,3 @@ rule("Embedding", "cpu", embed_lower)
 rule("_backward_Embedding", "cpu", embed_backward_lower)
 # the epilogue loop reads x[i] before it writes out[i]
 rule("Dropout", "cpu", dropout_lower, epilogue=True, inplace=((0, 0),))
-rule("LeakyReLU", "cpu", lrelu_lower, epilogue=True,
-     inplace=lambda p: () if p["act_type"] == "prelu" else ((0, 0),))
-rule("_backward_PReLU_data", "cpu", prelu_data_lower, epilogue=True)
