@@ -209,3 +209,18 @@ def test_cuda_launch_plan_and_ptx_errors(tmp_path, capsys, monkeypatch):
     with pytest.raises(MXNetError, match="--arch 'hopper': expected a CUDA architecture"):
         from symjit.lower.cuda.ptx import parse_arch
         parse_arch("hopper")
+
+
+def test_loop_outputs_never_overwrite_what_an_in_loop_product_reads():
+    """A CUDA FullyConnected computes each element inside the loop from a whole row of its input:
+    the fused product's output must not take over that input's buffer (the CPU's GEMM finishes
+    before the loop, so there it may)."""
+    x = mx.sym.Variable("x")
+    h = mx.sym.relu(x)
+    fc = mx.sym.FullyConnected(h, num_hidden=6, no_bias=True, name="fc")
+    net = mx.sym.Group([mx.sym.transpose(fc * h), fc])   # fc * h is a temporary; h dies in its loop
+    shapes, types = {"x": (4, 6), "fc_weight": (6, 6)}, {"x": F32, "fc_weight": F32}
+    for target, may in (("cpu", True), ("cuda", False)):
+        c = compile_symbol(net, shapes, types, {}, False, Config.from_env(), target=target, load=False)
+        h_id = next(op.outputs[0] for op in c.graph.ops if op.op.name == "relu")
+        assert any(i == h_id for _, i in c.plan.inplace) is may, (target, c.plan.inplace)

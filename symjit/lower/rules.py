@@ -51,6 +51,10 @@ class Rule:
     ``inplace``: (input slot, output slot) pairs that may share a buffer when the kernel runs
     alone (valid for this emitter's access order), or a function of the params giving them.
     ``shape_only``: input slots that only lend their shape (never loaded by a loop).
+    ``gathers``: the element function reads the anchor's inputs at other positions than the element
+    it computes, inside the group's loop (a per-element dot product), so no loop output may take
+    over those inputs' buffers (emitters that finish before the loop, like the CPU's GEMM, need
+    not say it).
     ``host``: the op runs as a Python call between compiled segments (``OpDef.extra['host']``).
     ``workspace(node, ins, outs) -> [(shape, dtype), ...]``: the scratch buffers the emitter needs,
     from the static :class:`~symjit.compiler.graph.Value` s of the node's inputs and outputs. They
@@ -65,6 +69,7 @@ class Rule:
     reduce: str | None = None
     inplace: tuple[tuple[int, int], ...] | Callable[[dict], tuple] = ()
     shape_only: tuple[int, ...] = ()
+    gathers: bool = False
     host: bool = False
     workspace: Callable | None = None
 

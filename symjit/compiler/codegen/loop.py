@@ -22,7 +22,6 @@ from ..passes.fuse import Group
 __all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index"]
 
 
-
 def vname(vid: int) -> str:
     """The local name of value ``vid`` in generated code."""
     return f"v{vid}"

@@ -79,8 +79,9 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
     """(output, input) pairs of this group that may share storage.
 
     In a group with an elementwise loop, a loop output may overwrite any value the loop reads
-    index-aligned (full loop shape) that dies here, the anchor's output included: the anchor has
-    finished before the loop starts, and the loop reads an element before writing it. A lone
+    index-aligned (full loop shape) that dies here, the anchor's output included: the loop reads an
+    element before writing it, and the anchor has finished before the loop starts, or computes
+    each element inside it (then the inputs its rule ``gathers`` from stay untouched). A lone
     non-elementwise op uses the ``inplace`` pairs of its lowering rule.
     """
     def free(i: int, step: int) -> bool:
@@ -90,8 +91,10 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
     loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op.op.kind in FUSABLE_INTO]
     pairs: list[tuple[int, int]] = []
     if loop_ops:
+        rule = grp.anchor_rule
+        busy = set(anchor.inputs) if rule is not None and rule.gathers else set()   # read across the loop
         reads = [i for op, r in loop_ops for slot, i in enumerate(op.inputs)
-                 if r is None or slot not in r.shape_only]
+                 if (r is None or slot not in r.shape_only) and i not in busy]
         aligned = [i for i in dict.fromkeys(reads)
                    if free(i, grp.id) and g.values[i].shape == grp.loop_shape]
         loop_outs = [o for op, _ in loop_ops for o in op.outputs if o in grp.outputs and o in life]
