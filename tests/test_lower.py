@@ -37,7 +37,7 @@ def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
     fc = lookup(get_op("FullyConnected"), "cpu")
     assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
     assert lookup(get_op("FullyConnected"), "cuda").target == "any"   # the per-element product
-    assert lookup(get_op("Pooling"), "cuda") is None
+    assert lookup(get_op("SoftmaxOutput"), "cuda") is None
     assert lookup(get_op("sum"), "cpu").reduce == "sum"
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "prelu"}) == ()
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "leaky"}) == ((0, 0),)

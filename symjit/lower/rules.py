@@ -19,7 +19,7 @@ only place the compiler learns them: the fusion pass, the memory planner and the
 read the rule of the target they compile for and never test a target by name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('Pooling'), 'cuda')
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('SoftmaxOutput'), 'cuda')
 (True, None)
 >>> lookup(get_op('relu'), 'cuda') is LOOP
 True
@@ -112,7 +112,7 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import accumulate, cpu, cuda, elementwise, gather, neutral  # noqa: F401  (register rules)
+        from . import accumulate, cpu, cuda, elementwise, gather, neutral, window  # noqa: F401
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:
