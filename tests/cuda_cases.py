@@ -6,7 +6,8 @@ program runs on host arrays (the simulator accepts them) laid out as the executo
 (arguments, aux states, outputs, and temporaries in one arena from the memory plan), and its
 outputs are compared with the numpy reference (the case's dtypes and tolerances, as on the CPU).
 Where the target lowers the whole training program too, forward + backward run with the same head
-gradients as the CPU test and the gradients are compared with the CPU executor's.
+gradients as the CPU test and the gradients are compared with the CPU executor's. Then a training
+step of the tutorial MLP and of LeNet (small images) is compared with the CPU the same way.
 A case whose compilation reports an op variant the target has no lowering for (take's
 ``mode='raise'``) is listed apart. Prints one JSON line:
 ``{"ran": [...], "backward": [...], "failed": {case id: message}, "unlowered": {case id: message}}``.
@@ -131,6 +132,35 @@ def check_gradients(case) -> str | None:
     return None
 
 
+def check_net(sym, data_shape: tuple, seed: int = 0) -> str | None:
+    """A training step (forward in training mode + backward) of a whole network, the CUDA program
+    on the simulator against the CPU executor: outputs and every parameter gradient."""
+    import symjit as mx
+    rng = np.random.default_rng(seed)
+    arg_shapes, _, _ = sym.infer_shape(data=data_shape)
+    names = sym.list_arguments()
+    arrays = {n: rng.uniform(-0.5, 0.5, s).astype(np.float32) for n, s in zip(names, arg_shapes)}
+    label = next(n for n in names if n.endswith("label"))
+    arrays[label] = rng.integers(0, 10, arrays[label].shape).astype(np.float32)
+    ex = sym.simple_bind(mx.cpu(), **{n: a.shape for n, a in arrays.items()})
+    for n, a in arrays.items():
+        ex.arg_dict[n][:] = a
+    want = ex.forward(is_train=True)[0].asnumpy()
+    ex.backward()
+    reqs = {n: ("null" if n in ("data", label) else "write") for n in names}
+    compiled = compile_symbol(sym, {n: a.shape for n, a in arrays.items()},
+                              {n: a.dtype for n, a in arrays.items()}, reqs, True, Config.from_env(),
+                              target="cuda")
+    outs, grads = run_program(compiled, arrays, head=[])
+    if not np.allclose(outs[0], want, rtol=1e-4, atol=1e-6):
+        return f"output: max abs error {float(np.abs(outs[0] - want).max())}"
+    for n, g in grads.items():
+        ref = ex.grad_dict[n].asnumpy()
+        if not np.allclose(g, ref, rtol=1e-3, atol=1e-5):
+            return f"gradient of {n}: max abs error {float(np.abs(g - ref).max())}"
+    return None
+
+
 def main() -> None:
     from symjit.base import MXNetError
     ran, failed, unlowered = [], {}, {}
@@ -161,8 +191,17 @@ def main() -> None:
             msg = f"{type(exc).__name__}: {exc}"
         if msg is not None:
             failed[f"{case} (backward)"] = msg
+    from examples.nets import lenet, mlp
+    nets = {"mlp": (mlp(), (4, 20)), "lenet": (lenet(), (1, 1, 16, 16))}
+    for name, (sym, shape) in nets.items():
+        try:
+            msg = check_net(sym, shape)
+        except Exception as exc:  # noqa: BLE001 - reported per net
+            msg = f"{type(exc).__name__}: {exc}"
+        if msg is not None:
+            failed[f"net {name}"] = msg
     print(json.dumps({"ran": ran, "backward": backward, "failed": failed, "unlowered": unlowered,
-                      "exercised": sorted(EXERCISED)}))
+                      "exercised": sorted(EXERCISED), "nets": sorted(nets)}))
     sys.stdout.flush()
 
 

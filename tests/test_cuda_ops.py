@@ -38,3 +38,4 @@ def test_cuda_matches_numpy_and_the_cpu_on_the_simulator(tmp_path):
     internal = {name for name in with_rule if "backward_of" in ops[name].extra}
     assert internal - set(report["exercised"]) == set()
     assert len(report["backward"]) >= 190, len(report["backward"])
+    assert report["nets"] == ["lenet", "mlp"]   # a training step of each matched the CPU

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import MXNetError
+from ..ops.loss import label_class
 from ..ops.reduce import reduced_axes
 from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
@@ -264,6 +265,88 @@ def _softmax_backward(log: bool):
     return emit
 
 
+def _so_axes(node, nd: int) -> tuple[int, ...]:
+    """The axes SoftmaxOutput normalises over: axis 1 (multi_output), the last (preserve_shape),
+    or every axis but the first."""
+    p = node.params
+    return (1,) if p["multi_output"] else (nd - 1,) if p["preserve_shape"] else tuple(range(1, nd))
+
+
+def _softmax_output(k, node, ins, outs) -> ElemExpr:
+    x = ins[0]
+    nd = len(k.info[x].shape)
+    axes = _so_axes(node, nd)
+
+    def expr(idx: list[str]) -> str:
+        m, s, v = k.tmp("m"), k.tmp("s"), k.tmp("x")
+        k.line(f"{m} = -np.inf")
+        red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
+        k.line(f"{m} = max({m}, {x}[{_input_index(idx, axes, nd, True, red)}])")
+        k.indent -= len(red)
+        k.line(f"{s} = 0.0")
+        red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
+        k.line(f"{s} += math.exp({x}[{_input_index(idx, axes, nd, True, red)}] - {m})")
+        k.indent -= len(red)
+        k.line(f"{v} = math.exp({x}[{', '.join(idx)}] - {m}) / {s}")
+        return v
+    return expr
+
+
+def _softmax_output_backward(k, node, ins, outs) -> ElemExpr:
+    """``(prob - target) * grad_scale / norm`` per element (see the CPU kernels of
+    :mod:`symjit.kernels.cpu.softmax` for the rules: label smoothing, ignore_label, and the
+    null/batch/valid normalisations, which multi_output scales by positions too)."""
+    p = node.params
+    prob, label = ins
+    nd = len(k.info[prob].shape)
+    gs = repr(float(p["grad_scale"]))
+    if k.info[label].shape == k.info[prob].shape:   # probabilities as labels: no normalisation
+        return lambda idx: f"({prob}[{', '.join(idx)}] - {label}[{', '.join(idx)}]) * {gs}"
+    cls = k.module.body(label_class)
+    lab, scale, ig, on, off = (k.tmp(t) for t in ("l", "c", "ig", "on", "off"))
+    multi, keep = p["multi_output"], p["preserve_shape"]
+    if multi:
+        k.line(f"{lab} = {label}.reshape({prob}.shape[0], {dims(prob, range(2, nd))})")
+        classes, rows = f"{prob}.shape[1]", f"{dims(prob, range(2, nd))}"
+    elif keep:
+        k.line(f"{lab} = {label}.reshape({dims(prob, range(nd - 1))})")
+        classes, rows = f"{prob}.shape[{nd - 1}]", "1"
+    else:
+        k.line(f"{lab} = {label}.reshape({prob}.shape[0])")
+        classes, rows = dims(prob, range(1, nd)), "1"
+    k.line(f"{ig} = {cls}({p['ignore_label']!r})")
+    norm = p["normalization"]
+    if norm == "valid":
+        flat, cnt, j = k.tmp("lf"), k.tmp("n"), k.tmp("j")
+        k.line(f"{flat} = {lab}.reshape({lab}.size)")
+        k.line(f"{cnt} = 0")
+        k.line(f"for {j} in range({flat}.shape[0]):")
+        k.line(f"    if {cls}({flat}[{j}]) != {ig}:")
+        k.line(f"        {cnt} += 1")
+        k.line(f"{scale} = {gs} / max({cnt}, 1)")
+    elif norm == "batch":
+        n = dims(prob, range(nd - 1)) if keep else f"{prob}.shape[0]"
+        k.line(f"{scale} = {gs} / max({rows}, 1) / max({n}, 1)")
+    else:
+        k.line(f"{scale} = {gs} / max({rows}, 1)")
+    a = float(p["smooth_alpha"])
+    k.line(f"{on} = {1.0 - a!r}")
+    k.line(f"{off} = {a!r} / ({classes} - 1) if {a!r} != 0.0 and {classes} >= 2 else 0.0")
+
+    def expr(idx: list[str]) -> str:
+        if multi:
+            at, q = f"{idx[0]}, {flat_index(idx[2:], prob, 2)}", idx[1]
+        elif keep:
+            at, q = flat_index(idx[:-1], prob), idx[-1]
+        else:
+            at, q = idx[0], flat_index(idx[1:], prob, 1)
+        c = k.tmp("cl")
+        k.line(f"{c} = {cls}({lab}[{at}])")
+        value = f"({prob}[{', '.join(idx)}] - ({on} if {q} == {c} else {off})) * {scale}"
+        return f"(0.0 if {c} == {ig} else {value})" if p["use_ignore"] else value
+    return expr
+
+
 def _regression(k, node, ins, outs) -> ElemExpr:
     """Identity (linear, MAE) or the logistic sigmoid."""
     x = ins[0]
@@ -295,6 +378,8 @@ rule("FullyConnected", ANY, _fc, epilogue=True, gathers=True)
 rule("dot", ANY, _dot, epilogue=True, gathers=True)
 rule("batch_dot", ANY, _batch_dot, epilogue=True, gathers=True)
 rule("Embedding", ANY, _embedding)
+rule("SoftmaxOutput", ANY, _softmax_output)
+rule("_backward_SoftmaxOutput", ANY, _softmax_output_backward)
 rule("softmax", ANY, _softmax(False))
 rule("log_softmax", ANY, _softmax(True))
 rule("_backward_softmax", ANY, _softmax_backward(False))

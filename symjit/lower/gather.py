@@ -264,11 +264,66 @@ def _one_hot(k, node, ins, outs) -> ElemExpr:
     return expr
 
 
+def _split(k, node, ins, outs) -> dict[int, ElemExpr]:
+    """SliceChannel: every output (all of one shape) is a piece of ``x`` along the axis, written by
+    one loop over the output shape (``squeeze_axis`` outputs lack the axis)."""
+    x = ins[0]
+    ax = norm_axis(node.params["axis"], _ndim(k, x))
+    squeeze, piece = node.params["squeeze_axis"], k.tmp("d")
+    k.line(f"{piece} = {x}.shape[{ax}] // {len(outs)}")
+
+    nd = _ndim(k, x)
+
+    def piece_of(n: int) -> ElemExpr:
+        def expr(idx: list[str]) -> str:
+            rest = idx if nd > 1 else []   # a squeezed 1-D input gives (1,)-shaped outputs
+            at = [*rest[:ax], str(n), *rest[ax:]] if squeeze else \
+                [f"{n} * {piece} + {i}" if d == ax else i for d, i in enumerate(idx)]
+            return f"{x}[{', '.join(at)}]"
+        return expr
+    return {n: piece_of(n) for n in range(len(outs))}
+
+
+def _scatter_rows(k, g: str, ind: str, table: str, ax: int, mode: str, lead: int) -> ElemExpr:
+    """Element ``idx`` of a gradient ``table`` of a row gather along ``ax``: the sum of the head
+    gradient ``g`` over the index positions that selected row ``idx[ax]`` (``lead`` axes before
+    the index axes in ``g``). A gather over the indices: no atomics."""
+    ni = _ndim(k, ind)
+
+    def expr(idx: list[str]) -> str:
+        acc = k.tmp("acc")
+        k.line(f"{acc} = 0.0")
+        pos = [k.tmp("j") for _ in range(ni)]
+        for d, j in enumerate(pos):
+            k.line(f"for {j} in range({ind}.shape[{d}]):")
+            k.indent += 1
+        r = _index(k, mode, f"{ind}[{', '.join(pos)}]", f"{table}.shape[{ax}]")
+        k.line(f"if {r} == {idx[ax]}:")
+        k.line(f"    {acc} += {g}[{', '.join([*idx[:lead], *pos, *idx[ax + 1:]])}]")
+        k.indent -= ni
+        return acc
+    return expr
+
+
+def _backward_take(k, node, ins, outs) -> ElemExpr:
+    g, ind, da = ins[0], ins[1], outs[0]
+    ax = norm_axis(node.params["axis"], _ndim(k, da))
+    mode = "wrap" if node.params["mode"] == "wrap" else "clip"
+    return _scatter_rows(k, g, ind, da, ax, mode, ax)
+
+
+def _backward_embedding(k, node, ins, outs) -> ElemExpr:
+    """``dweight[v, d]``: the head gradient summed over the positions whose index reads row v."""
+    g, ind, dw = ins[0], ins[1], outs[0]
+    return _scatter_rows(k, g, ind, dw, 0, "clip", 0)
+
+
 for _name, _emit in {
     "transpose": _transpose, "SwapAxis": _swap, "reverse": _reverse, "tile": _tile, "repeat": _repeat,
     "slice": _slice, "slice_axis": _slice_axis, "_backward_slice": _backward_slice,
     "Concat": _concat, "stack": _stack, "where": _where, "take": _take, "pick": _pick,
     "_backward_pick": _backward_pick, "one_hot": _one_hot,
     "Flatten": _copy, "Reshape": _copy, "expand_dims": _copy, "squeeze": _copy,
+    "SliceChannel": _split, "_backward_take": _backward_take, "_backward_Embedding": _backward_embedding,
 }.items():
     rule(_name, ANY, _emit)

@@ -19,7 +19,7 @@ only place the compiler learns them: the fusion pass, the memory planner and the
 read the rule of the target they compile for and never test a target by name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('SoftmaxOutput'), 'cuda')
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('BatchNorm'), 'cuda')
 (True, None)
 >>> lookup(get_op('relu'), 'cuda') is LOOP
 True

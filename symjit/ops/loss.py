@@ -19,10 +19,25 @@ from .rules import need_float, need_rank, norm_axis, prod
 
 __all__ = [
     "SoftmaxOutput", "softmax", "log_softmax", "LinearRegressionOutput", "LogisticRegressionOutput",
-    "MAERegressionOutput", "MakeLoss", "BlockGrad", "identity",
+    "MAERegressionOutput", "MakeLoss", "BlockGrad", "identity", "label_class", "NO_CLASS",
 ]
 
 _NORMALIZATIONS = ("null", "batch", "valid")
+
+
+NO_CLASS = -(2 ** 62)   # what a NaN or huge label truncates to: never a class, never ignore_label
+
+
+def label_class(v: float) -> int:
+    """MXNet's ``static_cast<int>(label)``: truncation toward zero; NaN or huge gives
+    :data:`NO_CLASS`. A plain scalar function: lowerings wrap it for each target.
+
+    >>> label_class(2.7), label_class(-0.5), label_class(float('nan')) == NO_CLASS
+    (2, 0, True)
+    """
+    if not (-1e15 < v < 1e15):
+        return NO_CLASS
+    return int(v)
 
 
 def identity(x: float) -> float:
