@@ -10,7 +10,7 @@ baked in as constants. These serve CUDA; the CPU runs its im2col/BLAS and poolin
 from __future__ import annotations
 
 from ..ops.rules import window_params
-from .emit import literal
+from .emit import literal, open_loops
 from .rules import ANY, ElemExpr, rule
 
 
@@ -22,14 +22,6 @@ def _geometry(k, node, x: str) -> tuple[list[str], list[int], list[int], list[in
         return [f"{x}.shape[{2 + d}]" for d in range(nsp)], [1] * nsp, [1] * nsp, [0] * nsp
     stride, dilate, pad = window_params(p, nsp)
     return [str(v) for v in p["kernel"]], list(stride), list(dilate), list(pad)
-
-
-def _loops(k, extents: list[str], prefix: str) -> list[str]:
-    idx = [k.tmp(prefix) for _ in extents]
-    for i, n in zip(idx, extents):
-        k.line(f"for {i} in range({n}):")
-        k.indent += 1
-    return idx
 
 
 def _window_bounds(k, o: str, s: int, p: int, kern: str, size: str) -> tuple[str, str, str]:
@@ -195,7 +187,7 @@ def _conv(k, node, ins, outs) -> ElemExpr:
         k.line(f"{c0} = ({f} // ({w}.shape[0] // {groups})) * {w}.shape[1]")
         k.line(f"for {cg} in range({w}.shape[1]):")
         k.indent += 1
-        kk = _loops(k, [str(v) for v in kern], "kk")
+        kk = open_loops(k, [str(v) for v in kern], "kk")
         pos = [k.tmp("q") for _ in o]
         for d, (q, od) in enumerate(zip(pos, o)):
             k.line(f"{q} = {od} * {stride[d]} - {pad[d]} + {kk[d]} * {dilate[d]}")
@@ -222,7 +214,7 @@ def _conv_data(k, node, ins, outs) -> ElemExpr:
         k.line(f"{cg} = {c} % {w}.shape[1]")
         k.line(f"for {f} in range({f0}, {f0} + {fg}):")
         k.indent += 1
-        kk = _loops(k, [str(v) for v in kern], "kk")
+        kk = open_loops(k, [str(v) for v in kern], "kk")
         num, o = [k.tmp("t") for _ in i], [k.tmp("o") for _ in i]
         for d in range(len(i)):
             k.line(f"{num[d]} = {i[d]} + {pad[d]} - {kk[d]} * {dilate[d]}")
@@ -246,8 +238,8 @@ def _conv_weight(k, node, ins, outs) -> ElemExpr:
         acc, c = k.tmp("acc"), k.tmp("c")
         k.line(f"{acc} = 0.0")
         k.line(f"{c} = ({f} // ({dw}.shape[0] // {groups})) * {dw}.shape[1] + {cg}")
-        n = _loops(k, [f"{dout}.shape[0]"], "n")[0]
-        o = _loops(k, [f"{dout}.shape[{2 + d}]" for d in range(len(kk))], "o")
+        n = open_loops(k, [f"{dout}.shape[0]"], "n")[0]
+        o = open_loops(k, [f"{dout}.shape[{2 + d}]" for d in range(len(kk))], "o")
         pos = [k.tmp("q") for _ in kk]
         for d, q in enumerate(pos):
             k.line(f"{q} = {o[d]} * {stride[d]} - {pad[d]} + {kk[d]} * {dilate[d]}")
@@ -267,7 +259,7 @@ def _conv_bias(k, node, ins, outs) -> ElemExpr:
     def expr(idx: list[str]) -> str:
         acc = k.tmp("acc")
         k.line(f"{acc} = {literal(0.0, k.info[outs[0]].dtype)}")
-        rest = _loops(k, [f"{dout}.shape[{d}]" for d in (0, *range(2, 2 + nsp))], "r")
+        rest = open_loops(k, [f"{dout}.shape[{d}]" for d in (0, *range(2, 2 + nsp))], "r")
         k.line(f"{acc} += {dout}[{rest[0]}, {idx[0]}, {', '.join(rest[1:])}]")
         k.indent -= len(rest)
         return acc

@@ -65,7 +65,7 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
     ``data``/``weight``/``out`` name where the data-like, weight-like and output-like arrays are:
     ``(0, i)`` the node's input ``i``, ``(1, i)`` its output ``i``."""
     def workspace(node, ins, outs):
-        from symjit.kernels.cpu.conv import conv2d_cols_shape   # (the kernels load on first use)
+        from symjit.kernels.cpu.conv import conv2d_cols_shape  # (the kernels load on first use)
         pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
         shapes = [_shape4d(v.shape) for v in pick]
         return [((conv2d_cols_shape(kind, *shapes, node.params["num_group"])[1],), pick[0].dtype)]
