@@ -14,9 +14,10 @@ the node's arrays. It returns None, or a function ``expr(idx) -> str`` giving ou
 group's loop evaluates them and continues with the fused elementwise ops where the rule declares
 ``epilogue=True`` (GEMM accumulator plus bias, then the activation).
 
-The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``host``, ``workspace``) are the
-only place the compiler learns them: the fusion pass, the memory planner and the loop generator
-read the rule of the target they compile for and never test a target by name.
+The facts (``epilogue``, ``reduce``, ``inplace``, ``shape_only``, ``gathers``, ``host``,
+``workspace``) are the only place the compiler learns them: the fusion pass, the memory planner
+and the loop generator read the rule of the target they compile for and never test a target by
+name.
 
 >>> from symjit.ops import get_op
 >>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('BatchNorm'), 'cuda')

@@ -52,7 +52,14 @@ class MemoryPlan:
     naive_bytes: int
     strategy: str
     aliases: dict[int, int] = dataclasses.field(default_factory=dict)   # view value -> its source
-    activation_bytes: int = 0   # the arena without kernel workspaces
+    workspace: frozenset[int] = frozenset()   # the kernels' scratch values among the temporaries
+
+    @property
+    def activation_bytes(self) -> int:
+        """The smallest arena the placement strategies give without the kernel workspaces (what
+        MXNet's memory figures count); computed on demand, not at every bind."""
+        keep = [b["id"] for b in self.buffers if not set(b["values"]) & self.workspace]
+        return min(_place(self.buffers, order)[1] for order in _orders(self.buffers, keep).values())
 
     def summary(self) -> str:
         return (f"{len(self.buffers)} buffers for {len(self.buffer_of)} temporaries, "
@@ -138,6 +145,15 @@ def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
     return offsets, total
 
 
+def _orders(buffers: list[dict], ids) -> dict[str, list[int]]:
+    """The two placement orders of the buffers ``ids``: best-fit by decreasing size, first-fit in
+    schedule order."""
+    return {
+        "best-fit by decreasing size": sorted(ids, key=lambda b: (-buffers[b]["size"], b)),
+        "first-fit in schedule order": sorted(ids, key=lambda b: (buffers[b]["start"], b)),
+    }
+
+
 def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan:
     """Plan the temporaries of ``g`` given its kernel groups (see the module docstring).
 
@@ -192,22 +208,16 @@ def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan
                         "values": sorted(vals)})
         for v in vals:
             buffer_of[v] = bid
-    strategies = {
-        "best-fit by decreasing size": sorted(range(len(buffers)), key=lambda b: (-buffers[b]["size"], b)),
-        "first-fit in schedule order": sorted(range(len(buffers)), key=lambda b: (buffers[b]["start"], b)),
-    }
+    strategies = _orders(buffers, range(len(buffers)))
     best = None
     for name, order in strategies.items():
         offs, total = _place(buffers, order)
         if best is None or total < best[2]:
             best = (name, offs, total)
     name, offs, total = best
-    workspace = {w for grp in groups for w in grp.workspace}
-    activations = min(_place(buffers, [b for b in order if not set(buffers[b]["values"]) & workspace])[1]
-                      for order in strategies.values())
     return MemoryPlan(
         offsets={v: offs[buffer_of[v]] for v in life}, buffer_of=buffer_of, buffers=buffers,
         inplace=inplace, planned_bytes=total,
         naive_bytes=sum(g.values[v].nbytes for v in _intervals(g, groups)), strategy=name,
-        aliases=aliases, activation_bytes=activations,
+        aliases=aliases, workspace=frozenset(w for grp in groups for w in grp.workspace),
     )
