@@ -10,13 +10,22 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def example_parser(doc: str, epochs: int, batch_size: int = 100) -> argparse.ArgumentParser:
-    """``--epochs``, ``--batches`` (0: all), ``--batch-size`` and ``--mnist``; add more as needed."""
+    """``--epochs``, ``--batches`` (0: all), ``--batch-size``, ``--mnist`` and ``--ctx`` (``cpu`` or
+    ``gpu``, MXNet's ``mx.gpu(0)``); add more as needed."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=epochs)
     ap.add_argument("--batches", type=int, default=0, help="training batches per epoch (0: all)")
     ap.add_argument("--batch-size", type=int, default=batch_size)
     ap.add_argument("--mnist", default=None, help="directory of the four MNIST .gz files")
+    ap.add_argument("--ctx", choices=("cpu", "gpu"), default="cpu",
+                    help="device to train on (gpu: mx.gpu(0), numba.cuda or its simulator)")
     return ap
+
+
+def example_ctx(args: argparse.Namespace):
+    """``mx.cpu()`` or ``mx.gpu(0)`` from ``--ctx``."""
+    import symjit as mx
+    return mx.gpu(0) if args.ctx == "gpu" else mx.cpu()
 
 
 def example_mnist(args: argparse.Namespace) -> dict:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
-from examples.common import example_mnist, example_parser  # noqa: E402
+from examples.common import example_ctx, example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp  # noqa: E402
 
 
@@ -25,7 +25,7 @@ def main() -> None:
     train = mx.io.NDArrayIter(data["train_data"].reshape(-1, 784), data["train_label"], batch, shuffle=True)
     net = mlp()
     params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
-    ex = net.simple_bind(mx.cpu(), data=(batch, 784), grad_req={n: "write" for n in params})
+    ex = net.simple_bind(example_ctx(args), data=(batch, 784), grad_req={n: "write" for n in params})
     mx.random.seed(0)
     init = mx.init.Uniform(0.07)
     for n in params:

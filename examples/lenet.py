@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
-from examples.common import example_mnist, example_parser  # noqa: E402
+from examples.common import example_ctx, example_mnist, example_parser  # noqa: E402
 from examples.nets import lenet  # noqa: E402
 
 
@@ -24,7 +24,7 @@ def main() -> None:
     train = mx.io.NDArrayIter(data["train_data"][:n], data["train_label"][:n], args.batch_size, shuffle=True)
     test = mx.io.NDArrayIter(data["test_data"], data["test_label"], args.batch_size)
     mx.random.seed(0)
-    mod = mx.mod.Module(lenet(), context=mx.cpu())
+    mod = mx.mod.Module(lenet(), context=example_ctx(args))
     # lr 0.05 for the first epoch, then a tenth of it (2 epochs: 99.1% test accuracy)
     schedule = mx.lr_scheduler.MultiFactorScheduler(step=[-(-n // args.batch_size)], factor=0.1,
                                                     base_lr=0.05)

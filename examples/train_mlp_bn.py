@@ -14,8 +14,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import symjit as mx  # noqa: E402
-from examples.common import example_mnist, example_parser  # noqa: E402
+from examples.common import example_ctx, example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp_bn  # noqa: E402
 
 
@@ -62,7 +61,7 @@ def main() -> None:
     X, Y = data["train_data"].reshape(-1, 784), data["train_label"]
     Xv, Yv = data["test_data"].reshape(-1, 784), data["test_label"]
     t0 = time.perf_counter()
-    ex = mlp_bn().simple_bind(mx.cpu(), data=(args.batch_size, 784))
+    ex = mlp_bn().simple_bind(example_ctx(args), data=(args.batch_size, 784))
     print(f"bind (compile) took {time.perf_counter() - t0:.2f} s")
     rng = np.random.default_rng(0)
     params = init_params(ex, rng)

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
-from examples.common import example_mnist, example_parser  # noqa: E402
+from examples.common import example_ctx, example_mnist, example_parser  # noqa: E402
 from examples.nets import mlp  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     mx.random.seed(42)
     train, test, Xt, Yt = mnist_iters(args)
-    model = mx.model.FeedForward(mlp(), ctx=mx.cpu(), num_epoch=args.epochs,
+    model = mx.model.FeedForward(mlp(), ctx=example_ctx(args), num_epoch=args.epochs,
                                  epoch_size=args.batches or None, learning_rate=args.lr,
                                  momentum=args.momentum, initializer=initializer())
     t0 = time.perf_counter()

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import symjit as mx  # noqa: E402
+from examples.common import example_ctx  # noqa: E402
 from examples.nets import mlp  # noqa: E402
 from examples.train_mlp_feedforward import initializer, mnist_iters, monitor, parse_args  # noqa: E402
 
@@ -27,7 +28,7 @@ def main() -> None:
     train, test, Xt, Yt = mnist_iters(args)
     if args.batches:
         train = mx.io.ResizeIter(train, args.batches)
-    mod = mx.mod.Module(mlp(), context=mx.cpu())
+    mod = mx.mod.Module(mlp(), context=example_ctx(args))
     t0 = time.perf_counter()
     mod.fit(train, eval_data=test, num_epoch=args.epochs, monitor=monitor(),
             optimizer="sgd", optimizer_params={"learning_rate": args.lr, "momentum": args.momentum},

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from .base import MXNetError, dtype_name, np_dtype, shape_str
@@ -22,13 +21,19 @@ from .compiler.cache import load_module, purge
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config, default_config
 from .context import Context
-from .ndarray import NDArray
+from .lower.target import get_target
+from .ndarray import NDArray, storage
 from .ndarray import zeros as nd_zeros
 
 __all__ = ["Executor", "normalize_grad_req"]
 
 # numba has no float16 arithmetic: such arrays are rejected at bind with a clear message
 _UNSUPPORTED = frozenset({np.dtype("float16")})
+
+
+def _place(ctx: Context) -> tuple[str, int]:
+    """Where a context's memory is: pinned host memory is the CPU's."""
+    return ("gpu", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
 
 
 def normalize_grad_req(grad_req: Any, arg_names: list[str]) -> dict[str, str]:
@@ -86,8 +91,8 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
-        if ctx.device_type not in ("cpu", "cpu_pinned"):
-            raise MXNetError(f"bind: context {ctx} is not supported by this build (CPU target only)")
+        storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
+        self._target = "cuda" if ctx.device_type == "gpu" else "cpu"
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = _as_list("args", args, self._arg_names, False)
@@ -120,9 +125,10 @@ class Executor:
             for n, a in zip(names, arrs):
                 if a is None:
                     continue
-                if a.context.device_type not in ("cpu", "cpu_pinned"):
-                    raise MXNetError(f"bind: {what}[{n!r}] lives on {a.context}, the executor on {self._ctx}")
-                if not a._data.flags.c_contiguous:
+                if _place(a.context) != _place(self._ctx):
+                    raise MXNetError(f"bind: {what}[{n!r}] lives on {a.context}, the executor on "
+                                     f"{self._ctx} (copy it there with as_in_context)")
+                if not storage.is_contiguous(a._data):
                     raise MXNetError(f"bind: {what}[{n!r}] must be a contiguous array")
                 if np.dtype(a.dtype) in _UNSUPPORTED:
                     raise MXNetError(f"bind: {what}[{n!r}] has dtype {np.dtype(a.dtype).name}, which the "
@@ -153,7 +159,8 @@ class Executor:
             base = mode.removesuffix("_mon")
             reqs = {} if base == "infer" else self._grad_req
             prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, base == "train",
-                                  self._cfg, load=load, monitor=mode.endswith("_mon"))
+                                  self._cfg, target=self._target, load=load,
+                                  monitor=mode.endswith("_mon"))
             self._programs[mode] = prog
         elif load and prog.module is None:
             prog.module = load_module(prog.program.source, prog.target, self._cfg)
@@ -164,13 +171,14 @@ class Executor:
             return self._bound[mode]
         prog = self._program(mode)
         g = prog.graph
-        arena = np.empty(max(prog.plan.planned_bytes, 1), dtype=np.uint8)
+        arena = storage.arena(prog.plan.planned_bytes, self._ctx)
         ext = {"arg": dict(zip(self._arg_names, self.arg_arrays)),
                "aux": dict(zip(self._aux_names, self.aux_arrays)),
                "grad": dict(zip(self._arg_names, self.grad_arrays))}
         ext["grad_in"] = ext["grad"]
         out_of = {v: self.outputs[i] for i, v in enumerate(g.outputs)}
-        heads = {i: np.ones(g.values[v].shape, g.values[v].dtype) for i, v in g.head_grads.items()}
+        heads = {i: storage.alloc(g.values[v].shape, g.values[v].dtype, self._ctx, 1)
+                 for i, v in g.head_grads.items()}
         self._head_grads[mode] = heads
         head_of = {v: heads[i] for i, v in g.head_grads.items()}
 
@@ -205,14 +213,14 @@ class Executor:
     def _prepare(self, mode: str) -> None:
         """Compile (or load from the kernel cache) every phase of a program for the bound arrays.
         A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh."""
+        target = get_target(self._target)
         for attempt in (0, 1):
             prog = self._program(mode)
             try:
                 for steps in self._arrays(mode).values():
                     for seg, arrays in steps:
                         if seg.kind == "njit":
-                            fn = getattr(prog.module, seg.name)
-                            fn.compile(tuple(numba.typeof(a) for a in arrays))
+                            target.warm(getattr(prog.module, seg.name), arrays)
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
@@ -228,6 +236,10 @@ class Executor:
         steps = self._arrays(mode).get(phase)
         if not steps:
             return
+        with storage.device_scope(self._ctx):
+            self._run_steps(mode, prog, steps)
+
+    def _run_steps(self, mode: str, prog: Compiled, steps: list) -> None:
         for seg, payload in steps:
             if seg.kind == "host":
                 payload()   # a Custom op's Python code (errors are MXNetErrors naming it)
@@ -305,10 +317,11 @@ class Executor:
                 if i in heads and og is not None:
                     src = og.asnumpy() if isinstance(og, NDArray) else np.asarray(og)
                     dst = heads[i]
-                    if src.shape != dst.shape:
+                    if src.shape != tuple(dst.shape):
                         raise MXNetError(f"backward: out_grads[{i}] has shape {shape_str(src.shape)}, "
-                                         f"output {g.output_names[i]!r} has {shape_str(dst.shape)}")
-                    dst[:] = src
+                                         f"output {g.output_names[i]!r} has "
+                                         f"{shape_str(tuple(dst.shape))}")
+                    storage.copy_from_host(dst, src)
         self._run(mode, "backward")
         if mode.endswith("_mon"):
             self._report(mode, "backward")

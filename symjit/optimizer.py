@@ -23,8 +23,9 @@ import numpy as np
 
 from .base import DTypeError, FormatError, MXNetError, ParamError, ShapeError, shape_str
 from .context import cpu
-from .ndarray import NDArray, load_frombuffer, save_tobuffer, zeros
+from .ndarray import NDArray, load_frombuffer, save_tobuffer, storage, zeros
 from .ndarray.ndarray import wrap
+from .ndarray.optim_ops import update_kernels
 
 __all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Updater",
            "register", "create", "get_updater"]
@@ -36,10 +37,9 @@ class SchedulerConflictError(MXNetError, UserWarning):
     """``set_learning_rate`` on an optimizer driven by an ``lr_scheduler`` (MXNet raises a UserWarning)."""
 
 
-def _kernels() -> Any:
-    """The compiled update kernels (imported on first use: numba costs start-up time)."""
-    from symjit.kernels.cpu import optim
-    return optim
+def _kernels(weight: NDArray) -> Any:
+    """The compiled update kernels for the weight's device (imported on first use)."""
+    return update_kernels(weight.context)
 
 
 def _clip(value: float | None) -> float:
@@ -211,10 +211,10 @@ class Optimizer:
                 raise ParamError(f"{type(self).__name__}.update_multi_precision (index {index!r}): "
                                  "state must be (float32 master weight, state) for a float16 weight")
             master, inner = state
-            grad32 = wrap(_check_array(self, index, "grad", grad, weight).astype(np.float32),
-                          grad.context)
+            _check_array(self, index, "grad", grad, weight)
+            grad32 = grad.astype(np.float32)
             self.update(index, master, grad32, inner)
-            weight._data[...] = master._data
+            weight._write(Ellipsis, master._host(), "update_multi_precision")
             return
         self.update(index, weight, grad, state)
 
@@ -260,9 +260,11 @@ def _check_array(opt: Optimizer, index: Any, what: str, arr: Any, weight: NDArra
     if np.dtype(arr.dtype) != np.dtype(weight.dtype):
         raise DTypeError(f"{where}: {what} dtype {np.dtype(arr.dtype).name} does not match the "
                          f"weight's {np.dtype(weight.dtype).name}")
+    if arr.context != weight.context:
+        raise MXNetError(f"{where}: {what} lives on {arr.context}, the weight on {weight.context}")
     data = arr._data
-    if not isinstance(data, np.ndarray) or not data.flags.c_contiguous:
-        raise MXNetError(f"{where}: {what} must be a contiguous CPU array")
+    if not storage.is_contiguous(data):
+        raise MXNetError(f"{where}: {what} must be a contiguous array")
     return data
 
 
@@ -298,7 +300,7 @@ class SGD(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """One SGD step on ``weight`` in place."""
         lr, wd = self._common(index)
-        clip, k = _clip(self.clip_gradient), _kernels()
+        clip, k = _clip(self.clip_gradient), _kernels(weight)
         if state is None:
             w, g = self._flat(index, weight, grad)
             k.sgd_update(w, g, lr, wd, self.rescale_grad, clip)
@@ -354,7 +356,7 @@ class Adam(Optimizer):
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         w, g, mean, var = self._flat(index, weight, grad, *self._states(index, state, 2))
-        _kernels().adam_wdclip_update(w, g, mean, var, lr, self.beta1, self.beta2, self.epsilon, wd,
+        _kernels(weight).adam_wdclip_update(w, g, mean, var, lr, self.beta1, self.beta2, self.epsilon, wd,
                                       self.rescale_grad, _clip(self.clip_gradient))
 
 
@@ -389,7 +391,7 @@ class RMSProp(Optimizer):
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """One RMSProp step on ``weight`` in place."""
         lr, wd = self._common(index)
-        clip, cw, k = _clip(self.clip_gradient), _clip(self.clip_weights), _kernels()
+        clip, cw, k = _clip(self.clip_gradient), _clip(self.clip_weights), _kernels(weight)
         if not self.centered:
             w, g, n = self._flat(index, weight, grad, *self._states(index, state, 1))
             k.rmsprop_wdclip_update(w, g, n, lr, self.gamma1, self.epsilon, wd, self.rescale_grad, clip, cw)
@@ -423,7 +425,7 @@ class AdaGrad(Optimizer):
         """One AdaGrad step on ``weight`` in place."""
         lr, wd = self._common(index)
         w, g, h = self._flat(index, weight, grad, *self._states(index, state, 1))
-        _kernels().adagrad_update(w, g, h, lr, self.float_stable_eps, wd, self.rescale_grad,
+        _kernels(weight).adagrad_update(w, g, h, lr, self.float_stable_eps, wd, self.rescale_grad,
                                   _clip(self.clip_gradient))
 
 
@@ -452,7 +454,7 @@ class AdaDelta(Optimizer):
         """One AdaDelta step on ``weight`` in place."""
         _, wd = self._common(index)
         w, g, acc_g, acc_d = self._flat(index, weight, grad, *self._states(index, state, 2))
-        _kernels().adadelta_update(w, g, acc_g, acc_d, self.rho, self.epsilon, wd, self.rescale_grad,
+        _kernels(weight).adadelta_update(w, g, acc_g, acc_d, self.rho, self.epsilon, wd, self.rescale_grad,
                                    _clip(self.clip_gradient))
 
 

@@ -46,6 +46,10 @@ class Target:
         calls (the CPU)."""
         return None
 
+    def warm(self, fn: Callable, arrays: list) -> None:
+        """Compile a program function for the types of ``arrays`` before its first call (nothing
+        where code compiles at its first launch)."""
+
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes

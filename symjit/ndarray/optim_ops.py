@@ -5,21 +5,41 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import MXNetError, shape_str
+from . import storage
 from .ndarray import NDArray
 
-__all__ = ["sgd_update", "sgd_mom_update"]
+__all__ = ["sgd_update", "sgd_mom_update", "update_kernels"]
 
 
-def _kernels():
-    """The compiled update kernels (imported on first use: importing numba costs start-up)."""
-    global _K
-    if _K is None:
-        from symjit.kernels.cpu import optim
-        _K = optim
-    return _K
+class _OnDevice:
+    """A GPU update-kernel module whose functions run with ``ctx``'s device current."""
+
+    def __init__(self, module, ctx):
+        self._module, self._ctx = module, ctx
+
+    def __getattr__(self, name: str):
+        fn = getattr(self._module, name)
+
+        def call(*args):
+            with storage.device_scope(self._ctx):
+                fn(*args)
+        return call
 
 
-_K = None
+def update_kernels(ctx):
+    """The fused optimizer update kernels for arrays on ``ctx``: ``symjit.kernels.cpu.optim`` (one
+    ``njit`` loop each) or ``symjit.kernels.cuda.optim`` (one grid-stride kernel each, queued on the
+    device), with the same functions and arguments. Imported on first use (numba costs start-up).
+
+    >>> import symjit as mx
+    >>> update_kernels(mx.cpu()).__name__
+    'symjit.kernels.cpu.optim'
+    """
+    if ctx.device_type == "gpu":
+        from symjit.kernels.cuda import optim as gpu_optim
+        return _OnDevice(gpu_optim, ctx)
+    from symjit.kernels.cpu import optim
+    return optim
 
 
 def _flat(name: str, arr: NDArray, like: NDArray) -> np.ndarray:
@@ -28,8 +48,10 @@ def _flat(name: str, arr: NDArray, like: NDArray) -> np.ndarray:
     if arr is not like and (arr._data.shape != like._data.shape or arr._data.dtype != like._data.dtype):
         raise MXNetError(f"{name}: shape {shape_str(arr.shape)} {np.dtype(arr.dtype).name} does not match "
                          f"the weight's {shape_str(like.shape)} {np.dtype(like.dtype).name}")
+    if arr.context != like.context:
+        raise MXNetError(f"{name}: array lives on {arr.context}, the weight on {like.context}")
     data = arr._data
-    if not data.flags.c_contiguous:
+    if not storage.is_contiguous(data):
         raise MXNetError(f"{name}: array must be contiguous")
     return data.reshape(-1)
 
@@ -49,7 +71,7 @@ def sgd_update(weight: NDArray, grad: NDArray, lr: float, wd: float = 0.0, resca
     >>> w.asnumpy().tolist()
     [0.5, 0.5]
     """
-    _kernels().sgd_update(
+    update_kernels(weight.context).sgd_update(
       _flat("sgd_update weight", weight, weight), _flat("sgd_update grad", grad, weight),
       float(lr), float(wd), float(rescale_grad), float(clip_gradient))
     return _out(weight, out)
@@ -66,7 +88,7 @@ def sgd_mom_update(weight: NDArray, grad: NDArray, mom: NDArray, lr: float, mome
     >>> [round(v, 6) for v in w.asnumpy().tolist()]
     [0.9, 0.9]
     """
-    _kernels().sgd_mom_update(
+    update_kernels(weight.context).sgd_mom_update(
       _flat("sgd_mom_update weight", weight, weight), _flat("sgd_mom_update grad", grad, weight),
       _flat("sgd_mom_update mom", mom, weight), float(lr), float(momentum), float(wd),
       float(rescale_grad), float(clip_gradient))

@@ -22,7 +22,7 @@ from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 
 __all__ = ["check_ctx", "alloc", "from_host", "to_host", "write", "view", "is_device_array",
-           "gpu_available"]
+           "gpu_available", "is_contiguous", "arena", "device_scope", "copy_from_host"]
 
 
 def gpu_available() -> int:
@@ -64,6 +64,46 @@ def is_device_array(buf: Any) -> bool:
 def _select(ctx: Context):
     from numba import cuda
     return cuda.gpus[ctx.device_id]
+
+
+def device_scope(ctx: Context) -> Any:
+    """A ``with`` block making ``ctx``'s GPU numba's current device (does nothing for the CPU).
+
+    >>> from symjit.context import cpu
+    >>> with device_scope(cpu()):
+    ...     pass
+    """
+    if ctx.device_type != "gpu":
+        import contextlib
+        return contextlib.nullcontext()
+    return _select(ctx)
+
+
+def is_contiguous(buf: Any) -> bool:
+    """True when ``buf`` (numpy or device array) is laid out in C order without gaps."""
+    if isinstance(buf, np.ndarray):
+        return bool(buf.flags.c_contiguous)
+    return bool(buf.is_c_contiguous())
+
+
+def arena(nbytes: int, ctx: Context) -> Any:
+    """An uninitialised byte buffer of ``nbytes`` (at least 1) on ``ctx``: the storage the memory
+    plan carves an executor's temporaries from."""
+    nbytes = max(int(nbytes), 1)
+    if ctx.device_type != "gpu":
+        return np.empty(nbytes, np.uint8)
+    from numba import cuda
+    with _select(ctx):
+        return cuda.device_array(nbytes, np.uint8)
+
+
+def copy_from_host(buf: Any, src: np.ndarray) -> None:
+    """Overwrite all of ``buf`` with the same-shaped host array ``src`` (cast to buf's dtype)."""
+    src = np.ascontiguousarray(src, dtype=buf.dtype)
+    if isinstance(buf, np.ndarray):
+        buf[...] = src
+    else:
+        buf.copy_to_device(src)
 
 
 def from_host(arr: np.ndarray, ctx: Context) -> Any:

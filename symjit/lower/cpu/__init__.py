@@ -28,6 +28,10 @@ class CPUTarget(Target):
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= len(idx)
 
+    def warm(self, fn, arrays: list) -> None:
+        import numba
+        fn.compile(tuple(numba.typeof(a) for a in arrays))
+
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])

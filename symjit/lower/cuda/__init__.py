@@ -7,13 +7,14 @@ from __future__ import annotations
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
 
-THREADS = 256     # threads per block of a grid-stride kernel
+THREADS = 256     # threads per block of a grid-stride kernel on a real device (launch plans)
 MAX_BLOCKS = 1024
 
 
 def blocks_for(n: int) -> int:
-    """Blocks of :data:`THREADS` for a grid-stride loop over ``n`` elements (at most
-    :data:`MAX_BLOCKS`: the loop strides over the rest). Generated launch code calls this.
+    """Blocks of :data:`THREADS` for a grid-stride loop over ``n`` elements in a launch plan that
+    names no device (``symjit compile``): at most :data:`MAX_BLOCKS`. A running program takes its
+    launch shape from the device (:func:`symjit.kernels.cuda.launch`).
 
     >>> blocks_for(1), blocks_for(257), blocks_for(10**9)
     (1, 2, 1024)
@@ -50,9 +51,9 @@ class CUDATarget(Target):
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])
-        blocks = k.imp("symjit.lower.cuda", "blocks_for")
+        launch = k.imp("symjit.kernels.cuda", "launch")
         for fn, vs, size in launches:
-            k.line(f"{fn}[{blocks}({size}), {THREADS}]({', '.join(arg(v) for v in vs)})")
+            k.line(f"{fn}[{launch}({size})]({', '.join(arg(v) for v in vs)})")
         mw.functions.append(k.finish(""))   # a plain host function
         return params
 

@@ -1,0 +1,122 @@
+"""Executors and optimizers on ``mx.gpu(0)`` against the CPU, on numba's CUDA simulator (run as a
+script with ``NUMBA_ENABLE_CUDASIM=1``; ``tests/test_gpu_executor.py`` does that). Each check
+raises on a mismatch; the script prints ``ok <name>`` per check that passed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.base import MXNetError
+
+
+def _net():
+    data = mx.sym.Variable("data")
+    fc1 = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=6, name="fc1"), act_type="relu")
+    fc2 = mx.sym.FullyConnected(fc1, num_hidden=4, name="fc2")
+    return mx.sym.SoftmaxOutput(fc2, name="softmax")
+
+
+def _bind(ctx, grad_req="write"):
+    ex = _net().simple_bind(ctx, data=(3, 5), grad_req=grad_req)
+    rng = np.random.default_rng(0)
+    for arr in ex.arg_dict.values():
+        arr[:] = rng.uniform(-1, 1, arr.shape).astype(np.float32)
+    ex.arg_dict["softmax_label"][:] = np.array([0, 3, 1], np.float32)
+    return ex
+
+
+def check_training_step_matches_cpu() -> None:
+    """Forward (training) + backward on gpu(0): outputs and gradients are the CPU's, and the
+    executor's arrays live on the GPU."""
+    cpu, gpu = _bind(mx.cpu()), _bind(mx.gpu(0))
+    for ex in (cpu, gpu):
+        ex.forward(is_train=True)
+        ex.backward()
+    assert gpu.outputs[0].context == mx.gpu(0)
+    assert not isinstance(gpu.outputs[0]._data, np.ndarray)
+    np.testing.assert_allclose(gpu.outputs[0].asnumpy(), cpu.outputs[0].asnumpy(), rtol=1e-5, atol=1e-6)
+    for name, g in cpu.grad_dict.items():
+        assert gpu.grad_dict[name].context == mx.gpu(0)
+        np.testing.assert_allclose(gpu.grad_dict[name].asnumpy(), g.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def check_out_grads_and_grad_req_add() -> None:
+    """Head gradients given to backward are copied to the device; ``grad_req='add'`` accumulates."""
+    head = np.random.default_rng(1).uniform(-1, 1, (3, 6)).astype(np.float32)
+    sym = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=6, name="fc"),
+                            act_type="tanh")
+    got = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        ex = sym.simple_bind(ctx, data=(3, 5), grad_req="add")
+        for arr in ex.arg_dict.values():
+            arr[:] = np.linspace(-1, 1, int(np.prod(arr.shape)), dtype=np.float32).reshape(arr.shape)
+        for _ in range(2):
+            ex.forward(is_train=True)
+            ex.backward(mx.nd.array(head, ctx=ctx))
+        got[ctx.device_type] = {n: g.asnumpy() for n, g in ex.grad_dict.items()}
+    for name, g in got["cpu"].items():
+        np.testing.assert_allclose(got["gpu"][name], g, rtol=1e-5, atol=1e-6)
+        assert np.abs(g).max() > 0
+
+
+def check_inference_and_reshape() -> None:
+    """Inference forward, then an executor reshaped to a new batch size, on the GPU."""
+    cpu, gpu = _bind(mx.cpu(), "null"), _bind(mx.gpu(0), "null")
+    np.testing.assert_allclose(gpu.forward()[0].asnumpy(), cpu.forward()[0].asnumpy(), rtol=1e-5)
+    cpu2, gpu2 = cpu.reshape(data=(2, 5), softmax_label=(2,)), gpu.reshape(data=(2, 5), softmax_label=(2,))
+    assert gpu2.arg_dict["data"].context == mx.gpu(0)
+    for ex in (cpu2, gpu2):
+        ex.arg_dict["data"][:] = np.ones((2, 5), np.float32)
+    np.testing.assert_allclose(gpu2.forward()[0].asnumpy(), cpu2.forward()[0].asnumpy(), rtol=1e-5)
+
+
+def check_mixed_contexts_are_a_clear_error() -> None:
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    args = {"data": mx.nd.ones((1, 3)), "fc_weight": mx.nd.ones((2, 3), ctx=mx.gpu(0)),
+            "fc_bias": mx.nd.ones((2,), ctx=mx.gpu(0))}
+    with pytest.raises(MXNetError, match=r"args\['data'\] lives on cpu\(0\), the executor on gpu\(0\)"):
+        sym.bind(mx.gpu(0), args)
+    with pytest.raises(MXNetError, match=r"args\['fc_weight'\] lives on gpu\(0\), the executor on cpu\(0\)"):
+        sym.bind(mx.cpu(), args)
+    with pytest.raises(MXNetError, match="only 1 GPU"):
+        sym.simple_bind(mx.gpu(3), data=(1, 3))
+    w = mx.nd.ones((2,), ctx=mx.gpu(0))
+    with pytest.raises(MXNetError, match=r"grad lives on cpu\(0\), the weight on gpu\(0\)"):
+        mx.optimizer.SGD().update(0, w, mx.nd.ones((2,)), None)
+
+
+def check_optimizers_on_the_device() -> None:
+    """Every optimizer's update of gpu arrays equals the CPU's (the same per-element bodies)."""
+    rng = np.random.default_rng(2)
+    w0 = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    grads = [rng.uniform(-2, 2, (4, 3)).astype(np.float32) for _ in range(3)]
+    specs = [("sgd", {"momentum": 0.9, "wd": 0.01, "clip_gradient": 1.0}), ("sgd", {}),
+             ("nag", {"momentum": 0.5}), ("adam", {"wd": 0.01}), ("rmsprop", {"clip_weights": 0.5}),
+             ("rmsprop", {"centered": True}), ("adagrad", {}), ("adadelta", {})]
+    for name, kwargs in specs:
+        result = {}
+        for ctx in (mx.cpu(), mx.gpu(0)):
+            opt = mx.optimizer.create(name, learning_rate=0.1, rescale_grad=0.5, **kwargs)
+            updater = mx.optimizer.get_updater(opt)
+            w = mx.nd.array(w0, ctx=ctx)
+            for g in grads:
+                updater(0, mx.nd.array(g, ctx=ctx), w)
+            assert w.context == ctx
+            result[ctx.device_type] = w.asnumpy()
+        np.testing.assert_allclose(result["gpu"], result["cpu"], rtol=1e-5, atol=1e-6,
+                                   err_msg=f"{name} {kwargs}")
+    w, m = mx.nd.ones((3,), ctx=mx.gpu(0)), mx.nd.zeros((3,), ctx=mx.gpu(0))
+    mx.nd.sgd_mom_update(w, mx.nd.ones((3,), ctx=mx.gpu(0)), m, lr=0.1, momentum=0.9, out=w)
+    np.testing.assert_allclose(w.asnumpy(), [0.9] * 3, rtol=1e-6)
+
+
+CHECKS = [check_training_step_matches_cpu, check_out_grads_and_grad_req_add,
+          check_inference_and_reshape, check_mixed_contexts_are_a_clear_error,
+          check_optimizers_on_the_device]
+
+
+if __name__ == "__main__":
+    for check in CHECKS:
+        check()
+        print("ok", check.__name__, flush=True)
