@@ -91,15 +91,13 @@ def _launches(c: Compiled) -> list[dict]:
     target = get_target(c.target)
     out = []
     for grp in c.groups:
-        if grp.view or grp.host:
+        name = f"k{grp.id}"
+        if grp.view or grp.host or name not in c.program.spans:
             continue
-        n = 1
-        for d in grp.loop_shape or ():
-            n *= d
-        cfg = target.launch_config(n)
+        per, n = c.program.spans[name]
+        cfg = target.launch_config(n, per)
         if cfg is not None:
-            out.append({"kernel": f"k{grp.id}", "group": grp.id, "elements": n, "grid": cfg[0],
-                        "block": cfg[1]})
+            out.append({"kernel": name, "group": grp.id, per + "s": n, "grid": cfg[0], "block": cfg[1]})
     return out
 
 
@@ -118,7 +116,8 @@ def _text(c: Compiled, source: bool) -> str:
     if launches:
         lines.append(f"== launch plan ({c.target}) ==")
         for la in launches:
-            lines.append(f"  {la['kernel']}: {la['elements']} elements, "
+            span = f"{la['elements']} elements" if "elements" in la else f"{la['blocks']} blocks"
+            lines.append(f"  {la['kernel']}: {span}, "
                          f"grid {la['grid']} x block {la['block']}")
     lines.append("== memory plan ==")
     for b in plan.buffers:

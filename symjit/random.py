@@ -22,7 +22,8 @@ from .base import DTypeError, MXNetError, ParamError, np_dtype, shape_str
 from .ndarray.creation import norm_shape, place
 from .ndarray.ndarray import NDArray
 
-__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "exponential", "poisson"]
+__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "exponential", "poisson",
+           "next_seed"]
 
 _rng = np.random.default_rng()
 
@@ -40,6 +41,17 @@ def seed(seed_state: int, ctx: Any = "all") -> None:
     _rng = np.random.default_rng(int(seed_state))
     from symjit.kernels.cpu.random import seed as seed_kernels  # Dropout masks in compiled code
     seed_kernels(int(seed_state) % 2 ** 32)
+
+
+def next_seed() -> int:
+    """A fresh 32-bit seed from the ``mx.random`` generator: GPU programs pass one to each Dropout
+    kernel launch (its mask is a hash of the seed and the element index), so ``mx.random.seed``
+    makes their masks reproducible.
+
+    >>> seed(3); a = next_seed(); seed(3); a == next_seed()
+    True
+    """
+    return int(_rng.integers(0, 2 ** 32))
 
 
 def _param(x: Any, where: str, arg: str) -> tuple[np.ndarray, NDArray | None]:

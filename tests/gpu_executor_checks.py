@@ -3,6 +3,8 @@ script with ``NUMBA_ENABLE_CUDASIM=1``; ``tests/test_gpu_executor.py`` does that
 raises on a mismatch; the script prints ``ok <name>`` per check that passed."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -111,12 +113,67 @@ def check_optimizers_on_the_device() -> None:
     np.testing.assert_allclose(w.asnumpy(), [0.9] * 3, rtol=1e-6)
 
 
+def check_custom_op_and_batchnorm_between_kernels() -> None:
+    """A Custom op's Python code between kernels sees device NDArrays; BatchNorm (block
+    reductions) updates its moving statistics on the device as on the CPU."""
+    from tests.cases import custom  # noqa: F401  (registers _case_scaled_sigmoid)
+    x = mx.sym.Variable("data")
+    net = mx.sym.BatchNorm(mx.sym.FullyConnected(x, num_hidden=4, name="fc"), fix_gamma=False,
+                           name="bn")
+    net = mx.sym.Custom(net, op_type="_case_scaled_sigmoid", scale=2) * 3.0
+    got = {}
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        ex = net.simple_bind(ctx, data=(5, 3))
+        rng = np.random.default_rng(3)
+        for arr in ex.arg_dict.values():
+            arr[:] = rng.uniform(-1, 1, arr.shape).astype(np.float32)
+        ex.aux_dict["bn_moving_var"][:] = 1.0
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward(mx.nd.ones((5, 4), ctx=ctx))
+        got[ctx.device_type] = [out] + [g.asnumpy() for g in ex.grad_dict.values()] + \
+            [a.asnumpy() for a in ex.aux_dict.values()]
+    for want, have in zip(got["cpu"], got["gpu"]):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
+def check_dropout_masks_on_the_device() -> None:
+    """Dropout on the GPU: mask values 0 or 1/(1-p) at about rate p, the output x * mask and the
+    gradient dy * mask, a new mask per pass, the same masks after reseeding mx.random; identity
+    at inference; a mask shared along ``axes``."""
+    x = mx.sym.Variable("data")
+    p = 0.25
+    ex = mx.sym.Dropout(x * 1.0, p=p, name="drop").simple_bind(mx.gpu(0), data=(40, 50))
+    data = np.random.default_rng(4).uniform(0.5, 1.5, (40, 50)).astype(np.float32)
+    ex.arg_dict["data"][:] = data
+    mx.random.seed(5)
+    first = ex.forward(is_train=True)[0].asnumpy()
+    ex.backward(mx.nd.ones((40, 50), ctx=mx.gpu(0)))
+    mask = first / data
+    kept = np.isclose(mask, 1 / (1 - p), rtol=1e-5)
+    assert np.all(kept | (mask == 0)), np.unique(mask)
+    assert abs(1 - kept.mean() - p) < 0.05, kept.mean()
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), mask, rtol=1e-5)
+    second = ex.forward(is_train=True)[0].asnumpy()
+    assert not np.array_equal(first, second)
+    mx.random.seed(5)
+    np.testing.assert_array_equal(ex.forward(is_train=True)[0].asnumpy(), first)
+    np.testing.assert_allclose(ex.forward(is_train=False)[0].asnumpy(), data)
+    shared = mx.sym.Dropout(x, p=0.5, axes=(0,), mode="always").simple_bind(mx.gpu(0), data=(6, 40))
+    shared.arg_dict["data"][:] = 1.0
+    out = shared.forward()[0].asnumpy()
+    assert np.all(out == out[0]) and 0 < (out[0] == 0).sum() < 40, out
+
+
 CHECKS = [check_training_step_matches_cpu, check_out_grads_and_grad_req_add,
           check_inference_and_reshape, check_mixed_contexts_are_a_clear_error,
-          check_optimizers_on_the_device]
+          check_optimizers_on_the_device, check_custom_op_and_batchnorm_between_kernels,
+          check_dropout_masks_on_the_device]
 
 
 if __name__ == "__main__":
+    # the simulator hands the GIL between its thread-per-CUDA-thread at every poll and barrier:
+    # a short switch interval makes that several times faster (a test-harness setting)
+    sys.setswitchinterval(1e-3)
     for check in CHECKS:
         check()
         print("ok", check.__name__, flush=True)

@@ -5,7 +5,7 @@ install -e '.[cuda]'``) and no simulator. This catches code the simulator accept
 compiler rejects.
 ``.ci/run`` runs it in its CUDA venv:
 
-    python -m tests.ptx_cases [--arch sm_90]
+    python -m tests.ptx_cases [--arch sm_90] [--ops BatchNorm,LayerNorm]
 
 Prints one line per failing case and a summary; exits 1 when a kernel does not compile.
 """
@@ -33,10 +33,12 @@ def case_ptx(case, arch: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
-    arch = ap.parse_args(argv).arch
+    ap.add_argument("--ops", default="", help="only the cases of these ops (comma-separated)")
+    args = ap.parse_args(argv)
+    arch, only = args.arch, set(filter(None, args.ops.split(",")))
     done, kernels, failed, unlowered = 0, 0, 0, 0
     for case in all_cases():
-        if case.is_train or not lowered_on_cuda(case):
+        if (only and case.op not in only) or not lowered_on_cuda(case):
             continue
         try:
             kernels += case_ptx(case, arch)

@@ -37,7 +37,8 @@ def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
     fc = lookup(get_op("FullyConnected"), "cpu")
     assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
     assert lookup(get_op("FullyConnected"), "cuda").target == "any"   # the per-element product
-    assert lookup(get_op("BatchNorm"), "cuda") is None
+    assert lookup(get_op("BatchNorm"), "cuda").target == "cuda"   # a block reduction per channel
+    assert lookup(get_op("Custom"), "cuda") is lookup(get_op("Custom"), "cpu")   # host call
     assert lookup(get_op("sum"), "cpu").reduce == "sum"
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "prelu"}) == ()
     assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
@@ -62,17 +63,19 @@ def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
     assert cuda[1].rules[0].target == "any" and cuda[1].rules[0].reduce is None
 
 
-def test_cuda_names_the_op_it_cannot_lower(tmp_path, capsys):
-    a = mx.sym.Variable("a")
-    net = mx.sym.LayerNorm(mx.sym.exp(a) * 2.0, name="total")
-    with pytest.raises(MXNetError, match="LayerNorm 'total': no cuda lowering for this operator"):
-        compile_symbol(net, {"a": (3, 4)}, {"a": F32}, {}, False, Config.from_env(), target="cuda",
-                       load=False)
+def test_cuda_names_the_op_variant_it_cannot_lower(tmp_path, capsys):
+    a, i = mx.sym.Variable("a"), mx.sym.Variable("i")
+    net = mx.sym.take(mx.sym.exp(a) * 2.0, i, mode="raise", name="total")
+    shapes = {"a": (3, 4), "i": (2,)}
+    with pytest.raises(MXNetError, match="take 'total': no cuda lowering for mode='raise'"):
+        compile_symbol(net, shapes, {"a": F32, "i": F32}, {}, False, Config.from_env(),
+                       target="cuda", load=False)
     path = tmp_path / "net-symbol.json"
     net.save(str(path))
-    rc = main(["compile", str(path), "--shape", "a=3,4", "--target", "cuda", "--grad-req", "null"])
+    rc = main(["compile", str(path), "--shape", "a=3,4", "--shape", "i=2", "--target", "cuda",
+               "--grad-req", "null"])
     err = capsys.readouterr().err
-    assert rc == 2 and "LayerNorm 'total': no cuda lowering" in err and "Traceback" not in err
+    assert rc == 2 and "take 'total': no cuda lowering" in err and "Traceback" not in err
 
 
 def test_shape_only_input_is_not_a_kernel_input():

@@ -19,6 +19,7 @@ THREADS = 256          # threads per block of a grid-stride kernel on a GPU
 WAVES = 8              # resident blocks per multiprocessor a grid-stride launch aims for
 SIM_THREADS = 32       # the simulator's block (a Python thread per simulated thread)
 SIM_BLOCKS = 2
+SIM_BLOCK_THREADS = 4  # the simulator's block of a block-reduction kernel (each sync costs a poll)
 MAX_SHARED = 1024      # the largest block a block-reduction kernel's shared buffer serves
 
 
@@ -42,5 +43,6 @@ def launch(n: int) -> tuple[int, int]:
 def block_launch(n: int) -> tuple[int, int]:
     """(blocks, threads) of a kernel with one block per slice of ``n`` slices (a block reduction
     per channel or row; blocks stride over the slices when there are more than the grid holds)."""
-    threads, most = device_shape()
+    from numba import config
+    threads = SIM_BLOCK_THREADS if config.ENABLE_CUDASIM else device_shape()[0]
     return max(1, min(int(n), 65535)), min(threads, MAX_SHARED)

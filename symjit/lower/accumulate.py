@@ -24,7 +24,7 @@ from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
 from .rules import ANY, ElemExpr, rule
 
-__all__ = ["init_value", "REDUCE_STEP"]
+__all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row"]
 
 
 _REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
@@ -369,6 +369,123 @@ def _regression_backward(k, node, ins, outs) -> ElemExpr:
     return expr
 
 
+
+# -- helpers emitting serial code every target runs (CPU kernels call them too) -----------------
+
+def makeloss_scale(k, node, x: str, xf: str) -> str:
+    """Emit the gradient value: grad_scale / (1, batch size, or count of x > valid_thresh)."""
+    p = node.params
+    gs, scale = repr(p["grad_scale"]), k.tmp("s")
+    if p["normalization"] == "batch":
+        n = f"{x}.shape[0]" if k.info[x].shape else "1"
+        k.line(f"{scale} = {gs} / max({n}, 1)")
+    elif p["normalization"] == "valid":
+        cnt, i = k.tmp("c"), k.tmp("i")
+        k.line(f"{cnt} = 0")
+        k.line(f"for {i} in range({xf}.shape[0]):")
+        k.line(f"    if {xf}[{i}] > {p['valid_thresh']!r}:")
+        k.line(f"        {cnt} += 1")
+        k.line(f"{scale} = {gs} / max({cnt}, 1)")
+    else:
+        k.line(f"{scale} = {gs}")
+    return scale
+
+
+def sce_row(k, x: str, i: str, n: str) -> tuple[str, str]:
+    """Emit the max ``m`` and ``s = sum(exp(x[i] - m))`` of row ``i``; returns (m, s)."""
+    m, s, j = k.tmp("m"), k.tmp("s"), k.tmp("j")
+    k.line(f"{m} = {x}[{i}, 0]")
+    k.line(f"for {j} in range(1, {n}):")
+    k.line(f"    if {x}[{i}, {j}] > {m}:")
+    k.line(f"        {m} = {x}[{i}, {j}]")
+    k.line(f"{s} = 0.0")
+    k.line(f"for {j} in range({n}):")
+    k.line(f"    {s} += math.exp({x}[{i}, {j}] - {m})")
+    return m, s
+
+
+# -- loss heads and products whose gradient needs the whole row or group -------------------------
+
+
+def _makeloss_backward(k, node, ins, outs) -> ElemExpr:
+    """Every element of MakeLoss's gradient is ``grad_scale`` over the normalisation (computed
+    once per thread before the loop)."""
+    xf = k.tmp("x")
+    k.line(f"{xf} = {ins[0]}.reshape({ins[0]}.size)")
+    scale = makeloss_scale(k, node, ins[0], xf)
+    return lambda idx: scale
+
+
+def _sce(k, node, ins, outs) -> ElemExpr:
+    """The summed cross-entropy of softmax(x) rows against integer labels: one output element,
+    a serial sum over the rows (NaN for a label outside ``[0, classes)``, as on the CPU)."""
+    x, label = ins[0], ins[1]
+
+    def expr(idx: list[str]) -> str:
+        acc, i, n, lab = k.tmp("acc"), k.tmp("i"), k.tmp("n"), k.tmp("lab")
+        k.line(f"{n} = {x}.shape[1]")
+        k.line(f"{acc} = 0.0")
+        k.line(f"for {i} in range({x}.shape[0]):")
+        k.indent += 1
+        m, s = sce_row(k, x, i, n)
+        k.line(f"{lab} = {label}[{i}]")
+        k.line(f"if {lab} > -1 and {lab} < {n}:")
+        k.line(f"    {acc} += math.log({s}) + {m} - {x}[{i}, int({lab})]")
+        k.line("else:")
+        k.line(f"    {acc} = math.nan")
+        k.indent -= 1
+        return acc
+    return expr
+
+
+def _sce_backward(k, node, ins, outs) -> ElemExpr:
+    """``dx = (softmax(x) - one_hot(label)) * ograd[0]``, each element recomputing its row."""
+    x, label, dy = ins[0], ins[1], ins[2]
+
+    def expr(idx: list[str]) -> str:
+        i, j = idx
+        n, lab, c = k.tmp("n"), k.tmp("lab"), k.tmp("c")
+        k.line(f"{n} = {x}.shape[1]")
+        m, s = sce_row(k, x, i, n)
+        k.line(f"{lab} = {label}[{i}]")
+        k.line(f"{c} = int({lab}) if ({lab} > -1 and {lab} < {n}) else -1")
+        value = f"(math.exp({x}[{i}, {j}] - {m}) / {s} - (1.0 if {j} == {c} else 0.0)) * {dy}[0]"
+        return f"(math.nan if {c} < 0 else {value})"
+    return expr
+
+
+def _prod_backward(nan: bool):
+    """d prod / d x_i: the product of the other elements of x_i's group, recomputed per element
+    (exact at zeros); nanprod treats NaN as 1 and gives NaN positions no gradient."""
+    def emit(k, node, ins, outs) -> ElemExpr:
+        x, g = ins
+        p = node.params
+        nd = len(k.info[x].shape)
+        axes = reduced_axes(k.info[x].shape, p["axis"], p["exclude"])
+
+        def expr(idx: list[str]) -> str:
+            acc, v = k.tmp("acc"), k.tmp("x")
+            k.line(f"{acc} = 1.0")
+            red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
+            pos = dict(zip(axes, red))
+            at = [pos.get(d, idx[d]) for d in range(nd)]
+            own = " and ".join(f"{red[j]} == {idx[d]}" for j, d in enumerate(axes)) or "True"
+            k.line(f"{v} = {x}[{', '.join(at)}]")
+            k.line(f"if not ({own}){f' and {v} == {v}' if nan else ''}:")
+            k.line(f"    {acc} *= {v}")
+            k.indent -= len(red)
+            kept = [d for d in range(nd) if d not in axes]
+            gi = ", ".join("0" if d in axes else idx[d] for d in range(nd)) if p["keepdims"] else \
+                ", ".join(idx[d] for d in kept) or "0"
+            value = f"{acc} * {g}[{gi}]"
+            if nan:
+                own_v = f"{x}[{', '.join(idx)}]"
+                return f"(0.0 if {own_v} != {own_v} else {value})"
+            return value
+        return expr
+    return emit
+
+
 for _name in ("sum", "mean", "max", "min", "nansum", "prod", "nanprod"):
     rule(_name, ANY, _reduce(_name))
 rule("argmax", ANY, _arg("argmax"))
@@ -387,3 +504,8 @@ rule("_backward_log_softmax", ANY, _softmax_backward(True))
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     rule(_name, ANY, _regression)
     rule(f"_backward_{_name}", ANY, _regression_backward)
+rule("_backward_MakeLoss", ANY, _makeloss_backward)
+rule("softmax_cross_entropy", ANY, _sce)
+rule("_backward_softmax_cross_entropy", ANY, _sce_backward)
+rule("_backward_prod", ANY, _prod_backward(False))
+rule("_backward_nanprod", ANY, _prod_backward(True))

@@ -9,7 +9,7 @@ launches on a GPU). The loop generator and the program generator
 subclass registered with :func:`register_target` plus its rules; no pass changes.
 
 >>> get_target('cpu').name, get_target('cuda').host_calls
-('cpu', False)
+('cpu', True)
 """
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from .writer import KernelWriter, ModuleWriter
 
 __all__ = ["Target", "Launch", "register_target", "get_target", "target_names"]
 
-Launch = tuple[str, list[int], str]   # kernel name, value ids of its arguments, element-count source
+# kernel name, value ids of its arguments, source of what it spans at run time, how it spans it
+# ("element": a grid-stride loop over that many elements; "block": one block per slice), and the
+# (module, function) of each scalar argument the host computes before the launch
+Launch = tuple[str, list[int], str, str, list[tuple[str, str]]]
 
 
 class Target:
@@ -41,9 +44,9 @@ class Target:
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         raise NotImplementedError
 
-    def launch_config(self, n: int) -> tuple[int, int] | None:
-        """(grid, block) of a kernel whose loop covers ``n`` elements; None where kernels are plain
-        calls (the CPU)."""
+    def launch_config(self, n: int, per: str = "element") -> tuple[int, int] | None:
+        """(grid, block) of a kernel whose loop covers ``n`` elements (``per='block'``: ``n``
+        slices, one block each); None where kernels are plain calls (the CPU)."""
         return None
 
     def warm(self, fn: Callable, arrays: list) -> None:

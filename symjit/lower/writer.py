@@ -57,6 +57,12 @@ class KernelWriter:
         self.module = module
         self.info = info or {}   # local array name -> compiler Value (static shape, dtype)
         self.workspace: list[str] = []   # local names of the emitting rule's planned scratch buffers
+        # set by a rule whose kernel works one block per slice (a block reduction per channel):
+        # (source of the slice count at run time, its static value for launch plans)
+        self.per_block: tuple[str, int] | None = None
+        # scalar kernel arguments the host computes before each launch: (parameter, module,
+        # function of no arguments), e.g. a Dropout seed from symjit.random.next_seed
+        self.host_args: list[tuple[str, str, str]] = []
         self.name = name
         self.params = params
         self.lines: list[str] = []

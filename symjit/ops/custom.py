@@ -20,7 +20,7 @@ over, so ``scale=2`` arrives as ``'2'``):
   not consulted: backward always sees every array.
 
 Both records are OPAQUE; their lowering rule declares ``host=True`` (``extra['host']`` is the
-factory below, :mod:`symjit.lower.cpu.custom`): the fusion pass gives each its own group, and code
+factory below, :mod:`symjit.lower.neutral`): the fusion pass gives each its own group, and code
 generation splits the phase's program at it, so the executor runs compiled segments and host calls
 in order. A host call wraps the planned buffers as NDArrays (views, no copies) and calls the
 ``CustomOp`` from ``prop.create_operator(ctx, shapes, dtypes)`` (one instance per executor program
@@ -290,7 +290,9 @@ def host_call(node, ins: list[np.ndarray], outs: list[np.ndarray], reqs: list[st
     if skip:
         out_grad = nd_ins[:skip]
     else:
-        out_grad = _wrap([np.zeros(a.shape, a.dtype) for a in ins[n_args:n_args + n_outs]], ctx)
+        from ..ndarray import storage
+        out_grad = _wrap([storage.alloc(tuple(a.shape), a.dtype, ctx)
+                          for a in ins[n_args:n_args + n_outs]], ctx)
     in_data = nd_ins[skip:skip + n_args]
     out_data = nd_ins[skip + n_args:skip + n_args + n_outs]
     aux = nd_ins[skip + n_args + n_outs:]

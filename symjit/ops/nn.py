@@ -433,6 +433,33 @@ def _dropout_shape(p: dict, ins: list, aux: list):
     return [data], [data, mask], []
 
 
+def dropout_active(node) -> bool:
+    """True when a Dropout node draws a mask (a training pass, or ``mode='always'``)."""
+    return node.params["mode"] == "always" or bool(node.train)
+
+
+def dropout_hash_scale(seed: int, i: int, p: float) -> float:
+    """The mask value of element ``i`` under ``seed``: ``1/(1-p)`` with probability ``1-p``, else
+    0, from a counter-based hash (murmur3's 32-bit finaliser of ``i * golden + seed``), so any
+    thread computes any element's mask with no RNG state. A scalar body (GPU targets): integer
+    arithmetic masked to 32 bits stays exact in int64 even where a product wraps.
+
+    >>> [dropout_hash_scale(7, i, 0.5) for i in range(6)]
+    [2.0, 2.0, 0.0, 0.0, 2.0, 0.0]
+    """
+    m = 0xFFFFFFFF
+    h = (i * 0x9E3779B1 + seed) & m
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & m
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & m
+    h ^= h >> 16
+    keep = 1.0 - p
+    if h * 2.3283064365386963e-10 < keep:   # h / 2**32 is uniform in [0, 1)
+        return 1.0 / keep
+    return 0.0
+
+
 Dropout = register(OpDef(
     name="Dropout",
     params=(

@@ -80,6 +80,11 @@ CASES = [
          _bn_ref(True, eps=1e-2, axis=-1, fix_gamma=False), is_train=True, id="train-axis-last"),
     Case("BatchNorm", _bn(axis=0, fix_gamma=False), _bn_inputs((2, 3, 4), 0),
          _bn_ref(True, axis=0, fix_gamma=False), is_train=True, id="train-axis0"),
+    # relu(BatchNorm): the gradient becomes one _backward_BatchNorm_relu kernel (simplify pass)
+    Case("BatchNorm", lambda v: mx.sym.Activation(_bn(fix_gamma=False)(v), act_type="relu"),
+         _bn_inputs((4, 3, 2)),
+         lambda **a: np.maximum(_bn_ref(True, fix_gamma=False)(**a), 0.0), is_train=True,
+         id="train-relu"),
     # inference: moving statistics
     Case("BatchNorm", _bn(fix_gamma=False), _bn_inputs((2, 3, 2, 2)),
          _bn_ref(False, fix_gamma=False), id="inference"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
-from . import custom, elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
+from . import elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
 
 
 class CPUTarget(Target):
@@ -33,9 +33,11 @@ class CPUTarget(Target):
         fn.compile(tuple(numba.typeof(a) for a in arrays))
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
-        params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
+        params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])
-        for fn, vs, _ in launches:
+        for fn, vs, _, _, host in launches:
+            if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
+                raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
             k.line(f"{fn}({', '.join(arg(v) for v in vs)})")
         mw.functions.append(k.finish())
         return params

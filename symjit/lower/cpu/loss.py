@@ -2,6 +2,7 @@
 kernels of :mod:`symjit.kernels.cpu.softmax` on 2-D (rows, classes) or 3-D (A, K, B) views."""
 from __future__ import annotations
 
+from ..accumulate import makeloss_scale
 from ..emit import axis_view3, call, rows_view, view2d
 from ..rules import rule
 
@@ -150,30 +151,11 @@ def _reg_backward_lower(k, node, ins, outs):
          _REG_CODES[node.op.extra["backward_of"]])
 
 
-def _makeloss_scale(k, node, x: str, xf: str) -> str:
-    """Emit the gradient value: grad_scale / (1, batch size, or count of x > valid_thresh)."""
-    p = node.params
-    gs, scale = repr(p["grad_scale"]), k.tmp("s")
-    if p["normalization"] == "batch":
-        n = f"{x}.shape[0]" if k.info[x].shape else "1"
-        k.line(f"{scale} = {gs} / max({n}, 1)")
-    elif p["normalization"] == "valid":
-        cnt, i = k.tmp("c"), k.tmp("i")
-        k.line(f"{cnt} = 0")
-        k.line(f"for {i} in range({xf}.shape[0]):")
-        k.line(f"    if {xf}[{i}] > {p['valid_thresh']!r}:")
-        k.line(f"        {cnt} += 1")
-        k.line(f"{scale} = {gs} / max({cnt}, 1)")
-    else:
-        k.line(f"{scale} = {gs}")
-    return scale
-
-
 def _makeloss_backward_lower(k, node, ins, outs):
     xf, df, i = k.tmp("x"), k.tmp("d"), k.tmp("i")
     k.line(f"{xf} = {ins[0]}.reshape(-1)")
     k.line(f"{df} = {outs[0]}.reshape(-1)")
-    scale = _makeloss_scale(k, node, ins[0], xf)
+    scale = makeloss_scale(k, node, ins[0], xf)
     k.line(f"for {i} in range({df}.shape[0]):")
     k.line(f"    {df}[{i}] = {scale}")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ops.reduce import contiguous_block, reduced_axes
-from ..accumulate import REDUCE_STEP, init_value
+from ..accumulate import REDUCE_STEP, init_value, sce_row
 from ..emit import call, dims, open_loops
 from ..rules import rule
 
@@ -157,19 +157,6 @@ def _arg_lower(name: str):
     return lower
 
 
-def _sce_row(k, x: str, i: str, n: str) -> tuple[str, str]:
-    """Emit the max ``m`` and ``s = sum(exp(x[i] - m))`` of row ``i``; returns (m, s)."""
-    m, s, j = k.tmp("m"), k.tmp("s"), k.tmp("j")
-    k.line(f"{m} = {x}[{i}, 0]")
-    k.line(f"for {j} in range(1, {n}):")
-    k.line(f"    if {x}[{i}, {j}] > {m}:")
-    k.line(f"        {m} = {x}[{i}, {j}]")
-    k.line(f"{s} = 0.0")
-    k.line(f"for {j} in range({n}):")
-    k.line(f"    {s} += math.exp({x}[{i}, {j}] - {m})")
-    return m, s
-
-
 def _sce_lower(k, node, ins, outs):
     x, label, out = ins[0], ins[1], outs[0]
     acc, i, n, lab = k.tmp("acc"), k.tmp("i"), k.tmp("n"), k.tmp("lab")
@@ -177,7 +164,7 @@ def _sce_lower(k, node, ins, outs):
     k.line(f"{acc} = 0.0")
     k.line(f"for {i} in range({x}.shape[0]):")
     k.indent += 1
-    m, s = _sce_row(k, x, i, n)
+    m, s = sce_row(k, x, i, n)
     k.line(f"{lab} = {label}[{i}]")
     k.line(f"if {lab} > -1 and {lab} < {n}:")
     k.line(f"    {acc} += math.log({s}) + {m} - {x}[{i}, int({lab})]")
@@ -195,7 +182,7 @@ def _sce_backward_lower(k, node, ins, outs):
     k.line(f"{g} = {dy}[0]")
     k.line(f"for {i} in range({x}.shape[0]):")
     k.indent += 1
-    m, s = _sce_row(k, x, i, n)
+    m, s = sce_row(k, x, i, n)
     k.line(f"{lab} = {label}[{i}]")
     k.line(f"{c} = int({lab}) if ({lab} > -1 and {lab} < {n}) else -1")
     k.line(f"for {j} in range({n}):")

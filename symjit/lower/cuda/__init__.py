@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
+from . import dropout, norm  # noqa: F401  (register rules)
 
 THREADS = 256     # threads per block of a grid-stride kernel on a real device (launch plans)
 MAX_BLOCKS = 1024
@@ -26,7 +27,7 @@ class CUDATarget(Target):
     """A loop is one grid-stride loop over the flat element index, decoded into loop indices."""
 
     name = "cuda"
-    host_calls = False
+    host_calls = True   # a Custom op's Python code runs between launches, on device NDArrays
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self.name)
@@ -45,15 +46,18 @@ class CUDATarget(Target):
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
 
-    def launch_config(self, n: int) -> tuple[int, int]:
+    def launch_config(self, n: int, per: str = "element") -> tuple[int, int]:
+        if per == "block":
+            return max(1, min(n, 65535)), THREADS
         return blocks_for(n), THREADS
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
-        params = list(dict.fromkeys(v for _, vs, _ in launches for v in vs))
+        params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])
-        launch = k.imp("symjit.kernels.cuda", "launch")
-        for fn, vs, size in launches:
-            k.line(f"{fn}[{launch}({size})]({', '.join(arg(v) for v in vs)})")
+        for fn, vs, size, per, host in launches:
+            shape = k.imp("symjit.kernels.cuda", "block_launch" if per == "block" else "launch")
+            args = [arg(v) for v in vs] + [f"{k.imp(module, f)}()" for module, f in host]
+            k.line(f"{fn}[{shape}({size})]({', '.join(args)})")
         mw.functions.append(k.finish(""))   # a plain host function
         return params
 

@@ -63,7 +63,7 @@ def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
         for name, vids in compiled.program.kernels.items():
             sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
-                        for v in vids)
+                        for v in vids) + (types.int64,) * len(compiled.program.host_args.get(name, ()))
             fn = getattr(compiled.module, name).py_func
             try:
                 out[name], _ = cuda.compile_ptx(fn, sig, cc=cc)
