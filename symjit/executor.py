@@ -3,7 +3,10 @@
 ``bind`` compiles the program of its main mode (training when some gradient is requested, else
 inference); the other mode compiles the first time ``forward`` asks for it. Each program has its
 own memory plan. The arrays given to ``bind`` are the executor's storage: the compiled code reads
-and writes them in place.
+and writes them in place. On ``mx.gpu(i)`` the programs are compiled for the CUDA target and every
+buffer (the bound arrays, outputs, head gradients, the plan's arena) is a numba.cuda device array
+on that device; a phase launches its kernels on the device's default stream, and reading a
+result (``asnumpy``) waits for them.
 
 With a monitor callback installed (``set_monitor_callback``), watched passes run a third kind of
 program, ``train_mon``/``infer_mon``: one kernel per op and no memory reuse, so that after the

@@ -20,8 +20,8 @@ and the loop generator read the rule of the target they compile for and never te
 name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('BatchNorm'), 'cuda')
-(True, None)
+>>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('BatchNorm'), 'cuda').target
+(True, 'cuda')
 >>> lookup(get_op('relu'), 'cuda') is LOOP
 True
 """

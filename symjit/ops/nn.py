@@ -7,9 +7,11 @@ dimensions; an output length is ``floor((x + 2*pad - dilate*(kernel-1) - 1) / st
 Execution (gradient rules in :mod:`symjit.ops.nn_grad`, lowerings in :mod:`symjit.lower`):
 Convolution, LeakyReLU and Dropout are epilogue anchors, so elementwise ops after them (bias,
 activation) run in the same loop. Embedding clips indices to ``[0, input_dim-1]`` after truncation
-(a negative index reads row 0); its indices get no gradient. Dropout draws its mask from Numba's
-random stream (seed it with ``symjit.kernels.cpu.random.seed``; ``mx.random.seed`` does not reach
-it). rrelu always uses the mean slope ``(lower_bound + upper_bound) / 2`` (MXNet's inference
+(a negative index reads row 0); its indices get no gradient. Dropout draws its mask on the CPU
+from Numba's random stream (``mx.random.seed`` reseeds it), on a GPU from a hash of each element's
+index and a seed the host draws from ``mx.random`` for every launch (:func:`dropout_hash_scale`);
+the two targets' masks differ, each is reproducible after ``mx.random.seed``. rrelu always
+uses the mean slope ``(lower_bound + upper_bound) / 2`` (MXNet's inference
 behaviour), also in training.
 
 >>> import symjit as mx
