@@ -10,6 +10,7 @@ FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as
 """
 from __future__ import annotations
 
+from ...ops.nn import dropout_active
 from ...ops.rules import window_params
 from ..emit import call, elem_index, int_tuple, view2d
 from ..rules import rule
@@ -216,16 +217,12 @@ def embed_backward_lower(k, node, ins, outs):
 # Dropout
 
 
-def _drops(node) -> bool:
-    return node.params["mode"] == "always" or node.train
-
-
 def dropout_lower(k, node, ins, outs):
     """Fill the mask (random in training or mode='always', ones otherwise); the epilogue
     multiplies (or copies) each element."""
     x, out, mask = ins[0], outs[0], outs[1]
     flat = k.tmp("m")
-    if _drops(node):
+    if dropout_active(node):
         call(k, "random", "dropout_mask", mask, f"np.float64({float(node.params['p'])!r})", "np.int64(-1)")
     else:
         k.line(f"{flat} = {mask}.reshape(-1)")
@@ -233,7 +230,7 @@ def dropout_lower(k, node, ins, outs):
     mshape, oshape = k.info[mask].shape, k.info[out].shape
 
     def expr(idx: list[str]) -> str:
-        if not _drops(node):
+        if not dropout_active(node):
             return f"{x}[{elem_index(idx)}]"
         midx = ", ".join("0" if m == 1 and o != 1 else i for i, m, o in zip(idx, mshape, oshape))
         return f"{x}[{elem_index(idx)}] * {mask}[{midx}]"
