@@ -50,7 +50,9 @@ def check_ctx(ctx: Any, where: str = "NDArray") -> Context:
         n = gpu_available()
         if n == 0:
             raise MXNetError(f"{where}: cannot place an array on {ctx}: no GPU is available "
-                             "(numba.cuda.is_available() is False)")
+                             "(numba.cuda.is_available() is False; a GPU needs an NVIDIA driver and "
+                             "pip install 'symjit[cuda]', or set NUMBA_ENABLE_CUDASIM=1 to run GPU "
+                             "code on numba's simulator)")
         if ctx.device_id >= n:
             raise MXNetError(f"{where}: cannot place an array on {ctx}: only {n} GPU(s) are present")
     return ctx
