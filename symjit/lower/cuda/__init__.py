@@ -4,12 +4,12 @@ generator composes the scalar bodies, wrapped with ``cuda.jit(device=True)``); a
 CUDA rule is reported by name when a program needs it."""
 from __future__ import annotations
 
+from ...kernels.cuda import THREADS
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
 from . import dropout, norm  # noqa: F401  (register rules)
 
-THREADS = 256     # threads per block of a grid-stride kernel on a real device (launch plans)
-MAX_BLOCKS = 1024
+MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
 
 
 def blocks_for(n: int) -> int:
