@@ -7,6 +7,7 @@
 """
 from . import (
     callback,
+    imperative,
     initializer,
     io,
     kvstore,
@@ -40,4 +41,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod"]
+           "model", "module", "mod", "imperative"]

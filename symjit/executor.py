@@ -5,8 +5,8 @@ inference); the other mode compiles the first time ``forward`` asks for it. Each
 own memory plan. The arrays given to ``bind`` are the executor's storage: the compiled code reads
 and writes them in place. On ``mx.gpu(i)`` the programs are compiled for the CUDA target and every
 buffer (the bound arrays, outputs, head gradients, the plan's arena) is a numba.cuda device array
-on that device; a phase launches its kernels on the device's default stream, and reading a
-result (``asnumpy``) waits for them.
+on that device; a phase queues its kernels on the device's stream (``storage.stream``), and
+reading a result (``asnumpy``) waits for them.
 
 With a monitor callback installed (``set_monitor_callback``), watched passes run a third kind of
 program, ``train_mon``/``infer_mon``: one kernel per op and no memory reuse, so that after the
@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 
 from .base import MXNetError, dtype_name, np_dtype, shape_str
+from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_module, purge
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config, default_config
 from .context import Context
-from .lower.target import get_target
+from .lower.target import get_target, target_for
 from .ndarray import NDArray, storage
 from .ndarray import zeros as nd_zeros
 
@@ -95,7 +96,7 @@ class Executor:
         self._ctx = ctx
         self._cfg = config or default_config()
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
-        self._target = "cuda" if ctx.device_type == "gpu" else "cpu"
+        self._target = target_for(ctx)
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = _as_list("args", args, self._arg_names, False)
@@ -185,30 +186,16 @@ class Executor:
         self._head_grads[mode] = heads
         head_of = {v: heads[i] for i, v in g.head_grads.items()}
 
-        def array(vid: int) -> np.ndarray:
-            v = g.values[vid]
-            if v.kind == "tmp":
-                if vid not in prog.plan.offsets:    # a view of an external array
-                    return array(prog.plan.aliases[vid]).reshape(v.shape)
-                off = prog.plan.offsets[vid]
-                return arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
+        def external(vid: int, v: Any) -> Any:
             if v.kind == "out":
                 return out_of[vid]._data
             if v.kind == "head_grad":
                 return head_of[vid]
             return ext[v.kind][v.ref]._data
 
+        array = value_arrays(prog, arena, external)
         env = {"ctx": self._ctx}   # shared by the host calls of this program (Custom ops)
-
-        def segment(seg) -> Any:
-            if seg.kind != "host":
-                return [array(v) for v in seg.vids]
-            n_in = len(seg.node.inputs)
-            arrs = [array(v) for v in seg.vids]
-            return seg.node.op.extra["host"](seg.node, arrs[:n_in], arrs[n_in:], seg.reqs, env)
-
-        bound = {phase: [(seg, segment(seg)) for seg in segs]
-                 for phase, segs in prog.program.segments.items()}
+        bound = bind_phases(prog, array, storage.stream(self._ctx), env)
         self._bound[mode] = bound
         self._lookup[mode] = array
         return bound

@@ -1,9 +1,16 @@
 """``mx.kv`` / ``mx.kvstore``: MXNet 1.x's single-machine key-value store.
 
-Values are kept on the CPU. ``push`` sums the values given for a key (one per device) and, without
-an updater, REPLACES the stored value with that sum; with an updater (``set_optimizer`` or
-``_set_updater``) it calls ``updater(key, summed, stored)``, which updates ``stored`` in place.
-``pull`` copies the stored value into one array or each array of a list.
+``push`` sums the values given for a key (one per device) and, without an updater, REPLACES the
+stored value with that sum; with an updater (``set_optimizer`` or ``_set_updater``) it calls
+``updater(key, summed, stored)``, which updates ``stored`` in place. ``pull`` copies the stored
+value into one array or each array of a list.
+
+Where a key's value lives and is summed and updated, as in MXNet: ``init`` keeps a copy on the CPU;
+the ``'local'`` types sum and update there (GPU values are copied over); ``'device'`` and
+``'local_allreduce_device'`` move the value, at the first push of GPU values, to the GPU of the
+first pushed value, so with GPU executors the sum of the devices' gradients and the optimizer's
+update run as kernels on that GPU (values from other GPUs are copied over). MXNet spreads the keys
+over the GPUs by size; symjit uses the first value's GPU for every key.
 
 >>> import symjit as mx
 >>> kv = mx.kv.create('local')
@@ -23,14 +30,14 @@ from typing import Any
 import numpy as np
 
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
-from .context import cpu
+from .context import Context, cpu
 from .ndarray import NDArray
-from .ndarray.ndarray import wrap
 from .optimizer import Optimizer, get_updater
 
 __all__ = ["KVStore", "KVStoreKeyError", "create"]
 
 LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device")
+DEVICE_TYPES = ("device", "local_allreduce_device")   # reduce and update on the values' GPU
 DIST_TYPES = ("dist_sync", "dist_async", "dist_device_sync", "dist_sync_device", "dist_async_device",
               "dist", "horovod", "byteps", "nccl")
 
@@ -152,6 +159,14 @@ class KVStore:
         for k, vals in pairs:
             self._store[k] = vals[0].copyto(cpu())
 
+    def _to_device(self, key: Key, values: list[NDArray]) -> None:
+        """A device store moves ``key``'s value to the GPU of the first pushed GPU value."""
+        if self._type not in DEVICE_TYPES:
+            return
+        home: Context | None = next((v.context for v in values if v.context.device_type == "gpu"), None)
+        if home is not None and self._store[key].context != home:
+            self._store[key] = self._store[key].copyto(home)
+
     def _stored(self, key: Key, where: str) -> NDArray:
         if key not in self._store:
             raise KVStoreKeyError(f"{where}: key {key!r} is not initialised; call init first")
@@ -178,23 +193,26 @@ class KVStore:
         for k, vals in grouped.items():
             self._check_shapes(k, vals, where, "value")
         for k in sorted(grouped):  # type: ignore[type-var]  # one key type per call
+            self._to_device(k, grouped[k])
             self._apply(k, self._sum(self._store[k], grouped[k]))
 
     @staticmethod
-    def _sum(stored: NDArray, values: list[NDArray]) -> np.ndarray:
-        """The sum of ``values`` in the stored dtype (a fresh array)."""
-        dtype = np.dtype(stored.dtype)
-        total = np.array(values[0]._host(), dtype=dtype, copy=True)
+    def _sum(stored: NDArray, values: list[NDArray]) -> NDArray:
+        """The sum of ``values`` in the stored dtype, a fresh array where the stored value lives."""
+        def here(v: NDArray) -> NDArray:
+            v = v.as_in_context(stored.context)
+            return v if v.dtype == stored.dtype else v.astype(stored.dtype)
+        total = here(values[0]).copy()
         for v in values[1:]:
-            total += np.asarray(v._host(), dtype=dtype)
+            total += here(v)
         return total
 
-    def _apply(self, key: Key, total: np.ndarray) -> None:
+    def _apply(self, key: Key, total: NDArray) -> None:
         stored = self._store[key]
         if self._updater is None:
-            stored._data[...] = total
+            total.copyto(stored)
         else:
-            self._updater(key, wrap(total, cpu()), stored)
+            self._updater(key, total, stored)
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the stored value of ``key`` into ``out`` (an NDArray or a list, one per device); for a
@@ -206,9 +224,8 @@ class KVStore:
         for k, outs in pairs:
             self._check_shapes(k, outs, where, "out")
         for k, outs in pairs:
-            src = self._store[k]._host()
             for o in outs:
-                o._write(Ellipsis, src, where)
+                self._store[k].copyto(o)
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """:meth:`push` then :meth:`pull`; without ``out`` the result is written back into ``value``."""

@@ -19,8 +19,8 @@ def _net():
     return mx.sym.SoftmaxOutput(fc2, name="softmax")
 
 
-def _bind(ctx, grad_req="write"):
-    ex = _net().simple_bind(ctx, data=(3, 5), grad_req=grad_req)
+def _bind(ctx, grad_req="write", sym=None):
+    ex = (_net() if sym is None else sym).simple_bind(ctx, data=(3, 5), grad_req=grad_req)
     rng = np.random.default_rng(0)
     for arr in ex.arg_dict.values():
         arr[:] = rng.uniform(-1, 1, arr.shape).astype(np.float32)
@@ -164,10 +164,78 @@ def check_dropout_masks_on_the_device() -> None:
     assert np.all(out == out[0]) and 0 < (out[0] == 0).sum() < 40, out
 
 
+def check_monitor_on_the_device() -> None:
+    """A Monitor on a GPU executor sees the same names and statistics as on the CPU (its default
+    statistic, a norm, computed on the device)."""
+    got, sym = {}, _net()
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        ex = _bind(ctx, sym=sym)
+        mon = mx.mon.Monitor(1, pattern=".*")
+        mon.install(ex)
+        mon.tic()
+        ex.forward(is_train=True)
+        ex.backward()
+        got[ctx.device_type] = mon.toc()
+    assert [n for _, n, _ in got["gpu"]] == [n for _, n, _ in got["cpu"]] and got["cpu"], got
+    assert any(n == "fc1_backward_weight" for _, n, _ in got["gpu"]), got["gpu"]
+    for (_, name, gv), (_, _, cv) in zip(got["gpu"], got["cpu"]):
+        np.testing.assert_allclose(float(gv), float(cv), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def check_checkpoint_from_device_arrays() -> None:
+    """Parameters trained on the GPU save to MXNet's checkpoint files and load back on the CPU
+    (and onto the GPU) with the same values."""
+    import os
+    import tempfile
+    ex = _bind(mx.gpu(0))
+    ex.forward(is_train=True)
+    ex.backward()
+    params = {n: a for n, a in ex.arg_dict.items() if n not in ("data", "softmax_label")}
+    prefix = os.path.join(tempfile.mkdtemp(), "gpu_net")
+    mx.model.save_checkpoint(prefix, 1, _net(), params, {})
+    _, args, _ = mx.model.load_checkpoint(prefix, 1)
+    assert sorted(args) == sorted(params)
+    for name, arr in params.items():
+        assert args[name].context == mx.cpu()
+        np.testing.assert_array_equal(args[name].asnumpy(), arr.asnumpy())
+    again = mx.nd.load(prefix + "-0001.params")
+    moved = again["arg:fc1_weight"].as_in_context(mx.gpu(0))
+    np.testing.assert_array_equal(moved.asnumpy(), params["fc1_weight"].asnumpy())
+
+
+def check_data_parallel_module_with_the_device_kvstore() -> None:
+    """``Module(context=[gpu(0), gpu(0)])`` (two executors, half a batch each; the simulator has
+    one GPU) trained with ``kvstore='device'`` ends with the single-CPU module's parameters; the
+    store keeps the weights on the GPU, where the gradients are summed and updated."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (16, 5)).astype(np.float32)
+    y = rng.integers(0, 4, 16).astype(np.float32)
+    got = {}
+    for name, ctxs, kv in (("cpu", [mx.cpu()], "local"), ("gpu", [mx.gpu(0), mx.gpu(0)], "device")):
+        mod = mx.mod.Module(_net(), context=ctxs)
+        mx.random.seed(1)
+        mod.fit(mx.io.NDArrayIter(x, y, batch_size=8), num_epoch=2, optimizer="sgd", kvstore=kv,
+                optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+                initializer=mx.init.Uniform(0.5))
+        got[name] = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+        if name == "gpu":
+            store = mod._kvstore._store
+            assert store and all(v.context == mx.gpu(0) for v in store.values()), store
+    for k, v in got["cpu"].items():
+        np.testing.assert_allclose(got["gpu"][k], v, rtol=1e-5, atol=1e-6, err_msg=k)
+    kv = mx.kv.create("device")
+    kv.init("w", mx.nd.ones((3,), ctx=mx.gpu(0)))
+    kv.push("w", [mx.nd.ones((3,), ctx=mx.gpu(0)) * i for i in (1, 2)])
+    out = [mx.nd.zeros((3,), ctx=mx.gpu(0)), mx.nd.zeros((3,))]
+    kv.pull("w", out=out)
+    assert [o.asnumpy().tolist() for o in out] == [[3.0] * 3, [3.0] * 3]
+
+
 CHECKS = [check_training_step_matches_cpu, check_out_grads_and_grad_req_add,
           check_inference_and_reshape, check_mixed_contexts_are_a_clear_error,
           check_optimizers_on_the_device, check_custom_op_and_batchnorm_between_kernels,
-          check_dropout_masks_on_the_device]
+          check_dropout_masks_on_the_device, check_monitor_on_the_device,
+          check_checkpoint_from_device_arrays, check_data_parallel_module_with_the_device_kvstore]
 
 
 if __name__ == "__main__":

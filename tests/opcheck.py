@@ -3,8 +3,9 @@
 Each op family has a case table (``tests/cases/<family>.py``) listing :class:`Case` records:
 how to build a symbol, the input arrays, a numpy reference of the forward, and how to check the
 gradient. ``tests/test_op_exec.py`` runs every case through bind/forward/backward (compiled
-kernels), with fusion on and off; ``tests/test_registry.py`` fails on any registered op that has no
-case, no gradient rule or no lowering.
+kernels) on every target (the CPU, and CUDA on a GPU or numba's simulator), with fusion on and
+off; ``tests/test_registry.py`` fails on any registered op that has no case, no gradient rule or no
+lowering.
 """
 from __future__ import annotations
 
@@ -50,19 +51,21 @@ class Case:
         return f"{self.op}-{self.id}" if self.id else self.op
 
 
-def bind_case(case: Case, fusion: bool = True, grad_req: str = "write"):
-    """Bind the case's symbol on its inputs (copied), float64 unless given otherwise."""
+def bind_case(case: Case, fusion: bool = True, grad_req: str = "write", ctx: Any = None):
+    """Bind the case's symbol on its inputs (copied), float64 unless given otherwise, on ``ctx``
+    (default the CPU; ``mx.gpu(0)`` compiles for the CUDA target)."""
+    ctx = ctx or mx.cpu()
     sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
     arg_names = sym.list_arguments()
     aux_names = sym.list_auxiliary_states()
-    args = {n: mx.nd.array(case.inputs[n], dtype=case.inputs[n].dtype) for n in arg_names}
-    aux = {n: mx.nd.array(case.inputs[n], dtype=case.inputs[n].dtype) for n in aux_names}
+    args = {n: mx.nd.array(case.inputs[n], ctx=ctx, dtype=case.inputs[n].dtype) for n in arg_names}
+    aux = {n: mx.nd.array(case.inputs[n], ctx=ctx, dtype=case.inputs[n].dtype) for n in aux_names}
     wrt = grad_inputs(case, arg_names)
     reqs = {n: (grad_req if n in wrt else "null") for n in arg_names}
-    grads = {n: mx.nd.zeros(args[n].shape, dtype=args[n].dtype) for n in wrt}
+    grads = {n: mx.nd.zeros(args[n].shape, ctx=ctx, dtype=args[n].dtype) for n in wrt}
     cfg = Config.from_env().replace(fusion=fusion)
     from symjit.executor import Executor
-    ex = Executor(sym, mx.cpu(), args, grads, reqs, aux or None, config=cfg)
+    ex = Executor(sym, ctx, args, grads, reqs, aux or None, config=cfg)
     return ex, sym, wrt
 
 
@@ -100,8 +103,8 @@ def numeric_grad(ex, name: str, head: list[np.ndarray], is_train: bool, eps: flo
     return out.reshape(base.shape)
 
 
-def check_forward(case: Case, fusion: bool = True) -> None:
-    ex, _, _ = bind_case(case, fusion)
+def check_forward(case: Case, fusion: bool = True, ctx: Any = None) -> None:
+    ex, _, _ = bind_case(case, fusion, ctx=ctx)
     outs = [o.asnumpy() for o in ex.forward(is_train=case.is_train)]
     want = as_list(case.ref(**{k: v.copy() for k, v in case.inputs.items()}))
     assert len(outs) == len(want), f"{case}: {len(outs)} outputs, reference has {len(want)}"
@@ -126,3 +129,23 @@ def check_backward(case: Case, fusion: bool = True) -> None:
         if n in want:
             np.testing.assert_allclose(got[n], want[n], rtol=case.grad_rtol, atol=case.grad_atol,
                                        err_msg=f"{case}: gradient of {n}")
+
+
+def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any) -> None:
+    """The gradients of the case's training program on ``ctx`` with ``fusion`` equal those of the
+    fused CPU program (which :func:`check_backward` holds to finite differences), for the same head
+    gradients."""
+    if case.grad == "none":
+        return
+    ref, _, wrt = bind_case(case, True)
+    outs = [o.asnumpy() for o in ref.forward(is_train=True)]
+    head = head_grads_for(outs)
+    ref.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
+    ex, _, _ = bind_case(case, fusion, ctx=ctx)
+    got = [o.asnumpy() for o in ex.forward(is_train=True)]
+    for i, (g, w) in enumerate(zip(got, outs)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7, err_msg=f"{case}: training output {i}")
+    ex.backward([mx.nd.array(h, ctx=ctx, dtype=h.dtype) for h in head])
+    for n in wrt:
+        np.testing.assert_allclose(ex.grad_dict[n].asnumpy(), ref.grad_dict[n].asnumpy(), rtol=1e-5,
+                                   atol=1e-7, err_msg=f"{case}: gradient of {n} ({ctx}, fusion={fusion})")

@@ -6,11 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.gpu
 
 SCRIPT = r"""
 import numpy as np, symjit as mx
 from symjit.compiler.pipeline import compile_symbol
+from symjit.compiler.binding import bind_phases, value_arrays
 from symjit.config import Config
 
 def run(target, net, inputs):
@@ -19,12 +23,10 @@ def run(target, net, inputs):
                        Config.from_env(), target=target)
     g = c.graph
     out = np.zeros(g.values[g.outputs[0]].shape, g.values[g.outputs[0]].dtype)
-    arrays = []
-    for v in c.program.entries['forward'][1]:
-        val = g.values[v]
-        arrays.append(inputs[val.ref] if val.kind == 'arg' else out if val.kind == 'out'
-                      else np.zeros(val.shape, val.dtype))
-    c.module.forward(*arrays)
+    arena = np.zeros(max(c.plan.planned_bytes, 1), np.uint8)
+    array = value_arrays(c, arena, lambda vid, v: inputs[v.ref] if v.kind == 'arg' else out)
+    for seg, payload in bind_phases(c, array)['forward']:
+        getattr(c.module, seg.name)(*payload)
     return out, len(c.groups)
 
 rng = np.random.default_rng(0)

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from . import gpu_executor_checks
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.gpu
 
 
 def test_gpu_executors_and_optimizers_match_the_cpu(tmp_path) -> None:

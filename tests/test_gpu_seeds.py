@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from . import gpu_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.gpu
 
 
 def test_seed_programs_on_gpu_match_the_cpu(tmp_path) -> None:

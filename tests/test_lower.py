@@ -36,7 +36,8 @@ def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
     assert lookup(get_op("relu"), "cpu") is LOOP and lookup(get_op("relu"), "cuda") is LOOP
     fc = lookup(get_op("FullyConnected"), "cpu")
     assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
-    assert lookup(get_op("FullyConnected"), "cuda").target == "any"   # the per-element product
+    assert lookup(get_op("FullyConnected"), "cuda").target == "cuda"   # the tiled GEMM
+    assert lookup(get_op("batch_dot"), "cuda").target == "any"   # the per-element product
     assert lookup(get_op("BatchNorm"), "cuda").target == "cuda"   # a block reduction per channel
     assert lookup(get_op("Custom"), "cuda") is lookup(get_op("Custom"), "cpu")   # host call
     assert lookup(get_op("sum"), "cpu").reduce == "sum"
@@ -59,8 +60,8 @@ def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
     g = _forward(mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1), {"a": (3, 4)})
     cpu, cuda = fuse(g, "cpu"), fuse(g, "cuda")
     assert [len(grp.ops) for grp in cpu] == [3]          # exp, *2 and the sum in one loop
-    assert [len(grp.ops) for grp in cuda] == [2, 1]      # sum accumulates per output element
-    assert cuda[1].rules[0].target == "any" and cuda[1].rules[0].reduce is None
+    assert [len(grp.ops) for grp in cuda] == [2, 1]      # no reduction epilogue on CUDA
+    assert cuda[1].rules[0].target == "cuda" and cuda[1].rules[0].reduce is None   # block or thread
 
 
 def test_cuda_names_the_op_variant_it_cannot_lower(tmp_path, capsys):
@@ -107,7 +108,7 @@ for target in ('cpu', 'cuda'):
     out = np.zeros((5, 3), np.float32)
     arrays = [{'x': xv, 'y': yv}[g.values[v].ref] if g.values[v].kind == 'arg' else out
               for v in c.program.entries['forward'][1]]
-    c.module.forward(*arrays)
+    c.module.forward(*([0] if target == 'cuda' else []), *arrays)   # cuda: the stream first
     np.testing.assert_allclose(out, want, rtol=1e-6)
     print(target, 'ok')
 """
@@ -227,3 +228,35 @@ def test_loop_outputs_never_overwrite_what_an_in_loop_product_reads():
         c = compile_symbol(net, shapes, types, {}, False, Config.from_env(), target=target, load=False)
         h_id = next(op.outputs[0] for op in c.graph.ops if op.op.name == "relu")
         assert any(i == h_id for _, i in c.plan.inplace) is may, (target, c.plan.inplace)
+
+
+def test_cuda_gemm_is_one_tiled_kernel_with_its_epilogue():
+    """FullyConnected + relu on CUDA: one kernel launched a block per output tile, staging operand
+    tiles in shared memory, with the bias and the relu applied before the store; the dot products
+    of its backward program are tiled too."""
+    x = mx.sym.Variable("x")
+    net = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=40, name="fc"), act_type="relu")
+    shapes = {"x": (33, 20), "fc_weight": (40, 20), "fc_bias": (40,)}
+    reqs = {"x": "write", "fc_weight": "write", "fc_bias": "write"}
+    c = compile_symbol(net, shapes, {n: F32 for n in shapes}, reqs, True, Config(cache=False),
+                       target="cuda", load=False)
+    fwd = [g for g in c.groups if g.phase == "forward" and not g.view]
+    assert len(fwd) == 1 and [op.op.name for op in fwd[0].ops] == ["FullyConnected", "Activation"]
+    tiles = [name for name, (per, _) in c.program.spans.items() if per == "tile"]
+    assert f"k{fwd[0].id}" in tiles and len(tiles) >= 3   # forward, and the data/weight gradients
+    assert c.program.spans[f"k{fwd[0].id}"] == ("tile", 3 * 3)   # ceil(33/16) * ceil(40/16)
+    src = c.program.source
+    assert src.count("cuda.shared.array") >= 2 * len(tiles) and "cuda.syncthreads()" in src
+
+
+def test_cuda_reductions_pick_a_block_per_output_for_long_slices():
+    """A full sum on CUDA is one block whose threads share the work (block reduction), a sum of
+    short rows a thread per output; both reduce what the CPU reduces."""
+    x = mx.sym.Variable("x")
+    for net, shape, per, n in ((mx.sym.sum(x), (40, 50), "block", 1),
+                               (mx.sym.max(x, axis=1), (1000, 4), "element", 1000)):
+        c = compile_symbol(net, {"x": shape}, {"x": F32}, {}, False, Config(cache=False),
+                           target="cuda", load=False)
+        assert list(c.program.spans.values()) == [(per, n)], c.program.spans
+    assert "block_reduce" in compile_symbol(mx.sym.sum(x), {"x": (40, 50)}, {"x": F32}, {}, False,
+                                            Config(cache=False), target="cuda", load=False).program.source

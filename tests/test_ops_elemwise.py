@@ -64,7 +64,7 @@ UNARY_REF = {
     "sigmoid": (scipy.special.expit, "any"), "tanh": (np.tanh, "any"),
     "softsign": (lambda x: x / (1.0 + np.abs(x)), "any"), "erf": (scipy.special.erf, "any"),
     "cos": (np.cos, "any"), "sin": (np.sin, "any"), "floor": (np.floor, "any"), "ceil": (np.ceil, "any"),
-    "round": (_round_ref, "any"), "_copy": (lambda x: x, "any"),
+    "round": (_round_ref, "any"), "trunc": (np.trunc, "any"), "_copy": (lambda x: x, "any"),
     "zeros_like": (np.zeros_like, "any"), "ones_like": (np.ones_like, "any"),
     "Cast": (lambda x: x, "any"), "broadcast_to": (lambda x: x, "any"),
     "broadcast_axis": (lambda x: x, "any"),

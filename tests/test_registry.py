@@ -67,3 +67,33 @@ def test_internal_op_backs_a_public_op(name):
     target = OPS[name].extra["backward_of"]
     assert target in OPS, f"{name}: backward_of names unknown op {target!r}"
     assert target in BACKWARD, f"{name}: its forward op {target} has no gradient case"
+
+
+def _program_ops() -> set[str]:
+    """Every op in the fused inference and training programs of the cases (the programs
+    tests/test_op_exec.py runs on every target)."""
+    import symjit as mx
+    from symjit.compiler.passes.autodiff import autodiff
+    from symjit.compiler.passes.build import build_forward
+    from symjit.compiler.passes.simplify import simplify
+
+    from .opcheck import grad_inputs
+    seen: set[str] = set()
+    for case in CASES:
+        sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
+        names = sym.list_arguments() + sym.list_auxiliary_states()
+        shapes = {n: case.inputs[n].shape for n in names}
+        dtypes = {n: case.inputs[n].dtype for n in names}
+        wrt = grad_inputs(case, sym.list_arguments())
+        for train in {case.is_train, bool(wrt)}:
+            g = build_forward(sym, shapes, dtypes, train)
+            if train and wrt:
+                g = autodiff(g, {n: ("write" if n in wrt else "null") for n in sym.list_arguments()})
+            seen |= {op.op.name for op in simplify(g, fusion=True).ops}
+    return seen
+
+
+def test_every_internal_op_runs_in_a_case_program():
+    """Gradient helpers and rewrites are exercised on every target by some case's program."""
+    internal = {name for name, op in OPS.items() if _internal(op)}
+    assert internal - _program_ops() == set()

@@ -3,46 +3,72 @@
 Launch shapes come from the device: a grid-stride kernel gets blocks of :data:`THREADS` threads,
 at most ``WAVES`` blocks per multiprocessor (the loop strides over the rest). numba's CUDA
 simulator runs every simulated thread as a Python thread, so there the grid is kept to a few small
-blocks: the kernels are the same, only the launch is smaller.
+blocks: the kernels are the same, only the launch is smaller. A launch configuration carries the
+stream the kernel is queued on (symjit queues a device's work on one stream per device,
+:func:`symjit.ndarray.storage.stream`; ``0`` is the default stream).
 
->>> blocks, threads = launch(10)
->>> blocks >= 1 and threads in (SIM_THREADS, THREADS)
+>>> blocks, threads, stream = launch(10)
+>>> blocks >= 1 and threads in (SIM_THREADS, THREADS) and stream == 0
 True
 """
 from __future__ import annotations
 
-import functools
+from typing import Any
 
-__all__ = ["THREADS", "SIM_THREADS", "launch", "block_launch", "device_shape"]
+__all__ = ["THREADS", "SIM_THREADS", "TILE", "launch", "block_launch", "tile_launch", "gemm_tile",
+           "device_shape"]
 
 THREADS = 256          # threads per block of a grid-stride kernel on a GPU
 WAVES = 8              # resident blocks per multiprocessor a grid-stride launch aims for
-SIM_THREADS = 32       # the simulator's block (a Python thread per simulated thread)
+SIM_THREADS = 32      # the simulator's block (a Python thread per simulated thread)
 SIM_BLOCKS = 2
 SIM_BLOCK_THREADS = 4  # the simulator's block of a block-reduction kernel (each sync costs a poll)
 MAX_SHARED = 1024      # the largest block a block-reduction kernel's shared buffer serves
+TILE = 16              # a tiled GEMM's output tile is TILE x TILE, one thread per element
+SIM_TILE = 2           # the simulator's tile (4 threads)
+
+_SHAPES: dict[int, tuple[int, int]] = {}   # device id -> (threads, most blocks)
 
 
-@functools.cache
 def device_shape() -> tuple[int, int]:
-    """(threads per block, most blocks of a grid-stride launch) for the current device."""
+    """(threads per block, most blocks of a grid-stride launch) for the current device (read
+    once per device and process)."""
     from numba import config, cuda
     if config.ENABLE_CUDASIM:
         return SIM_THREADS, SIM_BLOCKS
     dev = cuda.get_current_device()
-    threads = min(THREADS, int(dev.MAX_THREADS_PER_BLOCK))
-    return threads, max(1, int(dev.MULTIPROCESSOR_COUNT) * WAVES)
+    shape = _SHAPES.get(dev.id)
+    if shape is None:
+        threads = min(THREADS, int(dev.MAX_THREADS_PER_BLOCK))
+        shape = _SHAPES[dev.id] = (threads, max(1, int(dev.MULTIPROCESSOR_COUNT) * WAVES))
+    return shape
 
 
-def launch(n: int) -> tuple[int, int]:
-    """(blocks, threads) of a grid-stride kernel over ``n`` elements."""
+def launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
+    """(blocks, threads, stream) of a grid-stride kernel over ``n`` elements."""
     threads, most = device_shape()
-    return max(1, min(most, (int(n) + threads - 1) // threads)), threads
+    return max(1, min(most, (int(n) + threads - 1) // threads)), threads, stream
 
 
-def block_launch(n: int) -> tuple[int, int]:
-    """(blocks, threads) of a kernel with one block per slice of ``n`` slices (a block reduction
-    per channel or row; blocks stride over the slices when there are more than the grid holds)."""
+def block_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
+    """(blocks, threads, stream) of a kernel with one block per slice of ``n`` slices (a block
+    reduction per channel or row; blocks stride over the slices when there are more than the grid
+    holds)."""
     from numba import config
     threads = SIM_BLOCK_THREADS if config.ENABLE_CUDASIM else device_shape()[0]
-    return max(1, min(int(n), 65535)), min(threads, MAX_SHARED)
+    return max(1, min(int(n), 65535)), min(threads, MAX_SHARED), stream
+
+
+def gemm_tile() -> int:
+    """The side of a tiled GEMM's square output tile (and of its shared-memory operand tiles):
+    :data:`TILE` on a GPU, :data:`SIM_TILE` on the simulator. Code generation bakes it into the
+    kernel (shared arrays need a constant shape), so the two get different kernels."""
+    from numba import config
+    return SIM_TILE if config.ENABLE_CUDASIM else TILE
+
+
+def tile_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
+    """(blocks, threads, stream) of a tiled GEMM over ``n`` output tiles: a block of
+    ``gemm_tile() ** 2`` threads per tile (blocks stride over the tiles past the grid's limit)."""
+    t = gemm_tile()
+    return max(1, min(int(n), 65535)), t * t, stream

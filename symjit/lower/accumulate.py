@@ -24,7 +24,8 @@ from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
 from .rules import ANY, ElemExpr, rule
 
-__all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row"]
+__all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row", "matrix_view", "dot_elements",
+           "reduce_elements", "input_index"]
 
 
 _REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
@@ -46,7 +47,7 @@ def init_value(name: str, dtype: np.dtype) -> str:
     return _REDUCE_INIT[name]
 
 
-def _input_index(idx: list[str], axes: tuple[int, ...], nd: int, keepdims: bool, red: list[str]) -> str:
+def input_index(idx: list[str], axes: tuple[int, ...], nd: int, keepdims: bool, red: list[str]) -> str:
     """The input index of output index ``idx`` (kept axes) and reduction indices ``red``."""
     kept = [d for d in range(nd) if d not in axes]
     at = {d: idx[d] for d in kept} if keepdims else {d: idx[j] for j, d in enumerate(kept)}
@@ -54,7 +55,7 @@ def _input_index(idx: list[str], axes: tuple[int, ...], nd: int, keepdims: bool,
     return ", ".join(at[d] for d in range(nd))
 
 
-def _reduce(name: str):
+def reduce_elements(name: str):
     def emit(k, node, ins, outs) -> ElemExpr:
         x, out = ins[0], outs[0]
         nd = len(k.info[x].shape)
@@ -66,7 +67,7 @@ def _reduce(name: str):
             acc, v = k.tmp("acc"), k.tmp("x")
             k.line(f"{acc} = {init}")
             red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
-            k.line(f"{v} = {x}[{_input_index(idx, axes, nd, p['keepdims'], red)}]")
+            k.line(f"{v} = {x}[{input_index(idx, axes, nd, p['keepdims'], red)}]")
             k.line(_REDUCE_STEP[name].format(o=acc, x=v))
             k.indent -= len(red)
             if name == "mean":   # integer means truncate toward zero (the store casts)
@@ -91,11 +92,11 @@ def _arg(name: str):
 
         def expr(idx: list[str]) -> str:
             best, arg, pos, v = k.tmp("b"), k.tmp("a"), k.tmp("p"), k.tmp("x")
-            k.line(f"{best} = {x}[{_input_index(idx, axes, nd, keep, ['0'] * len(axes))}]")
+            k.line(f"{best} = {x}[{input_index(idx, axes, nd, keep, ['0'] * len(axes))}]")
             k.line(f"{arg} = 0")
             k.line(f"{pos} = 0")
             red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
-            k.line(f"{v} = {x}[{_input_index(idx, axes, nd, keep, red)}]")
+            k.line(f"{v} = {x}[{input_index(idx, axes, nd, keep, red)}]")
             k.line(f"if {best} == {best} and ({v} {better} {best} or {v} != {v}):")
             k.line(f"    {best} = {v}")
             k.line(f"    {arg} = {pos}")
@@ -115,7 +116,7 @@ def _norm(k, node, ins, outs) -> ElemExpr:
         acc, v = k.tmp("acc"), k.tmp("x")
         k.line(f"{acc} = 0.0")
         red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
-        k.line(f"{v} = float({x}[{_input_index(idx, axes, nd, node.params['keepdims'], red)}])")
+        k.line(f"{v} = float({x}[{input_index(idx, axes, nd, node.params['keepdims'], red)}])")
         k.line(f"{acc} += abs({v})" if node.params["ord"] == 1 else f"{acc} += {v} * {v}")
         k.indent -= len(red)
         return acc if node.params["ord"] == 1 else f"math.sqrt({acc})"
@@ -143,7 +144,7 @@ def _product(k, out: str, a: str, b: str, row_axes: int, ta: bool, tb: bool, ext
     return expr
 
 
-def _matrix(k, arr: str, split: int) -> str:
+def matrix_view(k, arr: str, split: int) -> str:
     """A 2-D view of ``arr``: its axes before ``split`` as rows, the rest as columns (explicit
     sizes: no ``-1`` in a kernel's reshape, which numba-cuda's simulator rejects)."""
     nd, name = len(k.info[arr].shape), k.tmp("m")
@@ -154,13 +155,13 @@ def _matrix(k, arr: str, split: int) -> str:
 def _fc(k, node, ins, outs) -> ElemExpr:
     x, w, out = ins[0], ins[1], outs[0]
     flat = node.params["flatten"]
-    x2 = _matrix(k, x, 1 if flat else len(k.info[x].shape) - 1)
+    x2 = matrix_view(k, x, 1 if flat else len(k.info[x].shape) - 1)
     rows = 1 if flat else len(k.info[out].shape) - 1
     bias = None if node.params["no_bias"] else ins[2]
     return _product(k, out, x2, w, rows, False, True, f"{w}.shape[1]", bias)
 
 
-def _dot(k, node, ins, outs) -> ElemExpr:
+def dot_elements(k, node, ins, outs) -> ElemExpr:
     lhs, rhs, out = ins[0], ins[1], outs[0]
     ta, tb = node.params["transpose_a"], node.params["transpose_b"]
     nl = len(k.info[lhs].shape)
@@ -173,8 +174,8 @@ def _dot(k, node, ins, outs) -> ElemExpr:
             return acc
         return vec
     nr = len(k.info[rhs].shape)
-    a = _matrix(k, lhs, 1 if ta else nl - 1)
-    b = _matrix(k, rhs, nr - 1 if tb else 1)
+    a = matrix_view(k, lhs, 1 if ta else nl - 1)
+    b = matrix_view(k, rhs, nr - 1 if tb else 1)
     return _product(k, out, a, b, nl - 1, ta, tb, f"{a}.shape[{0 if ta else 1}]")
 
 
@@ -281,11 +282,11 @@ def _softmax_output(k, node, ins, outs) -> ElemExpr:
         m, s, v = k.tmp("m"), k.tmp("s"), k.tmp("x")
         k.line(f"{m} = -np.inf")
         red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
-        k.line(f"{m} = max({m}, {x}[{_input_index(idx, axes, nd, True, red)}])")
+        k.line(f"{m} = max({m}, {x}[{input_index(idx, axes, nd, True, red)}])")
         k.indent -= len(red)
         k.line(f"{s} = 0.0")
         red = open_loops(k, [f"{x}.shape[{d}]" for d in axes], "r")
-        k.line(f"{s} += math.exp({x}[{_input_index(idx, axes, nd, True, red)}] - {m})")
+        k.line(f"{s} += math.exp({x}[{input_index(idx, axes, nd, True, red)}] - {m})")
         k.indent -= len(red)
         k.line(f"{v} = math.exp({x}[{', '.join(idx)}] - {m}) / {s}")
         return v
@@ -487,12 +488,12 @@ def _prod_backward(nan: bool):
 
 
 for _name in ("sum", "mean", "max", "min", "nansum", "prod", "nanprod"):
-    rule(_name, ANY, _reduce(_name))
+    rule(_name, ANY, reduce_elements(_name))
 rule("argmax", ANY, _arg("argmax"))
 rule("argmin", ANY, _arg("argmin"))
 rule("norm", ANY, _norm)
 rule("FullyConnected", ANY, _fc, epilogue=True, gathers=True)
-rule("dot", ANY, _dot, epilogue=True, gathers=True)
+rule("dot", ANY, dot_elements, epilogue=True, gathers=True)
 rule("batch_dot", ANY, _batch_dot, epilogue=True, gathers=True)
 rule("Embedding", ANY, _embedding)
 rule("SoftmaxOutput", ANY, _softmax_output)

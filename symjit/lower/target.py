@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..base import MXNetError
 from .writer import KernelWriter, ModuleWriter
 
-__all__ = ["Target", "Launch", "register_target", "get_target", "target_names"]
+__all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for"]
 
 # kernel name, value ids of its arguments, source of what it spans at run time, how it spans it
 # ("element": a grid-stride loop over that many elements; "block": one block per slice), and the
@@ -31,6 +31,7 @@ class Target:
 
     name = ""
     host_calls = False     # can a phase stop for a Python host call (Custom ops) between segments
+    stream_arg = False     # do program functions take the stream to queue work on as first argument
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         """A writer for one generated module of this target."""
@@ -56,7 +57,7 @@ class Target:
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes
-        (``arg(vid)`` is an array's local name)."""
+        (``arg(vid)`` is an array's local name), after the stream when :attr:`stream_arg`."""
         raise NotImplementedError
 
 
@@ -82,3 +83,13 @@ def target_names() -> list[str]:
     from . import rules
     rules._load()
     return sorted(_TARGETS)
+
+
+def target_for(ctx) -> str:
+    """The name of the target compiling for a device context: ``cuda`` for a GPU, else ``cpu``.
+
+    >>> from symjit.context import cpu, gpu
+    >>> target_for(cpu()), target_for(gpu(0))
+    ('cpu', 'cuda')
+    """
+    return "cuda" if ctx.device_type == "gpu" else "cpu"

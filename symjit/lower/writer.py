@@ -60,6 +60,12 @@ class KernelWriter:
         # set by a rule whose kernel works one block per slice (a block reduction per channel):
         # (source of the slice count at run time, its static value for launch plans)
         self.per_block: tuple[str, int] | None = None
+        # how such a kernel is launched: "block" (block-reduction threads) or "tile" (a GEMM tile's
+        # threads, symjit.kernels.cuda.tile_launch)
+        self.block_kind = "block"
+        # a rule that runs the group's loop its own way (a tiled GEMM) sets (open, close) with the
+        # signatures of Target.open_loop/close_loop; the shared loop generator then calls these
+        self.loop: tuple | None = None
         # scalar kernel arguments the host computes before each launch: (parameter, module,
         # function of no arguments), e.g. a Dropout seed from symjit.random.next_seed
         self.host_args: list[tuple[str, str, str]] = []

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..base import DTYPE_TO_FLAG, DTypeError, MXNetError, ShapeError, np_dtype, shape_str
 from ..context import Context
-from . import arith, storage
+from . import arith, dispatch, storage
 
 __all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap"]
 
@@ -221,6 +221,8 @@ class NDArray:
         """The transpose (arrays with fewer than 2 dimensions are returned as they are)."""
         if self.ndim < 2:
             return self
+        if dispatch.on_gpu(self):
+            return dispatch.invoke1("transpose", [self], where="NDArray.T")
         return self._new(np.ascontiguousarray(self._host().T))
 
     @property
@@ -249,10 +251,20 @@ class NDArray:
             if other.shape != self.shape:
                 raise ShapeError(f"NDArray.copyto: shape mismatch: source {shape_str(self.shape)}, "
                                  f"destination {shape_str(other.shape)}")
+            if other.context == self._ctx and dispatch.on_gpu(self):   # on the device
+                if other.dtype == self.dtype:
+                    with storage.device_scope(self._ctx):
+                        storage.copy_into(other._data, self._data)
+                    return other
+                return dispatch.invoke1("Cast", [self], {"dtype": np.dtype(other.dtype).name},
+                                        out=other, where="NDArray.copyto")
             other._write(Ellipsis, self._host(), "NDArray.copyto")
             return other
         if isinstance(other, Context):
             ctx = storage.check_ctx(other, "NDArray.copyto")
+            if ctx == self._ctx and dispatch.on_gpu(self):
+                new = NDArray(storage.empty(self.shape, np.dtype(self.dtype), ctx), ctx)
+                return self.copyto(new)
             return wrap(self.asnumpy(), ctx)
         raise DTypeError(f"NDArray.copyto: expected an NDArray or a Context, got {type(other).__name__}")
 
@@ -271,14 +283,21 @@ class NDArray:
         dt = np_dtype(dtype)
         if not copy and dt == np.dtype(self._data.dtype):
             return self
+        if dispatch.on_gpu(self):
+            if dt == np.dtype(self._data.dtype):
+                return self.copy()
+            return dispatch.invoke1("Cast", [self], {"dtype": dt.name}, where="NDArray.astype")
         with np.errstate(all="ignore"):
             return self._new(self._host().astype(dt))
 
     def wait_to_read(self) -> None:
-        """Block until pending writes finish (computation here is synchronous: a no-op)."""
+        """Block until the work queued on this array's device has finished (on the CPU everything
+        is synchronous: nothing to wait for)."""
+        storage.synchronize(self._ctx)
 
     def wait_to_write(self) -> None:
-        """Block until pending reads and writes finish (a no-op)."""
+        """Block until pending reads and writes of this array's device finish."""
+        storage.synchronize(self._ctx)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape; takes ``(2, 3)``, ``2, 3`` or ``shape=``, MXNet's 0/-1/-2/-3/-4
@@ -383,17 +402,23 @@ class NDArray:
         where = "NDArray.__setitem__"
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             key = self._int_index(int(key))
+        if isinstance(value, NDArray) and value.context == self._ctx and dispatch.on_gpu(self):
+            if storage.overlaps(value._data, self._data):
+                value = value.copy()     # the device assignment must not read what it writes
+            self._write(_index_array(key), value._data, where)   # device to device
+            return
         self._write(_index_array(key), _value_host(value, where), where)
 
     # -- arithmetic ---------------------------------------------------------------------------
-    def _operand(self, other: Any, where: str) -> np.ndarray | None:
-        """``other`` as numpy in this array's dtype; None for unsupported types."""
+    def _operand(self, other: Any, where: str) -> Any:
+        """``other`` as numpy in this array's dtype (an NDArray on a GPU stays as it is: the
+        operator reads it there); None for unsupported types."""
         dt = np.dtype(self._data.dtype)
         if isinstance(other, NDArray):
             if other._ctx != self._ctx:
                 raise MXNetError(f"{where}: operands are on different contexts {self._ctx} and "
                                  f"{other._ctx}; move one with as_in_context()")
-            return other._host()
+            return other if dispatch.on_gpu(other) else other._host()
         if arith.is_scalar(other):
             return arith.scalar_as(other, dt)
         if isinstance(other, np.ndarray) and other.dtype in DTYPE_TO_FLAG:
@@ -407,15 +432,41 @@ class NDArray:
             if name in ("eq", "ne"):
                 return NotImplemented
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
+        if dispatch.on_gpu(self):
+            return self._device_binary(rhs, name, reflect, where, None)
         lhs = self._host()
         a, b = (rhs, lhs) if reflect else (lhs, rhs)
         return self._new(arith.compute(name, a, b, where))
+
+    def _device_binary(self, rhs: Any, name: str, reflect: bool, where: str,
+                       out: NDArray | None) -> NDArray:
+        """``self <name> rhs`` by the registered operator on this array's GPU; ``rhs`` as
+        :meth:`_operand` gave it (a scalar already cast to this array's dtype, as MXNet casts)."""
+        if isinstance(rhs, NDArray) or rhs.ndim > 0:
+            if not isinstance(rhs, NDArray):
+                rhs = wrap(rhs, self._ctx)    # a numpy operand goes to the device once
+            elif rhs.dtype != self.dtype:
+                raise DTypeError(f"{where}: operands have different dtypes "
+                                 f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "
+                                 "convert one with astype()")
+            a, b = (rhs, self) if reflect else (self, rhs)
+            arith.broadcast_shape(where, a.shape, b.shape)
+            return dispatch.invoke1(arith.ARRAY_OP[name], [a, b], out=out, where=where)
+        return dispatch.invoke1(arith.scalar_op(name, reflect), [self], {"scalar": float(rhs)},
+                                out=out, where=where)
 
     def _inplace(self, other: Any, name: str) -> NDArray:
         where = f"NDArray {arith.BINARY[name][0]}="
         rhs = self._operand(other, where)
         if rhs is None:
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
+        if dispatch.on_gpu(self):
+            shape = arith.broadcast_shape(where, self.shape, tuple(rhs.shape))
+            if shape != self.shape:
+                raise ShapeError(f"{where}: the result of shape {shape_str(shape)} does not fit the "
+                                 f"array of shape {shape_str(self.shape)} updated in place")
+            self._device_binary(rhs, name, False, where, self)
+            return self
         out = arith.compute(name, self._host(), rhs, where)
         if out.shape != self.shape:
             raise ShapeError(f"{where}: the result of shape {shape_str(out.shape)} does not fit the "
@@ -453,10 +504,14 @@ class NDArray:
     __idiv__ = __itruediv__
 
     def __neg__(self) -> NDArray:
+        if dispatch.on_gpu(self):
+            return dispatch.invoke1("negative", [self], where="NDArray -")
         return self._new(-self._host())
 
     def __pos__(self) -> NDArray:
         return self.copy()
 
     def __abs__(self) -> NDArray:
+        if dispatch.on_gpu(self):
+            return dispatch.invoke1("abs", [self], where="abs")
         return self._new(np.abs(self._host()))

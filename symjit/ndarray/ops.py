@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..base import DTypeError, ParamError, ShapeError, dtype_name, shape_str
-from . import arith
+from . import arith, dispatch, storage
 from .creation import place
 from .ndarray import NDArray
 
@@ -46,11 +46,12 @@ def result(arr: np.ndarray, like: NDArray, where: str, out: NDArray | None = Non
 
 
 def waitall() -> None:
-    """Wait for all pending computation (everything here is synchronous: a no-op).
+    """Wait until the work queued on every GPU has finished (the CPU computes synchronously).
 
     >>> import symjit as mx
     >>> mx.nd.waitall()
     """
+    storage.synchronize()
 
 
 # -- elementwise unary ---------------------------------------------------------------------------
@@ -63,7 +64,8 @@ _UNARY: dict[str, tuple[Callable, str]] = {
     "exp": (np.exp, "e ** x"), "log": (np.log, "natural logarithm"), "sqrt": (np.sqrt, "square root"),
     "square": (np.square, "x * x"), "abs": (np.abs, "absolute value"), "sign": (np.sign, "-1, 0 or 1"),
     "negative": (np.negative, "-x"), "reciprocal": (np.reciprocal, "1 / x"),
-    "floor": (np.floor, "floor"), "ceil": (np.ceil, "ceiling"), "round": (np.round, "round"),
+    "floor": (np.floor, "floor"), "ceil": (np.ceil, "ceiling"),
+    "round": (lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x), "round, halves away from zero"),
     "trunc": (np.trunc, "truncate toward zero"), "sin": (np.sin, "sine"), "cos": (np.cos, "cosine"),
     "tanh": (np.tanh, "hyperbolic tangent"), "sigmoid": (_sigmoid, "1 / (1 + exp(-x))"),
     "relu": (lambda x: np.maximum(x, 0), "max(x, 0)"), "rsqrt": (lambda x: 1.0 / np.sqrt(x), "1 / sqrt(x)"),
@@ -75,6 +77,8 @@ _UNARY: dict[str, tuple[Callable, str]] = {
 def _make_unary(name: str, fn: Callable, what: str) -> Callable:
     def op(data: NDArray, out: NDArray | None = None, **kwargs: Any) -> NDArray:
         need_nd(data, name)
+        if dispatch.on_gpu(data):
+            return dispatch.invoke1(name, [data], out=out, where=name)
         host = data._host()
         if host.dtype.kind in "iub" and name not in ("abs", "sign", "negative", "square", "relu"):
             host = host.astype(np.float64)
@@ -128,7 +132,9 @@ def _binary_fn(name: str, kind: str, what: str) -> Callable:
         if res is NotImplemented:
             other = rhs if isinstance(lhs, NDArray) else lhs
             raise DTypeError(f"{name}: unsupported operand type {type(other).__name__}")
-        return res if out is None else place(res._host(), None, name, out)
+        if out is None:
+            return res
+        return res.copyto(out) if dispatch.on_gpu(res) else place(res._host(), None, name, out)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"Elementwise {what} of two NDArrays (numpy broadcasting) or an NDArray and a scalar.\n\n"
                   f"    >>> import symjit as mx\n"
@@ -197,8 +203,14 @@ def _acc_dtype(dt: np.dtype) -> np.dtype:
 
 
 def _reduce(name: str, fn: Callable, data: NDArray, axis: Any, keepdims: bool, exclude: bool,
-            out: NDArray | None) -> NDArray:
+            out: NDArray | None, params: dict | None = None) -> NDArray:
     need_nd(data, name)
+    if dispatch.on_gpu(data):
+        axes = _axes(axis, data.ndim, exclude, name)
+        p = {"keepdims": bool(keepdims), **(params or {})}
+        if axes is not None:
+            p["axis"] = axes
+        return dispatch.invoke1(name, [data], p, out=out, where=name)
     host = data._host()
     axes = _axes(axis, host.ndim, exclude, name)
     try:
@@ -284,14 +296,19 @@ def norm(data: NDArray, ord: int = 2, axis: Any = None, keepdims: bool = False, 
     def fn(h: np.ndarray, ax: Any, k: bool) -> np.ndarray:
         h = np.abs(h.astype(np.float64))
         return np.sum(h, axis=ax, keepdims=k) if ord == 1 else np.sqrt(np.sum(h * h, axis=ax, keepdims=k))
-    return _reduce("norm", fn, data, axis, keepdims, False, out)
+    return _reduce("norm", fn, data, axis, keepdims, False, out, {"ord": int(ord)})
 
 
 def _arg(name: str, fn: Callable, data: NDArray, axis: Any, keepdims: bool, out: NDArray | None):
     need_nd(data, name)
-    host = data._host()
-    if host.size == 0:
+    if data.size == 0:
         raise ShapeError(f"{name}: cannot take the {name} of an empty array of shape {shape_str(data.shape)}")
+    if dispatch.on_gpu(data):
+        p: dict[str, Any] = {"keepdims": bool(keepdims)}
+        if axis is not None:
+            (p["axis"],) = _axes(int(axis), data.ndim, False, name)
+        return dispatch.invoke1(name, [data], p, out=out, where=name)
+    host = data._host()
     if axis is None:
         res = np.asarray(fn(host.reshape(-1)))
         res = res.reshape((1,) * host.ndim) if keepdims else res
@@ -336,7 +353,7 @@ def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool
     """
     need_nd(lhs, "dot", "lhs")
     need_nd(rhs, "dot", "rhs")
-    a, b = lhs._host(), rhs._host()
+    a, b = lhs._data, rhs._data
     if a.dtype != b.dtype:
         raise DTypeError(f"dot: lhs and rhs have different dtypes {dtype_name(a.dtype)} and "
                          f"{dtype_name(b.dtype)}")
@@ -348,6 +365,11 @@ def dot(lhs: NDArray, rhs: NDArray, transpose_a: bool = False, transpose_b: bool
         raise ShapeError(f"dot: shapes {shape_str(a.shape)} and {shape_str(b.shape)} (transpose_a="
                          f"{bool(transpose_a)}, transpose_b={bool(transpose_b)}) do not match: "
                          f"{a.shape[a_ax]} != {b.shape[b_ax]}")
+    if dispatch.on_gpu(lhs):
+        return dispatch.invoke1("dot", [lhs, rhs], {"transpose_a": bool(transpose_a),
+                                                    "transpose_b": bool(transpose_b)},
+                                out=out, where="dot")
+    a, b = lhs._host(), rhs._host()
     acc = _acc_dtype(a.dtype)
     res = np.tensordot(a.astype(acc, copy=False), b.astype(acc, copy=False), axes=([a_ax], [b_ax]))
     return result(res, lhs, "dot", out)
@@ -365,4 +387,7 @@ def clip(data: NDArray, a_min: float, a_max: float, out: NDArray | None = None) 
         raise ParamError(f"clip: need a_min <= a_max, got a_min={a_min}, a_max={a_max}")
     dt = data._data.dtype
     lo, hi = arith.scalar_as(a_min, dt), arith.scalar_as(a_max, dt)
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("clip", [data], {"a_min": float(lo), "a_max": float(hi)}, out=out,
+                                where="clip")
     return result(np.clip(data._host(), lo, hi), data, "clip", out)

@@ -12,7 +12,8 @@ __all__ = ["sgd_update", "sgd_mom_update", "update_kernels"]
 
 
 class _OnDevice:
-    """A GPU update-kernel module whose functions run with ``ctx``'s device current."""
+    """A GPU update-kernel module whose functions run with ``ctx``'s device current, queued on
+    its stream."""
 
     def __init__(self, module, ctx):
         self._module, self._ctx = module, ctx
@@ -22,7 +23,7 @@ class _OnDevice:
 
         def call(*args):
             with storage.device_scope(self._ctx):
-                fn(*args)
+                fn(*args, stream=storage.stream(self._ctx))
         return call
 
 

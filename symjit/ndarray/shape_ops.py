@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..base import DTypeError, MXNetError, ParamError, ShapeError, dtype_name, np_dtype, shape_str
+from . import dispatch
 from .creation import norm_shape, place
 from .ndarray import NDArray, infer_reshape
 from .ops import need_nd, result
@@ -58,6 +59,8 @@ def transpose(data: NDArray, axes: Any = None, out: NDArray | None = None) -> ND
                              f"axes of shape {shape_str(data.shape)}")
     else:
         axes = None
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("transpose", [data], {"axes": axes or ()}, out=out, where="transpose")
     return result(np.transpose(data._host(), axes), data, "transpose", out)
 
 
@@ -70,6 +73,8 @@ def swapaxes(data: NDArray, dim1: int = 0, dim2: int = 0, out: NDArray | None = 
     """
     need_nd(data, "swapaxes")
     d1, d2 = _axis(dim1, data.ndim, "swapaxes", "dim1"), _axis(dim2, data.ndim, "swapaxes", "dim2")
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("SwapAxis", [data], {"dim1": d1, "dim2": d2}, out=out, where="swapaxes")
     return result(np.swapaxes(data._host(), d1, d2), data, "swapaxes", out)
 
 
@@ -92,6 +97,9 @@ def concat(*data: NDArray, dim: int = 1, num_args: int | None = None, out: NDArr
         if not same:
             raise ShapeError(f"concat: data[{i}] has shape {shape_str(a.shape)}, incompatible with "
                              f"data[0]'s {shape_str(data[0].shape)} for dim={dim}")
+    if dispatch.on_gpu(data[0]):
+        return dispatch.invoke1("Concat", list(data), {"dim": ax, "num_args": len(data)}, out=out,
+                                where="concat")
     return result(np.concatenate([a._host() for a in data], axis=ax), data[0], "concat", out)
 
 
@@ -129,6 +137,9 @@ def stack(*data: NDArray, axis: int = 0, num_args: int | None = None, out: NDArr
             raise ShapeError(f"stack: data[{i}] has shape {shape_str(a.shape)}, data[0] has "
                              f"{shape_str(data[0].shape)}")
     ax = _axis(axis, data[0].ndim + 1, "stack")
+    if dispatch.on_gpu(data[0]):
+        return dispatch.invoke1("stack", list(data), {"axis": ax, "num_args": len(data)}, out=out,
+                                where="stack")
     return result(np.stack([a._host() for a in data], axis=ax), data[0], "stack", out)
 
 
@@ -148,6 +159,11 @@ def split(data: NDArray, num_outputs: int, axis: int = 1, squeeze_axis: bool = F
     if squeeze_axis and data.shape[ax] != n:
         raise ShapeError(f"split: squeeze_axis needs shape[{axis}] == num_outputs, got shape "
                          f"{shape_str(data.shape)} and num_outputs={n}")
+    if dispatch.on_gpu(data):
+        outs = dispatch.invoke("SliceChannel", [data], {"num_outputs": n, "axis": ax,
+                                                        "squeeze_axis": bool(squeeze_axis)},
+                               where="split")
+        return outs[0] if n == 1 else outs
     parts = np.split(data._host(), n, axis=ax)
     if squeeze_axis:
         parts = [np.squeeze(p, axis=ax) for p in parts]
@@ -164,6 +180,8 @@ def expand_dims(data: NDArray, axis: int, out: NDArray | None = None) -> NDArray
     """
     need_nd(data, "expand_dims")
     ax = _axis(axis, data.ndim + 1, "expand_dims")
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("expand_dims", [data], {"axis": ax}, out=out, where="expand_dims")
     return result(np.expand_dims(data._host(), ax), data, "expand_dims", out)
 
 
@@ -176,6 +194,8 @@ def flatten(data: NDArray, out: NDArray | None = None) -> NDArray:
     """
     need_nd(data, "flatten")
     rest = int(np.prod(data.shape[1:], dtype=np.int64))
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("Flatten", [data], out=out, where="flatten")
     return result(data._host().reshape(data.shape[0], rest), data, "flatten", out)
 
 
@@ -191,6 +211,8 @@ def reshape(data: NDArray, shape: Any, reverse: bool = False, out: NDArray | Non
     """
     need_nd(data, "reshape")
     new = infer_reshape(data.shape, shape, reverse, "reshape")
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("Reshape", [data], {"shape": new}, out=out, where="reshape")
     return result(data._host().reshape(new), data, "reshape", out)
 
 
@@ -209,6 +231,10 @@ def one_hot(indices: NDArray, depth: int, on_value: float = 1.0, off_value: floa
     if int(depth) < 1:
         raise ParamError(f"one_hot: depth must be >= 1, got {depth}")
     dt = np_dtype(dtype)
+    if dispatch.on_gpu(indices):
+        return dispatch.invoke1("one_hot", [indices], {"depth": int(depth), "on_value": float(on_value),
+                                                       "off_value": float(off_value), "dtype": dt.name},
+                                out=out, where="one_hot")
     idx = indices._host().astype(np.int64)
     hot = idx[..., None] == np.arange(int(depth))
     with np.errstate(all="ignore"):
@@ -233,6 +259,8 @@ def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None) -> NDArr
         if s != t and s != 1:
             raise ShapeError(f"broadcast_to: cannot broadcast shape {shape_str(data.shape)} to "
                              f"{shape_str(target)}: only dimensions of size 1 can grow")
+    if dispatch.on_gpu(data):
+        return dispatch.invoke1("broadcast_to", [data], {"shape": target}, out=out, where="broadcast_to")
     return result(np.broadcast_to(data._host(), target), data, "broadcast_to", out)
 
 
@@ -253,6 +281,12 @@ def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None
     if x.dtype != y.dtype:
         raise DTypeError(f"where: x and y must have the same dtype, got {dtype_name(x.dtype)} and "
                          f"{dtype_name(y.dtype)}")
+    if condition.shape != x.shape and not (condition.ndim == 1 and x.ndim >= 1
+                                           and condition.shape[0] == x.shape[0]):
+        raise ShapeError(f"where: condition of shape {shape_str(condition.shape)} must have x's shape "
+                         f"{shape_str(x.shape)} or be 1-D of length {x.shape[0] if x.ndim else 0}")
+    if dispatch.on_gpu(x):
+        return dispatch.invoke1("where", [condition, x, y], out=out, where="where")
     cond = condition._host()
     if cond.shape != x.shape:
         if cond.ndim == 1 and x.ndim >= 1 and cond.shape[0] == x.shape[0]:

@@ -3,8 +3,12 @@
 Every access to the storage goes through the few functions here, so the NDArray class never
 needs to know which kind of buffer stands behind it. CPU storage is a C-contiguous numpy array
 when freshly created; GPU storage is a ``numba.cuda`` device array and exists only when
-``numba.cuda.is_available()`` (or numba's CUDA simulator is on). GPU arrays compute through a
-host copy: the imperative API is for convenience, the compiled executor does the real work.
+``numba.cuda.is_available()`` (or numba's CUDA simulator is on).
+
+Each GPU has one stream symjit queues its work on (:func:`stream`), as MXNet's engine keeps a
+stream per device: every device array made here is bound to its device's stream, so its copies,
+and the kernels launched on it, run in order there; reading elements on the host (:func:`to_host`)
+waits for that stream, :func:`synchronize` waits for one device or all.
 
 >>> import numpy as np
 >>> from symjit.context import cpu
@@ -21,8 +25,11 @@ import numpy as np
 from ..base import MXNetError, shape_str
 from ..context import Context, current_context
 
-__all__ = ["check_ctx", "alloc", "from_host", "to_host", "write", "view", "is_device_array",
-           "gpu_available", "is_contiguous", "arena", "device_scope", "copy_from_host"]
+__all__ = ["check_ctx", "alloc", "empty", "from_host", "to_host", "write", "view", "is_device_array",
+           "gpu_available", "is_contiguous", "arena", "device_scope", "copy_from_host", "copy_into",
+           "stream", "synchronize", "overlaps", "same_buffer"]
+
+_STREAMS: dict[int, Any] = {}   # GPU id -> the stream symjit queues that device's work on
 
 
 def gpu_available() -> int:
@@ -81,6 +88,42 @@ def device_scope(ctx: Context) -> Any:
     return _select(ctx)
 
 
+def stream(ctx: Context) -> Any:
+    """The stream ``ctx``'s work is queued on (``0``, no stream, for the CPU); made on first use.
+
+    >>> from symjit.context import cpu
+    >>> stream(cpu())
+    0
+    """
+    if ctx.device_type != "gpu":
+        return 0
+    s = _STREAMS.get(ctx.device_id)
+    if s is None:
+        from numba import cuda
+        with _select(ctx):
+            s = _STREAMS[ctx.device_id] = cuda.stream()
+    return s
+
+
+def synchronize(ctx: Context | None = None) -> None:
+    """Wait until the work queued on ``ctx`` (every GPU when None) has finished.
+
+    >>> synchronize()
+    """
+    if ctx is not None:
+        if ctx.device_type == "gpu" and ctx.device_id in _STREAMS:
+            _STREAMS[ctx.device_id].synchronize()
+        return
+    for s in list(_STREAMS.values()):
+        s.synchronize()
+
+
+def _sync(buf: Any) -> None:
+    s = getattr(buf, "stream", 0)
+    if s:
+        s.synchronize()
+
+
 def is_contiguous(buf: Any) -> bool:
     """True when ``buf`` (numpy or device array) is laid out in C order without gaps."""
     if isinstance(buf, np.ndarray):
@@ -94,9 +137,21 @@ def arena(nbytes: int, ctx: Context) -> Any:
     nbytes = max(int(nbytes), 1)
     if ctx.device_type != "gpu":
         return np.empty(nbytes, np.uint8)
+    return empty((nbytes,), np.dtype(np.uint8), ctx)
+
+
+def empty(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Any:
+    """New uninitialised storage of ``shape``/``dtype`` on ``ctx`` (on a GPU, bound to its stream).
+
+    >>> from symjit.context import cpu
+    >>> empty((2,), np.dtype('float32'), cpu()).shape
+    (2,)
+    """
+    if ctx.device_type != "gpu":
+        return np.empty(shape, dtype)
     from numba import cuda
     with _select(ctx):
-        return cuda.device_array(nbytes, np.uint8)
+        return cuda.device_array(shape, dtype, stream=stream(ctx))
 
 
 def copy_from_host(buf: Any, src: np.ndarray) -> None:
@@ -106,6 +161,51 @@ def copy_from_host(buf: Any, src: np.ndarray) -> None:
         buf[...] = src
     else:
         buf.copy_to_device(src)
+        _sync(buf)   # the host array may be a temporary: the copy must finish before it goes
+
+
+def copy_into(dst: Any, src: Any) -> None:
+    """Copy all of ``src`` into ``dst``, storage of the same shape, dtype and kind (both numpy or
+    both device arrays of one device: a device-to-device copy queued on ``dst``'s stream).
+
+    >>> a, b = np.zeros(2), np.ones(2)
+    >>> copy_into(a, b); a.tolist()
+    [1.0, 1.0]
+    """
+    if isinstance(dst, np.ndarray):
+        dst[...] = src
+    else:
+        dst.copy_to_device(src)
+
+
+def _extent(buf: Any) -> tuple[int, int]:
+    """(first byte address, byte count) of contiguous storage."""
+    if isinstance(buf, np.ndarray) or not hasattr(buf, "device_ctypes_pointer"):
+        start = int(buf.__array_interface__["data"][0])     # numpy, or the simulator's arrays
+    else:
+        start = int(buf.device_ctypes_pointer.value or 0)
+    return start, int(buf.nbytes)
+
+
+def overlaps(a: Any, b: Any) -> bool:
+    """True when two contiguous storages of one kind share some bytes.
+
+    >>> x = np.zeros(4)
+    >>> overlaps(x[:2], x[1:]), overlaps(x[:2], x[2:])
+    (True, False)
+    """
+    (sa, na), (sb, nb) = _extent(a), _extent(b)
+    return na > 0 and nb > 0 and sa < sb + nb and sb < sa + na
+
+
+def same_buffer(a: Any, b: Any) -> bool:
+    """True when two contiguous storages cover exactly the same bytes.
+
+    >>> x = np.zeros(4)
+    >>> same_buffer(x, x.reshape(2, 2)), same_buffer(x[:2], x)
+    (True, False)
+    """
+    return _extent(a) == _extent(b)
 
 
 def from_host(arr: np.ndarray, ctx: Context) -> Any:
@@ -116,19 +216,36 @@ def from_host(arr: np.ndarray, ctx: Context) -> Any:
         return arr
     from numba import cuda
     with _select(ctx):
-        return cuda.to_device(arr)
+        out = cuda.to_device(arr, stream=stream(ctx))
+    _sync(out)   # ``arr`` may be a temporary of the caller
+    return out
 
 
 def alloc(shape: tuple[int, ...], dtype: np.dtype, ctx: Context, fill: Any = 0) -> Any:
-    """New storage of ``shape``/``dtype`` on ``ctx``, every element set to ``fill``."""
-    return from_host(np.full(shape, fill, dtype=dtype), ctx)
+    """New storage of ``shape``/``dtype`` on ``ctx``, every element set to ``fill`` (on a GPU by a
+    fill kernel on the device, no host buffer).
+
+    >>> from symjit.context import cpu
+    >>> alloc((2,), np.dtype('int32'), cpu(), 3).tolist()
+    [3, 3]
+    """
+    if ctx.device_type != "gpu":
+        return np.full(shape, fill, dtype=dtype)
+    out = empty(shape, dtype, ctx)
+    if out.size:
+        from symjit.kernels.cuda.copy import fill as fill_kernel
+        with _select(ctx):
+            fill_kernel(out.reshape(out.size), np.asarray(fill).astype(dtype)[()], stream(ctx))
+    return out
 
 
 def to_host(buf: Any, copy: bool = False) -> np.ndarray:
     """The elements as a numpy array: CPU storage itself (a copy when ``copy``), GPU storage copied."""
     if isinstance(buf, np.ndarray):
         return buf.copy() if copy else buf
-    return buf.copy_to_host()
+    out = buf.copy_to_host()
+    _sync(buf)
+    return out
 
 
 def view(buf: Any, key: Any) -> Any | None:
@@ -149,8 +266,19 @@ def reshape_view(buf: Any, shape: tuple[int, ...]) -> Any:
 
 
 def write(buf: Any, key: Any, value: Any, where: str = "NDArray.__setitem__") -> None:
-    """Write ``value`` (scalar or numpy array, broadcast) into ``buf[key]`` in place."""
-    host = buf if isinstance(buf, np.ndarray) else buf.copy_to_host()
+    """Write ``value`` (scalar or numpy array, broadcast) into ``buf[key]`` in place. On a GPU a
+    basic key (ints, slices, Ellipsis) is written on the device (numba's device assignment kernel,
+    the value copied over once); an advanced key (integer arrays) goes through a host copy."""
+    if not isinstance(buf, np.ndarray) and _basic(key):
+        try:
+            buf[key] = value
+        except (ValueError, TypeError, IndexError) as exc:
+            raise MXNetError(f"{where}: cannot assign a value of shape {shape_str(np.shape(value))} "
+                             f"to the selection {key!r} of an array of shape "
+                             f"{shape_str(tuple(buf.shape))}: {exc}") from None
+        _sync(buf)   # ``value`` may be a temporary of the caller
+        return
+    host = buf if isinstance(buf, np.ndarray) else to_host(buf)
     try:
         host[key] = value
     except ValueError as exc:
@@ -161,4 +289,10 @@ def write(buf: Any, key: Any, value: Any, where: str = "NDArray.__setitem__") ->
         raise MXNetError(f"{where}: index {key!r} is out of range for an array of shape "
                          f"{shape_str(host.shape)}: {exc}") from None
     if not isinstance(buf, np.ndarray):
-        buf.copy_to_device(host)
+        copy_from_host(buf, host)
+
+
+def _basic(key: Any) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return all(k is Ellipsis or isinstance(k, slice) or
+               (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)

@@ -14,7 +14,7 @@ sign of the divisor (Python's ``%``) and ``x mod 0`` is 0; ``round`` rounds halv
 Gradients (the ``grad`` slots) are graph nodes: one of these ops where one op does it
 (d exp = dout * y), else an internal elementwise ``_backward_*`` op with its own scalar body,
 registered at the end of this module (each fuses into the surrounding loop). Comparisons, sign,
-floor, ceil, round, zeros_like and ones_like pass no gradient (MXNet's is zero almost everywhere).
+floor, ceil, round, trunc, zeros_like and ones_like pass no gradient (MXNet's is zero almost everywhere).
 ``where`` is not fused: a 1-D condition indexes the output's first axis, which the right-aligned
 broadcast loop of the code generator cannot express, so it has its own lowering.
 """
@@ -133,6 +133,11 @@ def _floor(x):
 
 def _ceil(x):
     return x if not abs(x) < _EXACT else float(math.ceil(x))
+
+
+def _trunc(x):
+    a = abs(x)
+    return x if not a < _EXACT else math.copysign(float(math.floor(a)), x)
 
 
 def _round(x):
@@ -439,7 +444,8 @@ def _unary_shape(p: dict, ins: list, aux: list):
 # ---------------------------------------------------------------------------------------------
 # Gradient rules: grad(b, node, ograds) -> one value id (or None) per input.
 
-_NO_GRAD = frozenset({"sign", "floor", "ceil", "round", "zeros_like", "ones_like", "_equal", "_not_equal",
+_NO_GRAD = frozenset({"sign", "floor", "ceil", "round", "trunc", "zeros_like", "ones_like", "_equal",
+                      "_not_equal",
                       "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_equal_scalar",
                       "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar", "_lesser_scalar",
                       "_lesser_equal_scalar"})
@@ -546,6 +552,7 @@ UNARY: tuple[tuple[str, Callable, tuple[str, ...], str], ...] = (
     ("floor", _floor, (), "the largest integer <= x"),
     ("ceil", _ceil, (), "the smallest integer >= x"),
     ("round", _round, (), "the nearest integer, halves rounded away from zero"),
+    ("trunc", _trunc, (), "x rounded toward zero"),
     ("_copy", _identity, ("identity",), "a copy of x"),
     ("zeros_like", _zero, (), "an array of zeros shaped like x"),
     ("ones_like", _one, (), "an array of ones shaped like x"),

@@ -61,6 +61,7 @@ UNARY = {
 NO_GRAD_UNARY = {
     "sign": (np.sign, np.concatenate([away(2, 4), np.zeros((1, 4))])),
     "floor": (np.floor, off_grid()), "ceil": (np.ceil, off_grid()), "round": (_round, off_grid()),
+    "trunc": (np.trunc, off_grid()),
     "zeros_like": (np.zeros_like, rnd()), "ones_like": (np.ones_like, rnd()),
 }
 

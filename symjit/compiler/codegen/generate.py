@@ -47,8 +47,9 @@ class Program:
     """What the generated module exports: per phase, its segments (see the module docstring);
     ``entries`` maps each phase that is a single compiled function to (name, value ids);
     ``kernels`` maps each group kernel to the value ids it takes, ``spans`` to what it spans at
-    the bound shapes: ``("element", n)`` (a loop over n elements) or ``("block", n)`` (n slices,
-    one block each, for targets that launch blocks); ``host_args`` to the (module, function) of each
+    the bound shapes: ``("element", n)`` (a loop over n elements), ``("block", n)`` (n slices,
+    one block each, for targets that launch blocks) or ``("tile", n)`` (n GEMM tiles, one block
+    each); ``host_args`` to the (module, function) of each
     int64 scalar the host program computes and passes after the arrays (a Dropout seed)."""
 
     def __init__(self, source: str, entries: dict[str, tuple[str, list[int]]],
@@ -69,9 +70,9 @@ def _no_rule(node: OpNode, target: Target) -> MXNetError:
     return MXNetError(f"{node.op.name} '{node.name}': no {target.name} lowering for this operator")
 
 
-def _static_span(grp: Group, k_per_block: tuple[str, int] | None) -> tuple[str, int]:
-    if k_per_block is not None:
-        return "block", k_per_block[1]
+def _static_span(grp: Group, k) -> tuple[str, int]:
+    if k.per_block is not None:
+        return k.block_kind, k.per_block[1]
     n = 1
     for d in grp.loop_shape or ():
         n *= d
@@ -96,10 +97,10 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     if loop_ops or elem:
         emit_loop(target, k, g, grp, loop_ops, elem)
     mw.functions.append(k.finish())
-    spans[k.name] = _static_span(grp, k.per_block)
+    spans[k.name] = _static_span(grp, k)
     host = [(module, fn) for _, module, fn in k.host_args]
     if k.per_block is not None:
-        return k.name, params, k.per_block[0], "block", host
+        return k.name, params, k.per_block[0], k.block_kind, host
     size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
     return k.name, params, size, "element", host
 

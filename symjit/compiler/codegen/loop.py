@@ -83,7 +83,8 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     store = [o for o in elem if o in grp.needed or not (ops or reds)]
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
     ldims = loop_dims(g, grp)
-    idx = target.open_loop(k, ldims)
+    open_loop, close_loop = k.loop or (target.open_loop, target.close_loop)
+    idx = open_loop(k, ldims)
     regs: dict[int, str] = {}
     computed = {o for op, _ in ops for o in op.outputs}
     for op, r in ops + reds:   # loads first
@@ -106,7 +107,7 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
         view, axes = rviews[op.outputs[0]]
         ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
         k.line(f"{view}[{ridx}] += {regs[op.inputs[0]]}")
-    target.close_loop(k, idx)
+    close_loop(k, idx)
     for op, r in reds:
         if r.reduce == "mean":
             count = " * ".join(ldims[d] for d in rviews[op.outputs[0]][1]) or "1"

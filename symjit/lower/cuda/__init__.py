@@ -4,12 +4,15 @@ generator composes the scalar bodies, wrapped with ``cuda.jit(device=True)``); a
 CUDA rule is reported by name when a program needs it."""
 from __future__ import annotations
 
-from ...kernels.cuda import THREADS
+from ...kernels.cuda import THREADS, TILE
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
-from . import dropout, norm  # noqa: F401  (register rules)
+from . import dropout, gemm, norm, reduce  # noqa: F401  (register rules)
 
 MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
+# how each kind of kernel is launched (symjit.kernels.cuda): a grid-stride loop over elements, a
+# block per slice (block reductions), a block per output tile (tiled GEMM)
+_LAUNCH = {"element": "launch", "block": "block_launch", "tile": "tile_launch"}
 
 
 def blocks_for(n: int) -> int:
@@ -28,6 +31,7 @@ class CUDATarget(Target):
 
     name = "cuda"
     host_calls = True   # a Custom op's Python code runs between launches, on device NDArrays
+    stream_arg = True   # a program function takes the stream to queue its launches on first
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self.name)
@@ -49,15 +53,17 @@ class CUDATarget(Target):
     def launch_config(self, n: int, per: str = "element") -> tuple[int, int]:
         if per == "block":
             return max(1, min(n, 65535)), THREADS
+        if per == "tile":
+            return max(1, min(n, 65535)), TILE * TILE
         return blocks_for(n), THREADS
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
-        k = KernelWriter(mw, name, [arg(v) for v in params])
+        k = KernelWriter(mw, name, ["stream"] + [arg(v) for v in params])
         for fn, vs, size, per, host in launches:
-            shape = k.imp("symjit.kernels.cuda", "block_launch" if per == "block" else "launch")
+            shape = k.imp("symjit.kernels.cuda", _LAUNCH[per])
             args = [arg(v) for v in vs] + [f"{k.imp(module, f)}()" for module, f in host]
-            k.line(f"{fn}[{shape}({size})]({', '.join(args)})")
+            k.line(f"{fn}[{shape}({size}, stream)]({', '.join(args)})")
         mw.functions.append(k.finish(""))   # a plain host function
         return params
 

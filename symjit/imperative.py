@@ -1,0 +1,211 @@
+"""Imperative operator calls: one registered operator run on NDArrays by its compiled kernels.
+
+``invoke('broadcast_add', [a, b])`` builds the operator's one-node symbol, compiles it for the
+arrays' device with the pipeline ``bind`` uses (inference mode, no gradient), binds the program to
+an arena of its own, and keeps that in a table keyed by (operator, params, input shapes and
+dtypes, device); the next call with the same key only fills in the input and output buffers and
+calls the compiled program. On a GPU this is how NDArray arithmetic and the ``mx.nd`` functions
+compute: kernels queued on the device's stream, no host copy. (On the CPU the ``mx.nd`` functions
+still compute with numpy; the registry path works there too and serves as the oracle.)
+
+Every distinct key compiles once per process (loading from the kernel cache when it can), so a
+scalar that changes every call (``x * lr`` with a new ``lr``) compiles a kernel per value: keep
+such scalars in arrays on hot paths. The table keeps the :data:`MAX_CALLS` most recent entries.
+
+>>> import symjit as mx
+>>> a = mx.nd.array([[1, 2], [3, 4]])
+>>> invoke('broadcast_add', [a, mx.nd.array([10, 20])])[0].asnumpy().tolist()
+[[11.0, 22.0], [13.0, 24.0]]
+>>> invoke('sum', [a], {'axis': 1})[0].asnumpy().tolist()
+[3.0, 7.0]
+"""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import numpy as np
+
+from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
+from .compiler.binding import bind_phases, value_arrays
+from .compiler.pipeline import compile_symbol
+from .config import Config, default_config
+from .context import Context
+from .lower.target import target_for
+from .ndarray import NDArray, dispatch, storage
+from .ops.registry import Kind, get_op
+from .symbol.symbol import Variable, make_op_symbol
+
+__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls"]
+
+MAX_CALLS = 512
+_CALLS: collections.OrderedDict[tuple, _Call] = collections.OrderedDict()
+
+
+class _Slot:
+    """Where a program argument comes from at call time: input/output buffer ``index`` (seen
+    with ``shape`` when the plan made the value a view of it)."""
+
+    __slots__ = ("index", "shape")
+
+    def __init__(self, index: int, shape: tuple | None = None):
+        self.index, self.shape = index, shape
+
+    def reshape(self, shape: tuple) -> _Slot:
+        return _Slot(self.index, tuple(shape))
+
+
+class _Call:
+    """One operator compiled for one key, its program bound to a private arena; inputs and
+    outputs are filled in per call."""
+
+    def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config):
+        op = get_op(op_name)
+        parsed = op.parse_params(dict(params))
+        slots = op.list_arguments(parsed) + op.list_aux(parsed)
+        if len(metas) != len(slots):
+            raise MXNetError(f"{op_name}: {len(metas)} input array(s) given, the operator takes "
+                             f"{len(slots)}: {slots}")
+        names = [f"in{i}_{s}" for i, s in enumerate(slots)]
+        sym = make_op_symbol(op_name, *[Variable(n) for n in names], name="imperative",
+                             **params)
+        shapes = {n: m[0] for n, m in zip(names, metas)}
+        dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
+        self.compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=target_for(ctx))
+        g = self.compiled.graph
+        self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
+        self.elementwise = op.kind <= Kind.BROADCAST
+        self.ctx = ctx
+        index = {n: i for i, n in enumerate(names)}
+        n_in = len(names)
+
+        def external(vid: int, v: Any) -> Any:
+            if v.kind == "out":
+                return _Slot(n_in + g.outputs.index(vid))
+            if v.kind in ("arg", "aux"):
+                return _Slot(index[v.ref])
+            raise MXNetError(f"{op_name}: imperative call needs a '{v.kind}' buffer")
+
+        arena = storage.arena(self.compiled.plan.planned_bytes, ctx)
+        phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
+                             storage.stream(ctx))
+        self.steps = []
+        for seg, payload in phases.get("forward", []):
+            if seg.kind == "host":
+                raise MXNetError(f"{op_name}: an operator that runs Python code (Custom) cannot be "
+                                 "called imperatively yet")
+            fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
+            self.steps.append((getattr(self.compiled.module, seg.name), list(payload), fills))
+
+    def run(self, buffers: list) -> None:
+        """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
+        with storage.device_scope(self.ctx):
+            for fn, template, fills in self.steps:
+                args = list(template)
+                for i, s in fills:
+                    buf = buffers[s.index]
+                    args[i] = buf if s.shape is None else buf.reshape(s.shape)
+                fn(*args)
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+def _check_inputs(op: str, inputs: list, where: str) -> Context:
+    if not inputs:
+        raise MXNetError(f"{where}: the operator {op} needs at least one input array")
+    for i, a in enumerate(inputs):
+        if not isinstance(a, NDArray):
+            raise DTypeError(f"{where}: input {i} must be an NDArray, got {type(a).__name__}")
+        if a.context != inputs[0].context:
+            raise MXNetError(f"{where}: input {i} lives on {a.context}, input 0 on "
+                             f"{inputs[0].context}; move one with as_in_context()")
+        if np.dtype(a.dtype) == np.float16:
+            raise DTypeError(f"{where}: input {i} has dtype float16, which the compiled kernels do "
+                             "not support (use float32 or float64)")
+    return inputs[0].context
+
+
+def _lookup(op: str, params: dict, inputs: list, ctx: Context) -> _Call:
+    metas = tuple((a.shape, np.dtype(a.dtype).str) for a in inputs)
+    key = (op, _params_key(params), metas, ctx)
+    call = _CALLS.get(key)
+    if call is None:
+        call = _CALLS[key] = _Call(op, params, metas, ctx, default_config())
+        while len(_CALLS) > MAX_CALLS:
+            _CALLS.popitem(last=False)
+    else:
+        _CALLS.move_to_end(key)
+    return call
+
+
+def _check_out(where: str, out: Any, shape: tuple, dtype: np.dtype, ctx: Context) -> NDArray:
+    if not isinstance(out, NDArray):
+        raise DTypeError(f"{where}: out must be an NDArray, got {type(out).__name__}")
+    if out.shape != tuple(shape) or np.dtype(out.dtype) != dtype:
+        raise ShapeError(f"{where}: out has shape {shape_str(out.shape)} {dtype_name(out.dtype)}, "
+                         f"the result {shape_str(tuple(shape))} {dtype_name(dtype)}")
+    if out.context != ctx:
+        raise MXNetError(f"{where}: out lives on {out.context}, the inputs on {ctx}")
+    if not storage.is_contiguous(out._data):
+        raise MXNetError(f"{where}: out must be a contiguous array")
+    return out
+
+
+def _safe_target(call: _Call, out: NDArray, inputs: list) -> bool:
+    """Can the program write ``out`` directly? Not when it overlaps an input, unless it is that
+    very input and the operator writes each element from the same element (elementwise)."""
+    for a in inputs:
+        if storage.overlaps(out._data, a._data):
+            if not (call.elementwise and a.shape == out.shape and storage.same_buffer(out._data, a._data)):
+                return False
+    return True
+
+
+def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
+           where: str | None = None) -> list[NDArray]:
+    """Run the registered operator ``op`` (or an alias) on the NDArrays ``inputs`` (its arguments
+    then aux states, in the operator's order) with ``params``; return its visible outputs, new
+    arrays on the inputs' context, or written into ``out`` (a list with one NDArray per output).
+
+    >>> import symjit as mx
+    >>> x = mx.nd.array([1, -2, 3])
+    >>> y = mx.nd.zeros((3,))
+    >>> invoke('relu', [x], out=[y])[0] is y, y.asnumpy().tolist()
+    (True, [1.0, 0.0, 3.0])
+    """
+    params = dict(params or {})
+    where = where or op
+    ctx = _check_inputs(op, list(inputs), where)
+    call = _lookup(op, params, list(inputs), ctx)
+    if out is None:
+        results = [NDArray(storage.empty(s, d, ctx), ctx) for s, d in call.outputs]
+        call.run([a._data for a in inputs] + [r._data for r in results])
+        return results
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != len(call.outputs):
+        raise MXNetError(f"{where}: {len(outs)} out array(s) for {len(call.outputs)} outputs")
+    outs = [_check_out(where, o, s, d, ctx) for o, (s, d) in zip(outs, call.outputs)]
+    direct = [_safe_target(call, o, inputs) for o in outs]
+    targets = [o if ok else NDArray(storage.empty(o.shape, np.dtype(o.dtype), ctx), ctx)
+               for o, ok in zip(outs, direct)]
+    call.run([a._data for a in inputs] + [t._data for t in targets])
+    for o, t, ok in zip(outs, targets, direct):
+        if not ok:
+            with storage.device_scope(ctx):
+                storage.copy_into(o._data, t._data)
+    return outs
+
+
+def cached_calls() -> int:
+    """How many compiled operator calls the table holds."""
+    return len(_CALLS)
+
+
+def clear_calls() -> None:
+    """Forget every compiled operator call (their kernels stay in the kernel cache)."""
+    _CALLS.clear()
+
+
+dispatch.install(invoke)

@@ -1,0 +1,50 @@
+"""The seam between NDArray and the compiled operators, which live in layers above it.
+
+NDArray arithmetic and the ``mx.nd`` functions on a GPU run the registered operator's compiled
+kernels on the device (:mod:`symjit.imperative`, which needs the symbol layer and the compiler).
+That module installs its ``invoke`` here when ``symjit`` is imported, so this layer never imports
+upwards; calling before that is a clear error.
+
+>>> import symjit as mx
+>>> on_gpu(mx.nd.ones((1,)))
+False
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..base import MXNetError
+
+__all__ = ["install", "invoke", "invoke1", "on_gpu"]
+
+_INVOKE: list[Callable[..., list]] = []
+
+
+def install(fn: Callable[..., list]) -> None:
+    """Make ``fn(op, inputs, params, out, where) -> list[NDArray]`` the imperative op call."""
+    _INVOKE[:] = [fn]
+
+
+def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
+           where: str | None = None) -> list:
+    """Run the registered operator ``op`` on NDArrays (see :func:`symjit.imperative.invoke`)."""
+    if not _INVOKE:
+        raise MXNetError(f"{where or op}: operators on device arrays need the compiler: "
+                         "import symjit first")
+    return _INVOKE[0](op, inputs, params or {}, out, where)
+
+
+def invoke1(op: str, inputs: list, params: dict | None = None, out: Any = None,
+            where: str | None = None) -> Any:
+    """:func:`invoke` for an operator with one output: that output."""
+    return invoke(op, inputs, params, [out] if out is not None else None, where)[0]
+
+
+def on_gpu(*arrays: Any) -> bool:
+    """True when the first NDArray among ``arrays`` lives on a GPU (the operator then runs there)."""
+    for a in arrays:
+        ctx = getattr(a, "context", None)
+        if ctx is not None and hasattr(a, "_data"):
+            return ctx.device_type == "gpu"
+    return False
