@@ -20,7 +20,7 @@ from .base import MXNetError, dtype_name, shape_str
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config
 from .executor import normalize_grad_req
-from .lower.target import get_target
+from .lower.target import get_target, target_names
 from .symbol import Symbol, load
 
 __all__ = ["main", "report", "load_symbol"]
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--shape", action="append", type=_parse_shape, default=[],
                     help="input shape NAME=D1,D2,... (repeatable)")
     cp.add_argument("--dtype", action="append", default=[], help="input dtype NAME=float64 (repeatable)")
-    cp.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    cp.add_argument("--target", choices=target_names(), default="cpu")
     cp.add_argument("--grad-req", choices=("write", "add", "null"), default="write")
     cp.add_argument("--format", choices=("text", "json"), default="text")
     cp.add_argument("--source", action="store_true", help="print the generated kernel source")

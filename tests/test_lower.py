@@ -18,7 +18,7 @@ from symjit.compiler.passes.build import build_forward
 from symjit.compiler.passes.fuse import fuse
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
-from symjit.lower import LOOP, get_target, lookup, rule, target_names
+from symjit.lower import LOOP, get_target, lookup, register_target, rule, target_names
 from symjit.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,19 +64,29 @@ def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
     assert cuda[1].rules[0].target == "cuda" and cuda[1].rules[0].reduce is None   # block or thread
 
 
-def test_cuda_names_the_op_variant_it_cannot_lower(tmp_path, capsys):
-    a, i = mx.sym.Variable("a"), mx.sym.Variable("i")
-    net = mx.sym.take(mx.sym.exp(a) * 2.0, i, mode="raise", name="total")
-    shapes = {"a": (3, 4), "i": (2,)}
-    with pytest.raises(MXNetError, match="take 'total': no cuda lowering for mode='raise'"):
-        compile_symbol(net, shapes, {"a": F32, "i": F32}, {}, False, Config.from_env(),
-                       target="cuda", load=False)
-    path = tmp_path / "net-symbol.json"
-    net.save(str(path))
-    rc = main(["compile", str(path), "--shape", "a=3,4", "--shape", "i=2", "--target", "cuda",
-               "--grad-req", "null"])
-    err = capsys.readouterr().err
-    assert rc == 2 and "take 'total': no cuda lowering" in err and "Traceback" not in err
+def test_a_target_names_the_op_it_cannot_lower(tmp_path, capsys):
+    """A target without a rule for an op (here a bare test target: elementwise loops only) says so,
+    naming the op and the node, in compile_symbol and in `symjit compile` (no traceback)."""
+    from symjit.lower.target import _TARGETS
+
+    class Bare(type(get_target("cpu"))):
+        name = "bare"
+
+    register_target(Bare())
+    try:
+        a = mx.sym.Variable("a")
+        net = mx.sym.LayerNorm(mx.sym.exp(a) * 2.0, name="total")
+        shapes = {"a": (3, 4), "total_gamma": (4,), "total_beta": (4,)}
+        with pytest.raises(MXNetError, match="LayerNorm 'total': no bare lowering"):
+            compile_symbol(net, shapes, {n: F32 for n in shapes}, {}, False, Config.from_env(),
+                           target="bare", load=False)
+        path = tmp_path / "net-symbol.json"
+        net.save(str(path))
+        rc = main(["compile", str(path), "--shape", "a=3,4", "--target", "bare", "--grad-req", "null"])
+        err = capsys.readouterr().err
+        assert rc == 2 and "LayerNorm 'total': no bare lowering" in err and "Traceback" not in err
+    finally:
+        del _TARGETS["bare"]
 
 
 def test_shape_only_input_is_not_a_kernel_input():

@@ -4,6 +4,7 @@ gradients of the fused CPU program against central finite differences in float64
 (target, fusion) program's gradients against those (see tests/opcheck.py)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import symjit as mx
@@ -15,23 +16,12 @@ from .opcheck import check_backward, check_backward_like_cpu, check_forward
 CASES = all_cases()
 CONTEXTS = {"cpu": mx.cpu(), "cuda": mx.gpu(0)}
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
-# op variants the CUDA target does not lower yet (a bounds check that stops the program, softmax
-# over valid lengths): binding them on a GPU is a clear error naming the op
-CUDA_UNLOWERED = {"take-raise-valid", "softmax-length", "log_softmax-length"}
-
-
-def _unlowered(case, target: str) -> bool:
-    return target == "cuda" and str(case) in CUDA_UNLOWERED
 
 
 @pytest.mark.parametrize("fusion", [True, False], ids=["fused", "unfused"])
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_forward(case, target, fusion):
-    if _unlowered(case, target):
-        with pytest.raises(MXNetError, match="no cuda lowering"):
-            check_forward(case, fusion, CONTEXTS[target])
-        return
     check_forward(case, fusion, CONTEXTS[target])
 
 
@@ -39,14 +29,30 @@ def test_forward(case, target, fusion):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", [c for c in CASES if c.grad != "none"], ids=str)
 def test_backward(case, target, fusion):
-    if _unlowered(case, target):
-        with pytest.raises(MXNetError, match="no cuda lowering"):
-            check_backward_like_cpu(case, fusion, CONTEXTS[target])
-    elif target == "cpu" and fusion:
+    if target == "cpu" and fusion:
         check_backward(case)
     else:
         check_backward_like_cpu(case, fusion, CONTEXTS[target])
 
 
-def test_every_unlowered_cuda_variant_is_a_case():
-    assert CUDA_UNLOWERED <= {str(c) for c in CASES}
+BAD_DATA = [  # (symbol, inputs, words of the error): data checks stop the program on every target
+    (lambda: mx.sym.take(mx.sym.Variable("a"), mx.sym.Variable("i"), mode="raise", name="tk"),
+     {"a": np.ones((4, 2)), "i": np.array([1.0, 4.0])}, ["take 'tk'", "indices", "[0, 4)"]),
+    (lambda: mx.sym.softmax(mx.sym.Variable("x"), mx.sym.Variable("n"), use_length=True, name="sm"),
+     {"x": np.ones((2, 3)), "n": np.array([1, 5], np.int32)}, ["softmax 'sm'", "length"]),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("build, inputs, words", BAD_DATA)
+def test_bad_data_is_a_clear_error(build, inputs, words, target):
+    ctx = CONTEXTS[target]
+    ex = build().bind(ctx, {n: mx.nd.array(v, ctx=ctx, dtype=v.dtype) for n, v in inputs.items()},
+                      grad_req="null")
+    with pytest.raises(MXNetError) as err:
+        ex.forward()[0].asnumpy()
+    assert all(w in str(err.value) for w in words), str(err.value)
+    for name, v in inputs.items():   # fixed data runs: the check's flag does not stick
+        if v.dtype.kind in "iu" or name == "i":
+            ex.arg_dict[name][:] = np.minimum(v, 1)
+    ex.forward()[0].asnumpy()

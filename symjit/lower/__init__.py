@@ -8,6 +8,7 @@ that hold on every target. The compiler (:mod:`symjit.compiler`) reads only this
 from __future__ import annotations
 
 from .rules import LOOP, Rule, lookup, rule, rules_of
-from .target import Target, get_target, target_names
+from .target import Target, get_target, register_target, target_names
 
-__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "target_names"]
+__all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "register_target",
+           "target_names"]

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import MXNetError
 from ..ops.loss import label_class
 from ..ops.reduce import reduced_axes
 from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
 from .rules import ANY, ElemExpr, rule
+from .target import get_target
 
 __all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row", "matrix_view", "dot_elements",
            "reduce_elements", "input_index"]
@@ -207,9 +207,18 @@ def _embedding(k, node, ins, outs) -> ElemExpr:
 # --- softmax family and regression heads --------------------------------------------------------
 
 
-def _no_length(k, node) -> None:
-    if node.params.get("use_length"):
-        raise MXNetError(f"{node.op.name} '{node.name}': no {k.module.target} lowering for use_length=True")
+def _length(k, node, length: str, idx: list[str], ax: int, extent: str) -> str:
+    """Emit the valid length of element ``idx``'s softmax (``length`` has data's shape without
+    ``ax``): a value outside [0, extent] is the target's data check, then clipped; return its name."""
+    n = k.tmp("n")
+    at = ", ".join(i for d, i in enumerate(idx) if d != ax) or "0"
+    k.line(f"{n} = int({length}[{at}])")
+    get_target(k.module.target).emit_check(
+        k, f"{n} < 0 or {n} > {extent}",
+        f"{node.op.name} '{node.name}': argument 'length' holds a value outside "
+        "[0, length of the softmax axis]")
+    k.line(f"{n} = min(max({n}, 0), {extent})")
+    return n
 
 
 def _inv_t(node) -> str:
@@ -223,32 +232,36 @@ def _along(idx: list[str], ax: int, kk: str) -> str:
 
 def _softmax(log: bool):
     """Each element recomputes its row's max and sum of exponentials along the axis (exp in the
-    array's dtype, the sum in float64, as the CPU kernels do)."""
+    array's dtype, the sum in float64, as the CPU kernels do); with ``use_length`` over the first
+    ``length`` entries of the row only, the others giving 0."""
     def emit(k, node, ins, outs) -> ElemExpr:
-        _no_length(k, node)
         x = ins[0]
         ax = node.params["axis"] % len(k.info[x].shape)
         it, dt = _inv_t(node), k.info[x].dtype.name
 
         def expr(idx: list[str]) -> str:
             m, s, kk = k.tmp("m"), k.tmp("s"), k.tmp("k")
+            n = f"{x}.shape[{ax}]"
+            if node.params["use_length"]:
+                n = _length(k, node, ins[1], idx, ax, n)
             k.line(f"{m} = -np.inf")
-            k.line(f"for {kk} in range({x}.shape[{ax}]):")
+            k.line(f"for {kk} in range({n}):")
             k.line(f"    {m} = max({m}, {x}[{_along(idx, ax, kk)}] * np.{dt}({it}))")
             k.line(f"{s} = 0.0")
-            k.line(f"for {kk} in range({x}.shape[{ax}]):")
+            k.line(f"for {kk} in range({n}):")
             k.line(f"    {s} += math.exp({x}[{_along(idx, ax, kk)}] * np.{dt}({it}) - {m})")
             own = f"{x}[{', '.join(idx)}] * np.{dt}({it}) - {m}"
-            return f"{own} - math.log({s})" if log else f"math.exp({own}) / {s}"
+            value = f"{own} - math.log({s})" if log else f"math.exp({own}) / {s}"
+            return f"({value} if {idx[ax]} < {n} else 0.0)" if node.params["use_length"] else value
         return expr
     return emit
 
 
 def _softmax_backward(log: bool):
     """``dx = y * (dout - sum(dout * y)) / T`` (softmax) or ``(dout - exp(y) * sum(dout)) / T``
-    (log_softmax), the sum along the axis recomputed per element."""
+    (log_softmax), the sum along the axis recomputed per element (over the first ``length``
+    entries with ``use_length``, 0 for the others)."""
     def emit(k, node, ins, outs) -> ElemExpr:
-        _no_length(k, node)
         g, y = ins[0], ins[1]
         ax = node.params["axis"] % len(k.info[y].shape)
         it = _inv_t(node)
@@ -256,12 +269,17 @@ def _softmax_backward(log: bool):
         def expr(idx: list[str]) -> str:
             s, kk = k.tmp("s"), k.tmp("k")
             at, along = ", ".join(idx), _along(idx, ax, kk)
+            n = f"{y}.shape[{ax}]"
+            if node.params["use_length"]:
+                n = _length(k, node, ins[2], idx, ax, n)
             k.line(f"{s} = 0.0")
-            k.line(f"for {kk} in range({y}.shape[{ax}]):")
+            k.line(f"for {kk} in range({n}):")
             k.line(f"    {s} += {g}[{along}]" + ("" if log else f" * {y}[{along}]"))
             if log:
-                return f"({g}[{at}] - math.exp({y}[{at}]) * {s}) * {it}"
-            return f"{y}[{at}] * ({g}[{at}] - {s}) * {it}"
+                value = f"({g}[{at}] - math.exp({y}[{at}]) * {s}) * {it}"
+            else:
+                value = f"{y}[{at}] * ({g}[{at}] - {s}) * {it}"
+            return f"({value} if {idx[ax]} < {n} else 0.0)" if node.params["use_length"] else value
         return expr
     return emit
 

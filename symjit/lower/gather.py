@@ -8,8 +8,10 @@ CPU keeps its own copy/scatter rules where a block copy is faster (Concat, stack
 take, pick, one_hot, where, the slice and pick gradients); these serve every other target.
 
 Index rules (MXNet 1.x): an index value is truncated toward zero; ``clip`` clamps it to
-``[0, D - 1]`` (NaN reads 0), ``wrap`` takes it modulo ``D``. take's ``mode='raise'`` needs a
-bounds check that stops the program, which only the CPU rule does so far.
+``[0, D - 1]`` (NaN reads 0), ``wrap`` takes it modulo ``D``. take's ``mode='raise'`` emits the
+target's data check (:meth:`symjit.lower.Target.emit_check`: a raise on the CPU, the error flag on
+CUDA) and reads the clipped index, so the program stops with a clear error and never reads out of
+bounds.
 
 >>> import symjit as mx
 >>> x = mx.sym.Variable('x')
@@ -21,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..base import MXNetError
 from ..ops.rules import norm_axes, norm_axis, norm_insert_axis
 from ..ops.shape_grad import clip_index, slice_bounds, swap_perm, transpose_perm
 from .emit import flat_index, literal
 from .emit import ndim as _ndim
 from .rules import ANY, ElemExpr, rule
+from .target import get_target
 
 __all__ = ["gather", "slice_starts", "slice_index"]
 
@@ -211,13 +213,17 @@ def _index(k, mode: str, v: str, n: str) -> str:
 def _take(k, node, ins, outs) -> ElemExpr:
     a, ind = ins
     mode = node.params["mode"]
-    if mode == "raise":
-        raise MXNetError(f"take '{node.name}': no {k.module.target} lowering for mode='raise' "
-                         "(a bounds check that stops the program); use mode='clip' or 'wrap'")
     ax, ni = norm_axis(node.params["axis"], _ndim(k, a)), _ndim(k, ind)
+    shape = tuple(k.info[a].shape)
 
     def expr(idx: list[str]) -> str:
-        r = _index(k, mode, f"{ind}[{', '.join(idx[ax:ax + ni])}]", f"{a}.shape[{ax}]")
+        v = f"{ind}[{', '.join(idx[ax:ax + ni])}]"
+        if mode == "raise":   # flag an index outside the axis, then read a clipped one
+            get_target(k.module.target).emit_check(
+                k, f"not ({v} > -1 and {v} < {a}.shape[{ax}])",
+                f"take '{node.name}': argument 'indices' has a value outside [0, {shape[ax]}) for "
+                f"axis {node.params['axis']} of 'a' with shape {shape} (mode='raise')")
+        r = _index(k, "clip" if mode == "raise" else mode, v, f"{a}.shape[{ax}]")
         return f"{a}[{', '.join([*idx[:ax], r, *idx[ax + ni:]])}]"
     return expr
 

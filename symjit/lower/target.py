@@ -50,6 +50,11 @@ class Target:
         slices, one block each); None where kernels are plain calls (the CPU)."""
         return None
 
+    def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
+        """Emit a data check: when ``cond`` (source) holds at run time, the program stops with
+        ``MXNetError(message)``; the kernel must go on safely (the caller clips the bad value)."""
+        raise NotImplementedError
+
     def warm(self, fn: Callable, arrays: list) -> None:
         """Compile a program function for the types of ``arrays`` before its first call (nothing
         where code compiles at its first launch)."""

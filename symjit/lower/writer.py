@@ -18,6 +18,7 @@ class ModuleWriter:
         self.preamble = preamble   # extra import lines of the target (``from numba import cuda``)
         self.body_wrapper = body_wrapper
         self.imports: dict[tuple[str, str], str] = {}
+        self.checks: list[str] = []   # messages of the data checks its kernels emit (code = index + 1)
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
 
@@ -69,6 +70,7 @@ class KernelWriter:
         # scalar kernel arguments the host computes before each launch: (parameter, module,
         # function of no arguments), e.g. a Dropout seed from symjit.random.next_seed
         self.host_args: list[tuple[str, str, str]] = []
+        self.error_flag: str | None = None   # the parameter data checks write to (targets that flag)
         self.name = name
         self.params = params
         self.lines: list[str] = []

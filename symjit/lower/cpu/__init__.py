@@ -28,6 +28,11 @@ class CPUTarget(Target):
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= len(idx)
 
+    def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
+        err = k.imp("symjit.base", "MXNetError")   # numba raises it from the compiled program
+        k.line(f"if {cond}:")
+        k.line(f"    raise {err}({message!r})")
+
     def warm(self, fn, arrays: list) -> None:
         import numba
         fn.compile(tuple(numba.typeof(a) for a in arrays))

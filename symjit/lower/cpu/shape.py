@@ -139,8 +139,8 @@ def _take_lower(k, node, ins, outs) -> None:
     mode = node.params["mode"]
     if mode == "raise":
         shape = tuple(k.info[ins[0]].shape)
-        _check_range(k, ii, f"{a3}.shape[1]", f"take: argument 'indices' has a value outside [0, "
-                     f"{shape[norm_axis(node.params['axis'], len(shape))]}) for axis "
+        _check_range(k, ii, f"{a3}.shape[1]", f"take '{node.name}': argument 'indices' has a value "
+                     f"outside [0, {shape[norm_axis(node.params['axis'], len(shape))]}) for axis "
                      f"{node.params['axis']} of 'a' with shape {shape} (mode='raise')")
     j, r = k.tmp("j"), k.tmp("r")
     k.line(f"for {j} in range({ii}.shape[0]):")

@@ -13,6 +13,7 @@ MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
 # how each kind of kernel is launched (symjit.kernels.cuda): a grid-stride loop over elements, a
 # block per slice (block reductions), a block per output tile (tiled GEMM)
 _LAUNCH = {"element": "launch", "block": "block_launch", "tile": "tile_launch"}
+_FLAG = ("symjit.kernels.cuda.errors", "flags")   # the host argument of a kernel with data checks
 
 
 def blocks_for(n: int) -> int:
@@ -50,6 +51,17 @@ class CUDATarget(Target):
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
 
+    def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
+        flag = k.error_flag
+        if flag is None:   # the device's flag, passed by the host program at every launch
+            flag = k.error_flag = k.tmp("err")
+            k.params.append(flag)
+            k.host_args.append((flag, *_FLAG))
+        if message not in k.module.checks:
+            k.module.checks.append(message)
+        k.line(f"if {cond}:")
+        k.line(f"    {flag}[0] = {k.module.checks.index(message) + 1}")
+
     def launch_config(self, n: int, per: str = "element") -> tuple[int, int]:
         if per == "block":
             return max(1, min(n, 65535)), THREADS
@@ -64,6 +76,8 @@ class CUDATarget(Target):
             shape = k.imp("symjit.kernels.cuda", _LAUNCH[per])
             args = [arg(v) for v in vs] + [f"{k.imp(module, f)}()" for module, f in host]
             k.line(f"{fn}[{shape}({size}, stream)]({', '.join(args)})")
+        if any(_FLAG in host for *_, host in launches):   # a kernel may have flagged a bad value
+            k.line(f"{k.imp('symjit.kernels.cuda.errors', 'check')}(stream, {tuple(mw.checks)!r})")
         mw.functions.append(k.finish(""))   # a plain host function
         return params
 

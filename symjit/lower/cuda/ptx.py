@@ -50,6 +50,14 @@ class _Device:
         self.compute_capability = cc
 
 
+def _host_arg_type(types, module: str, fn: str):
+    """The numba type of a host-computed kernel argument: an int64 scalar (a Dropout seed), or an
+    int32 array for functions marked ``array_arg`` (the error flag)."""
+    import importlib
+    return types.Array(types.int32, 1, "C") if getattr(getattr(importlib.import_module(module), fn),
+                                                       "array_arg", False) else types.int64
+
+
 def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     """kernel name -> PTX for every kernel of a loaded CUDA program (``compiled.module``)."""
     from unittest import mock
@@ -63,7 +71,8 @@ def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
         for name, vids in compiled.program.kernels.items():
             sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
-                        for v in vids) + (types.int64,) * len(compiled.program.host_args.get(name, ()))
+                        for v in vids) + tuple(_host_arg_type(types, module, fn) for module, fn
+                                               in compiled.program.host_args.get(name, ()))
             fn = getattr(compiled.module, name).py_func
             try:
                 out[name], _ = cuda.compile_ptx(fn, sig, cc=cc)
