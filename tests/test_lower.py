@@ -270,3 +270,14 @@ def test_cuda_reductions_pick_a_block_per_output_for_long_slices():
         assert list(c.program.spans.values()) == [(per, n)], c.program.spans
     assert "block_reduce" in compile_symbol(mx.sym.sum(x), {"x": (40, 50)}, {"x": F32}, {}, False,
                                             Config(cache=False), target="cuda", load=False).program.source
+
+
+def test_cuda_softmax_gives_long_rows_a_block():
+    """softmax (and its gradient) over rows of 32 entries or more: a block per row on CUDA; short
+    rows keep a thread per element."""
+    x = mx.sym.Variable("x")
+    for shape, per in (((6, 40), "block"), ((6, 5), "element")):
+        c = compile_symbol(mx.sym.softmax(x), {"x": shape}, {"x": F32}, {"x": "write"}, True,
+                           Config(cache=False), target="cuda", load=False)
+        spans = sorted(c.program.spans.values())
+        assert spans == ([("block", 6)] * 2 if per == "block" else [("element", 30)] * 2), spans

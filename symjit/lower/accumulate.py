@@ -25,7 +25,8 @@ from .rules import ANY, ElemExpr, rule
 from .target import get_target
 
 __all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row", "matrix_view", "dot_elements",
-           "reduce_elements", "input_index"]
+           "reduce_elements", "input_index", "SOFTMAX_ELEMENTS", "inv_temperature",
+           "softmax_output_axes"]
 
 
 _REDUCE_INIT = {"sum": "0", "mean": "0", "nansum": "0", "prod": "1", "nanprod": "1",
@@ -221,7 +222,7 @@ def _length(k, node, length: str, idx: list[str], ax: int, extent: str) -> str:
     return n
 
 
-def _inv_t(node) -> str:
+def inv_temperature(node) -> str:
     t = node.params["temperature"]
     return repr(1.0 / (1.0 if t is None else float(t)))
 
@@ -237,7 +238,7 @@ def _softmax(log: bool):
     def emit(k, node, ins, outs) -> ElemExpr:
         x = ins[0]
         ax = node.params["axis"] % len(k.info[x].shape)
-        it, dt = _inv_t(node), k.info[x].dtype.name
+        it, dt = inv_temperature(node), k.info[x].dtype.name
 
         def expr(idx: list[str]) -> str:
             m, s, kk = k.tmp("m"), k.tmp("s"), k.tmp("k")
@@ -264,7 +265,7 @@ def _softmax_backward(log: bool):
     def emit(k, node, ins, outs) -> ElemExpr:
         g, y = ins[0], ins[1]
         ax = node.params["axis"] % len(k.info[y].shape)
-        it = _inv_t(node)
+        it = inv_temperature(node)
 
         def expr(idx: list[str]) -> str:
             s, kk = k.tmp("s"), k.tmp("k")
@@ -284,7 +285,7 @@ def _softmax_backward(log: bool):
     return emit
 
 
-def _so_axes(node, nd: int) -> tuple[int, ...]:
+def softmax_output_axes(node, nd: int) -> tuple[int, ...]:
     """The axes SoftmaxOutput normalises over: axis 1 (multi_output), the last (preserve_shape),
     or every axis but the first."""
     p = node.params
@@ -294,7 +295,7 @@ def _so_axes(node, nd: int) -> tuple[int, ...]:
 def _softmax_output(k, node, ins, outs) -> ElemExpr:
     x = ins[0]
     nd = len(k.info[x].shape)
-    axes = _so_axes(node, nd)
+    axes = softmax_output_axes(node, nd)
 
     def expr(idx: list[str]) -> str:
         m, s, v = k.tmp("m"), k.tmp("s"), k.tmp("x")
@@ -514,12 +515,16 @@ rule("FullyConnected", ANY, _fc, epilogue=True, gathers=True)
 rule("dot", ANY, dot_elements, epilogue=True, gathers=True)
 rule("batch_dot", ANY, _batch_dot, epilogue=True, gathers=True)
 rule("Embedding", ANY, _embedding)
+# the per-element softmax emitters, which targets with a faster form for long rows fall back to
+SOFTMAX_ELEMENTS = {("forward", False): _softmax(False), ("forward", True): _softmax(True),
+                    ("backward", False): _softmax_backward(False),
+                    ("backward", True): _softmax_backward(True), "SoftmaxOutput": _softmax_output}
 rule("SoftmaxOutput", ANY, _softmax_output)
 rule("_backward_SoftmaxOutput", ANY, _softmax_output_backward)
-rule("softmax", ANY, _softmax(False))
-rule("log_softmax", ANY, _softmax(True))
-rule("_backward_softmax", ANY, _softmax_backward(False))
-rule("_backward_log_softmax", ANY, _softmax_backward(True))
+rule("softmax", ANY, SOFTMAX_ELEMENTS[("forward", False)])
+rule("log_softmax", ANY, SOFTMAX_ELEMENTS[("forward", True)])
+rule("_backward_softmax", ANY, SOFTMAX_ELEMENTS[("backward", False)])
+rule("_backward_log_softmax", ANY, SOFTMAX_ELEMENTS[("backward", True)])
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     rule(_name, ANY, _regression)
     rule(f"_backward_{_name}", ANY, _regression_backward)

@@ -132,6 +132,12 @@ SO_CASES = [
     Case("SoftmaxOutput", lambda v: mx.sym.Softmax(v["data"], v["label"]),
          {"data": rnd(3, 4), "label": _labels(3, 4)}, _so_ref(),
          grad=_so_grad(), no_grad=("label",), id="alias"),
+    # rows of 32 classes or more: the CUDA target gives each row a block (lower/cuda/softmax.py)
+    Case("SoftmaxOutput", _so(), {"data": rnd(3, 40), "label": _labels(3, 40)}, _so_ref(),
+         grad=_so_grad(), no_grad=("label",), id="long-rows"),
+    Case("SoftmaxOutput", _so(multi_output=True),
+         {"data": rnd(2, 33, 2), "label": _labels((2, 2), 33)}, _so_ref(multi=True),
+         grad=_so_grad(multi=True), no_grad=("label",), id="multi-long-rows"),
 ]
 
 # --- softmax / log_softmax ---------------------------------------------------------------------
@@ -153,6 +159,9 @@ def _sm_cases(name, fn):
         Case(name, lambda v: sym(v["x"], v["length"], axis=1, use_length=True),
              {"x": rnd(2, 4, 3), "length": lengths},
              lambda x, length: _masked(fn, 1)(x, length), id="length"),
+        # rows of 32 or more along axis 0 (a block per row on CUDA, rows strided in memory)
+        Case(name, lambda v: sym(v["x"], axis=0, temperature=2.0), {"x": rnd(33, 2, 3)},
+             lambda x: fn(x, axis=0, t=2.0), id="long-rows"),
     ]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...kernels.cuda import THREADS, TILE
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
-from . import dropout, gemm, norm, reduce  # noqa: F401  (register rules)
+from . import dropout, gemm, norm, reduce, softmax  # noqa: F401  (register rules)
 
 MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
 # how each kind of kernel is launched (symjit.kernels.cuda): a grid-stride loop over elements, a
