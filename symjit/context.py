@@ -88,7 +88,8 @@ def current_context() -> Context:
 
 
 def num_gpus() -> int:
-    """The number of CUDA devices numba can see (0 without numba-cuda or a GPU)."""
+    """The number of CUDA devices numba can see (0 without numba-cuda or a GPU; numba's CUDA
+    simulator counts as one)."""
     try:
         from numba import cuda
         return len(cuda.gpus) if cuda.is_available() else 0

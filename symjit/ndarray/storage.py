@@ -23,22 +23,13 @@ from typing import Any
 import numpy as np
 
 from ..base import MXNetError, shape_str
-from ..context import Context, current_context
+from ..context import Context, current_context, num_gpus
 
 __all__ = ["check_ctx", "alloc", "empty", "from_host", "to_host", "write", "view", "is_device_array",
-           "gpu_available", "is_contiguous", "arena", "device_scope", "copy_from_host", "copy_into",
+           "is_contiguous", "arena", "device_scope", "copy_from_host", "copy_into",
            "stream", "synchronize", "overlaps", "same_buffer"]
 
 _STREAMS: dict[int, Any] = {}   # GPU id -> the stream symjit queues that device's work on
-
-
-def gpu_available() -> int:
-    """How many CUDA devices numba can use (its simulator counts as one); 0 when none."""
-    try:
-        from numba import cuda
-        return len(cuda.gpus) if cuda.is_available() else 0
-    except Exception:  # noqa: BLE001 - numba's CUDA driver missing or broken
-        return 0
 
 
 def check_ctx(ctx: Any, where: str = "NDArray") -> Context:
@@ -54,7 +45,7 @@ def check_ctx(ctx: Any, where: str = "NDArray") -> Context:
     elif not isinstance(ctx, Context):
         raise MXNetError(f"{where}: ctx must be a Context such as mx.cpu() or mx.gpu(0), got {ctx!r}")
     if ctx.device_type == "gpu":
-        n = gpu_available()
+        n = num_gpus()   # numba's simulator counts as one
         if n == 0:
             raise MXNetError(f"{where}: cannot place an array on {ctx}: no GPU is available "
                              "(numba.cuda.is_available() is False; a GPU needs an NVIDIA driver and "
@@ -194,6 +185,8 @@ def overlaps(a: Any, b: Any) -> bool:
     >>> overlaps(x[:2], x[1:]), overlaps(x[:2], x[2:])
     (True, False)
     """
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))   # the same bounds test, without building dicts
     (sa, na), (sb, nb) = _extent(a), _extent(b)
     return na > 0 and nb > 0 and sa < sb + nb and sb < sa + na
 
