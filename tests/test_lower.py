@@ -281,3 +281,22 @@ def test_cuda_softmax_gives_long_rows_a_block():
                            Config(cache=False), target="cuda", load=False)
         spans = sorted(c.program.spans.values())
         assert spans == ([("block", 6)] * 2 if per == "block" else [("element", 30)] * 2), spans
+
+
+def test_cuda_convolution_is_an_implicit_gemm_unless_grouped():
+    """Convolution + relu on CUDA: one tiled kernel (the patch gathered into shared memory, no
+    column buffer), and its data and weight gradients tiled too; a grouped convolution keeps a
+    thread per output element."""
+    x = mx.sym.Variable("x")
+    for groups, per in ((1, "tile"), (2, "element")):
+        net = mx.sym.Activation(mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, pad=(1, 1),
+                                                   num_group=groups, name="cv"), act_type="relu")
+        shapes = {"x": (2, 2, 6, 6), "cv_weight": (4, 2 // groups, 3, 3), "cv_bias": (4,)}
+        c = compile_symbol(net, shapes, {n: F32 for n in shapes}, {n: "write" for n in shapes}, True,
+                           Config(cache=False), target="cuda", load=False)
+        fwd = [g for g in c.groups if g.phase == "forward" and not g.view]
+        assert [op.op.name for op in fwd[0].ops] == ["Convolution", "Activation"]
+        kinds = {g.ops[0].op.name: c.program.spans[f"k{g.id}"][0] for g in c.groups
+                 if f"k{g.id}" in c.program.spans}
+        for op in ("Convolution", "_backward_Convolution_data", "_backward_Convolution_weight"):
+            assert kinds[op] == per, kinds

@@ -5,7 +5,9 @@ Every gradient is a gather: each element of ``dx`` (or ``dweight``, ``dbias``) s
 positions whose window covers it, so no two threads write one element and no atomics are needed.
 Max pooling's gradient recomputes each covering window's argmax (the first maximum; the first NaN
 where the window holds one), as the CPU kernels do. Layers are ``NCW`` or ``NCHW``; geometry is
-baked in as constants. These serve CUDA; the CPU runs its im2col/BLAS and pooling kernels.
+baked in as constants. These serve CUDA for pooling and grouped convolutions (its tiled implicit
+GEMM, :mod:`symjit.lower.cuda.gemm`, takes the others); the CPU runs its im2col/BLAS and pooling
+kernels.
 """
 from __future__ import annotations
 
@@ -174,7 +176,7 @@ def _conv_geometry(k, node, x: str):
     return list(p["kernel"]), stride, dilate, pad, p["num_group"]
 
 
-def _conv(k, node, ins, outs) -> ElemExpr:
+def conv_elements(k, node, ins, outs) -> ElemExpr:
     """``out[n, f, o] = bias[f] + sum over the group's channels and the kernel of x * w``."""
     x, w = ins[0], ins[1]
     kern, stride, dilate, pad, groups = _conv_geometry(k, node, x)
@@ -199,7 +201,7 @@ def _conv(k, node, ins, outs) -> ElemExpr:
     return expr
 
 
-def _conv_data(k, node, ins, outs) -> ElemExpr:
+def conv_data_elements(k, node, ins, outs) -> ElemExpr:
     """``dx[n, c, i]``: over the group's filters and the kernel offsets that map an output
     position onto ``i``, ``dout * w``."""
     dout, w, dx = ins[0], ins[2], outs[0]
@@ -228,7 +230,7 @@ def _conv_data(k, node, ins, outs) -> ElemExpr:
     return expr
 
 
-def _conv_weight(k, node, ins, outs) -> ElemExpr:
+def conv_weight_elements(k, node, ins, outs) -> ElemExpr:
     """``dw[f, cg, kk]``: over images and output positions, ``x * dout``."""
     dout, x, dw = ins[0], ins[1], outs[0]
     _, stride, dilate, pad, groups = _conv_geometry(k, node, x)
@@ -268,7 +270,7 @@ def _conv_bias(k, node, ins, outs) -> ElemExpr:
 
 rule("Pooling", ANY, _pool)
 rule("_backward_Pooling", ANY, _pool_backward)
-rule("Convolution", ANY, _conv, epilogue=True, gathers=True)
-rule("_backward_Convolution_data", ANY, _conv_data)
-rule("_backward_Convolution_weight", ANY, _conv_weight)
+rule("Convolution", ANY, conv_elements, epilogue=True, gathers=True)
+rule("_backward_Convolution_data", ANY, conv_data_elements)
+rule("_backward_Convolution_weight", ANY, conv_weight_elements)
 rule("_backward_Convolution_bias", ANY, _conv_bias)

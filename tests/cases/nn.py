@@ -74,6 +74,8 @@ CONV_CASES = [
                stride=(1, 2), pad=(0, 1)),
     _conv_case("1d", [(2, 3, 7), (4, 3, 3), (4,)], kernel=(3,), num_filter=4, stride=(2,), pad=(1,)),
     _conv_case("relu_fused", [(2, 2, 4, 4), (3, 2, 2, 2), (3,)], relu=True, kernel=(2, 2), num_filter=3),
+    _conv_case("dilate_pad", [(1, 2, 6, 6), (3, 2, 2, 2), (3,)], kernel=(2, 2), num_filter=3,
+               dilate=(2, 2), pad=(1, 1), stride=(2, 1)),
 ]
 
 
