@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["THREADS", "SIM_THREADS", "TILE", "launch", "block_launch", "tile_launch", "gemm_tile",
-           "device_shape"]
+           "tiled", "device_shape"]
 
 THREADS = 256          # threads per block of a grid-stride kernel on a GPU
 WAVES = 8              # resident blocks per multiprocessor a grid-stride launch aims for
@@ -26,6 +26,7 @@ SIM_BLOCK_THREADS = 4  # the simulator's block of a block-reduction kernel (each
 MAX_SHARED = 1024      # the largest block a block-reduction kernel's shared buffer serves
 TILE = 16              # a tiled GEMM's output tile is TILE x TILE, one thread per element
 SIM_TILE = 2           # the simulator's tile (4 threads)
+SIM_TILED_WORK = 4096  # the largest product (M * N * K) the simulator runs as a tiled GEMM
 
 _SHAPES: dict[int, tuple[int, int]] = {}   # device id -> (threads, most blocks)
 
@@ -55,8 +56,9 @@ def block_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
     reduction per channel or row; blocks stride over the slices when there are more than the grid
     holds)."""
     from numba import config
-    threads = SIM_BLOCK_THREADS if config.ENABLE_CUDASIM else device_shape()[0]
-    return max(1, min(int(n), 65535)), min(threads, MAX_SHARED), stream
+    if config.ENABLE_CUDASIM:   # a few blocks, striding over the slices: fewer Python threads
+        return max(1, min(int(n), SIM_BLOCKS)), SIM_BLOCK_THREADS, stream
+    return max(1, min(int(n), 65535)), min(device_shape()[0], MAX_SHARED), stream
 
 
 def gemm_tile() -> int:
@@ -70,5 +72,16 @@ def gemm_tile() -> int:
 def tile_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
     """(blocks, threads, stream) of a tiled GEMM over ``n`` output tiles: a block of
     ``gemm_tile() ** 2`` threads per tile (blocks stride over the tiles past the grid's limit)."""
+    from numba import config
     t = gemm_tile()
-    return max(1, min(int(n), 65535)), t * t, stream
+    return max(1, min(int(n), SIM_BLOCKS if config.ENABLE_CUDASIM else 65535)), t * t, stream
+
+
+def tiled(work: int) -> bool:
+    """Whether a matrix product of ``work`` multiply-adds (M * N * K, static) runs as a tiled
+    GEMM: always on a GPU; on the simulator only up to :data:`SIM_TILED_WORK`, since each of the
+    tile loop's barriers costs the simulator a round of Python threads (a 8 x 784 x 128 product
+    took minutes). Bigger products run there with a thread per output element; the op cases keep
+    the tiled kernels tested on the simulator, and the PTX check compiles them for every size."""
+    from numba import config
+    return not config.ENABLE_CUDASIM or work <= SIM_TILED_WORK

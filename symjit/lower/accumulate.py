@@ -25,6 +25,7 @@ from .rules import ANY, ElemExpr, rule
 from .target import get_target
 
 __all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row", "matrix_view", "dot_elements",
+           "fc_elements",
            "reduce_elements", "input_index", "SOFTMAX_ELEMENTS", "inv_temperature",
            "softmax_output_axes"]
 
@@ -153,7 +154,7 @@ def matrix_view(k, arr: str, split: int) -> str:
     return name
 
 
-def _fc(k, node, ins, outs) -> ElemExpr:
+def fc_elements(k, node, ins, outs) -> ElemExpr:
     x, w, out = ins[0], ins[1], outs[0]
     flat = node.params["flatten"]
     x2 = matrix_view(k, x, 1 if flat else len(k.info[x].shape) - 1)
@@ -511,7 +512,7 @@ for _name in ("sum", "mean", "max", "min", "nansum", "prod", "nanprod"):
 rule("argmax", ANY, _arg("argmax"))
 rule("argmin", ANY, _arg("argmin"))
 rule("norm", ANY, _norm)
-rule("FullyConnected", ANY, _fc, epilogue=True, gathers=True)
+rule("FullyConnected", ANY, fc_elements, epilogue=True, gathers=True)
 rule("dot", ANY, dot_elements, epilogue=True, gathers=True)
 rule("batch_dot", ANY, _batch_dot, epilogue=True, gathers=True)
 rule("Embedding", ANY, _embedding)

@@ -18,16 +18,18 @@ store nothing; the element a thread owns is then the rule's element expression, 
 loop generator composes the group's elementwise consumers (bias, activation) and stores.
 
 Grouped convolutions, vector dot products and batch_dot keep the target-neutral per-element rules
-(:mod:`symjit.lower.accumulate`, :mod:`symjit.lower.window`).
+(:mod:`symjit.lower.accumulate`, :mod:`symjit.lower.window`), and so do products too big for numba's
+simulator to run tiled (:func:`symjit.kernels.cuda.tiled`: its barriers cost a round of Python
+threads each); on a GPU every other product is tiled.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...kernels.cuda import TILE, gemm_tile
+from ...kernels.cuda import TILE, gemm_tile, tiled
 from ...ops.rules import window_params
-from ..accumulate import dot_elements, matrix_view
+from ..accumulate import dot_elements, fc_elements, matrix_view
 from ..rules import rule
 from ..window import conv_data_elements, conv_elements, conv_weight_elements
 
@@ -131,6 +133,11 @@ def _size(shape, axes) -> int:
     return n
 
 
+def _static_mn(k, out: str, row_axes: int) -> tuple[int, int]:
+    shape = k.info[out].shape
+    return _size(shape, range(row_axes)), _size(shape, range(row_axes, len(shape)))
+
+
 def _rows_cols(k, out: str, row_axes: int):
     """(M, N sources, static (M, N), out_index) of an output whose first ``row_axes`` axes are
     the rows."""
@@ -152,8 +159,15 @@ def _matrix(arr: str, transposed: bool) -> Operand:
     return Operand(lambda k, o, q: (f"{arr}[{o}, {q}]", ""), False)
 
 
+def _small_enough(k, static_mn: tuple[int, int], extent: int) -> bool:
+    return tiled(static_mn[0] * static_mn[1] * extent)
+
+
 def fc_tiled(k, node, ins, outs):
     x, w, out = ins[0], ins[1], outs[0]
+    rows = 1 if node.params["flatten"] else len(k.info[out].shape) - 1
+    if not _small_enough(k, _static_mn(k, out, rows), k.info[w].shape[1]):
+        return fc_elements(k, node, ins, outs)
     flat = node.params["flatten"]
     x2 = matrix_view(k, x, 1 if flat else len(k.info[x].shape) - 1)
     m, n, static, out_index = _rows_cols(k, out, 1 if flat else len(k.info[out].shape) - 1)
@@ -168,6 +182,10 @@ def dot_tiled(k, node, ins, outs):
     if nl == 1 and nr == 1:
         return dot_elements(k, node, ins, outs)   # a single sum: no tile to share
     ta, tb = node.params["transpose_a"], node.params["transpose_b"]
+    shape = k.info[lhs].shape
+    extent = shape[0] if ta else shape[-1]
+    if not _small_enough(k, _static_mn(k, out, nl - 1), extent):
+        return dot_elements(k, node, ins, outs)
     a = matrix_view(k, lhs, 1 if ta else nl - 1)
     b = matrix_view(k, rhs, nr - 1 if tb else 1)
     m, n, static, out_index = _rows_cols(k, out, nl - 1)
@@ -195,8 +213,12 @@ def _geometry(k, node, x: str) -> _Geometry:
     return _Geometry(nsp, list(p["kernel"]), stride, dilate, pad)
 
 
-def _tileable(k, node, x: str) -> bool:
-    return node.params["num_group"] == 1 and len(k.info[x].shape) in (3, 4)
+def _tileable(k, node, x: str, out: str, extent: int) -> bool:
+    """One group, NCW or NCHW, and (on the simulator) a small enough product: ``out``'s size
+    times the contraction's ``extent``."""
+    if node.params["num_group"] != 1 or len(k.info[x].shape) not in (3, 4):
+        return False
+    return tiled(_size(k.info[out].shape, range(len(k.info[out].shape))) * extent)
 
 
 def _spatial(arr: str, nsp: int) -> list[str]:
@@ -215,7 +237,8 @@ def conv_tiled(k, node, ins, outs):
     """out[n, f, o...] = sum over (c, kk...) of x[n, c, o * s - p + kk * d] * w[f, c, kk]:
     rows (n, o...), columns f, contraction (c, kk...)."""
     x, w, out = ins[0], ins[1], outs[0]
-    if not _tileable(k, node, x):
+    ws = k.info[w].shape
+    if not _tileable(k, node, x, out, _size(ws, range(1, len(ws)))):
         return conv_elements(k, node, ins, outs)
     g = _geometry(k, node, x)
     osp = _spatial(out, g.nsp)
@@ -247,7 +270,8 @@ def conv_data_tiled(k, node, ins, outs):
     position whose window puts offset kk on i (none when i + p - kk * d is not a multiple of s or
     falls outside): rows (n, i...), columns c, contraction (f, kk...)."""
     dout, w, dx = ins[0], ins[2], outs[0]
-    if not _tileable(k, node, dx):
+    ws = k.info[w].shape
+    if not _tileable(k, node, dx, dx, ws[0] * _size(ws, range(2, len(ws)))):
         return conv_data_elements(k, node, ins, outs)
     g = _geometry(k, node, dx)
     isp, osp = _spatial(dx, g.nsp), _spatial(dout, g.nsp)
@@ -283,7 +307,8 @@ def conv_weight_tiled(k, node, ins, outs):
     """dw[f, c, kk...] = sum over (n, o...) of dout[n, f, o...] * x[n, c, o * s - p + kk * d]:
     rows f, columns (c, kk...), contraction (n, o...)."""
     dout, x, dw = ins[0], ins[1], outs[0]
-    if not _tileable(k, node, x):
+    ds = k.info[dout].shape
+    if not _tileable(k, node, x, dw, ds[0] * _size(ds, range(2, len(ds)))):
         return conv_weight_elements(k, node, ins, outs)
     g = _geometry(k, node, x)
     osp = _spatial(dout, g.nsp)
