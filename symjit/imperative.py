@@ -86,14 +86,14 @@ class _Call:
                 return _Slot(index[v.ref])
             raise MXNetError(f"{op_name}: imperative call needs a '{v.kind}' buffer")
 
+        if any(seg.kind == "host" for seg in self.compiled.program.segments.get("forward", [])):
+            raise MXNetError(f"{op_name}: an operator that runs Python code (Custom) cannot be "
+                             "called imperatively yet")
         arena = storage.arena(self.compiled.plan.planned_bytes, ctx)
         phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
                              storage.stream(ctx))
         self.steps = []
         for seg, payload in phases.get("forward", []):
-            if seg.kind == "host":
-                raise MXNetError(f"{op_name}: an operator that runs Python code (Custom) cannot be "
-                                 "called imperatively yet")
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
             self.steps.append((getattr(self.compiled.module, seg.name), list(payload), fills))
 

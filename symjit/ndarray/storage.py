@@ -269,7 +269,8 @@ def write(buf: Any, key: Any, value: Any, where: str = "NDArray.__setitem__") ->
             raise MXNetError(f"{where}: cannot assign a value of shape {shape_str(np.shape(value))} "
                              f"to the selection {key!r} of an array of shape "
                              f"{shape_str(tuple(buf.shape))}: {exc}") from None
-        _sync(buf)   # ``value`` may be a temporary of the caller
+        if isinstance(value, np.ndarray) or np.isscalar(value):
+            _sync(buf)   # a host value may be a temporary of the caller; device values stay queued
         return
     host = buf if isinstance(buf, np.ndarray) else to_host(buf)
     try:
