@@ -31,6 +31,7 @@ from .symbol.naming import AttrScope
 
 sym = symbol
 nd = ndarray
+imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
 init = initializer
 mon = monitor
 kv = kvstore

@@ -36,7 +36,7 @@ from .ndarray import NDArray, dispatch, storage
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, make_op_symbol
 
-__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls"]
+__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions"]
 
 MAX_CALLS = 512
 _CALLS: collections.OrderedDict[tuple, _Call] = collections.OrderedDict()
@@ -206,6 +206,59 @@ def cached_calls() -> int:
 def clear_calls() -> None:
     """Forget every compiled operator call (their kernels stay in the kernel cache)."""
     _CALLS.clear()
+
+
+def nd_function(called: str) -> Any:
+    """``mx.nd.<called>``: the registered operator ``called`` (or alias) as an NDArray function:
+    inputs positionally (in the operator's order) or by input name, params by keyword, ``out=``
+    an NDArray (or a list, one per output); returns the output, or the list of visible outputs.
+    It runs the operator's compiled program on the inputs' device (:func:`invoke`), in inference
+    mode (BatchNorm with its moving statistics, Dropout as the identity), as MXNet's NDArray
+    functions do outside ``autograd.record``."""
+    op = get_op(called)
+
+    def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        for i, a in enumerate(args):
+            if not isinstance(a, NDArray):
+                raise DTypeError(f"{called}: positional input {i} must be an NDArray, got "
+                                 f"{type(a).__name__}; pass parameters by keyword")
+        given_kw = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+        params = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
+        if op.variadic is not None:
+            params.setdefault(op.variadic, len(args))
+        parsed = op.parse_params(dict(params))
+        slots = op.list_arguments(parsed) + op.list_aux(parsed)
+        if len(args) > len(slots):
+            raise MXNetError(f"{called}: {len(args)} inputs given, it takes {len(slots)}: {slots}")
+        given = dict(zip(slots, args))
+        for k, v in given_kw.items():
+            if k not in slots:
+                raise MXNetError(f"{called}: unknown input {k!r}; inputs are {slots}")
+            if k in given:
+                raise MXNetError(f"{called}: input {k!r} given twice")
+            given[k] = v
+        missing = [s for s in slots if s not in given]
+        if missing:
+            raise MXNetError(f"{called}: input(s) {missing} not given; it takes {slots}")
+        outs = invoke(called, [given[s] for s in slots], params, out, called)
+        return outs[0] if len(outs) == 1 else outs
+
+    fn.__name__ = fn.__qualname__ = called
+    fn.__doc__ = (f"{op.doc.strip() or f'The {op.name} operator.'}\n\n"
+                  f"NDArray form of ``mx.sym.{called}``; see :func:`symjit.imperative.nd_function`.")
+    return fn
+
+
+def install_nd_functions(module: Any) -> list[str]:
+    """Give ``module`` (``mx.nd``) a function for every public registered operator and alias it
+    does not define itself (Custom, which runs Python code, aside); return their names."""
+    from .ops.registry import aliases, all_ops
+    names = sorted(n for n in [*all_ops(), *aliases()]
+                   if not n.startswith("_") and n != "Custom" and not hasattr(module, n))
+    for n in names:
+        setattr(module, n, nd_function(n))
+    module.__all__ = [*module.__all__, *names]
+    return names
 
 
 dispatch.install(invoke)

@@ -132,6 +132,16 @@ def check_reductions_dot_clip_and_shape_functions_match_cpu() -> None:
     _same(mx.nd.where(cc, xc, -xc), mx.nd.where(cg, xg, -xg), "where (one value per row)")
     _same(mx.nd.add(xc, 1, out=mx.nd.zeros(xc.shape)), mx.nd.add(xg, 1, out=mx.nd.zeros(xg.shape, ctx=G)),
           "add with out=")
+    # the registry's layers as mx.nd functions (symjit.imperative.nd_function)
+    img, wc = _pair(R.uniform(-1, 1, (2, 2, 5, 5)).astype(np.float32)), \
+        _pair(R.uniform(-1, 1, (3, 2, 3, 3)).astype(np.float32))
+    _same(mx.nd.Convolution(img[0], wc[0], kernel=(3, 3), num_filter=3, no_bias=True),
+          mx.nd.Convolution(img[1], wc[1], kernel=(3, 3), num_filter=3, no_bias=True), "nd.Convolution")
+    _same(mx.nd.Pooling(img[0], kernel=(2, 2), pool_type="avg"),
+          mx.nd.Pooling(img[1], kernel=(2, 2), pool_type="avg"), "nd.Pooling")
+    _same(mx.nd.FullyConnected(ac, bc.T, num_hidden=4, no_bias=True),
+          mx.nd.FullyConnected(ag, bg.T, num_hidden=4, no_bias=True), "nd.FullyConnected")
+    _same(mx.nd.log_softmax(ac, axis=0), mx.nd.log_softmax(ag, axis=0), "nd.log_softmax")
 
 
 def check_no_host_copies() -> None:
