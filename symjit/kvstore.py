@@ -202,7 +202,8 @@ class KVStore:
         def here(v: NDArray) -> NDArray:
             v = v.as_in_context(stored.context)
             return v if v.dtype == stored.dtype else v.astype(stored.dtype)
-        total = here(values[0]).copy()
+        first = here(values[0])
+        total = first.copy() if first is values[0] else first   # here() may have copied already
         for v in values[1:]:
             total += here(v)
         return total

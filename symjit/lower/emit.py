@@ -108,6 +108,19 @@ def rank_axis(k, node, arr: str) -> tuple[int, int]:
     return nd, node.params["axis"] % nd
 
 
+def decode_flat(k, flat: str, extents: list[str]) -> list[str]:
+    """Emit the row-major decoding of the flat position ``flat`` over ``extents`` (sources);
+    return the index names (``flat`` itself for one extent)."""
+    if len(extents) == 1:
+        return [flat]
+    idx, rest = [k.tmp("i") for _ in extents], k.tmp("rest")
+    k.line(f"{rest} = {flat}")
+    for d in reversed(range(len(extents))):
+        k.line(f"{idx[d]} = {rest} % ({extents[d]})")
+        k.line(f"{rest} = {rest} // ({extents[d]})")
+    return idx
+
+
 def open_loops(k, extents: list[str], prefix: str = "i") -> list[str]:
     """Open one serial loop per extent (source expressions); returns the fresh index names."""
     idx = [k.tmp(prefix) for _ in extents]

@@ -28,8 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...kernels.cuda import TILE, gemm_tile, tiled
-from ...ops.rules import window_params
+from ...ops.rules import prod, window_params
 from ..accumulate import dot_elements, fc_elements, matrix_view
+from ..emit import decode_flat
 from ..rules import rule
 from ..window import conv_data_elements, conv_elements, conv_weight_elements
 
@@ -46,18 +47,6 @@ class Operand:
 
     load: Load
     outer_fast: bool
-
-
-def _decode(k, flat: str, extents: list[str]) -> list[str]:
-    """Emit the row-major decoding of ``flat`` over ``extents``; return the index names."""
-    if len(extents) == 1:
-        return [flat]
-    idx, rest = [k.tmp("i") for _ in extents], k.tmp("rest")
-    k.line(f"{rest} = {flat}")
-    for d in reversed(range(len(extents))):
-        k.line(f"{idx[d]} = {rest} % ({extents[d]})")
-        k.line(f"{rest} = {rest} // ({extents[d]})")
-    return idx
 
 
 def tiled_gemm(k, dtype, m: str, n: str, kk: str, static_mn: tuple[int, int], a: Operand, b: Operand,
@@ -127,10 +116,7 @@ def tiled_gemm(k, dtype, m: str, n: str, kk: str, static_mn: tuple[int, int], a:
 
 
 def _size(shape, axes) -> int:
-    n = 1
-    for d in axes:
-        n *= shape[d]
-    return n
+    return prod(shape[d] for d in axes)
 
 
 def _static_mn(k, out: str, row_axes: int) -> tuple[int, int]:
@@ -147,7 +133,7 @@ def _rows_cols(k, out: str, row_axes: int):
     cols = [f"{out}.shape[{d}]" for d in range(row_axes, nd)]
 
     def out_index(k, i, j):
-        return (_decode(k, i, rows) if rows else []) + (_decode(k, j, cols) if cols else [])
+        return (decode_flat(k, i, rows) if rows else []) + (decode_flat(k, j, cols) if cols else [])
     return (" * ".join(rows) or "1", " * ".join(cols) or "1",
             (_size(shape, range(row_axes)), _size(shape, range(row_axes, nd))), out_index)
 
@@ -245,8 +231,8 @@ def conv_tiled(k, node, ins, outs):
     ksp = [str(v) for v in g.kern]
 
     def load_x(k, o, q):
-        n_, *op = _decode(k, o, [f"{out}.shape[0]", *osp])
-        c, *kp = _decode(k, q, [f"{w}.shape[1]", *ksp])
+        n_, *op = decode_flat(k, o, [f"{out}.shape[0]", *osp])
+        c, *kp = decode_flat(k, q, [f"{w}.shape[1]", *ksp])
         pos, inside = _input_pos(k, g, op, kp, x)
         return f"{x}[{n_}, {c}, {', '.join(pos)}]", inside
 
@@ -254,7 +240,7 @@ def conv_tiled(k, node, ins, outs):
     k.line(f"{wv} = {w}.reshape({w}.shape[0], {w}.size // {w}.shape[0])")
 
     def out_index(k, i, j):
-        n_, *op = _decode(k, i, [f"{out}.shape[0]", *osp])
+        n_, *op = decode_flat(k, i, [f"{out}.shape[0]", *osp])
         return [n_, j, *op]
 
     shape = k.info[out].shape
@@ -278,8 +264,8 @@ def conv_data_tiled(k, node, ins, outs):
     ksp = [str(v) for v in g.kern]
 
     def load_dout(k, o, q):
-        n_, *ip = _decode(k, o, [f"{dx}.shape[0]", *isp])
-        f, *kp = _decode(k, q, [f"{w}.shape[0]", *ksp])
+        n_, *ip = decode_flat(k, o, [f"{dx}.shape[0]", *isp])
+        f, *kp = decode_flat(k, q, [f"{w}.shape[0]", *ksp])
         num, op = [k.tmp("t") for _ in ip], [k.tmp("o") for _ in ip]
         for d in range(g.nsp):
             k.line(f"{num[d]} = {ip[d]} + {g.pad[d]} - {kp[d]} * {g.dilate[d]}")
@@ -289,11 +275,11 @@ def conv_data_tiled(k, node, ins, outs):
         return f"{dout}[{n_}, {f}, {', '.join(op)}]", ok
 
     def load_w(k, o, q):   # column c, contraction (f, kk...)
-        f, *kp = _decode(k, q, [f"{w}.shape[0]", *ksp])
+        f, *kp = decode_flat(k, q, [f"{w}.shape[0]", *ksp])
         return f"{w}[{f}, {o}, {', '.join(kp)}]", ""
 
     def out_index(k, i, j):
-        n_, *ip = _decode(k, i, [f"{dx}.shape[0]", *isp])
+        n_, *ip = decode_flat(k, i, [f"{dx}.shape[0]", *isp])
         return [n_, j, *ip]
 
     shape = k.info[dx].shape
@@ -315,17 +301,17 @@ def conv_weight_tiled(k, node, ins, outs):
     ksp = [str(v) for v in g.kern]
 
     def load_dout(k, o, q):   # row f, contraction (n, o...)
-        n_, *op = _decode(k, q, [f"{dout}.shape[0]", *osp])
+        n_, *op = decode_flat(k, q, [f"{dout}.shape[0]", *osp])
         return f"{dout}[{n_}, {o}, {', '.join(op)}]", ""
 
     def load_x(k, o, q):      # column (c, kk...), contraction (n, o...)
-        c, *kp = _decode(k, o, [f"{dw}.shape[1]", *ksp])
-        n_, *op = _decode(k, q, [f"{dout}.shape[0]", *osp])
+        c, *kp = decode_flat(k, o, [f"{dw}.shape[1]", *ksp])
+        n_, *op = decode_flat(k, q, [f"{dout}.shape[0]", *osp])
         pos, inside = _input_pos(k, g, op, kp, x)
         return f"{x}[{n_}, {c}, {', '.join(pos)}]", inside
 
     def out_index(k, i, j):
-        c, *kp = _decode(k, j, [f"{dw}.shape[1]", *ksp])
+        c, *kp = decode_flat(k, j, [f"{dw}.shape[1]", *ksp])
         return [i, c, *kp]
 
     shape = k.info[dw].shape

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from ...kernels.cuda import MAX_SHARED
 from ...ops.reduce import reduced_axes
+from ...ops.rules import prod
 from ..accumulate import REDUCE_STEP, init_value, input_index, reduce_elements
+from ..emit import decode_flat
 from ..rules import rule
 
 # how the block combines the threads' partial values
@@ -30,17 +32,6 @@ def use_block(extent: int, outputs: int) -> bool:
     return extent >= 32 or (extent >= 8 and outputs <= 64)
 
 
-def _decode(k, flat: str, shape_of: str, axes: list[int]) -> dict[int, str]:
-    """Emit the row-major decoding of ``flat`` over ``shape_of``'s axes ``axes``."""
-    out, rest = {}, k.tmp("rest")
-    k.line(f"{rest} = {flat}")
-    for d in reversed(axes):
-        out[d] = k.tmp("i")
-        k.line(f"{out[d]} = {rest} % {shape_of}.shape[{d}]")
-        k.line(f"{rest} = {rest} // {shape_of}.shape[{d}]")
-    return out
-
-
 def _reduce_block(name: str):
     per_element = reduce_elements(name)
 
@@ -49,12 +40,7 @@ def _reduce_block(name: str):
         p = node.params
         shape = k.info[x].shape
         axes = reduced_axes(shape, p["axis"], p["exclude"])
-        extent = 1
-        for d in axes:
-            extent *= shape[d]
-        n_out = 1
-        for d in k.info[out].shape:
-            n_out *= d
+        extent, n_out = prod(shape[d] for d in axes), prod(k.info[out].shape)
         if not use_block(extent, n_out):
             return per_element(k, node, ins, outs)
         nd, nd_out = len(shape), len(k.info[out].shape)
@@ -65,13 +51,12 @@ def _reduce_block(name: str):
         o, e, acc, v = k.tmp("o"), k.tmp("e"), k.tmp("acc"), k.tmp("x")
         k.line(f"for {o} in range(cuda.blockIdx.x, {out}.size, cuda.gridDim.x):")
         k.indent += 1
-        at_out = _decode(k, o, out, list(range(nd_out)))
-        idx = [at_out[d] for d in range(nd_out)]
+        idx = decode_flat(k, o, [f"{out}.shape[{d}]" for d in range(nd_out)])
         k.line(f"{acc} = {init_value(name, k.info[out].dtype)}")
         k.line(f"for {e} in range(cuda.threadIdx.x, {extent}, cuda.blockDim.x):")
         k.indent += 1
-        at_red = _decode(k, e, x, list(axes))
-        k.line(f"{v} = {x}[{input_index(idx, axes, nd, p['keepdims'], [at_red[d] for d in axes])}]")
+        red = decode_flat(k, e, [f"{x}.shape[{d}]" for d in axes])
+        k.line(f"{v} = {x}[{input_index(idx, axes, nd, p['keepdims'], red)}]")
         k.line(REDUCE_STEP[name].format(o=acc, x=v))
         k.indent -= 1
         total = k.tmp("total")

@@ -12,6 +12,7 @@ the row the same way. softmax over valid lengths (``use_length``) keeps the per-
 from __future__ import annotations
 
 from ...kernels.cuda import MAX_SHARED
+from ...ops.rules import prod
 from ..accumulate import SOFTMAX_ELEMENTS, inv_temperature, softmax_output_axes
 from ..emit import dims
 from ..rules import rule
@@ -31,17 +32,12 @@ def _row_views(k, arrays: list[str], like: str, axes: tuple[int, ...]) -> tuple[
     shape = k.info[like].shape
     nd, lo, hi = len(shape), axes[0], axes[-1] + 1
     before, mid, after = dims(like, range(lo)), dims(like, range(lo, hi)), dims(like, range(hi, nd))
-    static = 1
-    for d in (*range(lo), *range(hi, nd)):
-        static *= shape[d]
+    static = prod(shape[:lo]) * prod(shape[hi:])
     return [_view(k, a, before, mid, after) for a in arrays], f"({before}) * ({after})", static
 
 
 def _row_extent(k, like: str, axes: tuple[int, ...]) -> int:
-    n = 1
-    for d in axes:
-        n *= k.info[like].shape[d]
-    return n
+    return prod(k.info[like].shape[d] for d in axes)
 
 
 def _open_rows(k, count: str, static: int, v3: str) -> tuple[str, str, str]:
