@@ -288,10 +288,6 @@ def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None
     if dispatch.on_gpu(x):
         return dispatch.invoke1("where", [condition, x, y], out=out, where="where")
     cond = condition._host()
-    if cond.shape != x.shape:
-        if cond.ndim == 1 and x.ndim >= 1 and cond.shape[0] == x.shape[0]:
-            cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
-        else:
-            raise ShapeError(f"where: condition of shape {shape_str(cond.shape)} must have x's shape "
-                             f"{shape_str(x.shape)} or be 1-D of length {x.shape[0] if x.ndim else 0}")
+    if cond.shape != x.shape:   # one value per row (checked above)
+        cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
     return result(np.where(cond != 0, x._host(), y._host()), x, "where", out)
