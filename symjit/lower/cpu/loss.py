@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..accumulate import makeloss_scale
 from ..emit import axis_view3, call, rows_view, view2d
 from ..rules import rule
+from ..target import get_target
 
 _NORM_CODES = {"null": 0, "batch": 1, "valid": 2}   # symjit.kernels.cpu.softmax.NORM_*
 
@@ -54,7 +55,6 @@ def _length_loop(k, node, x3: str, length: str) -> tuple[str, str, str, str]:
     """Open loops over (A, B) of an (A, K, B) view reading the valid length of each position; the
     kernel raises MXNetError for a length outside [0, K]. Returns (a, b, n, length view)."""
     a, b, n, lv = k.tmp("a"), k.tmp("b"), k.tmp("n"), k.tmp("l")
-    err = k.imp("symjit.base", "MXNetError")
     msg = (f"{node.op.name} '{node.name}': argument 'length' holds a value outside "
            "[0, length of the softmax axis]")
     k.line(f"{lv} = {length}.reshape({x3}.shape[0], {x3}.shape[2])")
@@ -62,8 +62,7 @@ def _length_loop(k, node, x3: str, length: str) -> tuple[str, str, str, str]:
     k.line(f"    for {b} in range({x3}.shape[2]):")
     k.indent += 2
     k.line(f"{n} = {lv}[{a}, {b}]")
-    k.line(f"if {n} < 0 or {n} > {x3}.shape[1]:")
-    k.line(f"    raise {err}({msg!r})")
+    get_target(k.module.target).emit_check(k, f"{n} < 0 or {n} > {x3}.shape[1]", msg)
     return a, b, n, lv
 
 

@@ -25,6 +25,7 @@ from ..emit import ndim as _ndim
 from ..emit import open_loops as _open
 from ..gather import slice_index, slice_starts
 from ..rules import rule
+from ..target import get_target
 
 
 def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
@@ -115,10 +116,8 @@ def _index_expr(k, mode: str, v: str, n: str) -> str:
 
 def _check_range(k, ii: str, n: str, what: str) -> None:
     """mode='raise': stop with an MXNetError when an index (truncated) falls outside [0, n)."""
-    err = k.imp("symjit.base", "MXNetError")
     (j,) = _open(k, [f"{ii}.shape[0]"])
-    k.line(f"if not ({ii}[{j}] > -1 and {ii}[{j}] < {n}):")
-    k.line(f"    raise {err}({what!r})")
+    get_target(k.module.target).emit_check(k, f"not ({ii}[{j}] > -1 and {ii}[{j}] < {n})", what)
     _close(k, [j])
 
 
