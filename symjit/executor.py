@@ -15,6 +15,7 @@ computed (``fc1_backward_weight``) can be handed to the callback.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,43 @@ _UNSUPPORTED = frozenset({np.dtype("float16")})
 def _place(ctx: Context) -> tuple[str, int]:
     """Where a context's memory is: pinned host memory is the CPU's."""
     return ("gpu", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
+
+
+def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
+    """Check ``group2ctx`` (MXNet's model-parallel placement: a dict from the ``ctx_group``
+    attribute that ``mx.AttrScope(ctx_group=...)`` gives nodes to a Context). symjit runs an
+    executor on one device, so every group the symbol uses must map to the executor's device;
+    placing groups on several devices is a clear error, never a silent single-device run.
+
+    >>> import symjit as mx
+    >>> with mx.AttrScope(ctx_group='dev1'):
+    ...     y = mx.sym.relu(mx.sym.Variable('x'))
+    >>> check_group2ctx(y, mx.cpu(), {'dev1': mx.cpu(0)})
+    >>> try:
+    ...     check_group2ctx(y, mx.cpu(), {'dev1': mx.gpu(1)})
+    ... except mx.base.MXNetError as exc:
+    ...     print(str(exc)[:76])
+    bind: group2ctx places ctx_group 'dev1' (nodes relu0, x) on gpu(1), but this
+    """
+    if group2ctx is None:
+        return
+    if not isinstance(group2ctx, dict) or not all(
+            isinstance(k, str) and isinstance(v, Context) for k, v in group2ctx.items()):
+        raise MXNetError(f"bind: group2ctx must be a dict of ctx_group name to Context, got "
+                         f"{group2ctx!r:.100}")
+    groups: dict[str, list[str]] = {}
+    for node, attrs in symbol.attr_dict().items():
+        if "__ctx_group__" in attrs:
+            groups.setdefault(attrs["__ctx_group__"], []).append(node)
+    for group, nodes in sorted(groups.items()):
+        where = group2ctx.get(group)
+        if where is not None and _place(where) != _place(ctx):
+            names = ", ".join(sorted(nodes)[:5]) + (", ..." if len(nodes) > 5 else "")
+            raise MXNetError(
+                f"bind: group2ctx places ctx_group {group!r} (nodes {names}) on {where}, but this "
+                f"executor runs on {ctx}; symjit runs an executor on one device (model-parallel "
+                f"placement over several devices is not supported): map every group to {ctx}, or "
+                "bind a data-parallel Module over the devices")
 
 
 def normalize_grad_req(grad_req: Any, arg_names: list[str]) -> dict[str, str]:
@@ -91,11 +129,13 @@ class Executor:
     """Runs a bound symbol. Build it with ``Symbol.bind`` or ``Symbol.simple_bind``."""
 
     def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
-                 aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None):
+                 aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
+                 group2ctx: Any = None):
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
+        check_group2ctx(symbol, ctx, group2ctx)
         self._target = target_for(ctx)
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
@@ -112,6 +152,7 @@ class Executor:
         self._check_arrays()
         self._programs: dict[str, Compiled] = dict(_compiled or {})
         self._bound: dict[str, tuple] = {}
+        self._calls: dict[tuple[str, str], list] = {}   # (mode, phase) -> prepared segment calls
         self._monitor: tuple | None = None
         self._lookup: dict[str, Any] = {}       # mode -> value id -> its numpy array
         self._head_grads: dict[str, dict] = {}  # mode -> output index -> head gradient array
@@ -222,28 +263,39 @@ class Executor:
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:
-        prog = self._program(mode)
         steps = self._arrays(mode).get(phase)
         if not steps:
             return
         with storage.device_scope(self._ctx):
-            self._run_steps(mode, prog, steps)
+            calls = self._calls.get((mode, phase))
+            if calls is None:
+                calls = self._calls[(mode, phase)] = self._prepare_calls(mode, steps)
+            self._run_steps(mode, phase, steps, calls)
 
-    def _run_steps(self, mode: str, prog: Compiled, steps: list) -> None:
-        for seg, payload in steps:
+    def _prepare_calls(self, mode: str, steps: list) -> list[Callable[[], Any]]:
+        """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
+        host call as it is)."""
+        prog, target = self._program(mode), get_target(self._target)
+        return [payload if seg.kind == "host" else target.prepare(prog.module, seg.name, payload)
+                for seg, payload in steps]
+
+    def _run_steps(self, mode: str, phase: str, steps: list, calls: list) -> None:
+        for k, (seg, _) in enumerate(steps):
             if seg.kind == "host":
-                payload()   # a Custom op's Python code (errors are MXNetErrors naming it)
+                calls[k]()   # a Custom op's Python code (errors are MXNetErrors naming it)
                 continue
             try:
-                getattr(prog.module, seg.name)(*payload)
+                calls[k]()
             except (MXNetError, KeyboardInterrupt):
                 raise
             except Exception:   # a cache entry numba cannot load: purge and compile again once
+                prog = self._program(mode)
                 purge(prog.module)
                 prog.module = None
                 self._programs[mode] = prog
-                prog = self._program(mode)
-                getattr(prog.module, seg.name)(*payload)
+                self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
+                calls = self._calls[(mode, phase)] = self._prepare_calls(mode, steps)
+                calls[k]()
 
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass; keyword arrays are copied into the bound arguments first."""

@@ -32,7 +32,7 @@ import numpy as np
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from .context import Context, cpu
 from .ndarray import NDArray
-from .optimizer import Optimizer, get_updater
+from .optimizer import Optimizer, Updater, get_updater
 
 __all__ = ["KVStore", "KVStoreKeyError", "create"]
 
@@ -121,6 +121,7 @@ class KVStore:
     def __init__(self, kv_type: str = "local"):
         self._type = kv_type
         self._store: dict[Key, NDArray] = {}
+        self._sums: dict[Key, NDArray] = {}     # per key, the buffer a push sums into
         self._updater: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
@@ -192,28 +193,41 @@ class KVStore:
             grouped.setdefault(k, []).extend(vals)
         for k, vals in grouped.items():
             self._check_shapes(k, vals, where, "value")
-        for k in sorted(grouped):  # type: ignore[type-var]  # one key type per call
+        keys = sorted(grouped)  # type: ignore[type-var]  # one key type per call
+        totals = []
+        for k in keys:
             self._to_device(k, grouped[k])
-            self._apply(k, self._sum(self._store[k], grouped[k]))
+            totals.append(self._sum(k, grouped[k]))
+        self._apply(keys, totals)
 
-    @staticmethod
-    def _sum(stored: NDArray, values: list[NDArray]) -> NDArray:
-        """The sum of ``values`` in the stored dtype, a fresh array where the stored value lives."""
+    def _sum(self, key: Key, values: list[NDArray]) -> NDArray:
+        """The sum of ``values`` in the stored dtype, where the stored value lives, in a buffer kept
+        per key (a push allocates nothing after the first)."""
+        stored = self._store[key]
+
         def here(v: NDArray) -> NDArray:
             v = v.as_in_context(stored.context)
             return v if v.dtype == stored.dtype else v.astype(stored.dtype)
-        first = here(values[0])
-        total = first.copy() if first is values[0] else first   # here() may have copied already
+        total = self._sums.get(key)
+        if total is None or total.context != stored.context:
+            total = self._sums[key] = stored.copy()
+        here(values[0]).copyto(total)
         for v in values[1:]:
             total += here(v)
         return total
 
-    def _apply(self, key: Key, total: NDArray) -> None:
-        stored = self._store[key]
+    def _apply(self, keys: list[Key], totals: list[NDArray]) -> None:
+        """Store the sums, or hand them to the updater: an ``Updater`` takes every key of the push
+        in one call (one update kernel for them all), another callable one key at a time."""
+        stored = [self._store[k] for k in keys]
         if self._updater is None:
-            total.copyto(stored)
+            for total, dst in zip(totals, stored):
+                total.copyto(dst)
+        elif isinstance(self._updater, Updater) and len(keys) > 1:
+            self._updater(keys, totals, stored)
         else:
-            self._updater(key, total, stored)
+            for k, total, dst in zip(keys, totals, stored):
+                self._updater(k, total, dst)
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the stored value of ``key`` into ``out`` (an NDArray or a list, one per device); for a

@@ -25,7 +25,7 @@ from .base import DTypeError, FormatError, MXNetError, ParamError, ShapeError, s
 from .context import cpu
 from .ndarray import NDArray, load_frombuffer, save_tobuffer, storage, zeros
 from .ndarray.ndarray import wrap
-from .ndarray.optim_ops import update_kernels
+from .ndarray.optim_ops import MultiUpdate, update_kernels
 
 __all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Updater",
            "register", "create", "get_updater"]
@@ -95,6 +95,8 @@ class Optimizer:
         self.wd_mult: dict[Any, float] = {}
         self.set_lr_mult({})
         self.set_wd_mult({})
+        self._tables: dict[tuple, Any] = {}   # fused updates of index lists (_update_many)
+        self._views: dict[Any, tuple] = {}    # index -> (arrays, their storages, flat views)
 
     # -- registry -----------------------------------------------------------------------------
     @staticmethod
@@ -199,9 +201,57 @@ class Optimizer:
             return master, self.create_state(index, master)
         return self.create_state(index, weight)
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """Update ``weight`` (and ``state``) in place from ``grad``."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
+        """Count one update of ``index`` and return how to apply it: the update kernel's name
+        (in ``symjit.kernels.*.optim``), the state arrays and the scalars, in the kernel's order.
+        The built-in optimizers define it; :meth:`update` and the fused update of many indices
+        both run what it returns."""
         raise NotImplementedError(f"{type(self).__name__}.update")
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """Update ``weight`` (and ``state``) in place from ``grad``: one kernel call."""
+        kernel, states, scalars = self._plan(index, weight, state)
+        arrays = self._flat(index, weight, grad, *states)
+        getattr(_kernels(weight), kernel)(*arrays, *scalars)
+
+    def _fusable(self) -> bool:
+        """Whether many indices may be updated by one kernel call per kernel (a built-in update
+        rule, not one a subclass wrote with its own ``update``)."""
+        cls = type(self)
+        return (cls._plan is not Optimizer._plan and cls.update is Optimizer.update
+                and cls.update_multi_precision is Optimizer.update_multi_precision)
+
+    def _update_many(self, indices: list, weights: list, grads: list, states: list) -> None:
+        """Update every ``indices[k]`` as :meth:`update_multi_precision` would, in that order
+        (update counts, learning rates), with one kernel call for all parameters sharing a
+        kernel, dtype and device (``ndarray.optim_ops.MultiUpdate``). float16 weights under
+        ``multi_precision`` are updated one by one through their master copies."""
+        groups: dict[tuple, list] = {}
+        for idx, w, g, st in zip(indices, weights, grads, states):
+            if self.multi_precision and np.dtype(w.dtype) == np.float16:
+                self.update_multi_precision(idx, w, g, st)
+                continue
+            kernel, arrays, scalars = self._plan(idx, w, st)
+            groups.setdefault((kernel, w._data.dtype, w.context), []).append(
+                (idx, (w, g, *arrays), scalars))
+        for (kernel, _, _), members in groups.items():
+            self._run_group(kernel, members)
+
+    def _run_group(self, kernel: str, members: list) -> None:
+        """One kernel over ``members`` ((index, arrays, scalars) each), through a cached table."""
+        key = (kernel, tuple(m[0] for m in members))
+        rows = [m[1] for m in members]
+        table = self._tables.get(key)
+        if table is None or not table.same(rows):
+            for idx, (w, g, *sts), _ in members:
+                self._flat(idx, w, g, *sts)           # the per-index checks, with their errors
+            table = MultiUpdate("multi_" + kernel, rows) if MultiUpdate.disjoint(rows) else None
+            self._tables[key] = table
+        if table is None:   # some parameters share memory: one call each, in order
+            for idx, (w, g, *sts), scalars in members:
+                getattr(_kernels(w), kernel)(*self._flat(idx, w, g, *sts), *scalars)
+            return
+        table(np.array([m[2] for m in members], np.float64))
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """Like :meth:`update`; a float16 weight under ``multi_precision`` is updated through its
@@ -227,7 +277,14 @@ class Optimizer:
         return self._get_lr(index), self._get_wd(index)
 
     def _flat(self, index: Any, weight: NDArray, grad: NDArray, *states: Any) -> list[np.ndarray]:
-        """Flat views of weight, grad and states, checked: same shape and a float32/float64 dtype."""
+        """Flat views of weight, grad and states, checked: same shape and a float32/float64 dtype.
+        The views are kept per index and reused while the same arrays over the same storage come
+        back (the checks hold for them), so a training loop's update pays the checks once."""
+        given = (weight, grad, *states)
+        known = self._views.get(index)
+        if known is not None and len(known[0]) == len(given) and all(
+                a is b and getattr(a, "_data", None) is d for a, b, d in zip(given, known[0], known[1])):
+            return known[2]
         where = f"{type(self).__name__}.update (index {index!r})"
         if not isinstance(weight, NDArray):
             raise DTypeError(f"{where}: weight must be an NDArray, got {type(weight).__name__}")
@@ -238,7 +295,9 @@ class Optimizer:
         arrays = [_check_array(self, index, "weight", weight, weight),
                   _check_array(self, index, "grad", grad, weight)]
         arrays += [_check_array(self, index, f"state[{i}]", s, weight) for i, s in enumerate(states)]
-        return [a.reshape(-1) for a in arrays]
+        flat = [a.reshape(-1) for a in arrays]
+        self._views[index] = (given, tuple(a._data for a in given), flat)
+        return flat
 
     def _states(self, index: Any, state: Any, n: int) -> tuple:
         """``state`` as a tuple of ``n`` arrays (a clear error otherwise)."""
@@ -297,16 +356,13 @@ class SGD(Optimizer):
         """The momentum buffer (zeros), or None without momentum."""
         return self._zeros(weight) if self.momentum != 0.0 else None
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """One SGD step on ``weight`` in place."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
         lr, wd = self._common(index)
-        clip, k = _clip(self.clip_gradient), _kernels(weight)
+        clip = _clip(self.clip_gradient)
         if state is None:
-            w, g = self._flat(index, weight, grad)
-            k.sgd_update(w, g, lr, wd, self.rescale_grad, clip)
-            return
-        w, g, m = self._flat(index, weight, grad, *self._states(index, state, 1))
-        getattr(k, self._momentum_kernel)(w, g, m, lr, self.momentum, wd, self.rescale_grad, clip)
+            return "sgd_update", (), (lr, wd, self.rescale_grad, clip)
+        return (self._momentum_kernel, self._states(index, state, 1),
+                (lr, self.momentum, wd, self.rescale_grad, clip))
 
 
 @register
@@ -350,14 +406,12 @@ class Adam(Optimizer):
         """``(mean, var)``, both zeros."""
         return self._zeros(weight), self._zeros(weight)
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """One Adam step on ``weight`` in place."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
         lr, wd = self._common(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        w, g, mean, var = self._flat(index, weight, grad, *self._states(index, state, 2))
-        _kernels(weight).adam_wdclip_update(w, g, mean, var, lr, self.beta1, self.beta2, self.epsilon, wd,
-                                      self.rescale_grad, _clip(self.clip_gradient))
+        return "adam_wdclip_update", self._states(index, state, 2), (
+            lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad, _clip(self.clip_gradient))
 
 
 @register
@@ -388,17 +442,14 @@ class RMSProp(Optimizer):
         """``(n,)``, or ``(n, g, delta)`` when centered; all zeros."""
         return tuple(self._zeros(weight) for _ in range(3 if self.centered else 1))
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """One RMSProp step on ``weight`` in place."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
         lr, wd = self._common(index)
-        clip, cw, k = _clip(self.clip_gradient), _clip(self.clip_weights), _kernels(weight)
+        clip, cw = _clip(self.clip_gradient), _clip(self.clip_weights)
         if not self.centered:
-            w, g, n = self._flat(index, weight, grad, *self._states(index, state, 1))
-            k.rmsprop_wdclip_update(w, g, n, lr, self.gamma1, self.epsilon, wd, self.rescale_grad, clip, cw)
-            return
-        w, g, n, a, d = self._flat(index, weight, grad, *self._states(index, state, 3))
-        k.rmspropalex_update(w, g, n, a, d, lr, self.gamma1, self.gamma2, self.epsilon, wd,
-                             self.rescale_grad, clip, cw)
+            return "rmsprop_wdclip_update", self._states(index, state, 1), (
+                lr, self.gamma1, self.epsilon, wd, self.rescale_grad, clip, cw)
+        return "rmspropalex_update", self._states(index, state, 3), (
+            lr, self.gamma1, self.gamma2, self.epsilon, wd, self.rescale_grad, clip, cw)
 
 
 @register
@@ -421,12 +472,10 @@ class AdaGrad(Optimizer):
         """The squared-gradient history (zeros)."""
         return self._zeros(weight)
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """One AdaGrad step on ``weight`` in place."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
         lr, wd = self._common(index)
-        w, g, h = self._flat(index, weight, grad, *self._states(index, state, 1))
-        _kernels(weight).adagrad_update(w, g, h, lr, self.float_stable_eps, wd, self.rescale_grad,
-                                  _clip(self.clip_gradient))
+        return "adagrad_update", self._states(index, state, 1), (
+            lr, self.float_stable_eps, wd, self.rescale_grad, _clip(self.clip_gradient))
 
 
 @register
@@ -450,12 +499,10 @@ class AdaDelta(Optimizer):
         """``(acc_g, acc_delta)``, both zeros."""
         return self._zeros(weight), self._zeros(weight)
 
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """One AdaDelta step on ``weight`` in place."""
+    def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
         _, wd = self._common(index)
-        w, g, acc_g, acc_d = self._flat(index, weight, grad, *self._states(index, state, 2))
-        _kernels(weight).adadelta_update(w, g, acc_g, acc_d, self.rho, self.epsilon, wd, self.rescale_grad,
-                                   _clip(self.clip_gradient))
+        return "adadelta_update", self._states(index, state, 2), (
+            self.rho, self.epsilon, wd, self.rescale_grad, _clip(self.clip_gradient))
 
 
 # -- Updater: lazily created per-index states, saved in MXNet's NDArray list format ---------------
@@ -500,7 +547,14 @@ class Updater:
             if idx not in self.states:
                 self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
                 self.states_synced[idx] = True
-            self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+        opt = self.optimizer
+        if len(triples) > 1 and opt._fusable():
+            indices = [t[0] for t in triples]
+            opt._update_many(indices, [t[2] for t in triples], [t[1] for t in triples],
+                             [self.states[i] for i in indices])
+            return
+        for idx, g, w in triples:
+            opt.update_multi_precision(idx, w, g, self.states[idx])
 
     def sync_state_context(self, state: Any, context: Any) -> Any:
         """States live on the CPU: returned unchanged."""

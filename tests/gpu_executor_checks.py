@@ -108,9 +108,36 @@ def check_optimizers_on_the_device() -> None:
             result[ctx.device_type] = w.asnumpy()
         np.testing.assert_allclose(result["gpu"], result["cpu"], rtol=1e-5, atol=1e-6,
                                    err_msg=f"{name} {kwargs}")
+    _check_fused_updates_on_the_device(rng, specs)
     w, m = mx.nd.ones((3,), ctx=mx.gpu(0)), mx.nd.zeros((3,), ctx=mx.gpu(0))
     mx.nd.sgd_mom_update(w, mx.nd.ones((3,), ctx=mx.gpu(0)), m, lr=0.1, momentum=0.9, out=w)
     np.testing.assert_allclose(w.asnumpy(), [0.9] * 3, rtol=1e-6)
+
+
+def _check_fused_updates_on_the_device(rng, specs) -> None:
+    """Several parameters updated by one launch (the address-table kernels) equal the CPU's
+    one-call-per-index updates."""
+    shapes = [(4, 3), (3,), (1,), (0,), (2, 5)]
+    w0 = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    grads = [[rng.uniform(-2, 2, s).astype(np.float32) for s in shapes] for _ in range(2)]
+    for name, kwargs in specs:
+        result = {}
+        for ctx in (mx.cpu(), mx.gpu(0)):
+            opt = mx.optimizer.create(name, learning_rate=0.1, rescale_grad=0.5, **kwargs)
+            updater = mx.optimizer.get_updater(opt)
+            ws = [mx.nd.array(w, ctx=ctx) for w in w0]
+            for step in grads:
+                gs = [mx.nd.array(g, ctx=ctx) for g in step]
+                if ctx.device_type == "gpu":
+                    updater(list(range(len(ws))), gs, ws)
+                else:
+                    for i, (g, w) in enumerate(zip(gs, ws)):
+                        updater(i, g, w)
+            result[ctx.device_type] = [w.asnumpy() for w in ws]
+            if ctx.device_type == "gpu":
+                assert [len(k[1]) for k in opt._tables] == [len(shapes)], opt._tables
+        for i, (a, b) in enumerate(zip(result["gpu"], result["cpu"])):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{name} {kwargs} [{i}]")
 
 
 def check_custom_op_and_batchnorm_between_kernels() -> None:

@@ -1,6 +1,7 @@
 """Compile every generated CUDA kernel of every op case (inference and training programs) and of the
-seed networks' training programs (MLP, BatchNorm MLP, LeNet) to PTX for a real device (``sm_90`` by
-default), with
+seed networks' training programs (MLP, BatchNorm MLP, LeNet), and every optimizer update kernel
+(one parameter, and all parameters of a step from an address table), to PTX for a real device
+(``sm_90`` by default), with
 ``numba.cuda.compile_ptx``: no GPU needed, but numba-cuda with the CUDA compiler packages (``pip
 install -e '.[cuda]'``) and no simulator. This catches code the simulator accepts but the CUDA
 compiler rejects.
@@ -21,7 +22,7 @@ import symjit as mx
 from symjit.base import MXNetError
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
-from symjit.lower.cuda.ptx import kernel_ptx
+from symjit.lower.cuda.ptx import function_ptx, kernel_ptx
 
 from .cases import all_cases
 from .opcheck import grad_inputs
@@ -62,6 +63,33 @@ def nets_ptx(arch: str) -> int:
     return n
 
 
+# arrays (weight, grad, states) of each optimizer update kernel; its other arguments are scalars
+UPDATE_ARRAYS = {"sgd": 2, "sgd_mom": 3, "nag_mom": 3, "adagrad": 3, "adadelta": 4, "adam_wdclip": 4,
+                 "rmsprop_wdclip": 3, "rmspropalex": 5}
+
+
+def optim_ptx(arch: str) -> int:
+    """Compile every optimizer update kernel (one parameter, and the address-table form for
+    many) for float32 and float64 weights to PTX; return the number of kernels."""
+    import inspect
+
+    from numba import types
+    from symjit.kernels import optim_steps
+    from symjit.kernels.cuda import optim
+    n = 0
+    for name, arrays in UPDATE_ARRAYS.items():
+        scalars = len(inspect.signature(getattr(optim_steps, f"{name}_step")).parameters) - 1 - arrays
+        for dtype in (types.float32, types.float64):
+            vec = types.Array(dtype, 1, "C")
+            function_ptx(f"{name}_update", getattr(optim, f"_{name}_step_kernel").py_func,
+                         (vec,) * arrays + (types.float64,) * scalars, arch)
+            function_ptx(f"multi_{name}_update", getattr(optim, f"_multi_{name}_kernel").py_func,
+                         (types.Array(types.int64, 2, "C"), types.Array(types.int64, 1, "C"),
+                          types.Array(types.float64, 2, "C"), vec), arch)
+            n += 2
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
@@ -82,12 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             failed += 1
             print(f"FAILED {case}: {exc}")
     if not only:
-        try:
-            kernels += nets_ptx(arch)
-        except MXNetError as exc:
-            failed += 1
-            print(f"FAILED seed networks: {exc}")
-    what = f"{done} cases" + ("" if only else " and the seed networks")
+        for what, build in (("seed networks", nets_ptx), ("optimizer updates", optim_ptx)):
+            try:
+                kernels += build(arch)
+            except MXNetError as exc:
+                failed += 1
+                print(f"FAILED {what}: {exc}")
+    what = f"{done} cases" + ("" if only else ", the seed networks and the optimizer updates")
     print(f"ptx ({arch}): {what}, {kernels} kernels compiled, {failed} failed, {unlowered} without a "
           "CUDA lowering of their variant")
     return 1 if failed or not done else 0

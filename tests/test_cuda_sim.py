@@ -60,6 +60,29 @@ cpu, _ = run('cpu', tk, idx)
 gpu, _ = run('cuda', tk, idx)
 assert np.array_equal(cpu, gpu)
 print('take raise', float(np.abs(cpu - gpu).max()))
+# the launch table: prepared once for the bound buffers, run as often as the program
+from symjit.base import MXNetError
+from symjit.lower.target import get_target
+c = compile_symbol(mx.sym.exp(tk) * 2, {'x': (5, 7), 'y': (2,)}, {'x': np.float32, 'y': np.float32},
+                   {}, False, Config.from_env(), target='cuda')
+out = np.zeros((2, 7), np.float32)
+array = value_arrays(c, np.zeros(max(c.plan.planned_bytes, 1), np.uint8),
+                     lambda vid, v: idx[v.ref] if v.kind == 'arg' else out)
+(seg, payload), = bind_phases(c, array)['forward']
+table, checks = getattr(c.module, seg.name + '_launches')(*payload)
+assert len(table) == len(c.program.kernels) and checks and any(hosts for _, _, hosts in table)
+run_once = get_target('cuda').prepare(c.module, seg.name, payload)
+for _ in range(2):
+    out[:] = 0
+    run_once()
+    assert np.allclose(out, np.exp(inputs['x'][[4, 0]]) * 2, rtol=1e-6)
+idx['y'][0] = 9.0        # the same buffers, a bad index: the prepared run raises
+try:
+    run_once()
+    raise AssertionError('no error for index 9')
+except MXNetError as exc:
+    assert 'take' in str(exc), exc
+print('launch table', len(table))
 """
 
 
@@ -72,3 +95,4 @@ def test_cuda_simulator_matches_cpu(tmp_path):
     assert "chain 1" in proc.stdout      # the whole elementwise chain is one kernel
     assert "fc 1" in proc.stdout         # FullyConnected + bias + tanh: one CUDA kernel
     assert "take raise" in proc.stdout   # a bounds-checked take (error flag) matches the CPU
+    assert "launch table" in proc.stdout  # prepared once, run twice, its data checks still read

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import symjit as mx
+from symjit.base import MXNetError
 from symjit.config import Config
 from symjit.executor import Executor
 
@@ -224,3 +225,24 @@ def test_convolution_lowering_calls_the_serial_whole_batch_kernels():
         assert re.search(rf"\b{kernel}\b", src), kernel
     assert len(re.findall(r"_cols\d+ = (v\d+)\.reshape\(1, \1\.shape\[0\]\)", src)) == 3
     assert "_parallel" not in src
+
+
+def test_group2ctx_on_the_executor_device_binds_and_other_devices_are_a_clear_error():
+    """MXNet's model-parallel placement: groups mapped to the executor's device bind as usual;
+    a group on another device is refused with the group, its nodes and both contexts named."""
+    with mx.AttrScope(ctx_group="dev1"):
+        x = mx.sym.Variable("x")
+        h = mx.sym.relu(x, name="h")
+    with mx.AttrScope(ctx_group="dev2"):
+        y = mx.sym.exp(h, name="y")
+    ex = y.simple_bind(mx.cpu(), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)}, x=(2,))
+    ex.arg_dict["x"][:] = mx.nd.array([-1.0, 1.0])
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.exp([0.0, 1.0]), rtol=1e-6)
+    with pytest.raises(MXNetError, match=r"group2ctx places ctx_group 'dev2' \(nodes y\) on gpu\(1\), "
+                                         r"but this executor runs on cpu\(0\)"):
+        y.bind(mx.cpu(), {"x": mx.nd.ones((2,))}, group2ctx={"dev1": mx.cpu(), "dev2": mx.gpu(1)})
+    with pytest.raises(MXNetError, match="group2ctx must be a dict of ctx_group name to Context"):
+        y.simple_bind(mx.cpu(), group2ctx={"dev1": "cpu"}, x=(2,))
+    mod = mx.mod.Module(y, data_names=["x"], label_names=None, group2ctxs=[{"dev2": mx.gpu(0)}])
+    with pytest.raises(MXNetError, match=r"ctx_group 'dev2' \(nodes y\) on gpu\(0\)"):
+        mod.bind(data_shapes=[("x", (2,))], for_training=False)

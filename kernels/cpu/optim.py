@@ -14,8 +14,13 @@ flat (``.reshape(-1)`` views) of one float dtype.
 from __future__ import annotations
 
 import numba
+from numba.core import types as _types
+from numba.extending import intrinsic as _intrinsic
+from numba.np.arrayobj import make_array as _make_array
+from numba.np.arrayobj import populate_array as _populate_array
 
 from .. import optim_steps as _s
+from ..views import make_view
 
 __all__ = [
     "sgd_update",
@@ -26,10 +31,20 @@ __all__ = [
     "adam_wdclip_update",
     "rmsprop_wdclip_update",
     "rmspropalex_update",
+    "multi_sgd_update",
+    "multi_sgd_mom_update",
+    "multi_nag_mom_update",
+    "multi_adagrad_update",
+    "multi_adadelta_update",
+    "multi_adam_wdclip_update",
+    "multi_rmsprop_wdclip_update",
+    "multi_rmspropalex_update",
+    "view",
 ]
 
 _jit = numba.njit(cache=True, nogil=True, fastmath=False)
 _body = numba.njit(inline="always")
+view = make_view(_intrinsic, _types, _make_array, _populate_array)
 
 
 _sgd_step = _body(_s.sgd_step)
@@ -114,3 +129,102 @@ def rmspropalex_update(
         _rmspropalex_step(
             i, weight, grad, n, g_avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, clip_weights
         )
+
+
+# -- every parameter of a step in one call ------------------------------------------------------
+# ``addrs[k]``: the data addresses of parameter k's weight, grad and states (in the single
+# update's order), ``sizes[k]`` its element count, ``scalars[k]`` its scalars (in the single
+# update's order, float64), ``like``: an array of the parameters' one dtype. The caller validates
+# the table (symjit.ndarray.optim_ops.MultiUpdate) and keeps the arrays alive.
+
+
+@_jit
+def multi_sgd_update(addrs, sizes, scalars, like):
+    """:func:`sgd_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        lr, wd, rescale, clip = p[0], p[1], p[2], p[3]
+        for i in range(n):
+            _sgd_step(i, w, g, lr, wd, rescale, clip)
+
+
+@_jit
+def multi_sgd_mom_update(addrs, sizes, scalars, like):
+    """:func:`sgd_mom_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, momentum, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(n):
+            _sgd_mom_step(i, w, g, m, lr, momentum, wd, rescale, clip)
+
+
+@_jit
+def multi_nag_mom_update(addrs, sizes, scalars, like):
+    """:func:`nag_mom_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, momentum, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(n):
+            _nag_mom_step(i, w, g, m, lr, momentum, wd, rescale, clip)
+
+
+@_jit
+def multi_adagrad_update(addrs, sizes, scalars, like):
+    """:func:`adagrad_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, h = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(n):
+            _adagrad_step(i, w, g, h, lr, eps, wd, rescale, clip)
+
+
+@_jit
+def multi_adadelta_update(addrs, sizes, scalars, like):
+    """:func:`adadelta_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        acc_g, acc_d = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        rho, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(n):
+            _adadelta_step(i, w, g, acc_g, acc_d, rho, eps, wd, rescale, clip)
+
+
+@_jit
+def multi_adam_wdclip_update(addrs, sizes, scalars, like):
+    """:func:`adam_wdclip_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        mean, var = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        lr, beta1, beta2, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        for i in range(n):
+            _adam_wdclip_step(i, w, g, mean, var, lr, beta1, beta2, eps, wd, rescale, clip)
+
+
+@_jit
+def multi_rmsprop_wdclip_update(addrs, sizes, scalars, like):
+    """:func:`rmsprop_wdclip_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, s = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, gamma1, eps, wd, rescale, clip, cw = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        for i in range(n):
+            _rmsprop_wdclip_step(i, w, g, s, lr, gamma1, eps, wd, rescale, clip, cw)
+
+
+@_jit
+def multi_rmspropalex_update(addrs, sizes, scalars, like):
+    """:func:`rmspropalex_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, s = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        avg, delta = view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        lr, gamma1, gamma2, eps, wd = p[0], p[1], p[2], p[3], p[4]
+        rescale, clip, cw = p[5], p[6], p[7]
+        for i in range(n):
+            _rmspropalex_step(i, w, g, s, avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, cw)

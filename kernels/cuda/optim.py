@@ -8,10 +8,14 @@ default stream).
 
 from __future__ import annotations
 
-from numba import cuda
+import ctypes
+from typing import Any
+
+import numpy as np
+from numba import config, cuda
 
 from .. import optim_steps as _s
-from . import launch
+from . import SIM_BLOCKS, launch
 
 __all__ = [
     "sgd_update",
@@ -22,6 +26,15 @@ __all__ = [
     "adam_wdclip_update",
     "rmsprop_wdclip_update",
     "rmspropalex_update",
+    "multi_sgd_update",
+    "multi_sgd_mom_update",
+    "multi_nag_mom_update",
+    "multi_adagrad_update",
+    "multi_adadelta_update",
+    "multi_adam_wdclip_update",
+    "multi_rmsprop_wdclip_update",
+    "multi_rmspropalex_update",
+    "multi_launch",
 ]
 
 
@@ -152,3 +165,164 @@ def rmspropalex_update(
     _rmspropalex_step_kernel[launch(weight.size, stream)](
         weight, grad, n, g_avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, clip_weights
     )
+
+
+# -- every parameter of a step in one launch -------------------------------------------------------
+# The tables of symjit.kernels.cpu.optim's multi_* functions, as device arrays: block row y of the
+# grid takes parameters y, y + gridDim.y, ...; its blocks stride over the parameter's elements.
+
+
+def _sim_view(addr, n, like):
+    """The simulator's ``view``: a numpy array over the simulated device memory (host memory)."""
+    ctype = np.ctypeslib.as_ctypes_type(np.dtype(like.dtype))
+    if n == 0:
+        return np.empty(0, like.dtype)
+    return np.ctypeslib.as_array(ctypes.cast(int(addr), ctypes.POINTER(ctype)), shape=(int(n),))
+
+
+def _device_view():
+    try:   # numba-cuda (the symjit[cuda] extra)
+        from numba.cuda import types
+        from numba.cuda.extending import intrinsic
+        from numba.cuda.np.arrayobj import make_array, populate_array
+    except ImportError:   # the numba.cuda that numba itself still ships
+        from numba.core import types
+        from numba.core.extending import intrinsic
+        from numba.np.arrayobj import make_array, populate_array
+    from ..views import make_view
+    return make_view(intrinsic, types, make_array, populate_array)
+
+
+view = cuda.jit(device=True)(_sim_view) if config.ENABLE_CUDASIM else _device_view()
+
+
+def multi_launch(like: Any, rows: int, stream: Any = 0) -> tuple[tuple[int, int], int, Any]:
+    """((blocks per parameter, parameter rows), threads, stream) of a multi update whose largest
+    weight is ``like``."""
+    blocks, threads, _ = launch(like.size, stream)
+    most = SIM_BLOCKS if config.ENABLE_CUDASIM else 65535
+    return (blocks, max(1, min(int(rows), most))), threads, stream
+
+
+@cuda.jit
+def _multi_sgd_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        lr, wd, rescale, clip = p[0], p[1], p[2], p[3]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _sgd_step(i, w, g, lr, wd, rescale, clip)
+
+
+def multi_sgd_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`sgd_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_sgd_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_sgd_mom_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, momentum, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _sgd_mom_step(i, w, g, m, lr, momentum, wd, rescale, clip)
+
+
+def multi_sgd_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`sgd_mom_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_sgd_mom_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_nag_mom_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, momentum, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _nag_mom_step(i, w, g, m, lr, momentum, wd, rescale, clip)
+
+
+def multi_nag_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`nag_mom_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_nag_mom_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_adagrad_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, h = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _adagrad_step(i, w, g, h, lr, eps, wd, rescale, clip)
+
+
+def multi_adagrad_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`adagrad_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_adagrad_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_adadelta_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        acc_g, acc_d = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        rho, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _adadelta_step(i, w, g, acc_g, acc_d, rho, eps, wd, rescale, clip)
+
+
+def multi_adadelta_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`adadelta_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_adadelta_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_adam_wdclip_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        mean, var = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        lr, beta1, beta2, eps, wd, rescale, clip = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _adam_wdclip_step(i, w, g, mean, var, lr, beta1, beta2, eps, wd, rescale, clip)
+
+
+def multi_adam_wdclip_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`adam_wdclip_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_adam_wdclip_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_rmsprop_wdclip_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, s = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lr, gamma1, eps, wd, rescale, clip, cw = p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _rmsprop_wdclip_step(i, w, g, s, lr, gamma1, eps, wd, rescale, clip, cw)
+
+
+def multi_rmsprop_wdclip_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`rmsprop_wdclip_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_rmsprop_wdclip_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_rmspropalex_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, s = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        avg, delta = view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        lr, gamma1, gamma2, eps, wd = p[0], p[1], p[2], p[3], p[4]
+        rescale, clip, cw = p[5], p[6], p[7]
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _rmspropalex_step(i, w, g, s, avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, cw)
+
+
+def multi_rmspropalex_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`rmspropalex_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_rmspropalex_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)

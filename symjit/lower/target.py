@@ -13,7 +13,9 @@ subclass registered with :func:`register_target` plus its rules; no pass changes
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 from ..base import MXNetError
 from .writer import KernelWriter, ModuleWriter
@@ -58,6 +60,12 @@ class Target:
     def warm(self, fn: Callable, arrays: list) -> None:
         """Compile a program function for the types of ``arrays`` before its first call (nothing
         where code compiles at its first launch)."""
+
+    def prepare(self, module: Any, name: str, payload: list) -> Callable[[], None]:
+        """A call of phase function ``name`` of a loaded ``module`` with the bound ``payload``
+        (its buffers never move), with whatever can be decided once decided here: on the CPU the
+        compiled function with its arguments, on CUDA a launch table."""
+        return functools.partial(getattr(module, name), *payload)
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:

@@ -23,6 +23,7 @@ from ..executor import Executor, simple_bind_arrays
 from ..io import DataDesc
 from ..ndarray import NDArray, zeros
 from ..ndarray.ndarray import wrap
+from ..optimizer import Updater
 
 __all__ = ["DataParallelExecutorGroup", "split_input_slice", "as_descs", "create_kvstore",
            "initialize_kvstore", "update_params_on_kvstore", "update_params"]
@@ -96,8 +97,12 @@ class DataParallelExecutorGroup:
     def __init__(self, symbol: Any, contexts: list[Context], workload: list[float],
                  data_shapes: Any, label_shapes: Any, param_names: list[str], for_training: bool,
                  inputs_need_grad: bool, shared_group: DataParallelExecutorGroup | None = None,
-                 logger: Any = logging, fixed_param_names: Any = None, grad_req: Any = "write"):
+                 logger: Any = logging, fixed_param_names: Any = None, grad_req: Any = "write",
+                 group2ctxs: Any = None):
         self.symbol = symbol
+        # MXNet's group2ctxs: one ctx_group placement per context, or one for all of them
+        self.group2ctxs = (list(group2ctxs) if isinstance(group2ctxs, (list, tuple))
+                           else [group2ctxs] * len(contexts))
         self.contexts = list(contexts)
         self.workload = list(workload)
         self.param_names = list(param_names)
@@ -147,13 +152,14 @@ class DataParallelExecutorGroup:
                 execs.append(self.execs[k].reshape(partial_shaping=True, allow_up_sizing=True, **shapes))
             else:
                 shared = shared_group.execs[k] if shared_group is not None else None
-                execs.append(self._bind_one(ctx, shapes, shared))
+                execs.append(self._bind_one(ctx, shapes, shared, self.group2ctxs[k]))
         self.execs = execs
         self._collect_arrays()
         if self._monitor is not None:
             self.install_monitor(self._monitor)
 
-    def _bind_one(self, ctx: Context, shapes: dict, shared: Executor | None) -> Executor:
+    def _bind_one(self, ctx: Context, shapes: dict, shared: Executor | None,
+                  group2ctx: Any = None) -> Executor:
         reqs = {n: self._req(n) for n in self.arg_names}
         types = {d.name: d.dtype for d in self.data_shapes if d.dtype is not None}
         try:
@@ -166,7 +172,7 @@ class DataParallelExecutorGroup:
                     else a for n, a in zip(self.arg_names, args)]
             aux = [shared.aux_dict.get(n, a) if shared.aux_dict.get(n, a).shape == a.shape else a
                    for n, a in zip(self.aux_names, aux)]
-        return Executor(self.symbol, ctx, args, grads, reqs, aux)
+        return Executor(self.symbol, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
 
     def _collect_arrays(self) -> None:
         self.param_arrays = [[e.arg_dict[n] for e in self.execs] for n in self.param_names]
@@ -327,32 +333,38 @@ def initialize_kvstore(kvstore: Any, param_arrays: list, arg_params: dict, param
 
 def update_params_on_kvstore(param_arrays: list, grad_arrays: list, kvstore: Any,
                              param_names: list[str]) -> None:
-    """Push each parameter's gradients (summed over devices, the optimizer runs in the store) and
-    pull the updated weight onto every device."""
-    for name, weights, grads in zip(param_names, param_arrays, grad_arrays):
-        if grads[0] is None:
-            continue
-        kvstore.push(name, list(grads))
-        kvstore.pull(name, list(weights))
+    """Push every parameter's gradients in one push (summed over devices; the optimizer runs in
+    the store, one update kernel for all keys) and pull the updated weights onto every device."""
+    live = [i for i, grads in enumerate(grad_arrays) if grads[0] is not None]
+    if not live:
+        return
+    names = [param_names[i] for i in live]
+    kvstore.push(names, [list(grad_arrays[i]) for i in live])
+    kvstore.pull(names, [list(param_arrays[i]) for i in live])
 
 
 def update_params(param_arrays: list, grad_arrays: list, updater: Any, num_device: int,
                   kvstore: Any = None, param_names: list[str] | None = None) -> None:
     """Sum each gradient over devices (through ``kvstore`` when given) and apply ``updater`` on
-    every device copy with index ``i * num_device + k``."""
-    for i, (weights, grads) in enumerate(zip(param_arrays, grad_arrays)):
-        if grads[0] is None:
-            continue
-        if kvstore is not None:
-            name = param_names[i] if param_names else i
-            kvstore.push(name, list(grads))
-            kvstore.pull(name, list(grads))
-        elif len(grads) > 1:
-            total = sum(g.asnumpy() for g in grads)
-            for g in grads:
+    every device copy with index ``i * num_device + k``: an ``mx.optimizer.Updater`` gets every
+    index in one call (one update kernel for all parameters), another callable one at a time."""
+    live = [i for i, grads in enumerate(grad_arrays) if grads[0] is not None]
+    if kvstore is not None and live:
+        names = [param_names[i] if param_names else i for i in live]
+        kvstore.push(names, [list(grad_arrays[i]) for i in live])
+        kvstore.pull(names, [list(grad_arrays[i]) for i in live])
+    elif num_device > 1:
+        for i in live:
+            total = sum(g.asnumpy() for g in grad_arrays[i])
+            for g in grad_arrays[i]:
                 g[:] = total
-        for k, (w, g) in enumerate(zip(weights, grads)):
-            updater(i * num_device + k, g, w)
+    triples = [(i * num_device + k, g, w) for i in live
+               for k, (w, g) in enumerate(zip(param_arrays[i], grad_arrays[i]))]
+    if isinstance(updater, Updater) and len(triples) > 1:
+        updater([t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples])
+        return
+    for index, g, w in triples:
+        updater(index, g, w)
 
 
 def zeros_like_blocks(blocks: list[list[NDArray]], names: list[str]) -> dict[str, NDArray]:

@@ -88,6 +88,10 @@ class Module:
             if not isinstance(c, Context):
                 raise ParamError(f"Module: context must be a Context or a list of them, got {c!r}")
         self._work_load_list = list(work_load_list) if work_load_list else [1] * len(self._context)
+        if isinstance(group2ctxs, (list, tuple)) and len(group2ctxs) != len(self._context):
+            raise ParamError(f"Module: group2ctxs has {len(group2ctxs)} entries for "
+                             f"{len(self._context)} contexts")
+        self._group2ctxs = group2ctxs
         if len(self._work_load_list) != len(self._context):
             raise ParamError(f"Module: work_load_list has {len(self._work_load_list)} entries for "
                              f"{len(self._context)} contexts")
@@ -193,7 +197,8 @@ class Module:
         shared_group = shared_module._exec_group if shared_module is not None else None
         self._exec_group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, data, labels, self._param_names,
-            for_training, inputs_need_grad, shared_group, self.logger, self._fixed_param_names, grad_req)
+            for_training, inputs_need_grad, shared_group, self.logger, self._fixed_param_names, grad_req,
+            self._group2ctxs)
         self._data_shapes, self._label_shapes = data, (labels or None)
         self.binded = True
         if shared_module is not None:

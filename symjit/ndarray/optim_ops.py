@@ -8,7 +8,7 @@ from ..base import MXNetError, shape_str
 from . import storage
 from .ndarray import NDArray
 
-__all__ = ["sgd_update", "sgd_mom_update", "update_kernels"]
+__all__ = ["sgd_update", "sgd_mom_update", "update_kernels", "MultiUpdate"]
 
 
 class _OnDevice:
@@ -41,6 +41,87 @@ def update_kernels(ctx):
         return _OnDevice(gpu_optim, ctx)
     from symjit.kernels.cpu import optim
     return optim
+
+
+class MultiUpdate:
+    """One update kernel applied to many parameters in one call: the table of their arrays' data
+    addresses and sizes, built once (on the parameters' device) and reused while the arrays stay
+    the same objects over the same storage.
+
+    ``rows`` holds per parameter its weight, grad and states (NDArrays of one shape, the order of
+    the kernel's single-parameter form), already validated by the caller; all rows share a dtype
+    and a device. Arrays of different rows must not overlap (:meth:`disjoint`): a GPU updates the
+    rows in parallel. The object keeps the arrays alive while their addresses are in its table.
+
+    >>> import numpy as np, symjit as mx
+    >>> ws = [mx.nd.ones((2,)), mx.nd.ones((3,))]
+    >>> run = MultiUpdate("multi_sgd_update", [(w, mx.nd.ones(w.shape)) for w in ws])
+    >>> run(np.array([[0.5, 0.0, 1.0, -1.0], [0.25, 0.0, 1.0, -1.0]]))
+    >>> [w.asnumpy().tolist() for w in ws]
+    [[0.5, 0.5], [0.75, 0.75, 0.75]]
+    """
+
+    def __init__(self, kernel: str, rows: list[tuple[NDArray, ...]]):
+        self.rows = [tuple(r) for r in rows]
+        self.storages = [tuple(a._data for a in r) for r in self.rows]
+        self.ctx = self.rows[0][0].context
+        self.kernel = getattr(update_kernels(self.ctx), kernel)
+        addrs = np.array([[storage.address(d) for d in r] for r in self.storages], np.int64)
+        sizes = np.array([int(r[0].size) for r in self.storages], np.int64)
+        self.like = max((r[0] for r in self.storages), key=lambda d: d.size).reshape(-1)
+        if self.ctx.device_type == "gpu":
+            from numba import cuda
+            with storage.device_scope(self.ctx):
+                addrs, sizes = cuda.to_device(addrs), cuda.to_device(sizes)
+        self.addrs, self.sizes, self._scalars = addrs, sizes, None
+
+    def same(self, rows: list[tuple[NDArray, ...]]) -> bool:
+        """Whether ``rows`` are this table's arrays (the same objects over the same storage)."""
+        if len(rows) != len(self.rows):
+            return False
+        for row, mine, datas in zip(rows, self.rows, self.storages):
+            if len(row) != len(mine):
+                return False
+            for a, b, d in zip(row, mine, datas):
+                if a is not b or a._data is not d:
+                    return False
+        return True
+
+    @staticmethod
+    def disjoint(rows: list[tuple[NDArray, ...]]) -> bool:
+        """Whether no array of one row shares a byte with an array of another row (a sweep over
+        the arrays sorted by address, keeping the furthest reach of two different rows).
+
+        >>> import symjit as mx
+        >>> a, b = mx.nd.zeros((4,)), mx.nd.zeros((4,))
+        >>> MultiUpdate.disjoint([(a, b)]), MultiUpdate.disjoint([(a,), (a,)])
+        (True, False)
+        """
+        spans = sorted((storage.address(a._data), storage.address(a._data) + a._data.nbytes, r)
+                       for r, row in enumerate(rows) for a in row if a._data.nbytes)
+        best = second = (-1, -1)   # (end, row): the furthest end, and the furthest of another row
+        for start, end, r in spans:
+            if start < (best[0] if best[1] != r else second[0]):
+                return False
+            if best[1] == r:
+                best = max(best, (end, r))
+            elif end > best[0]:
+                best, second = (end, r), best
+            elif end > second[0]:
+                second = (end, r)
+        return True
+
+    def __call__(self, scalars: np.ndarray) -> None:
+        """Apply the kernel to every row, with row ``k``'s scalars in ``scalars[k]`` (float64)."""
+        if self.ctx.device_type != "gpu":
+            self.kernel(self.addrs, self.sizes, scalars, self.like)
+            return
+        from numba import cuda
+        with storage.device_scope(self.ctx):
+            if self._scalars is None or self._scalars.shape != scalars.shape:
+                self._scalars = cuda.device_array(scalars.shape, np.float64)
+            self._scalars.copy_to_device(scalars, stream=storage.stream(self.ctx))
+        self.kernel(self.addrs, self.sizes, self._scalars, self.like)
 
 
 def _flat(name: str, arr: NDArray, like: NDArray) -> np.ndarray:

@@ -27,7 +27,7 @@ from ..context import Context, current_context, num_gpus
 
 __all__ = ["check_ctx", "alloc", "empty", "from_host", "to_host", "write", "view", "is_device_array",
            "is_contiguous", "arena", "device_scope", "copy_from_host", "copy_into",
-           "stream", "synchronize", "overlaps", "same_buffer"]
+           "stream", "synchronize", "address", "overlaps", "same_buffer"]
 
 _STREAMS: dict[int, Any] = {}   # GPU id -> the stream symjit queues that device's work on
 
@@ -176,6 +176,17 @@ def _extent(buf: Any) -> tuple[int, int]:
     else:
         start = int(buf.device_ctypes_pointer.value or 0)
     return start, int(buf.nbytes)
+
+
+def address(buf: Any) -> int:
+    """The address of a contiguous storage's first element (host memory on the CPU and on the
+    simulator, device memory on a GPU).
+
+    >>> x = np.zeros(4)
+    >>> address(x[1:]) - address(x)
+    8
+    """
+    return _extent(buf)[0]
 
 
 def overlaps(a: Any, b: Any) -> bool:

@@ -314,7 +314,7 @@ class Symbol:
         [2.0, 2.0]
         """
         from ..executor import Executor
-        return Executor(self, ctx, args, args_grad, grad_req, aux_states)
+        return Executor(self, ctx, args, args_grad, grad_req, aux_states, group2ctx=group2ctx)
 
     def eval(self, ctx=None, **kwargs):
         """Bind to the given arrays, run one inference forward pass and return the outputs (a list
@@ -356,7 +356,7 @@ class Symbol:
         """
         from ..executor import Executor, simple_bind_arrays
         args, grads, aux, reqs = simple_bind_arrays(self, ctx, grad_req, type_dict, kwargs)
-        return Executor(self, ctx, args, grads, reqs, aux)
+        return Executor(self, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
 
     # --- arithmetic -----------------------------------------------------------------------
     def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:

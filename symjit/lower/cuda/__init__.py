@@ -5,6 +5,7 @@ CUDA rule is reported by name when a program needs it."""
 from __future__ import annotations
 
 from ...kernels.cuda import THREADS, TILE
+from ..emit import decode_flat
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
 from . import dropout, gemm, norm, reduce, softmax  # noqa: F401  (register rules)
@@ -38,15 +39,10 @@ class CUDATarget(Target):
         return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self.name)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
-        idx = [f"i{d}" for d in range(len(dims))]
         k.line(f"n = {' * '.join(dims) or '1'}")
         k.line("for flat in range(cuda.grid(1), n, cuda.gridsize(1)):")
         k.indent += 1
-        k.line("rest = flat")
-        for d in reversed(range(len(dims))):
-            k.line(f"{idx[d]} = rest % {dims[d]}")
-            k.line(f"rest = rest // {dims[d]}")
-        return idx
+        return decode_flat(k, "flat", dims)
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
@@ -70,16 +66,46 @@ class CUDATarget(Target):
         return blocks_for(n), THREADS
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
+        """Two host functions: ``name(stream, arrays...)`` launches the kernels in order, and
+        ``name_launches(stream, arrays...)`` returns them as a launch table (each kernel
+        configured with its grid, block and stream, its array arguments, the host functions of
+        its scalar arguments) plus the data checks to read after them, for :meth:`prepare`."""
         params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
         k = KernelWriter(mw, name, ["stream"] + [arg(v) for v in params])
+        table = KernelWriter(mw, f"{name}_launches", ["stream"] + [arg(v) for v in params])
+        table.line("return (")
         for fn, vs, size, per, host in launches:
             shape = k.imp("symjit.kernels.cuda", _LAUNCH[per])
-            args = [arg(v) for v in vs] + [f"{k.imp(module, f)}()" for module, f in host]
+            hosts = [k.imp(module, f) for module, f in host]
+            args = [arg(v) for v in vs] + [f"{h}()" for h in hosts]
             k.line(f"{fn}[{shape}({size}, stream)]({', '.join(args)})")
-        if any(_FLAG in host for *_, host in launches):   # a kernel may have flagged a bad value
-            k.line(f"{k.imp('symjit.kernels.cuda.errors', 'check')}(stream, {tuple(mw.checks)!r})")
-        mw.functions.append(k.finish(""))   # a plain host function
+            table.line(f"    ({fn}[{shape}({size}, stream)], ({''.join(arg(v) + ', ' for v in vs)}), "
+                       f"({''.join(h + ', ' for h in hosts)})),")
+        checks = tuple(mw.checks) if any(_FLAG in host for *_, host in launches) else ()
+        if checks:   # a kernel may have flagged a bad value
+            k.line(f"{k.imp('symjit.kernels.cuda.errors', 'check')}(stream, {checks!r})")
+        table.line(f"), {checks!r}")
+        mw.functions.append(k.finish(""))   # plain host functions
+        mw.functions.append(table.finish(""))
         return params
+
+    def prepare(self, module, name: str, payload: list):
+        """The launch table of phase function ``name`` for its bound buffers (the stream first),
+        built once; the returned call runs it: per launch only the host-computed scalars (a
+        Dropout seed, the error flag) are fetched, and the data checks read after the launches."""
+        from ...kernels.cuda.errors import check
+        launches, checks = getattr(module, f"{name}_launches")(*payload)
+        stream = payload[0]
+
+        def run() -> None:
+            for kernel, arrays, hosts in launches:
+                if hosts:
+                    kernel(*arrays, *[h() for h in hosts])
+                else:
+                    kernel(*arrays)
+            if checks:
+                check(stream, checks)
+        return run
 
 
 CUDA = register_target(CUDATarget())

@@ -10,6 +10,7 @@ the CUDA compiler packages (``pip install symjit[cuda]``) and the real CUDA targ
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ...base import MXNetError
 
@@ -60,23 +61,27 @@ def _host_arg_type(types, module: str, fn: str):
 
 def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     """kernel name -> PTX for every kernel of a loaded CUDA program (``compiled.module``)."""
-    from unittest import mock
-
     from numba import from_dtype, types
     if compiled.target != "cuda" or compiled.module is None:
         raise MXNetError("PTX is for a loaded program of the cuda target")
-    cuda, cc = _cuda(), parse_arch(arch)
     g = compiled.graph
     out = {}
-    with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
-        for name, vids in compiled.program.kernels.items():
-            sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
-                        for v in vids) + tuple(_host_arg_type(types, module, fn) for module, fn
-                                               in compiled.program.host_args.get(name, ()))
-            fn = getattr(compiled.module, name).py_func
-            try:
-                out[name], _ = cuda.compile_ptx(fn, sig, cc=cc)
-            except Exception as exc:  # noqa: BLE001 - the compiler's message, naming the kernel
-                raise MXNetError(f"kernel {name}: the CUDA compiler rejected it for {arch}: "
-                                 f"{type(exc).__name__}: {exc}") from None
+    for name, vids in compiled.program.kernels.items():
+        sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
+                    for v in vids) + tuple(_host_arg_type(types, module, fn) for module, fn
+                                           in compiled.program.host_args.get(name, ()))
+        out[name] = function_ptx(name, getattr(compiled.module, name).py_func, sig, arch)
     return out
+
+
+def function_ptx(name: str, fn: Any, sig: tuple, arch: str = "sm_90") -> str:
+    """The PTX of one CUDA kernel (its Python function ``fn``, argument types ``sig``) for
+    ``arch``, compiled without a GPU; the compiler's refusal is an MXNetError naming the kernel."""
+    from unittest import mock
+    cuda, cc = _cuda(), parse_arch(arch)
+    with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
+        try:
+            return cuda.compile_ptx(fn, sig, cc=cc)[0]
+        except Exception as exc:  # noqa: BLE001 - the compiler's message, naming the kernel
+            raise MXNetError(f"kernel {name}: the CUDA compiler rejected it for {arch}: "
+                             f"{type(exc).__name__}: {exc}") from None
