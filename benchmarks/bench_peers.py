@@ -170,7 +170,7 @@ def torch_worker(x, y, name: str, work: dict) -> float:
 
 
 def mxnet_worker(x, y, name: str, work: dict) -> float:
-    import mxnet as mx   # MXNet 1.9.1: the same program as symjit's worker
+    import mxnet as mx  # MXNet 1.9.1: the same program as symjit's worker
     sys.modules["symjit"] = mx
     return symjit_worker(x, y, name, work)
 
