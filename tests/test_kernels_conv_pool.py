@@ -636,3 +636,22 @@ def test_pool_checks_name_argument_and_shapes():
         pool.check_pool2d("sum", x, np.zeros((1, 2, 2, 2), np.float32), (2, 2), (2, 2), (-1, 0))
     with pytest.raises(ValueError, match=r"pool_type must be one of"):
         pool.check_pool2d("lp", x, x, (2, 2), (2, 2), (0, 0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("hw,convention", [((8, 6), "valid"), ((5, 7), "valid"), ((5, 7), "full")])
+def test_max_pool_2x2_tiles_match_the_window_loop(dtype, hw, convention):
+    """Kernel = stride = 2 without padding takes the unrolled loop where every window is a whole
+    tile ('full' with an odd size cuts the last windows: the general loop); both give the numpy
+    reference, NaN and -inf included, wherever they sit in a tile."""
+    rng = np.random.default_rng(5)
+    x = rand(rng, (2, 3) + hw, dtype)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 6, replace=False)] = np.nan
+    flat[rng.choice(flat.size, 6, replace=False)] = -np.inf
+    kp = ((2, 2), (2, 2), (0, 0))
+    out = np.full((2, 3) + pool.pool_output_size(hw, *kp, convention), 7.0, dtype)
+    pool.max_pool2d_forward(x, out, *kp)
+    expect, _ = ref_pool(x, *kp, convention, "max", True)
+    np.testing.assert_array_equal(out, expect.astype(dtype))
+    assert np.isnan(out).any() and (out == -np.inf).sum() <= 6

