@@ -68,7 +68,8 @@ def report(c: Compiled) -> dict:
                "ops": [op.name for op in grp.ops],
                "inputs": [g.values[i].name for i in grp.inputs],
                "outputs": [g.values[o].name for o in grp.outputs],
-               "workspace": [g.values[w].name for w in grp.workspace]} for grp in c.groups]
+               "workspace": [g.values[w].name for w in grp.workspace],
+               "kernel": c.program.kernel_of.get(f"k{grp.id}")} for grp in c.groups]
     plan = c.plan
     memory = {
         "planned_bytes": plan.planned_bytes, "naive_bytes": plan.naive_bytes, "strategy": plan.strategy,
@@ -97,7 +98,8 @@ def _launches(c: Compiled) -> list[dict]:
         per, n = c.program.spans[name]
         cfg = target.launch_config(n, per)
         if cfg is not None:
-            out.append({"kernel": name, "group": grp.id, per + "s": n, "grid": cfg[0], "block": cfg[1]})
+            out.append({"kernel": c.program.kernel_of.get(name, name), "group": grp.id, per + "s": n,
+                        "grid": cfg[0], "block": cfg[1]})
     return out
 
 
@@ -109,9 +111,13 @@ def _text(c: Compiled, source: bool) -> str:
         outs = ", ".join(f"{g.values[o].name}{shape_str(g.values[o].shape)}:{dtype_name(g.values[o].dtype)}"
                          for o in op.outputs)
         lines.append(f"  [{op.phase[0]}] {op.name} = {op.op.name}({ins}) -> {outs}")
-    lines.append(f"== fused groups ({sum(not grp.view for grp in c.groups)} kernels) ==")
+    kernel_of = c.program.kernel_of
+    lines.append(f"== fused groups ({sum(not grp.view for grp in c.groups)} kernels, "
+                 f"{len(set(kernel_of.values()))} distinct) ==")
     for grp in c.groups:
-        lines.append(f"  {grp.describe()}")
+        fn = kernel_of.get(f"k{grp.id}")
+        shared = f"  (kernel {fn})" if fn is not None and fn != f"k{grp.id}" else ""
+        lines.append(f"  {grp.describe()}{shared}")
     launches = _launches(c)
     if launches:
         lines.append(f"== launch plan ({c.target}) ==")

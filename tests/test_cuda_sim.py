@@ -70,7 +70,7 @@ array = value_arrays(c, np.zeros(max(c.plan.planned_bytes, 1), np.uint8),
                      lambda vid, v: idx[v.ref] if v.kind == 'arg' else out)
 (seg, payload), = bind_phases(c, array)['forward']
 table, checks = getattr(c.module, seg.name + '_launches')(*payload)
-assert len(table) == len(c.program.kernels) and checks and any(hosts for _, _, hosts in table)
+assert len(table) == len(c.program.kernels) and checks and any(hosts for _, _, hosts, _ in table)
 run_once = get_target('cuda').prepare(c.module, seg.name, payload)
 for _ in range(2):
     out[:] = 0

@@ -108,12 +108,13 @@ def rank_axis(k, node, arr: str) -> tuple[int, int]:
     return nd, node.params["axis"] % nd
 
 
-def decode_flat(k, flat: str, extents: list[str]) -> list[str]:
+def decode_flat(k, flat: str, extents: list[str], names: list[str] | None = None) -> list[str]:
     """Emit the row-major decoding of the flat position ``flat`` over ``extents`` (sources);
-    return the index names (``flat`` itself for one extent)."""
-    if len(extents) == 1:
+    return the index names (fresh ones, or ``names``; ``flat`` itself for one extent when no
+    names are given)."""
+    if len(extents) == 1 and names is None:
         return [flat]
-    idx, rest = [k.tmp("i") for _ in extents], k.tmp("rest")
+    idx, rest = names or [k.tmp("i") for _ in extents], k.tmp("rest")
     k.line(f"{rest} = {flat}")
     for d in reversed(range(len(extents))):
         k.line(f"{idx[d]} = {rest} % ({extents[d]})")

@@ -71,6 +71,10 @@ class KernelWriter:
         # function of no arguments), e.g. a Dropout seed from symjit.random.next_seed
         self.host_args: list[tuple[str, str, str]] = []
         self.error_flag: str | None = None   # the parameter data checks write to (targets that flag)
+        # attribute values passed to the kernel as arguments rather than written into its source
+        # (a convolution's strides and pads), so kernels differing only in them share one form:
+        # (parameter, source of the value the program passes)
+        self.consts: list[tuple[str, str]] = []
         self.name = name
         self.params = params
         self.lines: list[str] = []
@@ -87,8 +91,16 @@ class KernelWriter:
         self._tmp += 1
         return f"_{prefix}{self._tmp}"
 
+    def const(self, source: str) -> str:
+        """A kernel parameter holding the value of ``source`` (an attribute literal such as
+        ``(np.int64(2), np.int64(2))``), passed by the program after the other arguments."""
+        name = self.tmp("c")
+        self.consts.append((name, source))
+        return name
+
     def finish(self, decorator: str | None = None) -> str:
         deco = self.module.decorator if decorator is None else decorator
         body = self.lines or ["    pass"]
         head = [deco] if deco else []
-        return "\n".join(head + [f"def {self.name}({', '.join(self.params)}):"] + body)
+        params = self.params + [c for c, _ in self.consts]
+        return "\n".join(head + [f"def {self.name}({', '.join(params)}):"] + body)

@@ -19,6 +19,7 @@ host op splits it into ``forward_0``, host call, ``forward_1``...
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from ...base import MXNetError
 from ...lower.rules import ElemExpr
@@ -28,7 +29,7 @@ from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 from .loop import emit_loop, loop_dims, vname
 
-__all__ = ["generate", "Program", "Segment"]
+__all__ = ["generate", "Program", "Segment", "canonical_form"]
 
 
 @dataclasses.dataclass
@@ -47,17 +48,20 @@ class Program:
     """What the generated module exports: per phase, its segments (see the module docstring);
     ``entries`` maps each phase that is a single compiled function to (name, value ids);
     ``kernels`` maps each group kernel to the value ids it takes, ``spans`` to what it spans at
-    the bound shapes: ``("element", n)`` (a loop over n elements), ``("block", n)`` (n slices,
-    one block each, for targets that launch blocks) or ``("tile", n)`` (n GEMM tiles, one block
-    each); ``host_args`` to the (module, function) of each
-    int64 scalar the host program computes and passes after the arrays (a Dropout seed)."""
+    the bound shapes (keyed by group, ``k<group id>``; ``kernel_of`` names the function each
+    group calls, one per distinct kernel form): ``("element", n)`` (a loop over n elements),
+    ``("block", n)`` (n slices, one block each, for targets that launch blocks) or
+    ``("tile", n)`` (n GEMM tiles, one block each); ``host_args`` to the (module, function) of
+    each int64 scalar the host program computes and passes after the arrays (a Dropout seed)."""
 
     def __init__(self, source: str, entries: dict[str, tuple[str, list[int]]],
                  segments: dict[str, list[Segment]] | None = None,
                  kernels: dict[str, list[int]] | None = None,
                  spans: dict[str, tuple[str, int]] | None = None,
-                 host_args: dict[str, list[tuple[str, str]]] | None = None):
+                 host_args: dict[str, list[tuple[str, str]]] | None = None,
+                 kernel_of: dict[str, str] | None = None):
         self.source = source
+        self.kernel_of = kernel_of or {}
         self.entries = entries
         self.kernels = kernels or {}
         self.spans = spans or {}
@@ -80,7 +84,8 @@ def _static_span(grp: Group, k) -> tuple[str, int]:
 
 
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
-                  spans: dict[str, tuple[str, int]]) -> Launch:
+                  spans: dict[str, tuple[str, int]], forms: dict[str, str],
+                  kernel_of: dict[str, str]) -> Launch:
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
     k = KernelWriter(mw, f"k{grp.id}", [vname(v) for v in params], {vname(v): g.values[v] for v in params})
     anchor = grp.anchor
@@ -96,13 +101,35 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op is not anchor]
     if loop_ops or elem:
         emit_loop(target, k, g, grp, loop_ops, elem)
-    mw.functions.append(k.finish())
+    text = k.finish()
+    form = canonical_form(text, k.name, k.params)
+    fn = forms.setdefault(form, k.name)
+    if fn == k.name:        # the first group of this form: its kernel goes into the module
+        mw.functions.append(text)
     spans[k.name] = _static_span(grp, k)
-    host = [(module, fn) for _, module, fn in k.host_args]
+    kernel_of[k.name] = fn
+    host = [(module, f) for _, module, f in k.host_args]
+    consts = [source for _, source in k.consts]
     if k.per_block is not None:
-        return k.name, params, k.per_block[0], k.block_kind, host
+        return fn, params, k.per_block[0], k.block_kind, host, consts
     size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
-    return k.name, params, size, "element", host
+    return fn, params, size, "element", host, consts
+
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def canonical_form(text: str, name: str, params: list[str]) -> str:
+    """A kernel's source with its name and its parameters renamed by position (``KERNEL``,
+    ``a0``, ``a1``, ...): groups whose kernels have one form share one kernel function, so a
+    net's repeated blocks (the same conv+BatchNorm+relu at every layer) compile once.
+
+    >>> canonical_form("def k3(v7, v9):\n    v9[0] = v7[0] + _v1", "k3", ["v7", "v9"])
+    'def KERNEL(a0, a1):\n    a1[0] = a0[0] + _v1'
+    """
+    local = {p: f"a{i}" for i, p in enumerate(params)}
+    local[name] = "KERNEL"
+    return _WORD.sub(lambda m: local.get(m.group(0), m.group(0)), text)
 
 
 def _host_segment(g: Graph, grp: Group, target: Target) -> Segment:
@@ -123,6 +150,8 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     mw = target.module_writer(cache, fastmath)
     runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
     spans: dict[str, tuple[str, int]] = {}
+    forms: dict[str, str] = {}   # canonical kernel source -> the kernel function of that form
+    kernel_of: dict[str, str] = {}   # group kernel name (k<group id>) -> the function it calls
     for grp in groups:
         steps = runs[grp.phase]
         if grp.host:
@@ -130,7 +159,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
         elif not grp.view:   # a view group is only an alias in the memory plan
             if not steps or isinstance(steps[-1], Segment):
                 steps.append([])
-            steps[-1].append(_group_kernel(mw, target, g, grp, spans))
+            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of))
     entries, segments = {}, {}
     for phase, steps in runs.items():
         if not steps:
@@ -150,5 +179,5 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     kernels = {name: vids for steps in runs.values() for step in steps if not isinstance(step, Segment)
                for name, vids, *_ in step}
     host = {name: h for steps in runs.values() for step in steps if not isinstance(step, Segment)
-            for name, _, _, _, h in step if h}
-    return Program(mw.source(header), entries, segments, kernels, spans, host)
+            for name, _, _, _, h, _ in step if h}
+    return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of)

@@ -40,10 +40,10 @@ class CPUTarget(Target):
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
         k = KernelWriter(mw, name, [arg(v) for v in params])
-        for fn, vs, _, _, host in launches:
+        for fn, vs, _, _, host, consts in launches:
             if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
                 raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
-            k.line(f"{fn}({', '.join(arg(v) for v in vs)})")
+            k.line(f"{fn}({', '.join([arg(v) for v in vs] + consts)})")
         mw.functions.append(k.finish())
         return params
 

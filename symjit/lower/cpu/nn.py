@@ -45,8 +45,8 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     ``*_parallel`` ones never paid on our measurements (``docs/performance.md``).
     """
     mod = "symjit.kernels.cpu.conv"
-    stride, pad, dilate = _geometry(p, len(p["kernel"]))
-    groups = f"np.int64({p['num_group']})"
+    stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
+    groups = k.const(f"np.int64({p['num_group']})")
     ws, cols, res = k.workspace[0], k.tmp("cols"), k.tmp("y")
     k.line(f"{cols} = {ws}.reshape(1, {ws}.shape[0])")
     call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
@@ -111,12 +111,12 @@ def conv_bias_lower(k, node, ins, outs):
 
 def _pool_geometry(k, p: dict, x4: str) -> tuple[str, str, str]:
     if p["global_pool"]:
-        return (f"({x4}.shape[2], {x4}.shape[3])", int_tuple((1, 1)), int_tuple((0, 0)))
+        return (f"({x4}.shape[2], {x4}.shape[3])", k.const(int_tuple((1, 1))), k.const(int_tuple((0, 0))))
     kern = p["kernel"]
     stride, _, pad = window_params(p, len(kern))
     if len(kern) == 1:
         kern, stride, pad = (1, *kern), (1, *stride), (0, *pad)
-    return int_tuple(kern), int_tuple(stride), int_tuple(pad)
+    return k.const(int_tuple(kern)), k.const(int_tuple(stride)), k.const(int_tuple(pad))
 
 
 def _include_pad(p: dict) -> str:

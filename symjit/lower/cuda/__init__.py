@@ -42,7 +42,7 @@ class CUDATarget(Target):
         k.line(f"n = {' * '.join(dims) or '1'}")
         k.line("for flat in range(cuda.grid(1), n, cuda.gridsize(1)):")
         k.indent += 1
-        return decode_flat(k, "flat", dims)
+        return decode_flat(k, "flat", dims, [f"i{d}" for d in range(len(dims))])   # the CPU's names
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
@@ -74,14 +74,14 @@ class CUDATarget(Target):
         k = KernelWriter(mw, name, ["stream"] + [arg(v) for v in params])
         table = KernelWriter(mw, f"{name}_launches", ["stream"] + [arg(v) for v in params])
         table.line("return (")
-        for fn, vs, size, per, host in launches:
+        for fn, vs, size, per, host, consts in launches:
             shape = k.imp("symjit.kernels.cuda", _LAUNCH[per])
             hosts = [k.imp(module, f) for module, f in host]
-            args = [arg(v) for v in vs] + [f"{h}()" for h in hosts]
+            args = [arg(v) for v in vs] + [f"{h}()" for h in hosts] + consts
             k.line(f"{fn}[{shape}({size}, stream)]({', '.join(args)})")
             table.line(f"    ({fn}[{shape}({size}, stream)], ({''.join(arg(v) + ', ' for v in vs)}), "
-                       f"({''.join(h + ', ' for h in hosts)})),")
-        checks = tuple(mw.checks) if any(_FLAG in host for *_, host in launches) else ()
+                       f"({''.join(h + ', ' for h in hosts)}), ({''.join(c + ', ' for c in consts)})),")
+        checks = tuple(mw.checks) if any(_FLAG in host for *_, host, _ in launches) else ()
         if checks:   # a kernel may have flagged a bad value
             k.line(f"{k.imp('symjit.kernels.cuda.errors', 'check')}(stream, {checks!r})")
         table.line(f"), {checks!r}")
@@ -98,11 +98,11 @@ class CUDATarget(Target):
         stream = payload[0]
 
         def run() -> None:
-            for kernel, arrays, hosts in launches:
+            for kernel, arrays, hosts, consts in launches:
                 if hosts:
-                    kernel(*arrays, *[h() for h in hosts])
+                    kernel(*arrays, *[h() for h in hosts], *consts)
                 else:
-                    kernel(*arrays)
+                    kernel(*arrays, *consts)
             if checks:
                 check(stream, checks)
         return run

@@ -1,0 +1,74 @@
+"""Cold and warm bind time of real networks: a new process binds the net (inference, or training
+with forward and backward) and runs its first forward (and backward), with an empty kernel cache
+(cold) and then with the cache that run filled (warm). Prints seconds, the kernel count and the
+distinct kernels compiled (groups of one kernel form share a kernel).
+
+    python benchmarks/bench_compile.py [--nets resnet18,resnet50] [--batch 2] [--train]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def child(net: str, batch: int, train: bool) -> dict:
+    sys.path.insert(0, str(ROOT))
+    t0 = time.perf_counter()
+    import numpy as np
+
+    import symjit as mx
+    from examples.nets import resnet
+    sym = resnet(int(net.removeprefix("resnet")))
+    t1 = time.perf_counter()
+    reqs = {n: ("write" if train and n not in ("data", "softmax_label") else "null")
+            for n in sym.list_arguments()}
+    ex = sym.simple_bind(mx.cpu(), grad_req=reqs, data=(batch, 3, 224, 224))
+    ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+    out = ex.forward(is_train=train)[0].asnumpy()
+    if train:
+        ex.backward()
+        ex.grad_dict["fc_weight"].asnumpy()
+    t2 = time.perf_counter()
+    prog = ex._programs["train" if train else "infer"].program
+    kernel_of = getattr(prog, "kernel_of", None) or {k: k for k in prog.kernels}   # older symjit
+    return {"import": t1 - t0, "bind_and_first_step": t2 - t1, "kernels": len(kernel_of),
+            "distinct": len(set(kernel_of.values())), "finite": bool(np.isfinite(out).all())}
+
+
+def run(net: str, batch: int, train: bool, cache: str) -> dict:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, __file__, "--child", net, "--batch", str(batch)] + (["--train"] if train else [])
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nets", default="resnet18,resnet50")
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--train", action="store_true")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.batch, args.train)))
+        return
+    for net in args.nets.split(","):
+        with tempfile.TemporaryDirectory() as cache:
+            cold = run(net, args.batch, args.train, cache)
+            warm = run(net, args.batch, args.train, cache)
+        mode = "training" if args.train else "inference"
+        print(f"{net} {mode} batch {args.batch}: cold {cold['bind_and_first_step']:.1f} s, warm "
+              f"{warm['bind_and_first_step']:.2f} s, {cold['kernels']} kernels, {cold['distinct']} "
+              f"distinct (import {warm['import']:.2f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Groups of one kernel form share one kernel function (compiled once), on both targets."""
+from __future__ import annotations
+
+import numpy as np
+
+import symjit as mx
+from symjit.compiler.codegen.generate import canonical_form
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+
+
+def _blocks(n: int, hidden: int = 6):
+    h = mx.sym.Variable("data")
+    for i in range(n):
+        h = mx.sym.Activation(mx.sym.FullyConnected(h, num_hidden=hidden, name=f"fc{i}"),
+                              act_type="tanh", name=f"t{i}")
+    return h
+
+
+def _compile(sym, target="cpu", train=False):
+    shapes, _, _ = sym.infer_shape(data=(3, 6))
+    names = sym.list_arguments()
+    reqs = {n: "write" for n in names} if train else {}
+    return compile_symbol(sym, dict(zip(names, shapes)), {n: np.float32 for n in names}, reqs, train,
+                          Config(cache=False), target=target, load=False)
+
+
+def test_repeated_blocks_compile_one_kernel_per_form():
+    for target in ("cpu", "cuda"):
+        c = _compile(_blocks(4), target)
+        fns = [c.program.kernel_of[f"k{grp.id}"] for grp in c.groups if not grp.view]
+        assert len(fns) == 4 and len(set(fns)) == 1, (target, fns)
+        assert c.program.source.count("\ndef k") == 1   # one kernel in the module (+ the programs)
+        train = _compile(_blocks(4), target, train=True)   # the backward blocks repeat too
+        groups = len(train.program.kernel_of)
+        assert len(set(train.program.kernel_of.values())) <= groups // 2, (target, groups)
+
+
+def test_shared_kernels_compute_each_group_on_its_own_arrays():
+    sym = _blocks(3)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    args = {"data": mx.nd.array(x)}
+    for i in range(3):
+        args[f"fc{i}_weight"] = mx.nd.array(rng.standard_normal((6, 6)).astype(np.float32) * 0.5)
+        args[f"fc{i}_bias"] = mx.nd.array(rng.standard_normal(6).astype(np.float32))
+    grads = {k: mx.nd.zeros(v.shape) for k, v in args.items()}
+    ex = sym.bind(mx.cpu(), args, args_grad=grads)
+    assert len(set(ex._programs["train"].program.kernel_of.values())) < 6
+    out = ex.forward(is_train=True)[0].asnumpy()
+    h, acts = x.astype(np.float64), []
+    for i in range(3):
+        h = np.tanh(h @ args[f"fc{i}_weight"].asnumpy().T + args[f"fc{i}_bias"].asnumpy())
+        acts.append(h)
+    np.testing.assert_allclose(out, h, rtol=1e-5, atol=1e-6)
+    head = rng.standard_normal(out.shape).astype(np.float32)
+    ex.backward(mx.nd.array(head))
+    g = head.astype(np.float64)
+    for i in reversed(range(3)):
+        g = g * (1 - acts[i] ** 2)
+        below = acts[i - 1] if i else x
+        np.testing.assert_allclose(grads[f"fc{i}_weight"].asnumpy(), g.T @ below, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(grads[f"fc{i}_bias"].asnumpy(), g.sum(0), rtol=1e-4, atol=1e-5)
+        g = g @ args[f"fc{i}_weight"].asnumpy()
+    np.testing.assert_allclose(grads["data"].asnumpy(), g, rtol=1e-4, atol=1e-5)
+
+
+def test_canonical_form_renames_only_whole_parameter_names():
+    text = "def k2(v1, v10):\n    v10[0] = v1[0] + _v1 + v100"
+    assert canonical_form(text, "k2", ["v1", "v10"]) == \
+        "def KERNEL(a0, a1):\n    a1[0] = a0[0] + _v1 + v100"
+
+
+def test_convolutions_differing_only_in_geometry_share_a_kernel():
+    """Strides, pads and kernel sizes are kernel arguments: convolutions (and poolings) that differ
+    only in them share one kernel, and each still computes with its own geometry."""
+    x = mx.sym.Variable("data")
+    a = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True, name="a")
+    b = mx.sym.Convolution(x, kernel=(3, 3), stride=(2, 2), num_filter=4, no_bias=True, name="b")
+    pa = mx.sym.Pooling(a, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pa")
+    pb = mx.sym.Pooling(b, kernel=(3, 3), stride=(1, 1), pool_type="max", name="pb")
+    net = mx.sym.Group([pa, pb])
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    ws = {n: rng.standard_normal((4, 3, 3, 3)).astype(np.float32) for n in ("a", "b")}
+    ex = net.bind(mx.cpu(), {"data": mx.nd.array(xs), "a_weight": mx.nd.array(ws["a"]),
+                             "b_weight": mx.nd.array(ws["b"])}, grad_req="null")
+    prog = ex._programs["infer"].program
+    fns = {grp.ops[0].name: prog.kernel_of[f"k{grp.id}"] for grp in ex._programs["infer"].groups}
+    assert fns["a"] == fns["b"] and fns["pa"] == fns["pb"], fns
+    outs = [o.asnumpy() for o in ex.forward()]
+
+    def conv(x, w, stride, pad):
+        x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        oh = (x.shape[2] - 3) // stride + 1
+        out = np.zeros((x.shape[0], 4, oh, oh))
+        for i in range(oh):
+            for j in range(oh):
+                patch = x[:, :, i * stride:i * stride + 3, j * stride:j * stride + 3]
+                out[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3]))
+        return out
+
+    def maxpool(x, k, s):
+        oh = (x.shape[2] - k) // s + 1
+        return np.array([[[[x[n, c, i * s:i * s + k, j * s:j * s + k].max() for j in range(oh)]
+                           for i in range(oh)] for c in range(x.shape[1])] for n in range(x.shape[0])])
+    np.testing.assert_allclose(outs[0], maxpool(conv(xs, ws["a"], 1, 1), 2, 2), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outs[1], maxpool(conv(xs, ws["b"], 2, 0), 3, 1), rtol=1e-4, atol=1e-4)
