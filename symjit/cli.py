@@ -163,6 +163,58 @@ def _dot(c: Compiled, path: str) -> None:
         f.write(dot.source)
 
 
+def kernel_timings(c: Compiled) -> list[dict]:
+    """Compile every distinct kernel of a loaded cpu program for its argument types, one at a time,
+    timing each; ``origin`` says whether numba compiled it, loaded it from the kernel cache, or
+    found it compiled already in this process."""
+    import time
+
+    from numba import from_dtype, typeof
+    from numba import types as nt
+    g, prog = c.graph, c.program
+    out = []
+    for fn in sorted(set(prog.kernel_of.values()), key=lambda f: int(f[1:])):
+        sig = tuple(nt.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
+                    for v in prog.kernels[fn])
+        sig += tuple(typeof(v if isinstance(v, tuple) else np.int64(v)) for v in prog.consts.get(fn, []))
+        disp = getattr(c.module, fn)
+        known = bool(disp.overloads)
+        start = time.perf_counter()
+        disp.compile(sig)
+        groups = sorted(int(k[1:]) for k, f in prog.kernel_of.items() if f == fn)
+        origin = ("this process" if known else "kernel cache" if sum(disp.stats.cache_hits.values())
+                  else "compiled")
+        out.append({"kernel": fn, "groups": groups, "seconds": round(time.perf_counter() - start, 4),
+                    "origin": origin})
+    return out
+
+
+def _timings_text(timings: list[dict]) -> str:
+    total = sum(t["seconds"] for t in timings)
+    lines = [f"== compile time per kernel ({len(timings)} distinct, {total:.2f} s) =="]
+    for t in sorted(timings, key=lambda t: -t["seconds"]):
+        where = "" if t["origin"] == "compiled" else f" (from {t['origin']})"
+        lines.append(f"  {t['kernel']}: {t['seconds']:.2f} s, groups {t['groups']}{where}")
+    return "\n".join(lines)
+
+
+def _cache_command(action: str, fmt: str) -> int:
+    """``symjit cache info|clear``."""
+    from .compiler.cache import cache_info, clear_cache
+    cfg = Config.from_env()
+    if action == "clear":
+        n = clear_cache(cfg)
+        print(f"removed {n} files from {cache_info(cfg)['directory']}")
+        return 0
+    info = cache_info(cfg)
+    if fmt == "json":
+        print(json.dumps(info, indent=1))
+    else:
+        print(f"kernel cache: {info['directory']}\n  {info['modules']} generated modules, "
+              f"{info['compiled_functions']} compiled functions, {info['bytes'] / 2**20:.1f} MiB")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``symjit`` console script."""
     ap = argparse.ArgumentParser(prog="symjit", description="symjit tools")
@@ -181,7 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--emit", choices=("report", "ptx"), default="report",
                     help="ptx: print each kernel's PTX (--target cuda; numba-cuda, no GPU needed)")
     cp.add_argument("--arch", default="sm_90", help="CUDA architecture of --emit ptx (default sm_90)")
+    cp.add_argument("--timings", action="store_true",
+                    help="compile every distinct kernel (cpu) and print its compile time")
+    kp = sub.add_parser("cache", help="show or empty the kernel cache (SYMJIT_CACHE_DIR)")
+    kp.add_argument("action", choices=("info", "clear"))
+    kp.add_argument("--format", choices=("text", "json"), default="text")
     args = ap.parse_args(argv)
+    if args.cmd == "cache":
+        return _cache_command(args.action, args.format)
     try:
         sym = load_symbol(args.symbol)
         shapes = dict(args.shape)
@@ -200,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         ptx = args.emit == "ptx"
         if ptx and args.target != "cuda":
             raise MXNetError("--emit ptx needs --target cuda")
-        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target, load=ptx)
+        if args.timings and args.target != "cpu":
+            raise MXNetError("--timings compiles cpu kernels; for cuda, --emit ptx compiles them")
+        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target,
+                           load=ptx or args.timings)
+        timings = kernel_timings(c) if args.timings else None
         if ptx:
             from .lower.cuda.ptx import kernel_ptx
             for name, text in kernel_ptx(c, args.arch).items():
@@ -215,9 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         doc = report(c)
         if args.source:
             doc["source"] = c.program.source
+        if timings is not None:
+            doc["timings"] = timings
         print(json.dumps(doc, indent=1))
     else:
         print(_text(c, args.source))
+        if timings is not None:
+            print(_timings_text(timings))
     return 0
 
 

@@ -15,6 +15,8 @@ computed (``fc1_backward_weight``) can be handed to the callback.
 """
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +41,20 @@ _UNSUPPORTED = frozenset({np.dtype("float16")})
 def _place(ctx: Context) -> tuple[str, int]:
     """Where a context's memory is: pinned host memory is the CPU's."""
     return ("gpu", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
+
+
+COMPILE_LOG_SECONDS = 2.0
+_LOG = logging.getLogger("symjit")
+
+
+def compile_summary(prog: Compiled, seconds: float) -> str:
+    """One line on a program's compile: its group kernels, the distinct kernels they call, and how
+    many of those numba compiled (a cache miss) rather than loaded with the cached program."""
+    fns = sorted(set(prog.program.kernel_of.values()))
+    stats = [getattr(getattr(prog.module, f, None), "stats", None) for f in fns]
+    compiled = sum(s is not None and sum(s.cache_misses.values()) > 0 for s in stats)
+    return (f"bind: {len(prog.program.kernel_of)} kernels, {len(fns)} distinct: {compiled} compiled, "
+            f"{len(fns) - compiled} from the kernel cache, in {seconds:.1f} s")
 
 
 def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
@@ -243,8 +259,10 @@ class Executor:
 
     def _prepare(self, mode: str) -> None:
         """Compile (or load from the kernel cache) every phase of a program for the bound arrays.
-        A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh."""
+        A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh. A
+        preparation longer than :data:`COMPILE_LOG_SECONDS` logs one line (``symjit`` logger)."""
         target = get_target(self._target)
+        start = time.perf_counter()
         for attempt in (0, 1):
             prog = self._program(mode)
             try:
@@ -252,6 +270,9 @@ class Executor:
                     for seg, arrays in steps:
                         if seg.kind == "njit":
                             target.warm(getattr(prog.module, seg.name), arrays)
+                elapsed = time.perf_counter() - start
+                if elapsed > COMPILE_LOG_SECONDS:
+                    _LOG.info("%s", compile_summary(prog, elapsed))
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise

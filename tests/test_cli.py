@@ -69,3 +69,55 @@ def test_errors_are_clear(capsys, monkeypatch, argv, message):
     monkeypatch.chdir(ROOT)
     rc, _, err = run(capsys, *argv)
     assert rc == 2 and message in err
+
+
+def test_timings_compile_each_distinct_kernel_once(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.syspath_prepend(str(ROOT))
+    rc, out, _ = run(capsys, "examples.nets:lenet", "--shape", "data=2,1,28,28", "--grad-req", "null",
+                     "--format", "json", "--timings")
+    assert rc == 0
+    doc = json.loads(out)
+    timings = {t["kernel"]: t for t in doc["timings"]}
+    convs = [g for g in doc["groups"] if g["ops"][0].startswith("conv")]
+    assert len(convs) == 2 and convs[0]["kernel"] == convs[1]["kernel"]   # geometry is an argument
+    assert timings[convs[0]["kernel"]]["groups"] == [convs[0]["id"], convs[1]["id"]]
+    assert all(t["seconds"] > 0 and t["origin"] == "compiled" for t in timings.values())
+    rc, out, _ = run(capsys, "examples.nets:lenet", "--shape", "data=2,1,28,28", "--grad-req", "null",
+                     "--timings")
+    assert rc == 0 and "== compile time per kernel (" in out and "(from this process)" in out
+    rc, _, err = run(capsys, "examples.nets:lenet", "--shape", "data=2,1,28,28", "--target", "cuda",
+                     "--timings")
+    assert rc == 2 and "--timings compiles cpu kernels" in err
+
+
+def test_cache_info_and_clear(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "keep.txt").write_text("not ours")
+    import symjit as mx
+    x = mx.sym.Variable("x")
+    (mx.sym.exp(x) * 2).bind(mx.cpu(), {"x": mx.nd.ones((3,))}).forward()
+    assert main(["cache", "info", "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["directory"] == str(tmp_path / "kernels") and info["modules"] >= 1
+    assert info["compiled_functions"] >= 1 and info["bytes"] > 0
+    assert main(["cache", "clear"]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert main(["cache", "info"]) == 0
+    assert "0 generated modules, 0 compiled functions" in capsys.readouterr().out
+    assert (tmp_path / "kernels" / "keep.txt").exists()
+
+
+def test_a_long_bind_logs_one_line(caplog, monkeypatch, tmp_path):
+    import logging
+
+    import symjit as mx
+    import symjit.executor as executor
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(executor, "COMPILE_LOG_SECONDS", 0.0)
+    x = mx.sym.Variable("x")
+    with caplog.at_level(logging.INFO, logger="symjit"):
+        mx.sym.tanh(mx.sym.FullyConnected(x, num_hidden=3, name="fc")).simple_bind(mx.cpu(), x=(2, 5))
+    lines = [r.getMessage() for r in caplog.records if r.name == "symjit"]
+    assert len(lines) == 1 and lines[0].startswith("bind: ") and "distinct" in lines[0], lines

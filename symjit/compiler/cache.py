@@ -30,7 +30,7 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 
-__all__ = ["source_key", "load_module", "purge"]
+__all__ = ["source_key", "load_module", "purge", "cache_info", "clear_cache"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,6 +87,40 @@ def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> type
         del sys.modules[name]
         raise
     return module
+
+
+def _entries(cfg: Config) -> list[Path]:
+    """Every file of the cache that symjit wrote: generated modules and numba's files of them."""
+    root = Path(cfg.cache_dir) / "kernels"
+    if not root.is_dir():
+        return []
+    files = list(root.glob("symjit_gen_*.py"))
+    pycache = root / "__pycache__"
+    return files + (list(pycache.glob("symjit_gen_*")) if pycache.is_dir() else [])
+
+
+def cache_info(cfg: Config) -> dict:
+    """What the kernel cache holds: its directory, the generated modules, numba's compiled
+    entries (one index file per kernel function compiled from them) and the bytes of all of it.
+
+    >>> import tempfile
+    >>> cache_info(Config(cache_dir=tempfile.mkdtemp()))["modules"]
+    0
+    """
+    files = _entries(cfg)
+    return {"directory": str(Path(cfg.cache_dir) / "kernels"),
+            "modules": sum(f.suffix == ".py" for f in files),
+            "compiled_functions": sum(f.suffix == ".nbi" for f in files),
+            "bytes": sum(f.stat().st_size for f in files if f.is_file())}
+
+
+def clear_cache(cfg: Config) -> int:
+    """Delete every cache file symjit wrote (nothing else in the directory); return how many.
+    Processes that have a module loaded keep using it; the next bind compiles afresh."""
+    files = _entries(cfg)
+    for f in files:
+        f.unlink(missing_ok=True)
+    return len(files)
 
 
 def purge(module: types.ModuleType) -> None:

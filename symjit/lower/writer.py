@@ -73,8 +73,8 @@ class KernelWriter:
         self.error_flag: str | None = None   # the parameter data checks write to (targets that flag)
         # attribute values passed to the kernel as arguments rather than written into its source
         # (a convolution's strides and pads), so kernels differing only in them share one form:
-        # (parameter, source of the value the program passes)
-        self.consts: list[tuple[str, str]] = []
+        # (parameter, the value the program passes: an int or a tuple of ints)
+        self.consts: list[tuple[str, int | tuple[int, ...]]] = []
         self.name = name
         self.params = params
         self.lines: list[str] = []
@@ -91,11 +91,11 @@ class KernelWriter:
         self._tmp += 1
         return f"_{prefix}{self._tmp}"
 
-    def const(self, source: str) -> str:
-        """A kernel parameter holding the value of ``source`` (an attribute literal such as
-        ``(np.int64(2), np.int64(2))``), passed by the program after the other arguments."""
+    def const(self, value: int | tuple[int, ...]) -> str:
+        """A kernel parameter holding ``value`` (an int, or a tuple of ints such as a stride),
+        passed by the program after the other arguments as int64s."""
         name = self.tmp("c")
-        self.consts.append((name, source))
+        self.consts.append((name, int(value) if isinstance(value, int) else tuple(int(v) for v in value)))
         return name
 
     def finish(self, decorator: str | None = None) -> str:

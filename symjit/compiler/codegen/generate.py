@@ -22,6 +22,7 @@ import dataclasses
 import re
 
 from ...base import MXNetError
+from ...lower.emit import int_tuple
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
 from ...lower.writer import KernelWriter, ModuleWriter
@@ -59,9 +60,10 @@ class Program:
                  kernels: dict[str, list[int]] | None = None,
                  spans: dict[str, tuple[str, int]] | None = None,
                  host_args: dict[str, list[tuple[str, str]]] | None = None,
-                 kernel_of: dict[str, str] | None = None):
+                 kernel_of: dict[str, str] | None = None, consts: dict[str, list] | None = None):
         self.source = source
         self.kernel_of = kernel_of or {}
+        self.consts = consts or {}   # kernel function -> the values of its trailing int arguments
         self.entries = entries
         self.kernels = kernels or {}
         self.spans = spans or {}
@@ -85,7 +87,7 @@ def _static_span(grp: Group, k) -> tuple[str, int]:
 
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
                   spans: dict[str, tuple[str, int]], forms: dict[str, str],
-                  kernel_of: dict[str, str]) -> Launch:
+                  kernel_of: dict[str, str], const_values: dict[str, list]) -> Launch:
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
     k = KernelWriter(mw, f"k{grp.id}", [vname(v) for v in params], {vname(v): g.values[v] for v in params})
     anchor = grp.anchor
@@ -109,7 +111,8 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     spans[k.name] = _static_span(grp, k)
     kernel_of[k.name] = fn
     host = [(module, f) for _, module, f in k.host_args]
-    consts = [source for _, source in k.consts]
+    consts = [int_tuple(v) if isinstance(v, tuple) else f"np.int64({v})" for _, v in k.consts]
+    const_values.setdefault(fn, [v for _, v in k.consts])
     if k.per_block is not None:
         return fn, params, k.per_block[0], k.block_kind, host, consts
     size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
@@ -152,6 +155,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     spans: dict[str, tuple[str, int]] = {}
     forms: dict[str, str] = {}   # canonical kernel source -> the kernel function of that form
     kernel_of: dict[str, str] = {}   # group kernel name (k<group id>) -> the function it calls
+    const_values: dict[str, list] = {}   # kernel function -> the values of its const arguments
     for grp in groups:
         steps = runs[grp.phase]
         if grp.host:
@@ -159,7 +163,8 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
         elif not grp.view:   # a view group is only an alias in the memory plan
             if not steps or isinstance(steps[-1], Segment):
                 steps.append([])
-            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of))
+            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of,
+                                                      const_values))
     entries, segments = {}, {}
     for phase, steps in runs.items():
         if not steps:
@@ -180,4 +185,4 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                for name, vids, *_ in step}
     host = {name: h for steps in runs.values() for step in steps if not isinstance(step, Segment)
             for name, _, _, _, h, _ in step if h}
-    return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of)
+    return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of, const_values)

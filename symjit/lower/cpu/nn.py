@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...ops.nn import dropout_active
 from ...ops.rules import window_params
-from ..emit import call, elem_index, int_tuple, view2d
+from ..emit import call, elem_index, view2d
 from ..rules import rule
 
 
@@ -25,12 +25,12 @@ def _as4d(k, arr: str) -> str:
     return name
 
 
-def _geometry(p: dict, nd: int) -> tuple[str, str, str]:
-    """Source of the 2-D ``(stride, pad, dilate)`` tuples; a 1-D window gets a leading unit axis."""
+def _geometry(p: dict, nd: int) -> tuple[tuple, tuple, tuple]:
+    """The 2-D ``(stride, pad, dilate)`` tuples; a 1-D window gets a leading unit axis."""
     stride, dilate, pad = window_params(p, nd)
     if nd == 1:
         stride, dilate, pad = (1, *stride), (1, *dilate), (0, *pad)
-    return int_tuple(stride), int_tuple(pad), int_tuple(dilate)
+    return tuple(stride), tuple(pad), tuple(dilate)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     """
     mod = "symjit.kernels.cpu.conv"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
-    groups = k.const(f"np.int64({p['num_group']})")
+    groups = k.const(p["num_group"])
     ws, cols, res = k.workspace[0], k.tmp("cols"), k.tmp("y")
     k.line(f"{cols} = {ws}.reshape(1, {ws}.shape[0])")
     call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
@@ -111,12 +111,12 @@ def conv_bias_lower(k, node, ins, outs):
 
 def _pool_geometry(k, p: dict, x4: str) -> tuple[str, str, str]:
     if p["global_pool"]:
-        return (f"({x4}.shape[2], {x4}.shape[3])", k.const(int_tuple((1, 1))), k.const(int_tuple((0, 0))))
+        return (f"({x4}.shape[2], {x4}.shape[3])", k.const((1, 1)), k.const((0, 0)))
     kern = p["kernel"]
     stride, _, pad = window_params(p, len(kern))
     if len(kern) == 1:
         kern, stride, pad = (1, *kern), (1, *stride), (0, *pad)
-    return k.const(int_tuple(kern)), k.const(int_tuple(stride)), k.const(int_tuple(pad))
+    return k.const(kern), k.const(stride), k.const(pad)
 
 
 def _include_pad(p: dict) -> str:
