@@ -127,8 +127,8 @@ def canonical_form(text: str, name: str, params: list[str]) -> str:
     ``a0``, ``a1``, ...): groups whose kernels have one form share one kernel function, so a
     net's repeated blocks (the same conv+BatchNorm+relu at every layer) compile once.
 
-    >>> canonical_form("def k3(v7, v9):\n    v9[0] = v7[0] + _v1", "k3", ["v7", "v9"])
-    'def KERNEL(a0, a1):\n    a1[0] = a0[0] + _v1'
+    >>> canonical_form("def k3(v7, v9): v9[0] = v7[0] + _v1", "k3", ["v7", "v9"])
+    'def KERNEL(a0, a1): a1[0] = a0[0] + _v1'
     """
     local = {p: f"a{i}" for i, p in enumerate(params)}
     local[name] = "KERNEL"
