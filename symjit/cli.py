@@ -20,7 +20,7 @@ from .base import MXNetError, dtype_name, shape_str
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config
 from .executor import normalize_grad_req
-from .lower.target import get_target, target_names
+from .lower.target import get_target, kernel_signature, target_names
 from .symbol import Symbol, load
 
 __all__ = ["main", "report", "load_symbol"]
@@ -168,19 +168,13 @@ def kernel_timings(c: Compiled) -> list[dict]:
     timing each; ``origin`` says whether numba compiled it, loaded it from the kernel cache, or
     found it compiled already in this process."""
     import time
-
-    from numba import from_dtype, typeof
-    from numba import types as nt
-    g, prog = c.graph, c.program
+    prog = c.program
     out = []
     for fn in sorted(set(prog.kernel_of.values()), key=lambda f: int(f[1:])):
-        sig = tuple(nt.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
-                    for v in prog.kernels[fn])
-        sig += tuple(typeof(v if isinstance(v, tuple) else np.int64(v)) for v in prog.consts.get(fn, []))
         disp = getattr(c.module, fn)
         known = bool(disp.overloads)
         start = time.perf_counter()
-        disp.compile(sig)
+        disp.compile(kernel_signature(c, fn))
         groups = sorted(int(k[1:]) for k, f in prog.kernel_of.items() if f == fn)
         origin = ("this process" if known else "kernel cache" if sum(disp.stats.cache_hits.values())
                   else "compiled")

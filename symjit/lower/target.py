@@ -17,10 +17,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..base import MXNetError
 from .writer import KernelWriter, ModuleWriter
 
-__all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for"]
+__all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for",
+           "kernel_signature"]
 
 # kernel name, value ids of its arguments, source of what it spans at run time, how it spans it
 # ("element": a grid-stride loop over that many elements; "block": one block per slice), and the
@@ -73,6 +76,25 @@ class Target:
         """Emit the function running ``launches`` in order; return the value ids it takes
         (``arg(vid)`` is an array's local name), after the stream when :attr:`stream_arg`."""
         raise NotImplementedError
+
+
+def kernel_signature(compiled: Any, name: str) -> tuple:
+    """The numba argument types of kernel function ``name`` of a compiled program, in the order a
+    launch passes them: its arrays (C-contiguous, of their values' dtypes and ranks), the scalars
+    the host computes (an int64, or an int32 array for functions marked ``array_arg``: the error
+    flag), then its attribute arguments (int64s and tuples of them, ``KernelWriter.const``)."""
+    import importlib
+
+    from numba import from_dtype, typeof
+    from numba import types as nt
+    g, prog = compiled.graph, compiled.program
+    arrays = tuple(nt.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
+                   for v in prog.kernels[name])
+    hosts = tuple(nt.Array(nt.int32, 1, "C")
+                  if getattr(getattr(importlib.import_module(module), fn), "array_arg", False) else nt.int64
+                  for module, fn in prog.host_args.get(name, ()))
+    consts = tuple(typeof(c if isinstance(c, tuple) else np.int64(c)) for c in prog.consts.get(name, ()))
+    return arrays + hosts + consts
 
 
 _TARGETS: dict[str, Target] = {}

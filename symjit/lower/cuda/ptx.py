@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ...base import MXNetError
+from ..target import kernel_signature
 
 __all__ = ["kernel_ptx", "parse_arch"]
 
@@ -51,27 +52,13 @@ class _Device:
         self.compute_capability = cc
 
 
-def _host_arg_type(types, module: str, fn: str):
-    """The numba type of a host-computed kernel argument: an int64 scalar (a Dropout seed), or an
-    int32 array for functions marked ``array_arg`` (the error flag)."""
-    import importlib
-    return types.Array(types.int32, 1, "C") if getattr(getattr(importlib.import_module(module), fn),
-                                                       "array_arg", False) else types.int64
-
-
 def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     """kernel name -> PTX for every kernel of a loaded CUDA program (``compiled.module``)."""
-    from numba import from_dtype, types
     if compiled.target != "cuda" or compiled.module is None:
         raise MXNetError("PTX is for a loaded program of the cuda target")
-    g = compiled.graph
-    out = {}
-    for name, vids in compiled.program.kernels.items():
-        sig = tuple(types.Array(from_dtype(g.values[v].dtype), max(len(g.values[v].shape), 1), "C")
-                    for v in vids) + tuple(_host_arg_type(types, module, fn) for module, fn
-                                           in compiled.program.host_args.get(name, ()))
-        out[name] = function_ptx(name, getattr(compiled.module, name).py_func, sig, arch)
-    return out
+    return {name: function_ptx(name, getattr(compiled.module, name).py_func,
+                               kernel_signature(compiled, name), arch)
+            for name in compiled.program.kernels}
 
 
 def function_ptx(name: str, fn: Any, sig: tuple, arch: str = "sm_90") -> str:
