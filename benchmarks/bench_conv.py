@@ -8,6 +8,7 @@ only), then each generated kernel of its program that touches a 4-D array (convo
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import statistics
 import subprocess
@@ -141,19 +142,31 @@ def lenet_step(rounds: int = 15) -> None:
 def kernel_times(ex, rounds: int) -> None:
     """Best time of each generated kernel of the training program that touches a 4-D array."""
     prog = ex._programs["train"]
-    src, names = prog.program.source, {f"k{g.id}": g.describe() for g in prog.groups}
+    src = prog.program.source
+    groups = {phase: [g for g in prog.groups if g.phase == phase and not g.view and not g.host]
+              for phase in ("forward", "backward")}   # one call line per group, in order
     for phase in ("forward", "backward"):
         arrays = ex._bound["train"][phase][0][1]
         env = dict(zip(re.search(rf"def {phase}\((.*?)\):", src).group(1).split(", "), arrays))
-        for line in src[src.find(f"def {phase}("):].split("\n")[1:]:
-            m = re.match(r"\s+(k\d+)\((.*)\)", line)
-            if not m:
-                break
-            args = [env[a] for a in m.group(2).split(", ")]
-            if any(a.ndim == 4 for a in args):
-                fn = getattr(prog.module, m.group(1))
+        for group, line in zip(groups[phase], src[src.find(f"def {phase}("):].split("\n")[1:]):
+            call = ast.parse(line.strip()).body[0].value   # kN(arrays..., attribute literals...)
+            args = [_argument(a, env) for a in call.args]
+            if any(getattr(a, "ndim", 0) == 4 for a in args):
+                fn = getattr(prog.module, call.func.id)
                 sec = best_time(lambda fn=fn, args=args: fn(*args), repeats=rounds, min_time=0.02)
-                print(f"  {phase:<8} {sec * 1e3:7.3f} ms  {names[m.group(1)]}")
+                print(f"  {phase:<8} {sec * 1e3:7.3f} ms  {group.describe()}")
+
+
+def _argument(node: ast.expr, env: dict):
+    """A kernel call's argument in the program source: a bound array by name, or an attribute
+    literal (``np.int64(2)``, a tuple of them), read from the syntax tree (nothing is evaluated)."""
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.Tuple):
+        return tuple(_argument(e, env) for e in node.elts)
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+        return np.int64(node.args[0].value)
+    raise KeyError(ast.dump(node))
 
 
 def main() -> None:
