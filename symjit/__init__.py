@@ -5,7 +5,14 @@
 >>> net.infer_shape(data=(100, 100))[0]
 [(100, 100), (10, 100), (10,)]
 """
-from . import (
+import os as _os
+
+from . import dist
+
+# In an MPI job, each worker's share of the cores (see symjit.dist); it takes effect for the
+# libraries not loaded yet (Numba here; BLAS when numpy was not imported before symjit).
+_os.environ.update(dist.thread_settings())
+from . import (  # noqa: E402
     callback,
     imperative,
     initializer,

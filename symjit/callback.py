@@ -2,7 +2,8 @@
 
 Batch-end callbacks are called with a :class:`BatchEndParam` ``(epoch, nbatch, eval_metric,
 locals)``; epoch-end callbacks with ``(iter_no, symbol, arg_params, aux_params)``. Messages go
-to the root logger through :mod:`logging`, as in MXNet.
+to the root logger through :mod:`logging`, as in MXNet; in a distributed job of several workers
+each line starts with ``Rank[r] ``.
 
 >>> import symjit as mx
 >>> speedometer = mx.callback.Speedometer(batch_size=32, frequent=10)
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import ParamError
+from .dist import rank_tag, world
 
 __all__ = ["BatchEndParam", "Speedometer", "ProgressBar", "LogValidationMetricsCallback",
            "do_checkpoint", "module_checkpoint", "log_train_metric", "save_checkpoint"]
@@ -54,6 +56,8 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_
 def do_checkpoint(prefix: str, period: int = 1) -> Callable:
     """An epoch-end callback saving a checkpoint every ``period`` epochs (epoch number ``iter_no+1``).
 
+    In a distributed job only rank 0 writes (every worker holds the same parameters).
+
     >>> import os, tempfile, symjit as mx
     >>> prefix = os.path.join(tempfile.mkdtemp(), 'net')
     >>> cb = mx.callback.do_checkpoint(prefix, period=2)
@@ -64,7 +68,7 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable:
     period = int(max(1, period))
 
     def _callback(iter_no: int, sym: Any, arg: dict, aux: dict) -> None:
-        if (iter_no + 1) % period == 0:
+        if (iter_no + 1) % period == 0 and world()[0] == 0:
             save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
     return _callback
 
@@ -72,11 +76,11 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable:
 def module_checkpoint(mod: Any, prefix: str, period: int = 1,
                       save_optimizer_states: bool = False) -> Callable:
     """An epoch-end callback calling ``mod.save_checkpoint(prefix, epoch, save_optimizer_states)``
-    every ``period`` epochs."""
+    every ``period`` epochs (on rank 0 only in a distributed job)."""
     period = int(max(1, period))
 
     def _callback(iter_no: int, sym: Any = None, arg: Any = None, aux: Any = None) -> None:
-        if (iter_no + 1) % period == 0:
+        if (iter_no + 1) % period == 0 and world()[0] == 0:
             mod.save_checkpoint(prefix, iter_no + 1, save_optimizer_states)
     return _callback
 
@@ -93,7 +97,8 @@ def log_train_metric(period: int, auto_reset: bool = False) -> Callable:
     def _callback(param: Any) -> None:
         if param.nbatch % period == 0 and param.eval_metric is not None:
             for name, value in param.eval_metric.get_name_value():
-                logging.info("Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name, value)
+                logging.info(rank_tag() + "Iter[%d] Batch[%d] Train-%s=%f", param.epoch, param.nbatch, name,
+                             value)
             if auto_reset:
                 _reset_local(param.eval_metric)
     return _callback
@@ -142,10 +147,11 @@ class Speedometer:
             name_value = param.eval_metric.get_name_value()
             if self.auto_reset:
                 _reset_local(param.eval_metric)
-            msg = "Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec" + "\t%s=%f" * len(name_value)
+            msg = rank_tag() + "Epoch[%d] Batch [%d]\tSpeed: %.2f samples/sec" + "\t%s=%f" * len(name_value)
             logging.info(msg, param.epoch, count, speed, *[x for nv in name_value for x in nv])
         else:
-            logging.info("Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", param.epoch, count, speed)
+            logging.info(rank_tag() + "Iter[%d] Batch [%d]\tSpeed: %.2f samples/sec", param.epoch, count,
+                         speed)
         self.tic = time.time()
 
 
@@ -185,4 +191,4 @@ class LogValidationMetricsCallback:
         if not param.eval_metric:
             return
         for name, value in param.eval_metric.get_name_value():
-            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)
+            logging.info(rank_tag() + "Epoch[%d] Validation-%s=%f", param.epoch, name, value)

@@ -209,6 +209,17 @@ def _cache_command(action: str, fmt: str) -> int:
     return 0
 
 
+def _launch_command(args: argparse.Namespace) -> int:
+    """``symjit launch -n N [-H HOSTFILE] python prog.py ...``."""
+    from .dist.launch import launch
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    try:
+        return launch(args.num_workers, command, args.hostfile, args.mpiexec, args.num_servers)
+    except MXNetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``symjit`` console script."""
     ap = argparse.ArgumentParser(prog="symjit", description="symjit tools")
@@ -232,9 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     kp = sub.add_parser("cache", help="show or empty the kernel cache (SYMJIT_CACHE_DIR)")
     kp.add_argument("action", choices=("info", "clear"))
     kp.add_argument("--format", choices=("text", "json"), default="text")
+    lp = sub.add_parser("launch", help="run a program as N distributed workers under mpiexec")
+    lp.add_argument("-n", "--num-workers", type=int, required=True, help="number of worker processes")
+    lp.add_argument("-H", "--hostfile", help="host file of the machines (passed to mpiexec)")
+    lp.add_argument("-s", "--num-servers", type=int, help="accepted for MXNet's launch.py; ignored")
+    lp.add_argument("--mpiexec", help="the mpiexec to use (default: beside python, then PATH)")
+    lp.add_argument("command", nargs=argparse.REMAINDER, help="the program, e.g. python train.py ...")
     args = ap.parse_args(argv)
     if args.cmd == "cache":
         return _cache_command(args.action, args.format)
+    if args.cmd == "launch":
+        return _launch_command(args)
     try:
         sym = load_symbol(args.symbol)
         shapes = dict(args.shape)

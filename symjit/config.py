@@ -10,6 +10,12 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     ``0`` compiles one kernel per operator instead of fused groups (default ``1``).
 ``MXNET_HOME`` / ``SYMJIT_MNIST``
     where datasets are looked for (see :mod:`symjit.io`).
+``SYMJIT_DIST_TIMEOUT``
+    seconds a distributed KVStore waits for the other workers in one collective before it stops
+    with an error (default ``300``; see :mod:`symjit.dist`).
+``SYMJIT_DIST_BUCKET_BYTES``
+    the largest message of a distributed push: gradients travel in allreduces of at most this many
+    bytes (default 64 MiB).
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -19,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from typing import Any
 
 from .base import MXNetError
 
@@ -34,6 +41,19 @@ def _flag(env: dict[str, str], key: str, default: bool) -> bool:
     if raw.lower() in ("0", "false", "no", "off"):
         return False
     raise MXNetError(f"environment setting {key}={raw!r} is not a boolean (use 0 or 1)")
+
+
+def _number(env: dict[str, str], key: str, default: float, kind: type) -> Any:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not value > 0:
+        raise MXNetError(f"environment setting {key}={raw!r} is not a positive {kind.__name__}")
+    return value
 
 
 def _default_cache_dir(env: dict[str, str]) -> Path:
@@ -53,6 +73,8 @@ class Config:
     cache: bool = True
     fusion: bool = True
     fastmath: bool = False
+    dist_timeout: float = 300.0
+    dist_bucket_bytes: int = 64 << 20
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -63,6 +85,8 @@ class Config:
             cache_dir=cache_dir,
             cache=_flag(env, "SYMJIT_CACHE", True),
             fusion=_flag(env, "SYMJIT_FUSION", True),
+            dist_timeout=_number(env, "SYMJIT_DIST_TIMEOUT", 300.0, float),
+            dist_bucket_bytes=_number(env, "SYMJIT_DIST_BUCKET_BYTES", 64 << 20, int),
         )
 
     def replace(self, **changes: object) -> Config:

@@ -37,9 +37,11 @@ from .optimizer import Optimizer, Updater, get_updater
 __all__ = ["KVStore", "KVStoreKeyError", "create"]
 
 LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device")
-DEVICE_TYPES = ("device", "local_allreduce_device")   # reduce and update on the values' GPU
-DIST_TYPES = ("dist_sync", "dist_async", "dist_device_sync", "dist_sync_device", "dist_async_device",
-              "dist", "horovod", "byteps", "nccl")
+DEVICE_TYPES = ("device", "local_allreduce_device",    # reduce and update on the values' GPU
+                "dist_device_sync", "dist_sync_device")
+SYNC_TYPES = ("dist_sync", "dist_device_sync", "dist_sync_device")   # symjit.dist.sync
+ASYNC_TYPES = ("dist_async",)                                         # symjit.dist.async_
+UNSUPPORTED_TYPES = ("dist", "dist_async_device", "horovod", "byteps", "nccl")
 
 Key = int | str
 
@@ -52,8 +54,10 @@ def create(name: str = "local") -> KVStore:
     """A new key-value store of type ``name``.
 
     ``'local'``, ``'device'`` and the aliases ``'local_update_cpu'``, ``'local_allreduce_cpu'`` and
-    ``'local_allreduce_device'`` all behave as one single-process store; the distributed types
-    (``'dist_*'``, ``'horovod'``, ...) raise :class:`MXNetError`.
+    ``'local_allreduce_device'`` all behave as one single-process store. ``'dist_sync'``,
+    ``'dist_device_sync'`` and ``'dist_async'`` are the distributed stores of :mod:`symjit.dist`
+    (run the program with ``symjit launch -n N python prog.py``; they need ``symjit[dist]``).
+    ``'horovod'``, ``'byteps'`` and ``'nccl'`` raise :class:`MXNetError`.
 
     >>> import symjit as mx
     >>> kv = mx.kv.create('device')
@@ -64,11 +68,16 @@ def create(name: str = "local") -> KVStore:
         raise ParamError(f"kvstore.create: name must be a str, got {type(name).__name__}")
     if name in LOCAL_TYPES:
         return KVStore(name)
-    if name.startswith("dist") or name in DIST_TYPES:
-        raise MXNetError(f"kvstore.create: type {name!r} needs distributed training, which symjit does "
-                         f"not support; use one of {', '.join(LOCAL_TYPES)}")
-    raise ParamError(f"kvstore.create: unknown kvstore type {name!r}; expected one of "
-                     f"{', '.join(LOCAL_TYPES)}")
+    if name in SYNC_TYPES:
+        from .dist.sync import DistSyncKVStore
+        return DistSyncKVStore(name)
+    if name in ASYNC_TYPES:
+        from .dist.async_ import DistAsyncKVStore
+        return DistAsyncKVStore(name)
+    known = ", ".join(LOCAL_TYPES + SYNC_TYPES + ASYNC_TYPES)
+    if name in UNSUPPORTED_TYPES:
+        raise MXNetError(f"kvstore.create: type {name!r} is not supported by symjit; use one of {known}")
+    raise ParamError(f"kvstore.create: unknown kvstore type {name!r}; expected one of {known}")
 
 
 def _check_key(key: Any, where: str) -> Key:
@@ -148,7 +157,10 @@ class KVStore:
         """Store a copy of ``value`` under ``key`` (or of each value under each key of a list).
 
         Initialising a key twice is an error."""
-        where = "KVStore.init"
+        self._store_init(self._check_init(key, value, "KVStore.init"))
+
+    def _check_init(self, key: Any, value: Any, where: str) -> list[tuple[Key, list[NDArray]]]:
+        """``init``'s arguments as ``(key, [value])`` pairs, checked; nothing is changed."""
         pairs = _pairs(key, value, where, "value")
         seen: set[Key] = set()
         for k, vals in pairs:
@@ -157,6 +169,9 @@ class KVStore:
             if k in self._store or k in seen:
                 raise KVStoreKeyError(f"{where}: key {k!r} is already initialised")
             seen.add(k)
+        return pairs
+
+    def _store_init(self, pairs: list[tuple[Key, list[NDArray]]]) -> None:
         for k, vals in pairs:
             self._store[k] = vals[0].copyto(cpu())
 
@@ -187,18 +202,25 @@ class KVStore:
 
         Keys repeated in one call have all their values summed into one update. Everything is
         checked before anything is changed."""
-        where = "KVStore.push"
+        grouped = self._check_push(key, value, "KVStore.push")
+        keys = sorted(grouped)  # type: ignore[type-var]  # one key type per call
+        self._apply(keys, self._sum_all(keys, grouped))
+
+    def _check_push(self, key: Any, value: Any, where: str) -> dict[Key, list[NDArray]]:
+        """``push``'s values per key, checked against the stored shapes; nothing is changed."""
         grouped: dict[Key, list[NDArray]] = {}
         for k, vals in _pairs(key, value, where, "value"):
             grouped.setdefault(k, []).extend(vals)
         for k, vals in grouped.items():
             self._check_shapes(k, vals, where, "value")
-        keys = sorted(grouped)  # type: ignore[type-var]  # one key type per call
+        return grouped
+
+    def _sum_all(self, keys: list[Key], grouped: dict[Key, list[NDArray]]) -> list[NDArray]:
         totals = []
         for k in keys:
             self._to_device(k, grouped[k])
             totals.append(self._sum(k, grouped[k]))
-        self._apply(keys, totals)
+        return totals
 
     def _sum(self, key: Key, values: list[NDArray]) -> NDArray:
         """The sum of ``values`` in the stored dtype, where the stored value lives, in a buffer kept

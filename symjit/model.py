@@ -27,10 +27,12 @@ from . import optimizer as opt
 from .base import FormatError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from .callback import BatchEndParam, LogValidationMetricsCallback
 from .context import Context, cpu
+from .dist import rank_tag
 from .initializer import InitDesc, Uniform
 from .module.executor_group import (
     DataParallelExecutorGroup,
     create_kvstore,
+    global_batch_size,
     initialize_kvstore,
     update_params,
     update_params_on_kvstore,
@@ -300,8 +302,8 @@ class FeedForward:
             self._train_epoch(epoch, data, group, eval_metric, (kv, on_kv, updater),
                               batch_end_callback, monitor)
             for name, value in eval_metric.get_global_name_value():   # Speedometer resets local
-                logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
-            logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+                logger.info(rank_tag() + "Epoch[%d] Train-%s=%f", epoch, name, value)
+            logger.info(rank_tag() + "Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
             group.get_params(self.arg_params, self.aux_params)
             _call_all(epoch_end_callback, epoch, self.symbol, self.arg_params, self.aux_params)
             if eval_data is not None:
@@ -315,7 +317,7 @@ class FeedForward:
             i * n + k: name for i, name in enumerate(names) for k in range(n)}
         optimizer = self.optimizer
         if isinstance(optimizer, str):
-            params = {"rescale_grad": 1.0 / group.batch_size, **self.kwargs}
+            params = {"rescale_grad": 1.0 / global_batch_size(group.batch_size, kv), **self.kwargs}
             optimizer = opt.create(optimizer, sym=self.symbol, param_idx2name=idx2name, **params)
         elif not isinstance(optimizer, opt.Optimizer):
             raise ParamError(f"FeedForward: optimizer must be a name or an Optimizer, got "

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..base import DTypeError, FormatError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import cpu
+from ..dist import world as dist_world
 from ..ndarray.creation import host_copy
 from ..ndarray.ndarray import NDArray, wrap
 from .mnist import DatasetNotFound, _read_file, read_idx
@@ -211,6 +212,13 @@ class NDArrayIter(DataIter):
     reset from ``mx.random``'s generator (reproducible under ``mx.random.seed``). Batches keep the
     sources' dtype (lists of numbers become float32).
 
+    ``num_parts``/``part_index`` (a symjit addition for distributed training) make the iterator
+    read only part ``part_index`` of ``num_parts`` equal contiguous parts of the samples (each of
+    ``num_samples // num_parts`` samples, so every worker runs the same number of batches; the at
+    most ``num_parts - 1`` samples left over are not used). They default to the worker's rank and
+    the number of workers when the program runs under an MPI launcher (``symjit launch``), so each
+    worker of a ``dist_sync`` job reads its own part; pass ``num_parts=1`` to read everything.
+
     >>> import numpy as np
     >>> it = NDArrayIter(np.arange(10, dtype='float32'), batch_size=4, last_batch_handle='roll_over')
     >>> [b.data[0].asnumpy().tolist() for b in it]
@@ -222,7 +230,8 @@ class NDArrayIter(DataIter):
 
     def __init__(self, data: Any, label: Any = None, batch_size: int = 1, shuffle: bool = False,
                  last_batch_handle: str = "pad", data_name: str = "data",
-                 label_name: str = "softmax_label"):
+                 label_name: str = "softmax_label", num_parts: int | None = None,
+                 part_index: int | None = None):
         super().__init__(_check_batch_size(batch_size, "NDArrayIter"))
         if last_batch_handle not in _LAST_BATCH:
             raise ParamError(f"NDArrayIter: last_batch_handle must be one of {_LAST_BATCH}, "
@@ -232,6 +241,9 @@ class NDArrayIter(DataIter):
             raise ParamError("NDArrayIter: data must hold at least one array, got none")
         self.label = _named_sources(label, label_name, "label")
         self._check_lengths()
+        self.num_parts, self.part_index = _check_part(num_parts, part_index, "NDArrayIter")
+        if self.num_parts > 1:
+            self._keep_part()
         self.num_data = self.data[0][1].shape[0]
         self.shuffle = bool(shuffle)
         self.last_batch_handle = last_batch_handle
@@ -242,6 +254,15 @@ class NDArrayIter(DataIter):
         self._ids: np.ndarray | None = None
         self._pad = 0
         self.reset()
+
+    def _keep_part(self) -> None:
+        step = self.data[0][1].shape[0] // self.num_parts
+        if step == 0:
+            raise ShapeError(f"NDArrayIter: {self.data[0][1].shape[0]} samples cannot be split into "
+                             f"num_parts={self.num_parts} parts")
+        start = step * self.part_index
+        self.data = [(name, arr[start:start + step]) for name, arr in self.data]
+        self.label = [(name, arr[start:start + step]) for name, arr in self.label]
 
     def _check_lengths(self) -> None:
         names = set()
@@ -351,12 +372,17 @@ def _mnist_file(path: Any, arg: str) -> Path:
     raise DatasetNotFound(f"MNISTIter: {arg} file {os.fspath(path)!r} not found (nor {str(sibling)!r})")
 
 
-def _check_part(num_parts: Any, part_index: Any) -> tuple[int, int]:
+def _check_part(num_parts: Any, part_index: Any, where: str) -> tuple[int, int]:
+    """``(num_parts, part_index)`` checked; ``None`` means the MPI job's size and this worker's
+    rank (``(1, 0)`` outside a job)."""
+    rank, size = dist_world()
+    num_parts = size if num_parts is None else num_parts
+    part_index = (rank if num_parts == size else 0) if part_index is None else part_index
     for arg, v in (("num_parts", num_parts), ("part_index", part_index)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ParamError(f"MNISTIter: {arg} must be an int, got {v!r}")
+            raise ParamError(f"{where}: {arg} must be an int, got {v!r}")
     if num_parts < 1 or not 0 <= part_index < num_parts:
-        raise ParamError(f"MNISTIter: need num_parts >= 1 and 0 <= part_index < num_parts, got "
+        raise ParamError(f"{where}: need num_parts >= 1 and 0 <= part_index < num_parts, got "
                          f"num_parts={num_parts}, part_index={part_index}")
     return int(num_parts), int(part_index)
 
@@ -368,7 +394,8 @@ class MNISTIter(DataIter):
     with ``flat=True``; labels float32 of shape ``(batch_size,)``. As in MXNet, ``shuffle``
     permutes the samples once (from ``seed``, not ``mx.random``), every epoch then visits them in
     that order, and an incomplete last batch is dropped. ``num_parts``/``part_index`` select one
-    of ``num_parts`` equal contiguous slices (the last one also takes the remainder).
+    of ``num_parts`` equal contiguous slices (the last one also takes the remainder); they default
+    to the number of workers and this worker's rank under an MPI launcher (``symjit launch``).
     ``prefetch_buffer``, ``ctx`` and ``input_shape`` are accepted and ignored.
 
     >>> it = MNISTIter('../shared/data/mnist/t10k-images-idx3-ubyte.gz',
@@ -380,13 +407,14 @@ class MNISTIter(DataIter):
 
     def __init__(self, image: Any = "./train-images-idx3-ubyte", label: Any = "./train-labels-idx1-ubyte",
                  batch_size: int = 128, shuffle: bool = True, flat: bool = False, silent: bool = False,
-                 seed: int = 0, num_parts: int = 1, part_index: int = 0, dtype: Any = None,
+                 seed: int = 0, num_parts: int | None = None, part_index: int | None = None,
+                 dtype: Any = None,
                  **kwargs: Any):
         super().__init__(_check_batch_size(batch_size, "MNISTIter"))
         unknown = sorted(set(kwargs) - _MNIST_IGNORED)
         if unknown:
             warnings.warn(f"MNISTIter: ignoring unknown arguments {unknown}", stacklevel=2)
-        num_parts, part_index = _check_part(num_parts, part_index)
+        num_parts, part_index = _check_part(num_parts, part_index, "MNISTIter")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ParamError(f"MNISTIter: seed must be an int, got {seed!r}")
         out_dtype = np.dtype(np.float32) if dtype is None else np_dtype(dtype)

@@ -26,7 +26,7 @@ from ..ndarray.ndarray import wrap
 from ..optimizer import Updater
 
 __all__ = ["DataParallelExecutorGroup", "split_input_slice", "as_descs", "create_kvstore",
-           "initialize_kvstore", "update_params_on_kvstore", "update_params"]
+           "global_batch_size", "initialize_kvstore", "update_params_on_kvstore", "update_params"]
 
 
 def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[slice]:
@@ -322,13 +322,23 @@ def create_kvstore(kvstore: Any, num_device: int, arg_params: dict) -> tuple[Any
     return kv, kv is not None
 
 
+def global_batch_size(batch_size: int, kvstore: Any) -> int:
+    """The batch one update sums over, as MXNet counts it for ``rescale_grad``: a synchronous
+    distributed store sums the gradients of every worker's batch."""
+    if kvstore is not None and "dist" in kvstore.type and "_sync" in kvstore.type:
+        return batch_size * kvstore.num_workers
+    return batch_size
+
+
 def initialize_kvstore(kvstore: Any, param_arrays: list, arg_params: dict, param_names: list[str],
                        update_on_kvstore: bool) -> None:
-    """Put each parameter in the store (keyed by name) and pull it back onto every device."""
-    for name, block in zip(param_names, param_arrays):
-        kvstore.init(name, arg_params[name])
-        if update_on_kvstore:
-            kvstore.pull(name, list(block))
+    """Put every parameter in the store (keyed by name; one call, so a distributed store sends
+    rank 0's values to every worker at once) and pull them back onto every device."""
+    if not param_names:
+        return
+    kvstore.init(list(param_names), [arg_params[name] for name in param_names])
+    if update_on_kvstore:
+        kvstore.pull(list(param_names), [list(block) for block in param_arrays])
 
 
 def update_params_on_kvstore(param_arrays: list, grad_arrays: list, kvstore: Any,

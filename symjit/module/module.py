@@ -28,12 +28,14 @@ from .. import optimizer as opt
 from ..base import MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from ..callback import BatchEndParam
 from ..context import Context, cpu
+from ..dist import rank_tag
 from ..initializer import InitDesc, Uniform
 from ..io import DataBatch, DataDesc
 from .executor_group import (
     DataParallelExecutorGroup,
     as_descs,
     create_kvstore,
+    global_batch_size,
     initialize_kvstore,
     update_params,
     update_params_on_kvstore,
@@ -298,7 +300,7 @@ class Module:
             self._sync_params_from_devices()
         n = len(self._context)
         kv, on_kv = create_kvstore(kvstore, n, self._arg_params)
-        rescale = 1.0 / self._exec_group.batch_size
+        rescale = 1.0 / global_batch_size(self._exec_group.batch_size, kv)
         names = self._exec_group.param_names
         idx2name = dict(enumerate(names)) if on_kv else {
             i * n + k: name for i, name in enumerate(names) for k in range(n)}
@@ -503,15 +505,15 @@ class Module:
             eval_metric.reset()
             values = self._fit_epoch(epoch, train_data, eval_metric, batch_end_callback, monitor)
             for name, val in values:
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+                self.logger.info(rank_tag() + "Epoch[%d] Train-%s=%f", epoch, name, val)
+            self.logger.info(rank_tag() + "Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
             arg_params, aux_params = self.get_params()
             _call_all(epoch_end_callback, epoch, self._symbol, arg_params, aux_params)
             if eval_data is not None:
                 res = self.score(eval_data, validation_metric, score_end_callback=eval_end_callback,
                                  batch_end_callback=eval_batch_end_callback, epoch=epoch)
                 for name, val in res:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
+                    self.logger.info(rank_tag() + "Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
 
     def _fit_epoch(self, epoch: int, train_data: Any, eval_metric: Any, batch_end_callback: Any,
