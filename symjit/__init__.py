@@ -29,6 +29,7 @@ from . import (  # noqa: E402
     optimizer,
     random,
     symbol,
+    test_utils,
     viz,
 )
 from .base import MXNetError
@@ -49,4 +50,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative"]
+           "model", "module", "mod", "imperative", "test_utils", "dist"]

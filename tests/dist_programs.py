@@ -33,7 +33,7 @@ def initial(rank: int, key: str) -> np.ndarray:
     return np.full(SHAPES[key], 1.0 + rank, dtype=DTYPES[key])
 
 
-def run_pushpull(kv, rank: int, workers: int, devices: int = 1) -> dict[str, np.ndarray]:
+def run_pushpull(kv, rank: int, workers: int, devices: int = 1, ctx=None) -> dict[str, np.ndarray]:
     """init, pushes without an updater, then with SGD momentum; pulls after every round.
 
     With ``workers`` > the number of ranks, this is the single-process reference: one process
@@ -43,13 +43,14 @@ def run_pushpull(kv, rank: int, workers: int, devices: int = 1) -> dict[str, np.
 
     def values(round_: int) -> list:
         ranks = range(workers) if devices == workers else [rank]
-        return [[mx.nd.array(pushed(r, round_, k), dtype=DTYPES[k]) for r in ranks] for k in KEYS]
+        return [[mx.nd.array(pushed(r, round_, k), ctx=ctx, dtype=DTYPES[k]) for r in ranks] for k in KEYS]
 
     def pull(tag: str) -> None:
-        outs = [mx.nd.zeros(SHAPES[k], dtype=DTYPES[k]) for k in KEYS]
+        outs = [mx.nd.zeros(SHAPES[k], ctx=ctx, dtype=DTYPES[k]) for k in KEYS]
         kv.pull(KEYS, out=outs)
         for k, o in zip(KEYS, outs):
             seen[f"{tag}/{k}"] = o.asnumpy()
+            seen[f"ctx/{tag}/{k}"] = np.array(str(o.context))
 
     pull("init")
     kv.push(KEYS, values(0))
@@ -63,9 +64,17 @@ def run_pushpull(kv, rank: int, workers: int, devices: int = 1) -> dict[str, np.
 
 def pushpull(out: Path) -> None:
     kv = mx.kv.create(os.environ.get("KV_TYPE", "dist_sync"))
-    seen = run_pushpull(kv, kv.rank, kv.num_workers)
+    ctx = mx.gpu(0) if os.environ.get("PUSH_CTX") == "gpu" else mx.cpu()
+    seen = run_pushpull(kv, kv.rank, kv.num_workers, ctx=ctx)
+    seen["store_ctx"] = np.array(str(kv._store["a"].context))
     kv.barrier()
     kv.save_optimizer_states(str(out / f"states{kv.rank}.bin"))
+    kv.barrier()
+    kv.load_optimizer_states(str(out / f"states{(kv.rank + 1) % kv.num_workers}.bin"))   # a neighbour's
+    kv.push(KEYS, [mx.nd.array(pushed(kv.rank, 9, k), dtype=DTYPES[k]) for k in KEYS])
+    outs = [mx.nd.zeros(SHAPES[k], dtype=DTYPES[k]) for k in KEYS]
+    kv.pull(KEYS, out=outs)
+    seen.update({f"after_load/{k}": o.asnumpy() for k, o in zip(KEYS, outs)})
     seen["num_workers"] = np.array(kv.num_workers)
     np.savez(out / f"rank{kv.rank}.npz", **seen)
 

@@ -55,12 +55,43 @@ def test_dist_sync_equals_single_process(tmp_path, workers, bucket):
     results = [np.load(tmp_path / f"rank{r}.npz") for r in range(workers)]
     for r, got in enumerate(results):
         assert int(got["num_workers"]) == workers
+        assert str(got["store_ctx"]) == "cpu(0)"
         for tag, want in ref.items():
             np.testing.assert_array_equal(got[tag], want, err_msg=f"rank {r} {tag}")
     # init: rank 0's values won although each rank initialised with its own
     np.testing.assert_array_equal(results[-1]["init/a"], progs.initial(0, "a"))
     states = {(tmp_path / f"states{r}.bin").read_bytes() for r in range(workers)}
     assert len(states) == 1, "optimizer states differ between ranks"
+    # a store whose states were loaded from a file goes on as the one that wrote them
+    kv = mx.kv.create("local")
+    more = progs.run_pushpull(kv, 0, workers, devices=workers)
+    kv.load_optimizer_states(str(tmp_path / "states0.bin"))
+    kv.push(progs.KEYS, [[mx.nd.array(progs.pushed(r, 9, k), dtype=progs.DTYPES[k]) for r in range(workers)]
+                         for k in progs.KEYS])
+    for k in progs.KEYS:
+        want = mx.nd.zeros(progs.SHAPES[k], dtype=progs.DTYPES[k])
+        kv.pull(k, out=want)
+        for r, got in enumerate(results):
+            np.testing.assert_array_equal(got[f"after_load/{k}"], want.asnumpy(), err_msg=f"rank {r} {k}")
+    assert more.keys() == ref.keys()
+
+
+@pytest.mark.gpu
+def test_dist_device_sync_on_gpu(tmp_path):
+    """Workers push GPU values: sums and updates run on the GPU (the simulator in CI), the
+    exchange goes through host memory; the result equals the CPU single-process one."""
+    proc, _ = program(2, "pushpull", tmp_path, {"KV_TYPE": "dist_device_sync", "PUSH_CTX": "gpu"},
+                      timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ref = reference(2)
+    for r in range(2):
+        got = np.load(tmp_path / f"rank{r}.npz")
+        assert str(got["store_ctx"]) == "gpu(0)"
+        for tag, want in ref.items():
+            if tag.startswith("ctx/"):
+                assert str(got[tag]) == "gpu(0)", tag
+            else:
+                np.testing.assert_allclose(got[tag], want, rtol=1e-6, atol=1e-6, err_msg=f"rank {r} {tag}")
 
 
 def test_dist_async_applies_every_push(tmp_path):

@@ -350,3 +350,67 @@ def test_np_helper_and_extra_outputs() -> None:
     extra = mx.metric.np(max_err, name="me", allow_extra_outputs=True)
     extra.update([np.array([0.0])], [np.array([3.0]), np.array([100.0])])  # extra output ignored
     assert extra.get() == ("me", 3.0)
+
+
+def test_mcc_matches_mxnet_documented_example():
+    fp, tn, fn, tp = 1000, 1, 1, 10000
+    preds = [mx.nd.array([[.3, .7]] * fp + [[.7, .3]] * tn + [[.7, .3]] * fn + [[.3, .7]] * tp)]
+    labels = [mx.nd.array([0.] * (fp + tn) + [1.] * (fn + tp))]
+    f1, mcc = mx.metric.F1(), mx.metric.MCC()
+    f1.update(labels, preds)
+    mcc.update(labels, preds)
+    assert f1.get()[1] == pytest.approx(0.95233560306652054)
+    assert mcc.get()[1] == pytest.approx(0.01917751877733392)
+    assert mx.metric.create("mcc").name == "mcc"
+
+
+def test_mcc_macro_and_micro_and_reference():
+    rng = np.random.default_rng(3)
+    batches = [(rng.integers(0, 2, 50), rng.random((50, 2))) for _ in range(3)]
+
+    def ref(label, pred):
+        g = pred.argmax(1)
+        tp, tn = np.sum((g == 1) & (label == 1)), np.sum((g == 0) & (label == 0))
+        fp, fn = np.sum((g == 1) & (label == 0)), np.sum((g == 0) & (label == 1))
+        return (tp * tn - fp * fn) / np.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)))
+
+    macro, micro = mx.metric.MCC(), mx.metric.MCC(average="micro")
+    for label, pred in batches:
+        macro.update([label], [pred])
+        micro.update([label], [pred])
+    assert macro.get()[1] == pytest.approx(np.mean([ref(lb, p) for lb, p in batches]))
+    all_l, all_p = np.concatenate([b[0] for b in batches]), np.concatenate([b[1] for b in batches])
+    assert micro.get()[1] == pytest.approx(ref(all_l, all_p))
+    assert micro.get_global()[1] == pytest.approx(ref(all_l, all_p))
+    micro.reset_local()
+    assert np.isnan(micro.get()[1]) and micro.get_global()[1] == pytest.approx(ref(all_l, all_p))
+    with pytest.raises(MXNetError, match="MCC: only binary"):
+        mx.metric.MCC().update([np.array([2, 0])], [np.array([[0.1, 0.9], [0.5, 0.5]])])
+
+
+def test_pcc_matches_mxnet_documented_example_and_multiclass_reference():
+    fp, tn, fn, tp = 1000, 1, 1, 10000                     # two classes: the MCC example's value
+    pcc = mx.metric.PCC()
+    pcc.update([mx.nd.array([0.] * (fp + tn) + [1.] * (fn + tp))],
+               [mx.nd.array([[.3, .7]] * fp + [[.7, .3]] * tn + [[.7, .3]] * fn + [[.3, .7]] * tp)])
+    assert pcc.get() == ("pcc", pytest.approx(0.01917751877733392))
+    constant = mx.metric.PCC()                              # every prediction one class: undefined
+    constant.update([mx.nd.array([0, 1, 1])], [mx.nd.array([[0.3, 0.7], [0, 1.], [0.4, 0.6]])])
+    assert np.isnan(constant.get()[1])
+    rng = np.random.default_rng(4)
+    label, pred = rng.integers(0, 4, 200), rng.random((200, 4))
+    guess = pred.argmax(1)
+    pcc = mx.metric.create("pcc")
+    pcc.update([label[:100]], [pred[:100]])
+    pcc.update([label[100:]], [guess[100:]])              # class indices work too
+    c = np.zeros((4, 4))
+    np.add.at(c, (guess, label), 1)
+    n, x, y = c.sum(), c.sum(1), c.sum(0)
+    want = (np.trace(c) * n - x @ y) / np.sqrt((n * n - x @ x) * (n * n - y @ y))
+    assert pcc.get()[1] == pytest.approx(want)
+    two = mx.metric.PCC()
+    two.update([label % 2], [(guess % 2)])
+    micro = mx.metric.MCC(average="micro")
+    micro.update([label % 2], [np.eye(2)[guess % 2]])
+    assert two.get()[1] == pytest.approx(micro.get()[1])
+    assert np.isnan(mx.metric.PCC().get()[1])

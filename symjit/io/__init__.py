@@ -1,5 +1,6 @@
 """``mx.io``: data loading: the MNIST loader (:func:`load_mnist`) and MXNet's data iterators
-(``NDArrayIter``, ``MNISTIter``, ``ResizeIter``, ``PrefetchingIter``, ``DataBatch``, ``DataDesc``)."""
+(``NDArrayIter``, ``MNISTIter``, ``CSVIter``, ``LibSVMIter``, ``ResizeIter``, ``PrefetchingIter``,
+``DataBatch``, ``DataDesc``)."""
 from .iterators import (
     DataBatch,
     DataDesc,
@@ -10,6 +11,7 @@ from .iterators import (
     ResizeIter,
 )
 from .mnist import load_mnist, read_idx
+from .text import CSVIter, LibSVMIter
 
 __all__ = ["load_mnist", "read_idx", "DataBatch", "DataDesc", "DataIter", "MNISTIter", "NDArrayIter",
-           "PrefetchingIter", "ResizeIter"]
+           "PrefetchingIter", "ResizeIter", "CSVIter", "LibSVMIter"]
