@@ -28,6 +28,7 @@ from . import (  # noqa: E402
     operator,
     optimizer,
     random,
+    recordio,
     symbol,
     test_utils,
     viz,
@@ -50,4 +51,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "test_utils", "dist"]
+           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio"]
