@@ -14,6 +14,7 @@ from . import dist
 _os.environ.update(dist.thread_settings())
 from . import (  # noqa: E402
     callback,
+    image,
     imperative,
     initializer,
     io,
@@ -51,4 +52,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio"]
+           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image"]

@@ -32,7 +32,8 @@ import numpy as np
 
 from .base import FormatError, MXNetError, ParamError
 
-__all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img", "unpack_img"]
+__all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img", "unpack_img",
+           "scan_offsets"]
 
 MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
@@ -173,6 +174,41 @@ class MXRecordIO:
             parts.append(nxt[1])
             if nxt[0] == 3:
                 return _MAGIC_BYTES.join(parts)
+
+
+def scan_offsets(uri: str | os.PathLike) -> list[int]:
+    """The byte offsets of every record of a RecordIO file (read from the headers only).
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 's.rec')
+    >>> with MXRecordIO(path, 'w') as w:
+    ...     w.write(b'abc'); w.write(b'defgh')
+    >>> scan_offsets(path)
+    [0, 12]
+    """
+    offsets, where = [], os.fspath(uri)
+    try:
+        size = os.path.getsize(where)
+        f = open(where, "rb")
+    except OSError as exc:
+        raise MXNetError(f"recordio: cannot read {where!r}: {exc}") from exc
+    with f:
+        pos = 0
+        while pos < size:
+            head = f.read(8)
+            if len(head) < 8:
+                raise FormatError(f"recordio: {where!r} ends inside a record header at byte {pos}")
+            magic, word = struct.unpack("<II", head)
+            if magic != MAGIC:
+                raise FormatError(f"recordio: {where!r} has no record at byte {pos} (magic {magic:#010x})")
+            if word >> 29 in (0, 1):
+                offsets.append(pos)
+            length = word & _LEN_MASK
+            pos += 8 + length + (-length % 4)
+            if pos > size:
+                raise FormatError(f"recordio: {where!r} ends inside the record at byte {offsets[-1]}")
+            f.seek(pos)
+    return offsets
 
 
 class MXIndexedRecordIO(MXRecordIO):

@@ -1,0 +1,57 @@
+"""``mx.image``: decoding, resizing, cropping and augmenting images (HxWxC uint8 NDArrays, RGB
+by default), and ``ImageIter`` over RecordIO files or image lists.
+
+Decoding and resizing use Pillow (the ``image`` extra), which releases the GIL, so the iterators
+decode in worker threads. Interpolation codes follow OpenCV's, as MXNet's do: 0 nearest,
+1 bilinear, 2 bicubic, 3 area, 4 Lanczos (9 and 10: bicubic and a random choice).
+
+>>> import numpy as np, symjit as mx
+>>> img = mx.nd.array(np.zeros((40, 60, 3)), dtype='uint8')
+>>> mx.image.resize_short(img, 20).shape
+(20, 30, 3)
+>>> mx.image.center_crop(img, (32, 32))[0].shape
+(32, 32, 3)
+"""
+from .augment import (
+    Augmenter,
+    BrightnessJitterAug,
+    CastAug,
+    CenterCropAug,
+    ColorJitterAug,
+    ColorNormalizeAug,
+    ContrastJitterAug,
+    CreateAugmenter,
+    ForceResizeAug,
+    HorizontalFlipAug,
+    HueJitterAug,
+    LightingAug,
+    RandomCropAug,
+    RandomGrayAug,
+    RandomOrderAug,
+    RandomSizedCropAug,
+    ResizeAug,
+    SaturationJitterAug,
+    SequentialAug,
+)
+from .imageiter import ImageIter
+from .ops import (
+    center_crop,
+    color_normalize,
+    fixed_crop,
+    imdecode,
+    imread,
+    imresize,
+    random_crop,
+    random_size_crop,
+    resize_short,
+    scale_down,
+)
+
+__all__ = [
+    "imread", "imdecode", "imresize", "resize_short", "fixed_crop", "center_crop", "random_crop",
+    "random_size_crop", "color_normalize", "scale_down", "Augmenter", "SequentialAug", "RandomOrderAug",
+    "ResizeAug", "ForceResizeAug", "RandomCropAug", "RandomSizedCropAug", "CenterCropAug",
+    "HorizontalFlipAug", "CastAug", "ColorNormalizeAug", "BrightnessJitterAug", "ContrastJitterAug",
+    "SaturationJitterAug", "HueJitterAug", "LightingAug", "ColorJitterAug", "RandomGrayAug",
+    "CreateAugmenter", "ImageIter",
+]
