@@ -12,7 +12,8 @@ A record of an image set holds an ``IRHeader`` (``flag`` uint32, ``label`` float
 ``id2`` uint64; 24 bytes) then the image bytes; with ``flag > 0`` the header's label is 0 and
 ``flag`` float32 labels follow the header (:func:`pack`/:func:`unpack`).
 
-Reading never executes anything: payloads are bytes, images are decoded by Pillow.
+Reading never executes anything: payloads are bytes, images are decoded by OpenCV (the ``image``
+extra), as in MXNet.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), 'x.rec')
@@ -22,7 +23,6 @@ Reading never executes anything: payloads are bytes, images are decoded by Pillo
 """
 from __future__ import annotations
 
-import io
 import os
 import struct
 from collections import namedtuple
@@ -317,44 +317,48 @@ def unpack(s: bytes) -> tuple[IRHeader, bytes]:
     return header, s
 
 
-def _pil() -> Any:
+def _cv2() -> Any:
     try:
-        from PIL import Image
+        import cv2
     except ImportError as exc:
-        raise MXNetError("images need Pillow: pip install 'symjit[image]' (or pip install pillow)") from exc
-    return Image
+        raise MXNetError("images need OpenCV: pip install 'symjit[image]' (or pip install "
+                         "opencv-python-headless)") from exc
+    return cv2
 
 
 def encode_image(img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:
-    """``img`` (HxW gray or HxWx3 BGR uint8, as OpenCV holds images) encoded as JPEG or PNG."""
-    Image = _pil()
+    """``img`` (HxW gray or HxWx3 BGR uint8, as OpenCV holds images) encoded as JPEG or PNG
+    (``quality``: JPEG quality, or PNG compression level 0-9)."""
+    cv2 = _cv2()
     arr = np.asarray(img)
     if arr.dtype != np.uint8 or arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (1, 3)):
         raise ParamError(f"pack_img: img must be uint8 HxW or HxWx3 (BGR), got {arr.dtype} {arr.shape}")
-    if arr.ndim == 3 and arr.shape[2] == 1:
-        arr = arr[:, :, 0]
-    pil = Image.fromarray(arr[:, :, ::-1] if arr.ndim == 3 else arr)
-    fmt = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG"}.get(img_fmt.lower())
-    if fmt is None:
+    fmt = img_fmt.lower()
+    if fmt in (".jpg", ".jpeg"):
+        params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)]
+    elif fmt == ".png":
+        params = [cv2.IMWRITE_PNG_COMPRESSION, max(0, min(9, int(quality)))]
+    else:
         raise ParamError(f"pack_img: img_fmt must be '.jpg' or '.png', got {img_fmt!r}")
-    out = io.BytesIO()
-    pil.save(out, format=fmt, **({"quality": int(quality)} if fmt == "JPEG" else
-                                {"compress_level": max(0, min(9, int(quality)))}))
-    return out.getvalue()
+    ok, buf = cv2.imencode(fmt, np.ascontiguousarray(arr), params)
+    if not ok:
+        raise MXNetError(f"pack_img: OpenCV could not encode an image of shape {arr.shape} as {fmt}")
+    return buf.tobytes()
 
 
 def decode_image(buf: bytes, iscolor: int = -1) -> np.ndarray:
-    """Decode JPEG/PNG bytes to a uint8 array: BGR HxWx3 (``iscolor=1``), gray HxW (``0``), or as
-    stored (``-1``: gray stays HxW, color becomes BGR), as OpenCV's ``imdecode`` gives them."""
-    Image = _pil()
-    try:
-        pil = Image.open(io.BytesIO(bytes(buf)))
-        pil.load()
-    except Exception as exc:  # noqa: BLE001 - Pillow raises many kinds for bad data
-        raise FormatError(f"image decode: the bytes are not an image Pillow can read ({exc})") from exc
-    if iscolor == 0 or (iscolor == -1 and pil.mode in ("L", "I", "I;16", "1")):
-        return np.asarray(pil.convert("L"))
-    return np.ascontiguousarray(np.asarray(pil.convert("RGB"))[:, :, ::-1])
+    """Decode JPEG/PNG bytes to a uint8 array with OpenCV (as MXNet does): BGR HxWx3
+    (``iscolor=1``), gray HxW (``0``), or as stored (``-1``)."""
+    cv2 = _cv2()
+    flag = {1: cv2.IMREAD_COLOR, 0: cv2.IMREAD_GRAYSCALE, -1: cv2.IMREAD_UNCHANGED}.get(iscolor)
+    if flag is None:
+        raise ParamError(f"image decode: iscolor must be -1, 0 or 1, got {iscolor!r}")
+    data = np.frombuffer(bytes(buf), dtype=np.uint8)
+    img = cv2.imdecode(data, flag) if data.size else None
+    if img is None:
+        raise FormatError(f"image decode: the {data.size} bytes are not an image OpenCV can read "
+                          f"(starting {bytes(buf[:8])!r})")
+    return img
 
 
 def pack_img(header: IRHeader, img: np.ndarray, quality: int = 95, img_fmt: str = ".jpg") -> bytes:

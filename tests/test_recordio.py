@@ -96,7 +96,7 @@ def test_irheader_pack_layout():
 
 
 def test_images_round_trip(tmp_path):
-    pytest.importorskip("PIL", reason="the image extra (Pillow) is not installed")
+    pytest.importorskip("cv2", reason="the image extra (OpenCV) is not installed")
     rng = np.random.default_rng(0)
     bgr = rng.integers(0, 256, (12, 10, 3), dtype=np.uint8)
     header, img = rio.unpack_img(rio.pack_img(rio.IRHeader(0, 4.0, 9, 0), bgr, img_fmt=".png"))

@@ -1,9 +1,10 @@
 """``mx.image``: decoding, resizing, cropping and augmenting images (HxWxC uint8 NDArrays, RGB
 by default), and ``ImageIter`` over RecordIO files or image lists.
 
-Decoding and resizing use Pillow (the ``image`` extra), which releases the GIL, so the iterators
-decode in worker threads. Interpolation codes follow OpenCV's, as MXNet's do: 0 nearest,
-1 bilinear, 2 bicubic, 3 area, 4 Lanczos (9 and 10: bicubic and a random choice).
+Decoding and resizing use OpenCV (the ``image`` extra; MXNet uses it too, so JPEGs decode to the
+same pixels), which releases the GIL, so the iterators decode in worker threads. Interpolation
+codes are OpenCV's, as MXNet's: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos (9 and 10:
+bicubic and a random choice).
 
 >>> import numpy as np, symjit as mx
 >>> img = mx.nd.array(np.zeros((40, 60, 3)), dtype='uint8')

@@ -15,7 +15,7 @@ import numpy as np
 from ..base import MXNetError, ParamError, shape_str
 from ..context import cpu
 from ..ndarray.ndarray import NDArray, wrap
-from ..recordio import _pil, decode_image
+from ..recordio import _cv2, decode_image
 
 __all__ = ["imread", "imdecode", "imresize", "resize_short", "fixed_crop", "center_crop", "random_crop",
            "random_size_crop", "color_normalize", "scale_down", "rng", "sample_rng"]
@@ -25,6 +25,9 @@ _local = threading.local()
 
 def rng() -> np.random.Generator:
     """The generator for random augmentations in this thread."""
+    seed = getattr(_local, "seed", None)
+    if seed is not None:                 # a sample's own generator, made on first use
+        _local.rng, _local.seed = np.random.default_rng(seed), None
     local = getattr(_local, "rng", None)
     if local is not None:
         return local
@@ -33,18 +36,18 @@ def rng() -> np.random.Generator:
 
 
 class sample_rng:
-    """``with sample_rng(seed):`` makes :func:`rng` a generator of its own in this thread."""
+    """``with sample_rng(seed):`` makes :func:`rng` a generator of its own in this thread (created
+    only if the sample draws a random number)."""
 
     def __init__(self, seed: int):
-        self.gen = np.random.default_rng(seed)
+        self.seed = seed
 
-    def __enter__(self) -> np.random.Generator:
-        self.saved = getattr(_local, "rng", None)
-        _local.rng = self.gen
-        return self.gen
+    def __enter__(self) -> None:
+        self.saved = (getattr(_local, "rng", None), getattr(_local, "seed", None))
+        _local.rng, _local.seed = None, self.seed
 
     def __exit__(self, *exc: object) -> None:
-        _local.rng = self.saved
+        _local.rng, _local.seed = self.saved
 
 
 def as_np(src: Any, where: str) -> np.ndarray:
@@ -75,10 +78,9 @@ def decode_np(buf: bytes, flag: int = 1, to_rgb: bool = True) -> np.ndarray:
 def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, out: Any = None) -> NDArray:
     """Decode an image from bytes (or a uint8 NDArray/array of them) into an HxWxC uint8 NDArray.
 
-    >>> import io, numpy as np
-    >>> from PIL import Image
-    >>> b = io.BytesIO(); Image.fromarray(np.full((4, 5, 3), 200, np.uint8)).save(b, 'PNG')
-    >>> imdecode(b.getvalue()).shape
+    >>> import numpy as np
+    >>> from symjit.recordio import encode_image
+    >>> imdecode(encode_image(np.full((4, 5, 3), 200, np.uint8), img_fmt='.png')).shape
     (4, 5, 3)
     """
     if isinstance(buf, NDArray):
@@ -104,34 +106,24 @@ def imread(filename: str, flag: int = 1, to_rgb: bool = True, out: Any = None) -
     return imdecode(data, flag, to_rgb, out)
 
 
-_INTERP = {0: "NEAREST", 1: "BILINEAR", 2: "BICUBIC", 3: "BOX", 4: "LANCZOS", 9: "BICUBIC"}
-
-
-def _resample(interp: int) -> Any:
-    Image = _pil()
+def _interp(interp: int) -> int:
     if interp == 10:
         interp = int(rng().integers(0, 5))
-    name = _INTERP.get(int(interp))
-    if name is None:
+    if interp == 9:
+        interp = 2
+    if interp not in (0, 1, 2, 3, 4):
         raise ParamError(f"imresize: interp must be one of 0-4, 9, 10 (OpenCV's codes), got {interp!r}")
-    return getattr(Image.Resampling, name)
+    return int(interp)
 
 
 def resize_np(img: np.ndarray, w: int, h: int, interp: int = 1) -> np.ndarray:
-    """``img`` resized to ``w`` x ``h`` (uint8 through Pillow; other dtypes per channel as float)."""
+    """``img`` resized to ``w`` x ``h`` by OpenCV (channels kept, a 1-channel image stays HxWx1)."""
     if w <= 0 or h <= 0:
         raise ParamError(f"imresize: the size must be positive, got w={w}, h={h}")
     if (img.shape[1], img.shape[0]) == (w, h):
         return img
-    Image, resample = _pil(), _resample(interp)
-    if img.dtype == np.uint8 and (img.ndim == 2 or img.shape[2] in (1, 3)):
-        two_d = img[:, :, 0] if img.ndim == 3 and img.shape[2] == 1 else img
-        out = np.asarray(Image.fromarray(two_d).resize((w, h), resample))
-        return out[:, :, None] if img.ndim == 3 and img.shape[2] == 1 else out
-    chans = [np.asarray(Image.fromarray(np.ascontiguousarray(img[:, :, c], dtype=np.float32), mode="F")
-                        .resize((w, h), resample)) for c in range(img.shape[2])] if img.ndim == 3 else \
-        [np.asarray(Image.fromarray(img.astype(np.float32), mode="F").resize((w, h), resample))]
-    return np.stack(chans, axis=-1).astype(img.dtype) if img.ndim == 3 else chans[0].astype(img.dtype)
+    out = _cv2().resize(np.ascontiguousarray(img), (int(w), int(h)), interpolation=_interp(interp))
+    return out[:, :, None] if img.ndim == 3 and out.ndim == 2 else out
 
 
 def imresize(src: Any, w: int, h: int, interp: int = 1) -> NDArray:

@@ -3,7 +3,7 @@ augmented by worker threads while the consumer trains.
 
 A *source* lists samples: ``(label, encoded bytes)`` by position. A :class:`BatchPipeline`
 draws the epoch's order and one seed per sample in its producer thread, reads the bytes
-sequentially, hands decoding and augmentation to ``threads`` workers (Pillow releases the GIL),
+sequentially, hands decoding and augmentation to ``threads`` workers (OpenCV releases the GIL),
 each of which writes its sample straight into the batch array, and keeps up to ``prefetch``
 finished batches in a queue. Seeds make the augmentations reproducible whatever the thread
 count. An error in a worker is raised by ``next()`` with the sample it happened on.
@@ -121,7 +121,8 @@ class BatchPipeline:
         if self.ids.size == 0:
             raise ParamError(f"{where}: part {part_index} of {num_parts} holds no samples ({n} in all)")
         self.rng = np.random.default_rng(seed)
-        self.pool = ThreadPoolExecutor(max(1, int(threads)), thread_name_prefix="symjit-image")
+        self.threads = max(1, int(threads))
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="symjit-image")
         self.prefetch = max(1, int(prefetch))
         self._queue: queue.Queue | None = None
         self._stop = threading.Event()
@@ -173,12 +174,17 @@ class BatchPipeline:
         for j, i in enumerate(ids):
             labels[j], raw = self.source.read(int(i))
             raws.append(raw)
-        futures = [self.pool.submit(self._one, data, j, int(i), raw, int(s))
-                   for j, (i, raw, s) in enumerate(zip(ids, raws, seeds))]
+        chunks = np.array_split(np.arange(len(ids)), min(self.threads, len(ids)))
+        futures = [self.pool.submit(self._some, data, chunk, ids, raws, seeds) for chunk in chunks]
         for f in futures:
             f.result()
         label = labels[:, 0].copy() if self.label_width == 1 else labels
         return data, label, pad, ids
+
+    def _some(self, data: np.ndarray, chunk: np.ndarray, ids: np.ndarray, raws: list,
+              seeds: np.ndarray) -> None:
+        for j in chunk:
+            self._one(data, int(j), int(ids[j]), raws[j], int(seeds[j]))
 
     def _one(self, data: np.ndarray, j: int, i: int, raw: bytes, seed: int) -> None:
         try:
