@@ -28,6 +28,7 @@ from . import (  # noqa: E402
     ndarray,
     operator,
     optimizer,
+    profiler,
     random,
     recordio,
     symbol,
@@ -52,4 +53,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image"]
+           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler"]

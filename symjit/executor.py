@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import profiler
 from .base import MXNetError, dtype_name, np_dtype, shape_str
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_module, purge
@@ -45,6 +46,11 @@ def _place(ctx: Context) -> tuple[str, int]:
 
 COMPILE_LOG_SECONDS = 2.0
 _LOG = logging.getLogger("symjit")
+
+
+def _base(mode: str) -> str:
+    """``train``/``infer``/``infer_grad`` without the monitored or profiled suffix."""
+    return mode.removesuffix("_mon").removesuffix("_prof")
 
 
 def compile_summary(prog: Compiled, seconds: float) -> str:
@@ -217,11 +223,15 @@ class Executor:
     def _program(self, mode: str, load: bool = True) -> Compiled:
         prog = self._programs.get(mode)
         if prog is None:
-            base = mode.removesuffix("_mon")
+            base = _base(mode)
             reqs = {} if base == "infer" else self._grad_req
+            start = time.perf_counter()
             prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, base == "train",
                                   self._cfg, target=self._target, load=load,
-                                  monitor=mode.endswith("_mon"))
+                                  monitor=mode.endswith("_mon"), profile=mode.endswith("_prof"))
+            if profiler.active("profile_symbolic"):
+                profiler.record(f"compile {self._symbol.name or 'symbol'} ({mode})", "compile", start,
+                                time.perf_counter())
             self._programs[mode] = prog
         elif load and prog.module is None:
             prog.module = load_module(prog.program.source, prog.target, self._cfg)
@@ -290,8 +300,30 @@ class Executor:
         with storage.device_scope(self._ctx):
             calls = self._calls.get((mode, phase))
             if calls is None:
+                if mode.endswith("_prof") and not any(key[0] == mode for key in self._calls):
+                    # compile every step first: the events time the kernels
+                    start = time.perf_counter()
+                    self._prepare(mode)
+                    profiler.record(f"prepare {self._symbol.name or 'symbol'} ({mode})", "compile", start,
+                                    time.perf_counter())
                 calls = self._calls[(mode, phase)] = self._prepare_calls(mode, steps)
-            self._run_steps(mode, phase, steps, calls)
+            if mode.endswith("_prof"):
+                self._run_timed(steps, calls)
+            else:
+                self._run_steps(mode, phase, steps, calls)
+
+    def _run_timed(self, steps: list, calls: list) -> None:
+        """Run a profiled program's steps one by one, each recorded as a profiler event (kernels
+        by their group, Custom ops by name; on a GPU each step is waited for)."""
+        for (seg, _), call in zip(steps, calls):
+            start = time.perf_counter()
+            call()
+            storage.synchronize(self._ctx)
+            if seg.kind == "host":
+                profiler.record(f"{seg.node.op.name} {seg.name}", "custom", start, time.perf_counter())
+            else:
+                profiler.record(seg.label or seg.name, "kernel", start, time.perf_counter(),
+                                {"program": seg.name})
 
     def _prepare_calls(self, mode: str, steps: list) -> list[Callable[[], Any]]:
         """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
@@ -325,6 +357,8 @@ class Executor:
         mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
         if self._monitor is not None and self._monitor[2]():
             mode += "_mon"
+        elif profiler.active("profile_symbolic"):
+            mode += "_prof"
         self._run(mode, "forward")
         self._last = mode
         if mode.endswith("_mon"):
@@ -364,7 +398,7 @@ class Executor:
         mode = self._last
         if mode is None:
             raise MXNetError("backward: call forward first")
-        if mode.removesuffix("_mon") == "infer":
+        if _base(mode) == "infer":
             self._infer_grad = True
             mode = mode.replace("infer", "infer_grad")
             self._run(mode, "forward")

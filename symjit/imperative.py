@@ -22,10 +22,12 @@ such scalars in arrays on hot paths. The table keeps the :data:`MAX_CALLS` most 
 from __future__ import annotations
 
 import collections
+import time
 from typing import Any
 
 import numpy as np
 
+from . import profiler
 from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
@@ -175,6 +177,16 @@ def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
     >>> invoke('relu', [x], out=[y])[0] is y, y.asnumpy().tolist()
     (True, [1.0, 0.0, 3.0])
     """
+    if not profiler.active("profile_imperative"):
+        return _invoke(op, inputs, params, out, where)
+    start = time.perf_counter()
+    try:
+        return _invoke(op, inputs, params, out, where)
+    finally:
+        profiler.record(op, "imperative", start, time.perf_counter())
+
+
+def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | None) -> list[NDArray]:
     params = dict(params or {})
     where = where or op
     ctx = _check_inputs(op, list(inputs), where)

@@ -51,7 +51,8 @@ class Compiled:
 
 def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any],
                    grad_req: dict[str, str], is_train: bool, cfg: Config,
-                   target: str = "cpu", load: bool = True, monitor: bool = False) -> Compiled:
+                   target: str = "cpu", load: bool = True, monitor: bool = False,
+                   profile: bool = False) -> Compiled:
     """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``).
 
     ``is_train`` picks the forward's mode (batch statistics, dropout); the backward program is
@@ -61,6 +62,8 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
 
     ``monitor=True`` builds the program a monitor watches: one kernel per op (no fusion) and no
     memory reuse, so every op's outputs (``Graph.watch``) can be read after the program ran.
+    ``profile=True`` builds the same kernels and memory plan with every kernel call a step of its
+    own, so the executor can time each for ``mx.profiler``.
     """
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fusion = cfg.fusion and not monitor
@@ -70,7 +73,7 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     tgt = get_target(target)
     groups = fuse(graph, tgt.name, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
-    program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache)
+    program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile)
     out = Compiled(fwd, graph, groups, plan, program, target)
     if load:
         out.module = load_module(program.source, target, cfg)
