@@ -180,7 +180,9 @@ def test_feedforward_fit_dist_sync(tmp_path):
 
 
 def test_dist_async_mlp_converges(tmp_path):
-    results, _ = train(2, tmp_path / "async", "--kvstore", "dist_async")
+    # each worker's push is a step of its own on weights other pushes may have moved: half the
+    # synchronous learning rate (0.1) keeps it stable on a loaded machine too
+    results, _ = train(2, tmp_path / "async", "--kvstore", "dist_async", "--lr", "0.05")
     assert min(float(r["accuracy"]) for r in results) >= 0.9
 
 
