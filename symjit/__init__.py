@@ -31,6 +31,7 @@ from . import (  # noqa: E402
     profiler,
     random,
     recordio,
+    rnn,
     symbol,
     test_utils,
     viz,
@@ -53,4 +54,5 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler"]
+           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler",
+           "rnn"]

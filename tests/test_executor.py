@@ -246,3 +246,15 @@ def test_group2ctx_on_the_executor_device_binds_and_other_devices_are_a_clear_er
     mod = mx.mod.Module(y, data_names=["x"], label_names=None, group2ctxs=[{"dev2": mx.gpu(0)}])
     with pytest.raises(MXNetError, match=r"ctx_group 'dev2' \(nodes y\) on gpu\(0\)"):
         mod.bind(data_shapes=[("x", (2,))], for_training=False)
+
+
+def test_no_grad_ops_pass_a_zero_gradient():
+    """Comparisons and zeros_like inside a differentiated graph: MXNet's gradient through them is
+    zero, so x * (x > 0) has gradient (x > 0)."""
+    x = mx.sym.Variable("x")
+    y = x * (x > 0) + mx.sym.zeros_like(x) * x + mx.sym.floor(x) * 0
+    ex = y.simple_bind(mx.cpu(), x=(4,))
+    ex.arg_dict["x"][:] = [1.5, -1.0, 2.0, -0.5]
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((4,)))
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), [1.0, 0.0, 1.0, 0.0])

@@ -23,9 +23,13 @@ GRAD_REQS = ("null", "write", "add")
 
 
 def _needs_grad(g: Graph, wanted: set[int]) -> set[int]:
-    """Values through which a gradient must flow to reach a wanted argument."""
+    """Values through which a gradient must flow to reach a wanted argument. An op marked
+    ``no_grad`` (comparisons, ``zeros_like``, rounding: zero gradient almost everywhere, as in
+    MXNet) stops the flow: its outputs are constants of the backward pass."""
     need = set(wanted)
     for op in g.ops:
+        if op.op.extra.get("no_grad"):
+            continue
         if any(i in need for i in op.inputs):
             need.update(op.outputs)
     return need
