@@ -25,7 +25,7 @@ import numpy as np
 from . import profiler
 from .base import MXNetError, dtype_name, np_dtype, shape_str
 from .compiler.binding import bind_phases, value_arrays
-from .compiler.cache import load_module, purge
+from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
 from .config import Config, default_config
 from .context import Context
@@ -48,19 +48,39 @@ COMPILE_LOG_SECONDS = 2.0
 _LOG = logging.getLogger("symjit")
 
 
+def _run_all(calls: list) -> Callable[[], None]:
+    def run() -> None:
+        for fn, args in calls:
+            fn(*args)
+    return run
+
+
 def _base(mode: str) -> str:
     """``train``/``infer``/``infer_grad`` without the monitored or profiled suffix."""
     return mode.removesuffix("_mon").removesuffix("_prof")
 
 
-def compile_summary(prog: Compiled, seconds: float) -> str:
+def cache_stats(prog: Compiled) -> dict[str, tuple[int, int]]:
+    """Per distinct kernel of a loaded program, numba's (cache hits, cache misses) so far (its
+    dispatcher may be shared with other programs: compare two snapshots)."""
+    out = {}
+    for f in sorted(set(prog.program.kernel_of.values())):
+        st = getattr(getattr(prog.module, f, None), "stats", None)
+        out[f] = (sum(st.cache_hits.values()), sum(st.cache_misses.values())) if st is not None else (0, 0)
+    return out
+
+
+def compile_summary(prog: Compiled, seconds: float, before: dict | None = None) -> str:
     """One line on a program's compile: its group kernels, the distinct kernels they call, and how
-    many of those numba compiled (a cache miss) rather than loaded with the cached program."""
-    fns = sorted(set(prog.program.kernel_of.values()))
-    stats = [getattr(getattr(prog.module, f, None), "stats", None) for f in fns]
-    compiled = sum(s is not None and sum(s.cache_misses.values()) > 0 for s in stats)
-    return (f"bind: {len(prog.program.kernel_of)} kernels, {len(fns)} distinct: {compiled} compiled, "
-            f"{len(fns) - compiled} from the kernel cache, in {seconds:.1f} s")
+    many of those numba compiled (a cache miss), loaded from the kernel cache, or found compiled
+    in this process already (by another program using the same kernel), since ``before``."""
+    now, before = cache_stats(prog), before or {}
+    old = {f: before.get(f, (0, 0)) for f in now}
+    compiled = sum(now[f][1] > old[f][1] for f in now)
+    loaded = sum(now[f][1] == old[f][1] and now[f][0] > old[f][0] for f in now)
+    return (f"bind: {len(prog.program.kernel_of)} kernels, {len(now)} distinct: {compiled} compiled, "
+            f"{loaded} from the kernel cache, {len(now) - compiled - loaded} already loaded, "
+            f"in {seconds:.1f} s")
 
 
 def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
@@ -234,7 +254,7 @@ class Executor:
                                 time.perf_counter())
             self._programs[mode] = prog
         elif load and prog.module is None:
-            prog.module = load_module(prog.program.source, prog.target, self._cfg)
+            prog.module = load_program(prog.program, prog.target, self._cfg)
         return prog
 
     def _arrays(self, mode: str) -> dict[str, list[np.ndarray]]:
@@ -275,21 +295,26 @@ class Executor:
         start = time.perf_counter()
         for attempt in (0, 1):
             prog = self._program(mode)
+            before = cache_stats(prog)
             try:
                 for steps in self._arrays(mode).values():
                     for seg, arrays in steps:
                         if seg.kind == "njit":
                             target.warm(getattr(prog.module, seg.name), arrays)
+                        elif seg.kind == "calls":
+                            for fn, args in target.prepare_calls(prog.module, seg.launches,
+                                                                 dict(zip(seg.vids, arrays))):
+                                target.warm(fn, list(args))
                 elapsed = time.perf_counter() - start
                 if elapsed > COMPILE_LOG_SECONDS:
-                    _LOG.info("%s", compile_summary(prog, elapsed))
+                    _LOG.info("%s", compile_summary(prog, elapsed, before))
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
             except Exception:
                 if attempt:
                     raise
-                purge(prog.module)
+                purge_program(prog.program, prog.module)
                 prog.module = None
 
     # --- running -------------------------------------------------------------------------------
@@ -329,8 +354,14 @@ class Executor:
         """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
         host call as it is)."""
         prog, target = self._program(mode), get_target(self._target)
-        return [payload if seg.kind == "host" else target.prepare(prog.module, seg.name, payload)
-                for seg, payload in steps]
+
+        def one(seg: Any, payload: Any) -> Callable[[], Any]:
+            if seg.kind == "host":
+                return payload
+            if seg.kind == "calls":   # kernels called one by one from here (big programs)
+                return _run_all(target.prepare_calls(prog.module, seg.launches, dict(zip(seg.vids, payload))))
+            return target.prepare(prog.module, seg.name, payload)
+        return [one(seg, payload) for seg, payload in steps]
 
     def _run_steps(self, mode: str, phase: str, steps: list, calls: list) -> None:
         for k, (seg, _) in enumerate(steps):
@@ -343,7 +374,7 @@ class Executor:
                 raise
             except Exception:   # a cache entry numba cannot load: purge and compile again once
                 prog = self._program(mode)
-                purge(prog.module)
+                purge_program(prog.program, prog.module)
                 prog.module = None
                 self._programs[mode] = prog
                 self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}

@@ -547,6 +547,9 @@ class Updater:
             if idx not in self.states:
                 self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
                 self.states_synced[idx] = True
+            elif not self.states_synced.get(idx, True):   # loaded by set_states: onto the weight's device
+                self.states[idx] = self.sync_state_context(self.states[idx], w.context)
+                self.states_synced[idx] = True
         opt = self.optimizer
         if len(triples) > 1 and opt._fusable():
             indices = [t[0] for t in triples]
@@ -557,7 +560,12 @@ class Updater:
             opt.update_multi_precision(idx, w, g, self.states[idx])
 
     def sync_state_context(self, state: Any, context: Any) -> Any:
-        """States live on the CPU: returned unchanged."""
+        """``state`` (an NDArray, or a tuple/list of them, or None) on ``context``: states loaded
+        by :meth:`set_states` are on the CPU until their weight's first update."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            return type(state)(self.sync_state_context(s, context) for s in state)
         return state
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:

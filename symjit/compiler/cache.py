@@ -4,12 +4,17 @@ The key is a hash of the generated source, the target, the versions of symjit, n
 a fingerprint of symjit's own code (every ``.py`` file of ``symjit`` and ``symjit.kernels``:
 generated modules call the scalar bodies and hand-written kernels, whose compiled code numba bakes
 into the cached entry, so editing a kernel must not reuse stale machine code);
-the module is written once to ``<cache_dir>/kernels/symjit_<key>.py`` (atomically: a temporary
+each module is written once to ``<cache_dir>/kernels/symjit_gen_<target>_<key>.py`` (atomically: a temporary
 file then ``os.replace``) and imported under a name derived from the key, and numba keeps its
 compiled code in ``__pycache__`` beside it. Kernels are shape-generic, so the same source (and the
 same cached machine code) serves every batch size. Two processes that compile the same key at
 once both write identical text; the later replace only makes numba recompile once. A cache entry
 numba cannot load (corrupt or stale) is purged and compiled again: :func:`purge` removes it.
+
+On the CPU each distinct kernel is a module of its own (its key is its canonical source), which the
+program's module imports: a kernel compiled for one program is loaded from the cache by every
+other program and process that uses the same kernel form (another bucket's, the inference
+program's, another net's), and only the small program functions are compiled anew.
 
 With ``Config.cache`` off, the source is executed in a fresh module (numba then compiles in
 memory; nothing is written).
@@ -23,6 +28,7 @@ import os
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -30,7 +36,8 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 
-__all__ = ["source_key", "load_module", "purge", "cache_info", "clear_cache"]
+__all__ = ["source_key", "module_name", "load_module", "load_program", "purge", "purge_program",
+           "cache_info", "clear_cache"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,15 +70,36 @@ def _kernel_dir(cfg: Config) -> Path:
     return path
 
 
+def module_name(source: str, target: str) -> str:
+    """The name a generated module is imported under (and its file's stem)."""
+    return f"symjit_gen_{target}_{source_key(source, target)}"
+
+
+def load_program(program: Any, target: str, cfg: Config) -> types.ModuleType:
+    """Import a generated program: its kernel modules first (which its module imports by name),
+    then its module."""
+    for source in program.kernel_modules.values():
+        load_module(source, target, cfg)
+    return load_module(program.module_source, target, cfg)
+
+
+def purge_program(program: Any, module: types.ModuleType) -> None:
+    """:func:`purge` a program's module and its kernel modules (one of them may be the entry
+    numba cannot load); the next load compiles them again."""
+    for name in program.kernel_modules:
+        if name in sys.modules:
+            purge(sys.modules[name])
+    purge(module)
+
+
 def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> types.ModuleType:
     """Import the generated ``source`` (through the disk cache when enabled)."""
-    key = source_key(source, target)
-    name = f"symjit_gen_{target}_{key}" + (f"_r{attempt}" if attempt else "")
+    name = module_name(source, target) + (f"_r{attempt}" if attempt else "")
     if name in sys.modules:
         return sys.modules[name]
     if not cfg.cache:
         module = types.ModuleType(name)
-        module.__file__ = f"<symjit generated {key}>"
+        module.__file__ = f"<symjit generated {name}>"
         exec(compile(source, module.__file__, "exec"), module.__dict__)  # our own generated code
         sys.modules[name] = module
         return module

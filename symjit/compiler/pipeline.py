@@ -22,7 +22,7 @@ import numpy as np
 from ..config import Config
 from ..lower.target import get_target
 from ..symbol.symbol import Symbol
-from .cache import load_module
+from .cache import load_program
 from .codegen.generate import Program, generate
 from .graph import Graph
 from .passes.autodiff import autodiff
@@ -76,5 +76,5 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile)
     out = Compiled(fwd, graph, groups, plan, program, target)
     if load:
-        out.module = load_module(program.source, target, cfg)
+        out.module = load_program(program, target, cfg)
     return out

@@ -38,6 +38,7 @@ class Target:
     name = ""
     host_calls = False     # can a phase stop for a Python host call (Custom ops) between segments
     stream_arg = False     # do program functions take the stream to queue work on as first argument
+    kernel_modules = False  # does each distinct kernel go into a module of its own (cached across programs)
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         """A writer for one generated module of this target."""
@@ -70,6 +71,11 @@ class Target:
         (its buffers never move), with whatever can be decided once decided here: on the CPU the
         compiled function with its arguments, on CUDA a launch table."""
         return functools.partial(getattr(module, name), *payload)
+
+    def prepare_calls(self, module: Any, launches: list, by_vid: dict) -> list:
+        """``(kernel, arguments)`` of each kernel call of a ``calls`` segment (targets with
+        :attr:`kernel_modules`), ``by_vid`` the bound array of each value id."""
+        raise NotImplementedError(f"the {self.name} target runs no host-driven kernel calls")
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:

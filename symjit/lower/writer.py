@@ -29,6 +29,11 @@ class ModuleWriter:
             self.imports[key] = f"_i{len(self.imports)}_{name}"
         return self.imports[key]
 
+    def imp_as(self, module: str, name: str, alias: str) -> str:
+        """Import ``module.name`` under the chosen ``alias``."""
+        self.imports[(module, name, alias)] = alias
+        return alias
+
     def body(self, fn) -> str:
         """The alias of a scalar body wrapped for the target (njit inline / cuda device)."""
         key = (fn.__module__, fn.__qualname__)
@@ -40,8 +45,8 @@ class ModuleWriter:
     def source(self, header: str) -> str:
         lines = [f'"""{header}"""', "import math", "", "import numba", "import numpy as np",
                  *self.preamble, ""]
-        for (module, name), alias in sorted(self.imports.items(), key=lambda kv: kv[1]):
-            lines.append(f"from {module} import {name} as {alias}")
+        for key, alias in sorted(self.imports.items(), key=lambda kv: kv[1]):
+            lines.append(f"from {key[0]} import {key[1]} as {alias}")
         lines.append("")
         for (module, name), alias in self.bodies.items():
             lines.append(f"{alias} = {self.body_wrapper}({self.imports[(module, name)]})")

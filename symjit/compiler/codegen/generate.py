@@ -11,8 +11,10 @@ this module never tests a target by name.
 Kernels index arrays with their runtime shapes: nothing but ranks, dtypes and broadcast patterns is
 baked in, so a new batch size reuses the compiled code.
 
-A phase is a list of :class:`Segment` s run in order: a compiled program function, or a host call
-(a ``Custom`` op's Python code, which compiled code cannot call). A phase without host ops is one
+A phase is a list of :class:`Segment` s run in order: a compiled program function, a host call
+(a ``Custom`` op's Python code, which compiled code cannot call), or (``calls``, on targets with
+kernel modules) kernel calls made one by one from the host, for steps of more than
+:data:`PROGRAM_CALLS_LIMIT` kernels and for profiled programs. A phase without host ops is one
 compiled function named after the phase (``forward``/``backward``, listed in ``entries`` too); a
 host op splits it into ``forward_0``, host call, ``forward_1``...
 """
@@ -26,11 +28,12 @@ from ...lower.emit import int_tuple
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
 from ...lower.writer import KernelWriter, ModuleWriter
+from ..cache import module_name
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 from .loop import emit_loop, loop_dims, vname
 
-__all__ = ["generate", "Program", "Segment", "canonical_form"]
+__all__ = ["generate", "Program", "Segment", "canonical_form", "PROGRAM_CALLS_LIMIT"]
 
 
 @dataclasses.dataclass
@@ -44,6 +47,29 @@ class Segment:
     node: OpNode | None = None
     reqs: list[str] = dataclasses.field(default_factory=list)
     label: str = ""   # what the profiler calls it: the group's kernel and ops (profiled programs)
+    launches: list = dataclasses.field(default_factory=list)   # kind "calls": (kernel, vids, consts)
+
+
+# A step of more kernel calls than this runs them from the host, one dispatcher call each, instead of
+# through a compiled program function (targets with kernel modules: the CPU). Numba links every
+# kernel a program function calls into it and optimises the whole again, which took most of the
+# compile time of big programs (an unrolled LSTM's 168 calls: 23 s with the kernels cached; ResNet-18
+# inference, 24 calls: 12.5 s against 6.7 s hosted); a host loop costs ~1-2 us per call, small
+# beside the kernels of such programs. Small phases (the tutorial MLP's 4 and 9 calls, LeNet's)
+# keep their one compiled call, where the per-call cost would show.
+PROGRAM_CALLS_LIMIT = 16
+
+
+def _const_value(src: str) -> object:
+    """A const argument's value from its source (``np.int64(3)``, ``(np.int64(1), ...)``)."""
+    values = [int(x) for x in re.findall(r"np\.int64\((-?\d+)\)", src)]
+    return tuple(values) if src.startswith("(") else values[0]
+
+
+def _host_calls(name: str, step: list, label: str) -> Segment:
+    vids = list(dict.fromkeys(v for _, vs, *_ in step for v in vs))
+    launches = [(fn, list(vs), [_const_value(c) for c in consts]) for fn, vs, _, _, _, consts in step]
+    return Segment("calls", name, vids, label=label, launches=launches)
 
 
 class Program:
@@ -61,8 +87,12 @@ class Program:
                  kernels: dict[str, list[int]] | None = None,
                  spans: dict[str, tuple[str, int]] | None = None,
                  host_args: dict[str, list[tuple[str, str]]] | None = None,
-                 kernel_of: dict[str, str] | None = None, consts: dict[str, list] | None = None):
-        self.source = source
+                 kernel_of: dict[str, str] | None = None, consts: dict[str, list] | None = None,
+                 kernel_modules: dict[str, str] | None = None,
+                 kernel_texts: dict[str, tuple[str, str]] | None = None):
+        self.module_source = source   # the program's module (what is imported)
+        self.kernel_modules = kernel_modules or {}   # module name -> source, imported by the module
+        self.kernel_texts = kernel_texts or {}   # kernel -> (its module, its source with value names)
         self.kernel_of = kernel_of or {}
         self.consts = consts or {}   # kernel function -> the values of its trailing int arguments
         self.entries = entries
@@ -71,6 +101,15 @@ class Program:
         self.host_args = host_args or {}
         self.segments = segments if segments is not None else \
             {phase: [Segment("njit", name, vids)] for phase, (name, vids) in entries.items()}
+
+    @property
+    def source(self) -> str:
+        """All the generated code, to read: the program's module, then each kernel as generated
+        for its first group (its module holds the same code with positional names, ``KERNEL``)."""
+        parts = [self.module_source]
+        parts += [f"# ---- {fn}: module {module} ----\n{text}"
+                  for fn, (module, text) in self.kernel_texts.items()]
+        return "\n".join(parts)
 
 
 def _no_rule(node: OpNode, target: Target) -> MXNetError:
@@ -86,11 +125,19 @@ def _static_span(grp: Group, k) -> tuple[str, int]:
     return "element", n
 
 
+def _kernel_module(kmw: ModuleWriter, form: str, target: Target) -> str:
+    """The source of a module holding one kernel form (as ``KERNEL``)."""
+    kmw.functions.append(form)
+    return kmw.source(f"One symjit kernel for the {target.name} target (a distinct kernel form).")
+
+
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
                   spans: dict[str, tuple[str, int]], forms: dict[str, str],
-                  kernel_of: dict[str, str], const_values: dict[str, list]) -> Launch:
+                  kernel_of: dict[str, str], const_values: dict[str, list],
+                  kmods: dict[str, str], new_writer) -> Launch:
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
-    k = KernelWriter(mw, f"k{grp.id}", [vname(v) for v in params], {vname(v): g.values[v] for v in params})
+    kmw = new_writer() if target.kernel_modules else mw
+    k = KernelWriter(kmw, f"k{grp.id}", [vname(v) for v in params], {vname(v): g.values[v] for v in params})
     anchor = grp.anchor
     elem: dict[int, ElemExpr] = {}
     if anchor is not None:
@@ -107,7 +154,13 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     text = k.finish()
     form = canonical_form(text, k.name, k.params)
     fn = forms.setdefault(form, k.name)
-    if fn == k.name:        # the first group of this form: its kernel goes into the module
+    if fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
+        source = _kernel_module(kmw, form, target)
+        name = module_name(source, target.name)
+        kmods[name] = source
+        kmods.setdefault("", {})[k.name] = (name, source.replace(form, text))   # value names, to read
+        mw.imp_as(name, "KERNEL", fn)
+    elif fn == k.name:      # ... or its kernel goes into the program's module
         mw.functions.append(text)
     spans[k.name] = _static_span(grp, k)
     kernel_of[k.name] = fn
@@ -165,6 +218,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     kernel_of: dict[str, str] = {}   # group kernel name (k<group id>) -> the function it calls
     const_values: dict[str, list] = {}   # kernel function -> the values of its const arguments
     labels: dict[int, str] = {}   # id of a list of launches -> its first group's label
+    kmods: dict[str, str] = {}    # kernel module name -> source (targets with kernel_modules)
     for grp in groups:
         steps = runs[grp.phase]
         if grp.host:
@@ -173,22 +227,28 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
             if profile or not steps or isinstance(steps[-1], Segment):
                 steps.append([])
                 labels[id(steps[-1])] = group_label(grp)
-            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of,
-                                                      const_values))
+            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of, const_values,
+                                           kmods, lambda: target.module_writer(cache, fastmath)))
     entries, segments = {}, {}
+
+    def hosted(step: list) -> bool:
+        return target.kernel_modules and (profile or len(step) > PROGRAM_CALLS_LIMIT)
+
     for phase, steps in runs.items():
         if not steps:
             continue
-        if len(steps) == 1 and not isinstance(steps[0], Segment):   # the fast path: one call
+        if len(steps) == 1 and not isinstance(steps[0], Segment) and not hosted(steps[0]):   # one call
             entries[phase] = (phase, target.program(mw, phase, steps[0], vname))
             segments[phase] = [Segment("njit", phase, entries[phase][1], label=labels[id(steps[0])])]
             continue
         segments[phase] = []
         for step in steps:
+            name = f"{phase}_{len(segments[phase])}"
             if isinstance(step, Segment):
                 segments[phase].append(step)
+            elif hosted(step):
+                segments[phase].append(_host_calls(name, step, labels[id(step)]))
             else:
-                name = f"{phase}_{len(segments[phase])}"
                 segments[phase].append(Segment("njit", name, target.program(mw, name, step, vname),
                                                label=labels[id(step)]))
     header = f"Generated by symjit for the {target.name} target: one kernel per fused group."
@@ -199,4 +259,6 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                 kernels.setdefault(name, vids)
     host = {name: h for steps in runs.values() for step in steps if not isinstance(step, Segment)
             for name, _, _, _, h, _ in step if h}
-    return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of, const_values)
+    texts = kmods.pop("", {})
+    return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of, const_values,
+                   kmods, texts)

@@ -7,11 +7,18 @@ from ..writer import KernelWriter, ModuleWriter
 from . import elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
 
 
+def _typed(value):
+    """A const argument as the compiled programs pass it (int64, or a tuple of int64)."""
+    import numpy as np
+    return tuple(np.int64(v) for v in value) if isinstance(value, tuple) else np.int64(value)
+
+
 class CPUTarget(Target):
     """``numba.njit`` kernels; a loop is a nest of ``range`` loops (the last axis innermost)."""
 
     name = "cpu"
     host_calls = True
+    kernel_modules = True
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
@@ -36,6 +43,12 @@ class CPUTarget(Target):
     def warm(self, fn, arrays: list) -> None:
         import numba
         fn.compile(tuple(numba.typeof(a) for a in arrays))
+
+    def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
+        """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
+        return [(getattr(module, fn), tuple([by_vid[v] for v in vids] + [_typed(c) for c in consts]))
+                for fn, vids, consts in launches]
+
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
         params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
