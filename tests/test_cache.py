@@ -106,3 +106,38 @@ def test_editing_a_kernel_changes_the_cache_key(tmp_path, monkeypatch):
     assert cache.source_key("x = 1\n", "cpu") != before
     monkeypatch.undo()
     cache.code_fingerprint.cache_clear()
+
+
+def test_a_kernel_compiled_for_one_graph_serves_another_graph_and_process(tmp_path, monkeypatch):
+    """Distinct kernels are modules of their own keyed by their source: a second net using the same
+    FullyConnected+relu kernel imports the same compiled dispatcher (no compile), and a new process
+    loads every kernel from the disk cache instead of compiling it."""
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    x = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=7, name="fa"), act_type="relu")
+    a = mx.sym.FullyConnected(h, num_hidden=3, name="fo")
+    b = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=5, name="fb"), act_type="relu")
+    ka = a.simple_bind(mx.cpu(), data=(3, 4), grad_req="null")._programs["infer"]
+
+    def misses(prog):
+        return {n: sum(sys.modules[n].KERNEL.stats.cache_misses.values())
+                for n in prog.program.kernel_modules}
+    before = misses(ka)
+    kb = b.simple_bind(mx.cpu(), data=(6, 4), grad_req="null")._programs["infer"]
+    common = set(ka.program.kernel_modules) & set(kb.program.kernel_modules)
+    assert common, "the FullyConnected+relu kernel should be one module for both graphs"
+    assert {n: misses(kb)[n] for n in common} == {n: before[n] for n in common}   # nothing compiled
+    code = """
+import sys, symjit as mx
+x = mx.sym.Variable('data')
+h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=7, name='fa'), act_type='relu')
+p = mx.sym.FullyConnected(h, num_hidden=3, name='fo').simple_bind(mx.cpu(), data=(2, 4), grad_req='null')
+p = p._programs['infer']
+stats = [sys.modules[n].KERNEL.stats for n in p.program.kernel_modules]
+fwd = p.module.forward.stats
+print(max(sum(s.cache_misses.values()) for s in stats), sum(fwd.cache_hits.values()),
+      sum(fwd.cache_misses.values()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "SYMJIT_CACHE_DIR": str(tmp_path)}).stdout.split()
+    assert out == ["0", "1", "0"], out   # no kernel compiled; the program loaded from the cache
