@@ -1,5 +1,5 @@
 """``mx.mod`` / ``mx.module``: MXNet 1.x's Module API (bind, init_params, fit, predict, score) and
-``BucketingModule``.
+``BucketingModule``, ``SequentialModule``, ``PythonModule``, ``PythonLossModule``.
 
 >>> import symjit as mx
 >>> mx.mod.Module(mx.sym.Variable('data') * 2, label_names=None).data_names
@@ -8,7 +8,10 @@
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
+from .python_module import PythonLossModule, PythonModule
+from .sequential_module import SequentialModule
 
 BaseModule = Module
 
-__all__ = ["Module", "BaseModule", "BucketingModule", "DataParallelExecutorGroup"]
+__all__ = ["Module", "BaseModule", "BucketingModule", "SequentialModule", "PythonModule", "PythonLossModule",
+           "DataParallelExecutorGroup"]
