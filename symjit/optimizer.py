@@ -27,8 +27,8 @@ from .ndarray import NDArray, load_frombuffer, save_tobuffer, storage, zeros
 from .ndarray.ndarray import wrap
 from .ndarray.optim_ops import MultiUpdate, update_kernels
 
-__all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Updater",
-           "register", "create", "get_updater"]
+__all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Adamax", "Nadam", "Signum",
+           "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "Updater", "register", "create", "get_updater"]
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
@@ -702,3 +702,6 @@ def _copy(opt: Optimizer) -> Optimizer:
     new.__dict__.update(vars(opt))
     return new
 
+
+# the rules computed on the host (no fused kernel yet), registered like the others
+from .optimizer_host import DCASGD, FTML, LAMB, LARS, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: E402, F401

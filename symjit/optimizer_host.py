@@ -1,0 +1,284 @@
+"""The optimizers whose update symjit computes with numpy on the host, one parameter at a time:
+Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB and LARS (registered in ``mx.optimizer``
+with the others). Their states are NDArrays on the weight's device, written back after each
+update. They have no fused update kernel yet (``_fusable`` is false for them), so ``Updater``
+calls them per index; the update rules are MXNet 1.x's.
+
+>>> import symjit as mx
+>>> opt, w = mx.optimizer.Signum(learning_rate=0.1, momentum=0.0), mx.nd.ones((2,))
+>>> opt.update(0, w, mx.nd.array([1.0, -1.0]), opt.create_state(0, w))
+>>> [round(v, 5) for v in w.asnumpy().tolist()]
+[0.9, 1.1]
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .ndarray import NDArray
+from .optimizer import Optimizer, register
+
+__all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS"]
+
+
+def _host(arr: NDArray) -> np.ndarray:
+    return arr.asnumpy()
+
+
+class HostRule(Optimizer):
+    """An update rule computed on host copies: :meth:`step` changes ``w`` and the state arrays
+    in place (numpy, the weight's dtype); :meth:`update` writes them back."""
+
+    n_states = 0
+
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        states = tuple(self._zeros(weight) for _ in range(self.n_states))
+        return None if not states else states[0] if len(states) == 1 else states
+
+    def _clipped(self, grad: np.ndarray) -> np.ndarray:
+        g = grad * grad.dtype.type(self.rescale_grad)
+        return np.clip(g, -self.clip_gradient, self.clip_gradient) if self.clip_gradient else g
+
+    def step(self, index: Any, t: int, lr: float, wd: float, w: np.ndarray, g: np.ndarray,
+             states: list[np.ndarray]) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.step")
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """Update ``weight`` and ``state`` in place from ``grad``."""
+        lr, wd = self._common(index)
+        arrays = () if state is None else tuple(state) if isinstance(state, (tuple, list)) else (state,)
+        w, g = _host(weight), _host(grad)
+        states = [_host(s) for s in arrays]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.step(index, self._index_update_count[index], lr, wd, w, g, states)
+        weight[:] = w
+        for nd_state, new in zip(arrays, states):
+            nd_state[:] = new
+
+
+@register
+class Adamax(HostRule):
+    """AdaMax (Kingma & Ba, the infinity-norm Adam): ``m = b1 m + (1-b1) g; u = max(b2 u, |g|);
+    w -= lr / (1 - b1^t) * m / u`` with ``g = clip(rescale grad + wd w)`` (weight decay before
+    clipping, as MXNet)."""
+
+    n_states = 2
+
+    def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9, beta2: float = 0.999, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1, self.beta2 = float(beta1), float(beta2)
+
+    def step(self, index, t, lr, wd, w, g, states):
+        m, u = states
+        g = g * self.rescale_grad + wd * w
+        if self.clip_gradient:
+            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        m *= self.beta1
+        m += (1.0 - self.beta1) * g
+        np.maximum(self.beta2 * u, np.abs(g), out=u)
+        w -= lr / (1.0 - self.beta1 ** t) * m / u
+
+
+@register
+class Nadam(HostRule):
+    """Adam with Nesterov momentum (Dozat), MXNet's form with ``schedule_decay``: the momentum
+    schedule ``m_schedule`` is the product over every update this optimizer made."""
+
+    n_states = 2
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, schedule_decay: float = 0.004, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+        self.schedule_decay, self.m_schedule = float(schedule_decay), 1.0
+
+    def step(self, index, t, lr, wd, w, g, states):
+        m, v = states
+        g = g * self.rescale_grad + wd * w
+        if self.clip_gradient:
+            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        mom_t = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
+        mom_t1 = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
+        self.m_schedule *= mom_t
+        m_next = self.m_schedule * mom_t1
+        m *= self.beta1
+        m += (1.0 - self.beta1) * g
+        v *= self.beta2
+        v += (1.0 - self.beta2) * g * g
+        m_bar = (1.0 - mom_t) * g / (1.0 - self.m_schedule) + mom_t1 * m / (1.0 - m_next)
+        w -= lr * m_bar / (np.sqrt(v / (1.0 - self.beta2 ** t)) + self.epsilon)
+
+
+@register
+class Signum(HostRule):
+    """SignSGD / Signum (Bernstein et al.): with ``momentum``, ``mom = momentum mom - (1-momentum)
+    (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``; without, ``w = (1 - lr wd) w - lr sign(g)``
+    (``g`` the rescaled, clipped gradient)."""
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.momentum, self.wd_lh = float(momentum), float(wd_lh)
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def step(self, index, t, lr, wd, w, g, states):
+        g = self._clipped(g)
+        if states:
+            mom = states[0]
+            mom *= self.momentum
+            mom -= (1.0 - self.momentum) * (wd * w + g)
+            w *= 1.0 - lr * self.wd_lh
+            w += lr * np.sign(mom)
+        else:
+            w *= 1.0 - lr * wd
+            w -= lr * np.sign(g)
+
+
+@register
+class FTML(HostRule):
+    """Follow the Moving Leader (Zheng & Kwok), states ``(d, v, z)``."""
+
+    n_states = 3
+
+    def __init__(self, learning_rate: float = 0.0025, beta1: float = 0.6, beta2: float = 0.999,
+                 epsilon: float = 1e-8, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def step(self, index, t, lr, wd, w, g, states):
+        d_prev, v, z = states
+        g = g * self.rescale_grad + wd * w
+        if self.clip_gradient:
+            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        v *= self.beta2
+        v += (1.0 - self.beta2) * g * g
+        d_t = (1.0 - self.beta1 ** t) / lr * (np.sqrt(v / (1.0 - self.beta2 ** t)) + self.epsilon)
+        z *= self.beta1
+        z += (1.0 - self.beta1) * g - (d_t - self.beta1 * d_prev) * w
+        d_prev[...] = d_t
+        w[...] = -z / d_t
+
+
+@register
+class Ftrl(HostRule):
+    """FTRL-Proximal (McMahan et al.), states ``(z, n)``: ``w = (sign(z) lamda1 - z) / ((beta +
+    sqrt(n)) / lr + wd)`` where ``|z| > lamda1``, else 0."""
+
+    n_states = 2
+
+    def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1.0, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.lamda1, self.beta = float(lamda1), float(beta)
+
+    def step(self, index, t, lr, wd, w, g, states):
+        z, n = states
+        g = self._clipped(g)
+        z += g - (np.sqrt(n + g * g) - np.sqrt(n)) * w / lr
+        n += g * g
+        w[...] = np.where(np.abs(z) > self.lamda1,
+                          (np.sign(z) * self.lamda1 - z) / ((self.beta + np.sqrt(n)) / lr + wd), 0.0)
+
+
+@register
+class DCASGD(HostRule):
+    """Delay-compensated async SGD (Zheng et al.), states ``(momentum or None, previous weight)``:
+    ``mom = momentum mom - lr (g + wd w + lamda g^2 (w - w_prev)); w_prev = w; w += mom``."""
+
+    def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.momentum, self.lamda = float(momentum), float(lamda)
+
+    def create_state(self, index, weight):
+        mom = self._zeros(weight) if self.momentum != 0.0 else None
+        return mom, weight.copy()
+
+    def update(self, index, weight, grad, state):
+        mom, prev = state
+        lr, wd = self._common(index)
+        w, g, p = _host(weight), self._clipped(_host(grad)), _host(prev)
+        step = -lr * (g + wd * w + self.lamda * g * g * (w - p))
+        if mom is not None:
+            m = _host(mom) * self.momentum + step
+            mom[:] = m
+            step = m
+        prev[:] = w
+        weight[:] = w + step
+
+
+@register
+class SGLD(HostRule):
+    """Stochastic gradient Langevin dynamics: ``w += -lr/2 (g + wd w) + N(0, sqrt(lr))``, the
+    noise from ``mx.random``'s generator (reproducible under ``mx.random.seed``)."""
+
+    def step(self, index, t, lr, wd, w, g, states):
+        from . import random as _random
+        g = self._clipped(g)
+        noise = _random._rng.normal(0.0, math.sqrt(lr), size=w.shape).astype(w.dtype)
+        w += -lr / 2.0 * (g + wd * w) + noise
+
+
+@register
+class LAMB(HostRule):
+    """LAMB (You et al.), states ``(mean, var)``: Adam's direction ``r = m_hat / (sqrt(v_hat) + eps)
+    + wd w``, then ``w -= lr (||w|| / ||r||) r`` (``||w||`` clamped to ``[lower_bound,
+    upper_bound]`` when given; ratio 1 when a norm is 0)."""
+
+    n_states = 2
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-6, lower_bound: float | None = None, upper_bound: float | None = None,
+                 bias_correction: bool = True, **kwargs: Any):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        self.bias_correction = bool(bias_correction)
+
+    def step(self, index, t, lr, wd, w, g, states):
+        mean, var = states
+        g = self._clipped(g)
+        mean *= self.beta1
+        mean += (1.0 - self.beta1) * g
+        var *= self.beta2
+        var += (1.0 - self.beta2) * g * g
+        m_hat, v_hat = (mean / (1.0 - self.beta1 ** t), var / (1.0 - self.beta2 ** t)) \
+            if self.bias_correction else (mean, var)
+        r = m_hat / (np.sqrt(v_hat) + self.epsilon) + wd * w
+        r1, r2 = float(np.linalg.norm(w)), float(np.linalg.norm(r))
+        if self.lower_bound is not None:
+            r1 = max(r1, self.lower_bound)
+        if self.upper_bound is not None:
+            r1 = min(r1, self.upper_bound)
+        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
+        w -= lr * ratio * r
+
+
+@register
+class LARS(HostRule):
+    """LARS (You et al.): SGD with momentum whose learning rate per layer is scaled by ``eta
+    ||w|| / (||g|| + wd ||w|| + epsilon)`` (1 when a norm is 0); parameters named ``*bias``,
+    ``*gamma``, ``*beta`` keep the plain learning rate."""
+
+    def __init__(self, momentum: float = 0.0, eta: float = 0.001, epsilon: float = 0.0, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.momentum, self.eta, self.epsilon = float(momentum), float(eta), float(epsilon)
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def step(self, index, t, lr, wd, w, g, states):
+        g = self._clipped(g)
+        name = self.idx2name.get(index, str(index))
+        if not name.endswith(("bias", "gamma", "beta")):
+            w_norm, g_norm = float(np.linalg.norm(w)), float(np.linalg.norm(g))
+            trust = w_norm / (g_norm + wd * w_norm + self.epsilon) if w_norm > 0 and g_norm > 0 else 1.0
+            lr = lr * self.eta * trust
+        step = -lr * (g + wd * w)
+        if states:
+            mom = states[0]
+            mom *= self.momentum
+            mom += step
+            step = mom
+        w += step
