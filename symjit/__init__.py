@@ -26,6 +26,7 @@ from . import (  # noqa: E402
     monitor,
     name,
     ndarray,
+    onnx,
     operator,
     optimizer,
     profiler,
@@ -55,4 +56,4 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
            "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler",
-           "rnn"]
+           "rnn", "onnx"]
