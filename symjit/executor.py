@@ -16,6 +16,7 @@ computed (``fc1_backward_weight``) can be handed to the callback.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +47,38 @@ def _place(ctx: Context) -> tuple[str, int]:
 
 COMPILE_LOG_SECONDS = 2.0
 _LOG = logging.getLogger("symjit")
+
+
+PROGRESS_SECONDS = 2.0     # a bind compiling longer than this shows its progress on a terminal
+PROGRESS_STREAM: Any = sys.stderr
+
+
+class Progress:
+    """``symjit: compiling kernels 5/27`` on one terminal line, rewritten as kernels of hosted
+    phases compile, once the bind has taken :data:`PROGRESS_SECONDS` (nothing when ``stream`` is
+    not a terminal); erased at the end."""
+
+    def __init__(self, stream: Any, start: float):
+        self.stream, self.start = stream, start
+        self.todo: set[int] = set()
+        self.finished: set[int] = set()
+        self.shown = False
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+
+    def expect(self, fns: Any) -> None:
+        self.todo.update(id(f) for f in fns)
+
+    def done(self, fn: Any) -> None:
+        self.finished.add(id(fn))
+        if self.tty and time.perf_counter() - self.start > PROGRESS_SECONDS:
+            self.stream.write(f"\rsymjit: compiling kernels {len(self.finished)}/{len(self.todo)}")
+            self.stream.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
 
 
 def _run_all(calls: list) -> Callable[[], None]:
@@ -297,14 +330,19 @@ class Executor:
             prog = self._program(mode)
             before = cache_stats(prog)
             try:
+                progress = Progress(PROGRESS_STREAM, start)
                 for steps in self._arrays(mode).values():
                     for seg, arrays in steps:
                         if seg.kind == "njit":
                             target.warm(getattr(prog.module, seg.name), arrays)
                         elif seg.kind == "calls":
-                            for fn, args in target.prepare_calls(prog.module, seg.launches,
-                                                                 dict(zip(seg.vids, arrays))):
+                            by_vid = dict(zip(seg.vids, arrays))
+                            calls = target.prepare_calls(prog.module, seg.launches, by_vid)
+                            progress.expect(fn for fn, _ in calls)
+                            for fn, args in calls:
                                 target.warm(fn, list(args))
+                                progress.done(fn)
+                progress.close()
                 elapsed = time.perf_counter() - start
                 if elapsed > COMPILE_LOG_SECONDS:
                     _LOG.info("%s", compile_summary(prog, elapsed, before))

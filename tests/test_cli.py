@@ -122,3 +122,28 @@ def test_a_long_bind_logs_one_line(caplog, monkeypatch, tmp_path):
         mx.sym.tanh(mx.sym.FullyConnected(x, num_hidden=3, name="fc")).simple_bind(mx.cpu(), x=(2, 5))
     lines = [r.getMessage() for r in caplog.records if r.name == "symjit"]
     assert len(lines) == 1 and lines[0].startswith("bind: ") and "distinct" in lines[0], lines
+
+
+def test_long_bind_shows_progress_on_a_terminal(monkeypatch):
+    """A bind whose hosted kernels take longer than PROGRESS_SECONDS rewrites one terminal line
+    with its progress and erases it at the end; nothing on a stream that is not a terminal."""
+    import io
+
+    import symjit as mx
+    from symjit import executor
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from examples.nets import deep_mlp
+    for stream, shows in ((Tty(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(executor, "PROGRESS_STREAM", stream)
+        monkeypatch.setattr(executor, "PROGRESS_SECONDS", 0.0)
+        deep_mlp(layers=10, units=8).simple_bind(mx.cpu(), data=(2, 8))
+        text = stream.getvalue()
+        assert ("symjit: compiling kernels " in text) == shows, text[:200]
+        if shows:
+            last = text.rsplit("\r", 2)
+            assert "/" in text and last[-1] == "" and last[-2].strip() == ""   # erased at the end
