@@ -44,6 +44,12 @@ def int_tuple(values: Iterable[int]) -> str:
     return "(" + ", ".join(f"np.int64({int(v)})" for v in values) + ")"
 
 
+def const_source(value: int | tuple) -> str:
+    """The source of a kernel's attribute argument (``KernelWriter.const``): an int64, or a tuple
+    of them."""
+    return int_tuple(value) if isinstance(value, tuple) else f"np.int64({int(value)})"
+
+
 def dims(arr: str, axes: Iterable[int]) -> str:
     """Source of the product of ``arr``'s runtime dims ``axes`` ("1" for none)."""
     return " * ".join(f"{arr}.shape[{d}]" for d in axes) or "1"

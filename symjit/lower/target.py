@@ -27,9 +27,9 @@ __all__ = ["Target", "Launch", "register_target", "get_target", "target_names", 
 
 # kernel name, value ids of its arguments, source of what it spans at run time, how it spans it
 # ("element": a grid-stride loop over that many elements; "block": one block per slice), and the
-# (module, function) of each scalar argument the host computes before the launch, and the source
-# of each attribute value passed after those (KernelWriter.const)
-Launch = tuple[str, list[int], str, str, list[tuple[str, str]], list[str]]
+# (module, function) of each scalar argument the host computes before the launch, and the value
+# of each attribute argument passed after those (KernelWriter.const: an int or a tuple of ints)
+Launch = tuple[str, list[int], str, str, list[tuple[str, str]], list]
 
 
 class Target:

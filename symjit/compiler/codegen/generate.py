@@ -24,7 +24,6 @@ import dataclasses
 import re
 
 from ...base import MXNetError
-from ...lower.emit import int_tuple
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
 from ...lower.writer import KernelWriter, ModuleWriter
@@ -60,15 +59,9 @@ class Segment:
 PROGRAM_CALLS_LIMIT = 16
 
 
-def _const_value(src: str) -> object:
-    """A const argument's value from its source (``np.int64(3)``, ``(np.int64(1), ...)``)."""
-    values = [int(x) for x in re.findall(r"np\.int64\((-?\d+)\)", src)]
-    return tuple(values) if src.startswith("(") else values[0]
-
-
 def _host_calls(name: str, step: list, label: str) -> Segment:
     vids = list(dict.fromkeys(v for _, vs, *_ in step for v in vs))
-    launches = [(fn, list(vs), [_const_value(c) for c in consts]) for fn, vs, _, _, _, consts in step]
+    launches = [(fn, list(vs), list(consts)) for fn, vs, _, _, _, consts in step]
     return Segment("calls", name, vids, label=label, launches=launches)
 
 
@@ -165,8 +158,8 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     spans[k.name] = _static_span(grp, k)
     kernel_of[k.name] = fn
     host = [(module, f) for _, module, f in k.host_args]
-    consts = [int_tuple(v) if isinstance(v, tuple) else f"np.int64({v})" for _, v in k.consts]
-    const_values.setdefault(fn, [v for _, v in k.consts])
+    consts = [v for _, v in k.consts]
+    const_values.setdefault(fn, consts)
     if k.per_block is not None:
         return fn, params, k.per_block[0], k.block_kind, host, consts
     size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"

@@ -2,6 +2,7 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
+from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
 from . import elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
@@ -56,7 +57,7 @@ class CPUTarget(Target):
         for fn, vs, _, _, host, consts in launches:
             if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
                 raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
-            k.line(f"{fn}({', '.join([arg(v) for v in vs] + consts)})")
+            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts])})")
         mw.functions.append(k.finish())
         return params
 

@@ -5,7 +5,7 @@ CUDA rule is reported by name when a program needs it."""
 from __future__ import annotations
 
 from ...kernels.cuda import THREADS, TILE
-from ..emit import decode_flat
+from ..emit import const_source, decode_flat
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
 from . import dropout, gemm, norm, reduce, softmax  # noqa: F401  (register rules)
@@ -74,7 +74,8 @@ class CUDATarget(Target):
         k = KernelWriter(mw, name, ["stream"] + [arg(v) for v in params])
         table = KernelWriter(mw, f"{name}_launches", ["stream"] + [arg(v) for v in params])
         table.line("return (")
-        for fn, vs, size, per, host, consts in launches:
+        for fn, vs, size, per, host, values in launches:
+            consts = [const_source(c) for c in values]
             shape = k.imp("symjit.kernels.cuda", _LAUNCH[per])
             hosts = [k.imp(module, f) for module, f in host]
             args = [arg(v) for v in vs] + [f"{h}()" for h in hosts] + consts
