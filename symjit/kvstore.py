@@ -80,6 +80,21 @@ def create(name: str = "local") -> KVStore:
     raise ParamError(f"kvstore.create: unknown kvstore type {name!r}; expected one of {known}")
 
 
+def apply_update(updater: Callable[..., Any] | None, keys: list[Key], totals: list[NDArray],
+                 stored: list[NDArray]) -> None:
+    """What a push does with each key's sum: replace the stored value (no updater), or hand both
+    to the updater, an ``Updater`` every key in one call (one update kernel for them all),
+    another callable one key at a time."""
+    if updater is None:
+        for total, dst in zip(totals, stored):
+            total.copyto(dst)
+    elif isinstance(updater, Updater) and len(keys) > 1:
+        updater(keys, totals, stored)
+    else:
+        for k, total, dst in zip(keys, totals, stored):
+            updater(k, total, dst)
+
+
 def _check_key(key: Any, where: str) -> Key:
     """``key`` as a plain int or str (numpy integers accepted; bools refused)."""
     if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer, str)):
@@ -241,15 +256,7 @@ class KVStore:
     def _apply(self, keys: list[Key], totals: list[NDArray]) -> None:
         """Store the sums, or hand them to the updater: an ``Updater`` takes every key of the push
         in one call (one update kernel for them all), another callable one key at a time."""
-        stored = [self._store[k] for k in keys]
-        if self._updater is None:
-            for total, dst in zip(totals, stored):
-                total.copyto(dst)
-        elif isinstance(self._updater, Updater) and len(keys) > 1:
-            self._updater(keys, totals, stored)
-        else:
-            for k, total, dst in zip(keys, totals, stored):
-                self._updater(k, total, dst)
+        apply_update(self._updater, keys, totals, [self._store[k] for k in keys])
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the stored value of ``key`` into ``out`` (an NDArray or a list, one per device); for a

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..base import MXNetError, ParamError, write_atomic
 from ..config import Config
-from ..kvstore import Key, _pairs
+from ..kvstore import Key, _pairs, apply_update
 from ..ndarray import NDArray
 from ..optimizer import Updater
 from . import mpi
@@ -62,11 +62,7 @@ class Server(threading.Thread):
             self.grads[index] = value.copy()
 
     def _layout(self, idx: tuple[int, ...]) -> Layout:
-        layout = self._layouts.get(idx)
-        if layout is None:
-            arrays = [self.values[i] for i in idx]
-            layout = self._layouts[idx] = Layout([a.shape for a in arrays], [a.dtype for a in arrays])
-        return layout
+        return Layout.cached(self._layouts, idx, [self.values[i] for i in idx])
 
     def run(self) -> None:
         try:
@@ -107,15 +103,7 @@ class Server(threading.Thread):
             grads = [self.grads[i] for i in idx]
             for flat, g in zip(layout.views(), grads):
                 unpack(flat, g, where)
-            values = [self.values[i] for i in idx]
-            if self.updater is None:
-                for g, v in zip(grads, values):
-                    g.copyto(v)
-            elif isinstance(self.updater, Updater) and len(idx) > 1:
-                self.updater([self.keys[i] for i in idx], grads, values)
-            else:
-                for i, g, v in zip(idx, grads, values):
-                    self.updater(self.keys[i], g, v)
+            apply_update(self.updater, [self.keys[i] for i in idx], grads, [self.values[i] for i in idx])
 
     def _pull(self, src: int, idx: tuple[int, ...]) -> None:
         layout = self._layout(idx)
@@ -141,22 +129,13 @@ class DistAsyncKVStore(DistSyncKVStore):
         atexit.register(self.close)
 
     # -- collectives --------------------------------------------------------------------------
-    def init(self, key: Any, value: Any) -> None:
-        """Collective: every worker initialises the same keys; rank 0's values win."""
-        where = self._where("init")
-        pairs, error = [], None
-        try:
-            pairs = self._check_init(key, value, where)
-        except MXNetError as exc:
-            error = str(exc)
-        self._agree(where, "init " + describe([(k, v[0]) for k, v in pairs]), error)
-        self._store_init(pairs)
-        for k, _ in pairs:
+    def _registered(self, keys: list[Key]) -> None:
+        """Number new keys in init order (the same on every rank); rank 0's server takes their
+        values before they are broadcast, so it holds them before any worker can push."""
+        for k in keys:
             self._index[k] = len(self._index)
             if self._server is not None:
                 self._server.add(self._index[k], k, self._store[k])
-        if self._size > 1 and pairs:
-            self._broadcast([k for k, _ in pairs], where)
 
     # -- worker <-> server --------------------------------------------------------------------
     def _send(self, op: int, keys: list[Key], where: str, data: Layout | None = None) -> None:

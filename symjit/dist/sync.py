@@ -67,6 +67,14 @@ class Layout:
             sizes[wire] = sizes.get(wire, 0) + n
         self.buffers = {wire: np.empty(n, dtype=wire) for wire, n in sizes.items()}
 
+    @classmethod
+    def cached(cls, cache: dict, sig: Any, arrays: list[NDArray]) -> Layout:
+        """The layout of ``arrays`` kept in ``cache`` under ``sig`` (made the first time)."""
+        layout = cache.get(sig)
+        if layout is None:
+            layout = cache[sig] = cls([a.shape for a in arrays], [a.dtype for a in arrays])
+        return layout
+
     def views(self) -> list[np.ndarray]:
         """Each array's slice of its buffer."""
         return [self.buffers[w][o:o + n] for w, o, n in self.slots]
@@ -123,11 +131,7 @@ class DistSyncKVStore(KVStore):
         mpi.agree(self._comm, self._config.dist_timeout, where, text, error)
 
     def _layout(self, tag: str, keys: list[Key], arrays: list[NDArray]) -> Layout:
-        sig = (tag, tuple(keys))
-        layout = self._layouts.get(sig)
-        if layout is None:
-            layout = self._layouts[sig] = Layout([a.shape for a in arrays], [a.dtype for a in arrays])
-        return layout
+        return Layout.cached(self._layouts, (tag, tuple(keys)), arrays)
 
     def _wait_all(self, requests: list[Any], where: str) -> None:
         for req in requests:
@@ -144,8 +148,12 @@ class DistSyncKVStore(KVStore):
             error = str(exc)
         self._agree(where, "init " + describe([(k, v[0]) for k, v in pairs]), error)
         self._store_init(pairs)
+        self._registered([k for k, _ in pairs])
         if self._size > 1 and pairs:
             self._broadcast([k for k, _ in pairs], where)
+
+    def _registered(self, keys: list[Key]) -> None:
+        """Called by ``init`` once ``keys`` are stored, before rank 0's values are broadcast."""
 
     def _broadcast(self, keys: list[Key], where: str) -> None:
         arrays = [self._store[k] for k in keys]
