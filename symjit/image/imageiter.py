@@ -6,7 +6,8 @@ from typing import Any
 import numpy as np
 
 from ..base import ParamError
-from ..io.iterators import DataBatch, DataDesc, DataIter, _check_batch_size, _check_part
+from ..io.image_record import PipelineIter
+from ..io.iterators import _check_batch_size, _check_part
 from .augment import Augmenter, CreateAugmenter
 from .ops import decode_np
 from .pipeline import BatchPipeline, ListSource, RecordSource
@@ -22,7 +23,7 @@ def check_data_shape(data_shape: Any, where: str) -> tuple[int, int, int]:
     return shape
 
 
-class ImageIter(DataIter):
+class ImageIter(PipelineIter):
     """Batches ``(batch, C, H, W)`` of images from ``path_imgrec`` (a RecordIO file, with
     ``path_imgidx`` optional), ``path_imglist`` (an ``.lst`` file: ``index<TAB>label<TAB>path``) or
     ``imglist`` (``[[label, path], ...]``), paths relative to ``path_root``, each decoded and passed
@@ -79,34 +80,3 @@ class ImageIter(DataIter):
                                    int(_random._rng.integers(0, 2 ** 62)) if seed is None else int(seed),
                                    last_batch_handle, _check_part(num_parts, part_index, where), where)
         self.num_image = int(self._pipe.ids.size)
-
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        """``[DataDesc(data_name, (batch, C, H, W), dtype)]``."""
-        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype.type)]
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        """``[DataDesc(label_name, (batch,) or (batch, label_width))]``."""
-        shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
-        return [DataDesc(self.label_name, shape, np.float32)]
-
-    def reset(self) -> None:
-        """Start a new epoch (reshuffled with ``shuffle``)."""
-        self._pipe.start()
-
-    def next(self) -> DataBatch:
-        """The next batch (decoded ahead by the worker threads)."""
-        item = self._pipe.next()
-        if item is None:
-            raise StopIteration
-        data, label, pad, ids = item
-        return DataBatch(data=[data], label=[label], pad=pad, index=ids,
-                         provide_data=self.provide_data, provide_label=self.provide_label)
-
-    def iter_next(self) -> bool:
-        raise NotImplementedError("ImageIter: use next() (batches are produced ahead by worker threads)")
-
-    def close(self) -> None:
-        """Stop the worker threads."""
-        self._pipe.close()

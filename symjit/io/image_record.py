@@ -19,7 +19,7 @@ import numpy as np
 from ..base import ParamError
 from .iterators import DataBatch, DataDesc, DataIter, _check_batch_size, _check_part
 
-__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter"]
+__all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "PipelineIter"]
 
 _IGNORED = {"path_imglist", "ctx", "verbose", "silent", "shuffle_chunk_size", "shuffle_chunk_seed",
             "data_name_", "mean_a", "std_a"}
@@ -30,7 +30,45 @@ _UNSUPPORTED = {"max_rotate_angle", "max_aspect_ratio", "max_shear_ratio", "max_
                 "min_random_area", "max_random_aspect_ratio", "min_random_aspect_ratio"}
 
 
-class ImageRecordIter(DataIter):
+class PipelineIter(DataIter):
+    """The iterators fed by a :class:`symjit.image.pipeline.BatchPipeline` (``self._pipe``):
+    ``ImageRecordIter`` and ``mx.image.ImageIter``. Subclasses set ``data_name``, ``label_name``,
+    ``data_shape``, ``dtype`` and ``label_width``."""
+
+    @property
+    def provide_data(self) -> list[DataDesc]:
+        """``[DataDesc(data_name, (batch, C, H, W), dtype)]``."""
+        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype.type)]
+
+    @property
+    def provide_label(self) -> list[DataDesc]:
+        """``[DataDesc(label_name, (batch,) or (batch, label_width))]``."""
+        shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
+        return [DataDesc(self.label_name, shape, np.float32)]
+
+    def reset(self) -> None:
+        """Start a new epoch (reshuffled with ``shuffle``)."""
+        self._pipe.start()
+
+    def next(self) -> DataBatch:
+        """The next batch (decoded ahead by the worker threads)."""
+        item = self._pipe.next()
+        if item is None:
+            raise StopIteration
+        data, label, pad, ids = item
+        return DataBatch(data=[data], label=[label], pad=pad, index=ids,
+                         provide_data=self.provide_data, provide_label=self.provide_label)
+
+    def iter_next(self) -> bool:
+        raise NotImplementedError(f"{type(self).__name__}: use next() (batches are produced ahead by worker "
+                                  "threads)")
+
+    def close(self) -> None:
+        """Stop the worker threads."""
+        self._pipe.close()
+
+
+class ImageRecordIter(PipelineIter):
     """Batches of float32 ``(batch, C, H, W)`` images and their labels from a ``.rec`` file.
 
     >>> import os, tempfile, numpy as np, symjit as mx
@@ -102,37 +140,6 @@ class ImageRecordIter(DataIter):
                                    "pad" if round_batch else "discard",
                                    _check_part(num_parts, part_index, where), where)
         self.num_image = int(self._pipe.ids.size)
-
-    @property
-    def provide_data(self) -> list[DataDesc]:
-        """``[DataDesc(data_name, (batch, C, H, W), float32 or uint8)]``."""
-        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype.type)]
-
-    @property
-    def provide_label(self) -> list[DataDesc]:
-        """``[DataDesc(label_name, (batch,) or (batch, label_width))]``."""
-        shape = (self.batch_size,) if self.label_width == 1 else (self.batch_size, self.label_width)
-        return [DataDesc(self.label_name, shape, np.float32)]
-
-    def reset(self) -> None:
-        """Start a new epoch (reshuffled with ``shuffle``)."""
-        self._pipe.start()
-
-    def next(self) -> DataBatch:
-        """The next batch."""
-        item = self._pipe.next()
-        if item is None:
-            raise StopIteration
-        data, label, pad, ids = item
-        return DataBatch(data=[data], label=[label], pad=pad, index=ids,
-                         provide_data=self.provide_data, provide_label=self.provide_label)
-
-    def iter_next(self) -> bool:
-        raise NotImplementedError(f"{type(self).__name__}: use next() (batches are produced ahead)")
-
-    def close(self) -> None:
-        """Stop the worker threads."""
-        self._pipe.close()
 
 
 class ImageRecordUInt8Iter(ImageRecordIter):
