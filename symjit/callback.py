@@ -65,11 +65,17 @@ def do_checkpoint(prefix: str, period: int = 1) -> Callable:
     >>> sorted(os.listdir(os.path.dirname(prefix)))
     ['net-0002.params', 'net-symbol.json']
     """
+    return every_epochs(period, lambda epoch, sym, arg, aux: save_checkpoint(prefix, epoch, sym, arg, aux))
+
+
+def every_epochs(period: int, save: Callable) -> Callable:
+    """An epoch-end callback calling ``save(epoch, sym, arg, aux)`` (epoch number ``iter_no + 1``)
+    every ``period`` epochs, on rank 0 only in a distributed job: the checkpoint callbacks' rule."""
     period = int(max(1, period))
 
-    def _callback(iter_no: int, sym: Any, arg: dict, aux: dict) -> None:
+    def _callback(iter_no: int, sym: Any = None, arg: Any = None, aux: Any = None) -> None:
         if (iter_no + 1) % period == 0 and world()[0] == 0:
-            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
+            save(iter_no + 1, sym, arg, aux)
     return _callback
 
 
@@ -77,12 +83,7 @@ def module_checkpoint(mod: Any, prefix: str, period: int = 1,
                       save_optimizer_states: bool = False) -> Callable:
     """An epoch-end callback calling ``mod.save_checkpoint(prefix, epoch, save_optimizer_states)``
     every ``period`` epochs (on rank 0 only in a distributed job)."""
-    period = int(max(1, period))
-
-    def _callback(iter_no: int, sym: Any = None, arg: Any = None, aux: Any = None) -> None:
-        if (iter_no + 1) % period == 0 and world()[0] == 0:
-            mod.save_checkpoint(prefix, iter_no + 1, save_optimizer_states)
-    return _callback
+    return every_epochs(period, lambda epoch, *_: mod.save_checkpoint(prefix, epoch, save_optimizer_states))
 
 
 def log_train_metric(period: int, auto_reset: bool = False) -> Callable:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..callback import every_epochs
 from ..model import load_checkpoint, save_checkpoint
 
 __all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
@@ -31,10 +32,5 @@ def load_rnn_checkpoint(cells: Any, prefix: str, epoch: int) -> tuple[Any, dict,
 def do_rnn_checkpoint(cells: Any, prefix: str, period: int = 1) -> Any:
     """An epoch-end callback saving with :func:`save_rnn_checkpoint` every ``period`` epochs (rank 0
     only in a distributed job)."""
-    from ..dist import world
-    period = int(max(1, period))
-
-    def _callback(iter_no: int, sym: Any = None, arg: Any = None, aux: Any = None) -> None:
-        if (iter_no + 1) % period == 0 and world()[0] == 0:
-            save_rnn_checkpoint(cells, prefix, iter_no + 1, sym, arg, aux)
-    return _callback
+    return every_epochs(period, lambda epoch, sym, arg, aux: save_rnn_checkpoint(cells, prefix, epoch, sym,
+                                                                                  arg, aux))
