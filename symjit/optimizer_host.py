@@ -37,8 +37,12 @@ class HostRule(Optimizer):
         states = tuple(self._zeros(weight) for _ in range(self.n_states))
         return None if not states else states[0] if len(states) == 1 else states
 
-    def _clipped(self, grad: np.ndarray) -> np.ndarray:
+    def _clipped(self, grad: np.ndarray, w: np.ndarray | None = None, wd: float = 0.0) -> np.ndarray:
+        """``clip(rescale_grad * grad)``; with ``w``, ``clip(rescale_grad * grad + wd * w)`` (the
+        rules that decay before clipping, as MXNet's Adam family)."""
         g = grad * grad.dtype.type(self.rescale_grad)
+        if w is not None:
+            g = g + wd * w
         return np.clip(g, -self.clip_gradient, self.clip_gradient) if self.clip_gradient else g
 
     def step(self, index: Any, t: int, lr: float, wd: float, w: np.ndarray, g: np.ndarray,
@@ -72,9 +76,7 @@ class Adamax(HostRule):
 
     def step(self, index, t, lr, wd, w, g, states):
         m, u = states
-        g = g * self.rescale_grad + wd * w
-        if self.clip_gradient:
-            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        g = self._clipped(g, w, wd)
         m *= self.beta1
         m += (1.0 - self.beta1) * g
         np.maximum(self.beta2 * u, np.abs(g), out=u)
@@ -96,9 +98,7 @@ class Nadam(HostRule):
 
     def step(self, index, t, lr, wd, w, g, states):
         m, v = states
-        g = g * self.rescale_grad + wd * w
-        if self.clip_gradient:
-            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        g = self._clipped(g, w, wd)
         mom_t = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
         mom_t1 = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
         self.m_schedule *= mom_t
@@ -150,9 +150,7 @@ class FTML(HostRule):
 
     def step(self, index, t, lr, wd, w, g, states):
         d_prev, v, z = states
-        g = g * self.rescale_grad + wd * w
-        if self.clip_gradient:
-            g = np.clip(g, -self.clip_gradient, self.clip_gradient)
+        g = self._clipped(g, w, wd)
         v *= self.beta2
         v += (1.0 - self.beta2) * g * g
         d_t = (1.0 - self.beta1 ** t) / lr * (np.sqrt(v / (1.0 - self.beta2 ** t)) + self.epsilon)
