@@ -9,7 +9,9 @@ for the other workers. symjit keeps that role and builds it on point-to-point MP
   (header, then the values of its keys packed in one buffer per dtype) is applied at once; a
   pull is answered with the current values. The thread polls with short sleeps, so an idle server
   costs no core.
-- ``init`` is collective (every worker, same keys; rank 0's values win), as in ``dist_sync``.
+- ``init`` is collective (every worker, same keys; rank 0's values win), as in ``dist_sync``;
+  so is ``set_optimizer`` (a barrier follows it, so no worker pushes before the server has the
+  updater: a push then would replace the value instead of updating it).
 - ``push``/``pull`` involve only the calling worker and the server: a worker never waits for
   another worker. A pull issued after a push of the same worker sees that push applied (MPI keeps
   the order of messages between two ranks).
@@ -193,11 +195,14 @@ class DistAsyncKVStore(DistSyncKVStore):
 
     # -- updater and states: the server's --------------------------------------------------------
     def _set_updater(self, updater: Any) -> None:
-        """On rank 0 the server applies ``updater`` to every push; other ranks' updaters are unused."""
+        """On rank 0 the server applies ``updater`` to every push; other ranks' updaters are unused.
+        Collective (every worker calls it, as ``Module`` does): the barrier after it keeps a fast
+        worker's first push from reaching the server before rank 0 has given it the updater."""
         super()._set_updater(updater)
         if self._server is not None:
             with self._server.lock:
                 self._server.updater = updater
+        self.barrier()
 
     set_updater = _set_updater
 
