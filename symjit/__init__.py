@@ -14,7 +14,6 @@ from . import dist
 _os.environ.update(dist.thread_settings())
 from . import (  # noqa: E402
     callback,
-    image,
     imperative,
     initializer,
     io,
@@ -26,16 +25,11 @@ from . import (  # noqa: E402
     monitor,
     name,
     ndarray,
-    onnx,
     operator,
     optimizer,
     profiler,
     random,
-    recordio,
-    rnn,
     symbol,
-    test_utils,
-    viz,
 )
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -49,6 +43,22 @@ init = initializer
 mon = monitor
 kv = kvstore
 mod = module
+
+# Submodules most programs never touch are imported at first use (``mx.image``, ``mx.rnn``, ...),
+# which keeps ``import symjit`` short; ``from symjit import rnn`` and ``import symjit.rnn`` work as usual.
+_LAZY = ("image", "onnx", "recordio", "rnn", "test_utils", "viz")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'symjit' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",

@@ -13,6 +13,10 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
 ``SYMJIT_DIST_TIMEOUT``
     seconds a distributed KVStore waits for the other workers in one collective before it stops
     with an error (default ``300``; see :mod:`symjit.dist`).
+``SYMJIT_COMPILE_WORKERS``
+    how many processes compile a bind's uncached kernels at once (default: the cores this process
+    may use, divided by the distributed workers on this host; ``1`` compiles in the binding
+    process only; see :mod:`symjit.compiler.workers`).
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
@@ -75,6 +79,7 @@ class Config:
     fastmath: bool = False
     dist_timeout: float = 300.0
     dist_bucket_bytes: int = 64 << 20
+    compile_workers: int | None = None   # None: automatic (symjit.compiler.workers.auto_workers)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -87,6 +92,7 @@ class Config:
             fusion=_flag(env, "SYMJIT_FUSION", True),
             dist_timeout=_number(env, "SYMJIT_DIST_TIMEOUT", 300.0, float),
             dist_bucket_bytes=_number(env, "SYMJIT_DIST_BUCKET_BYTES", 64 << 20, int),
+            compile_workers=_number(env, "SYMJIT_COMPILE_WORKERS", None, int),
         )
 
     def replace(self, **changes: object) -> Config:

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import profiler
 from .base import MXNetError, dtype_name, np_dtype, shape_str
+from .compiler import workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
@@ -103,17 +104,20 @@ def cache_stats(prog: Compiled) -> dict[str, tuple[int, int]]:
     return out
 
 
-def compile_summary(prog: Compiled, seconds: float, before: dict | None = None) -> str:
+def compile_summary(prog: Compiled, seconds: float, before: dict | None = None,
+                    in_workers: int = 0) -> str:
     """One line on a program's compile: its group kernels, the distinct kernels they call, and how
     many of those numba compiled (a cache miss), loaded from the kernel cache, or found compiled
-    in this process already (by another program using the same kernel), since ``before``."""
+    in this process already (by another program using the same kernel), since ``before``; and how
+    many functions (kernels and program functions) worker processes compiled into the cache."""
     now, before = cache_stats(prog), before or {}
     old = {f: before.get(f, (0, 0)) for f in now}
     compiled = sum(now[f][1] > old[f][1] for f in now)
     loaded = sum(now[f][1] == old[f][1] and now[f][0] > old[f][0] for f in now)
+    workers_note = f" ({in_workers} functions compiled by worker processes)" if in_workers else ""
     return (f"bind: {len(prog.program.kernel_of)} kernels, {len(now)} distinct: {compiled} compiled, "
-            f"{loaded} from the kernel cache, {len(now) - compiled - loaded} already loaded, "
-            f"in {seconds:.1f} s")
+            f"{loaded} from the kernel cache{workers_note}, {len(now) - compiled - loaded} already "
+            f"loaded, in {seconds:.1f} s")
 
 
 def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
@@ -331,6 +335,7 @@ class Executor:
             before = cache_stats(prog)
             try:
                 progress = Progress(PROGRESS_STREAM, start)
+                in_workers = self._precompile(target, prog, mode, progress)
                 for steps in self._arrays(mode).values():
                     for seg, arrays in steps:
                         if seg.kind == "njit":
@@ -345,7 +350,7 @@ class Executor:
                 progress.close()
                 elapsed = time.perf_counter() - start
                 if elapsed > COMPILE_LOG_SECONDS:
-                    _LOG.info("%s", compile_summary(prog, elapsed, before))
+                    _LOG.info("%s", compile_summary(prog, elapsed, before, in_workers))
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
@@ -354,6 +359,15 @@ class Executor:
                     raise
                 purge_program(prog.program, prog.module)
                 prog.module = None
+
+    def _precompile(self, target: Any, prog: Compiled, mode: str, progress: Progress) -> int:
+        """Compile the program's uncached kernels in worker processes (targets with kernel modules,
+        cache on); return how many they compiled. See :mod:`symjit.compiler.workers`."""
+        if not (target.kernel_modules and self._cfg.cache):
+            return 0
+        kernels, programs = workers.units(target, prog.module, self._arrays(mode))
+        progress.expect(fn for fn, _ in kernels + programs)
+        return workers.precompile(kernels, programs, workers.auto_workers(self._cfg), progress.done)
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:

@@ -31,7 +31,8 @@ print(json.dumps({'out': float(out.sum()), 'hits': sum(len(s.cache_hits) for s i
 
 
 def _run(cache_dir: Path, extra_env: dict | None = None) -> subprocess.Popen:
-    env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    """The script in a new process, compiling in that process only (it counts numba's misses)."""
+    env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT), SYMJIT_COMPILE_WORKERS="1")
     env.update(extra_env or {})
     return subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -141,3 +142,61 @@ print(max(sum(s.cache_misses.values()) for s in stats), sum(fwd.cache_hits.value
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "SYMJIT_CACHE_DIR": str(tmp_path)}).stdout.split()
     assert out == ["0", "1", "0"], out   # no kernel compiled; the program loaded from the cache
+
+
+PARALLEL = """
+import json, sys
+import numpy as np
+import symjit as mx
+from symjit.compiler import workers
+counts = []
+serial = workers.precompile
+workers.precompile = lambda *a, **k: counts.append(serial(*a, **k)) or counts[-1]
+x = mx.sym.Variable('data')
+c = mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, pad=(1, 1), name='c1')
+c = mx.sym.Activation(mx.sym.BatchNorm(c, name='bn1'), act_type='relu')
+p = mx.sym.Pooling(c, kernel=(2, 2), stride=(2, 2), pool_type='max')
+c2 = mx.sym.Convolution(p, kernel=(3, 3), num_filter=4, pad=(1, 1), name='c2')
+f = mx.sym.FullyConnected(mx.sym.tanh(c2), num_hidden=3, name='fc')
+net = mx.sym.SoftmaxOutput(f, name='softmax')
+ex = net.simple_bind(mx.cpu(), data=(2, 1, 6, 6))
+rng = np.random.default_rng(0)
+for name, arr in ex.arg_dict.items():
+    arr[:] = rng.standard_normal(arr.shape).astype(np.float32) if name != 'softmax_label' else [0, 2]
+out = ex.forward(is_train=True)[0].asnumpy()
+ex.backward()
+np.savez(sys.argv[1], out=out, **{k: g.asnumpy() for k, g in ex.grad_dict.items() if g is not None})
+print(json.dumps({'in_workers': sum(counts)}))
+"""
+
+
+def _net_run(cache_dir: Path, workers: str, out: Path) -> dict:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT),
+               SYMJIT_COMPILE_WORKERS=workers)
+    proc = subprocess.run([sys.executable, "-c", PARALLEL, str(out)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _files(cache_dir: Path, pattern: str) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in sorted((cache_dir / "kernels").rglob(pattern))}
+
+
+def test_parallel_compile_matches_serial(tmp_path):
+    """Compile workers fill the cache with what a serial bind compiles: the same kernel modules, the
+    same numba entries, and outputs and gradients equal to the last bit; a warm bind then compiles
+    nothing in workers."""
+    par, ser = tmp_path / "parallel", tmp_path / "serial"
+    assert _net_run(par, "2", tmp_path / "par.npz")["in_workers"] >= 2
+    assert _net_run(ser, "1", tmp_path / "ser.npz")["in_workers"] == 0
+    a, b = np.load(tmp_path / "par.npz"), np.load(tmp_path / "ser.npz")
+    assert sorted(a.files) == sorted(b.files) and len(a.files) > 5
+    for k in a.files:
+        assert a[k].tobytes() == b[k].tobytes(), k
+    assert _files(par, "*.py") == _files(ser, "*.py")
+    assert _files(par, "*.nbi").keys() == _files(ser, "*.nbi").keys()
+    assert _files(par, "*.nbc").keys() == _files(ser, "*.nbc").keys()
+    assert _net_run(par, "2", tmp_path / "warm.npz")["in_workers"] == 0
+    warm = np.load(tmp_path / "warm.npz")
+    assert all(warm[k].tobytes() == a[k].tobytes() for k in a.files)

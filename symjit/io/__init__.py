@@ -1,7 +1,7 @@
 """``mx.io``: data loading: the MNIST loader (:func:`load_mnist`) and MXNet's data iterators
 (``NDArrayIter``, ``MNISTIter``, ``CSVIter``, ``LibSVMIter``, ``ImageRecordIter``, ``ResizeIter``,
-``PrefetchingIter``, ``DataBatch``, ``DataDesc``)."""
-from .image_record import ImageRecordIter, ImageRecordUInt8Iter
+``PrefetchingIter``, ``DataBatch``, ``DataDesc``). The image iterators load the image pipeline
+(and OpenCV) at first use."""
 from .iterators import (
     DataBatch,
     DataDesc,
@@ -17,3 +17,10 @@ from .text import CSVIter, LibSVMIter
 __all__ = ["load_mnist", "read_idx", "DataBatch", "DataDesc", "DataIter", "MNISTIter", "NDArrayIter",
            "PrefetchingIter", "ResizeIter", "CSVIter", "LibSVMIter", "ImageRecordIter",
            "ImageRecordUInt8Iter"]
+
+
+def __getattr__(name: str):
+    if name in ("ImageRecordIter", "ImageRecordUInt8Iter"):   # lazy: the image pipeline's imports
+        from . import image_record
+        return getattr(image_record, name)
+    raise AttributeError(f"module 'symjit.io' has no attribute {name!r}")

@@ -41,9 +41,13 @@ class CPUTarget(Target):
         k.line(f"if {cond}:")
         k.line(f"    raise {err}({message!r})")
 
-    def warm(self, fn, arrays: list) -> None:
+    def signature(self, args) -> tuple:
+        """The numba argument types of a compiled call on ``args``."""
         import numba
-        fn.compile(tuple(numba.typeof(a) for a in arrays))
+        return tuple(numba.typeof(a) for a in args)
+
+    def warm(self, fn, arrays: list) -> None:
+        fn.compile(self.signature(arrays))
 
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
