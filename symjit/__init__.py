@@ -30,6 +30,7 @@ from . import (  # noqa: E402
     profiler,
     random,
     symbol,
+    unsupported,
 )
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -39,6 +40,7 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
+unsupported.install(symbol, ndarray)       # sparse storage and quantization: clear errors
 init = initializer
 mon = monitor
 kv = kvstore

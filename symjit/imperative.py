@@ -22,7 +22,9 @@ such scalars in arrays on hot paths. The table keeps the :data:`MAX_CALLS` most 
 from __future__ import annotations
 
 import collections
+import sys
 import time
+import types
 from typing import Any
 
 import numpy as np
@@ -32,7 +34,7 @@ from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
-from .context import Context
+from .context import Context, current_context
 from .lower.target import target_for
 from .ndarray import NDArray, dispatch, storage
 from .ops.registry import Kind, get_op
@@ -114,9 +116,9 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
 
 
-def _check_inputs(op: str, inputs: list, where: str) -> Context:
-    if not inputs:
-        raise MXNetError(f"{where}: the operator {op} needs at least one input array")
+def _check_inputs(op: str, inputs: list, where: str, ctx: Context | None = None) -> Context:
+    if not inputs:   # an operator without inputs (_zeros, _arange, ...) runs where it is asked to
+        return ctx if ctx is not None else current_context()
     for i, a in enumerate(inputs):
         if not isinstance(a, NDArray):
             raise DTypeError(f"{where}: input {i} must be an NDArray, got {type(a).__name__}")
@@ -166,10 +168,11 @@ def _safe_target(call: _Call, out: NDArray, inputs: list) -> bool:
 
 
 def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
-           where: str | None = None) -> list[NDArray]:
+           where: str | None = None, ctx: Context | None = None) -> list[NDArray]:
     """Run the registered operator ``op`` (or an alias) on the NDArrays ``inputs`` (its arguments
     then aux states, in the operator's order) with ``params``; return its visible outputs, new
     arrays on the inputs' context, or written into ``out`` (a list with one NDArray per output).
+    An operator without inputs runs on ``ctx`` (default: the current context).
 
     >>> import symjit as mx
     >>> x = mx.nd.array([1, -2, 3])
@@ -178,18 +181,19 @@ def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
     (True, [1.0, 0.0, 3.0])
     """
     if not profiler.active("profile_imperative"):
-        return _invoke(op, inputs, params, out, where)
+        return _invoke(op, inputs, params, out, where, ctx)
     start = time.perf_counter()
     try:
-        return _invoke(op, inputs, params, out, where)
+        return _invoke(op, inputs, params, out, where, ctx)
     finally:
         profiler.record(op, "imperative", start, time.perf_counter())
 
 
-def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | None) -> list[NDArray]:
+def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | None,
+            ctx: Context | None = None) -> list[NDArray]:
     params = dict(params or {})
     where = where or op
-    ctx = _check_inputs(op, list(inputs), where)
+    ctx = _check_inputs(op, list(inputs), where, ctx)
     call = _lookup(op, params, list(inputs), ctx)
     if out is None:
         results = [NDArray(storage.empty(s, d, ctx), ctx) for s, d in call.outputs]
@@ -208,6 +212,21 @@ def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | N
             with storage.device_scope(ctx):
                 storage.copy_into(o._data, t._data)
     return outs
+
+
+def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False,
+             out: Any = None) -> list[NDArray]:
+    """``mx.nd.split_v2``: pieces of ``ary`` along ``axis`` (equal sections for an int, cut at the
+    given indices for a tuple), by the registered ``_split_v2`` operator.
+
+    >>> import symjit as mx
+    >>> [p.asnumpy().tolist() for p in mx.nd.split_v2(mx.nd.array([1, 2, 3, 4]), (1, 3))]
+    [[1.0], [2.0, 3.0], [4.0]]
+    """
+    from .symbol.functions import split_v2_params
+    outs = invoke("_split_v2", [ary], split_v2_params(indices_or_sections, axis, squeeze_axis), out,
+                  "split_v2")
+    return outs if len(outs) > 1 else outs[0]
 
 
 def cached_calls() -> int:
@@ -270,6 +289,16 @@ def install_nd_functions(module: Any) -> list[str]:
     for n in names:
         setattr(module, n, nd_function(n))
     module.__all__ = [*module.__all__, *names]
+    module.split_v2 = split_v2
+    from .symbol import SUBSPACES
+    for space, prefix in SUBSPACES.items():   # mx.nd.contrib.<name>: the operator <prefix><name>
+        sub = sys.modules.get(f"{module.__name__}.{space}") or types.ModuleType(
+            f"{module.__name__}.{space}", f"mx.nd.{space}: the operators {prefix}<name>.")
+        for n in sorted(all_ops()):
+            if n.startswith(prefix) and not hasattr(sub, n[len(prefix):]):
+                setattr(sub, n[len(prefix):], nd_function(n))
+        setattr(module, space, sub)
+        sys.modules[sub.__name__] = sub
     return names
 
 

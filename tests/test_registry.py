@@ -1,5 +1,6 @@
 """Walks the op registry: every op has rules, a lowering rule on every target, a gradient rule (or
-is declared non-differentiable), a forward case and a gradient case (tests/cases)."""
+is declared non-differentiable), a forward case and a gradient case (tests/cases). A composite op
+(``OpDef.expand``) is lowered and differentiated through the ops it expands to."""
 from __future__ import annotations
 
 import pytest
@@ -25,7 +26,8 @@ def test_op_has_rules(name):
     op = OPS[name]
     assert op.shape is not None, f"{name}: no shape rule"
     assert op.doc, f"{name}: no doc"
-    assert lookup(op, "cpu") is not None, f"{name}: no scalar body and no cpu lowering rule"
+    assert lookup(op, "cpu") is not None or op.expand is not None, \
+        f"{name}: no scalar body, no cpu lowering rule and no expansion"
 
 
 # Ops the CUDA target cannot lower yet (issue "GPU target": every op gets a CUDA rule). The list
@@ -36,7 +38,7 @@ CUDA_PENDING: frozenset[str] = frozenset()
 
 @pytest.mark.parametrize("target", target_names())
 def test_every_op_has_a_rule_on_every_target(target):
-    missing = {name for name, op in OPS.items() if lookup(op, target) is None}
+    missing = {name for name, op in OPS.items() if lookup(op, target) is None and op.expand is None}
     pending = CUDA_PENDING if target == "cuda" else frozenset()
     assert missing == pending, (f"{target}: ops without a rule that are not listed: "
                                 f"{sorted(missing - pending)}; listed ops that now have one: "
@@ -46,7 +48,7 @@ def test_every_op_has_a_rule_on_every_target(target):
 @pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if not _internal(op)))
 def test_op_has_gradient_rule(name):
     op = OPS[name]
-    assert op.grad is not None or op.extra.get("no_grad"), \
+    assert op.grad is not None or op.expand is not None or op.extra.get("no_grad"), \
         f"{name}: no gradient rule (declare extra={{'no_grad': True}} if it is not differentiable)"
 
 
@@ -54,7 +56,7 @@ def test_op_has_gradient_rule(name):
 def test_op_has_cases(name):
     op = OPS[name]
     assert name in FORWARD, f"{name}: no forward case in tests/cases"
-    if op.grad is not None and not op.extra.get("no_grad"):
+    if (op.grad is not None or op.expand is not None) and not op.extra.get("no_grad"):
         assert name in BACKWARD, f"{name}: has a gradient rule but no gradient case"
 
 

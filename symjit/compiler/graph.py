@@ -138,6 +138,7 @@ class GraphBuilder:
         self.train = train
         self._next = max(graph.values, default=-1) + 1
         self._names: dict[str, int] = {}
+        self.scope = ""   # a prefix of generated op names (a composite op's name while it expands)
 
     def new_value(self, name: str, shape: tuple, dtype: np.dtype, kind: str = "tmp",
                   ref: str | None = None) -> int:
@@ -147,6 +148,7 @@ class GraphBuilder:
         return vid
 
     def _fresh(self, hint: str) -> str:
+        hint = f"{self.scope}_{hint}" if self.scope else hint
         n = self._names.get(hint, 0)
         self._names[hint] = n + 1
         return f"{hint}{n}" if n else hint

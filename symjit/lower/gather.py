@@ -324,7 +324,37 @@ def _backward_embedding(k, node, ins, outs) -> ElemExpr:
     return _scatter_rows(k, g, ind, dw, 0, "clip", 0)
 
 
+# --- index maps without inputs (symjit/ops/source.py) ------------------------------------------------
+
+
+def _arange(k, node, ins, outs) -> ElemExpr:
+    p = node.params
+    start, step = (0.0, p["step"]) if p["stop"] is None else (p["start"], p["step"])
+    return lambda idx: f"({float(start)!r} + ({idx[0]} // {p['repeat']}) * {float(step)!r})"
+
+
+def _eye(k, node, ins, outs) -> ElemExpr:
+    dt = k.info[outs[0]].dtype
+    one, zero = literal(1.0, dt), literal(0.0, dt)
+    return lambda idx: f"({one} if {idx[1]} - {idx[0]} == {node.params['k']} else {zero})"
+
+
+def _eye_tri(k, node, ins, outs) -> ElemExpr:
+    dt = k.info[outs[0]].dtype
+    one, zero = literal(1.0, dt), literal(0.0, dt)
+    cmp = "<=" if node.params["lower"] else ">="
+    return lambda idx: f"({one} if {idx[1]} {cmp} {idx[0]} else {zero})"
+
+
+def _linspace(k, node, ins, outs) -> ElemExpr:
+    p = node.params
+    parts = max(p["num"] - 1 if p["endpoint"] else p["num"], 1)
+    step = (p["stop"] - p["start"]) / parts
+    return lambda idx: f"({float(p['start'])!r} + {idx[0]} * {step!r})"
+
+
 for _name, _emit in {
+    "_arange": _arange, "_eye": _eye, "_eye_tri": _eye_tri, "_linspace": _linspace,
     "transpose": _transpose, "SwapAxis": _swap, "reverse": _reverse, "tile": _tile, "repeat": _repeat,
     "slice": _slice, "slice_axis": _slice_axis, "_backward_slice": _backward_slice,
     "Concat": _concat, "stack": _stack, "where": _where, "take": _take, "pick": _pick,

@@ -11,6 +11,7 @@ kernels.
 """
 from __future__ import annotations
 
+from ..ops.deconv import conv_view
 from ..ops.rules import window_params
 from .emit import literal, open_loops
 from .rules import ANY, ElemExpr, rule
@@ -230,6 +231,19 @@ def conv_data_elements(k, node, ins, outs) -> ElemExpr:
     return expr
 
 
+def with_bias(expr: ElemExpr, node, ins: list[str]) -> ElemExpr:
+    """``expr + bias[c]`` (channel axis 1) unless the node has ``no_bias``."""
+    if node.params["no_bias"]:
+        return expr
+    return lambda idx: f"({expr(idx)} + {ins[2]}[{idx[1]}])"
+
+
+def deconv_elements(k, node, ins, outs) -> ElemExpr:
+    """Deconvolution: the data gradient of the convolution it is the adjoint of, plus the bias."""
+    view = conv_view(node, k.info[ins[0]].shape)
+    return with_bias(conv_data_elements(k, view, [ins[0], outs[0], ins[1]], outs), node, ins)
+
+
 def conv_weight_elements(k, node, ins, outs) -> ElemExpr:
     """``dw[f, cg, kk]``: over images and output positions, ``x * dout``."""
     dout, x, dw = ins[0], ins[1], outs[0]
@@ -272,5 +286,6 @@ rule("Pooling", ANY, _pool)
 rule("_backward_Pooling", ANY, _pool_backward)
 rule("Convolution", ANY, conv_elements, epilogue=True, gathers=True)
 rule("_backward_Convolution_data", ANY, conv_data_elements)
+rule("Deconvolution", ANY, deconv_elements)
 rule("_backward_Convolution_weight", ANY, conv_weight_elements)
 rule("_backward_Convolution_bias", ANY, _conv_bias)

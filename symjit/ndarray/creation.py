@@ -18,10 +18,10 @@ import numpy as np
 
 from ..base import DTypeError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import Context
-from . import storage
+from . import dispatch, storage
 from .ndarray import NDArray, wrap
 
-__all__ = ["empty", "zeros", "ones", "full", "array", "arange", "zeros_like", "ones_like",
+__all__ = ["empty", "zeros", "ones", "full", "array", "arange", "eye", "linspace", "zeros_like", "ones_like",
            "norm_shape", "place", "host_copy"]
 
 _DEFAULT = np.dtype("float32")
@@ -172,6 +172,35 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     values = np.repeat(values, int(repeat))
     with np.errstate(all="ignore"):
         return wrap(values.astype(_dtype(dtype)), storage.check_ctx(ctx, "arange"))
+
+
+def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any = None,
+        **kwargs: Any) -> NDArray:
+    """An N x M matrix (M=0: N x N) with ones on diagonal ``k``, computed by the registered
+    ``_eye`` operator's kernel on ``ctx``.
+
+    >>> import symjit as mx
+    >>> mx.nd.eye(2, 3, k=1).asnumpy().tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    ctx = storage.check_ctx(ctx, "eye")
+    params = {"N": N, "M": M, "k": k, "dtype": "float32" if dtype is None else dtype}
+    return dispatch.invoke("_eye", [], params, where="eye", ctx=ctx)[0]
+
+
+def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Context | None = None,
+             dtype: Any = None) -> NDArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included when ``endpoint``),
+    computed by the registered ``_linspace`` operator's kernel on ``ctx``.
+
+    >>> import symjit as mx
+    >>> mx.nd.linspace(0, 1, 5).asnumpy().tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    ctx = storage.check_ctx(ctx, "linspace")
+    params = {"start": start, "stop": stop, "num": num, "endpoint": endpoint,
+              "dtype": "float32" if dtype is None else dtype}
+    return dispatch.invoke("_linspace", [], params, where="linspace", ctx=ctx)[0]
 
 
 def _like(data: NDArray, val: int, where: str) -> NDArray:

@@ -27,12 +27,13 @@ def install(fn: Callable[..., list]) -> None:
 
 
 def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
-           where: str | None = None) -> list:
-    """Run the registered operator ``op`` on NDArrays (see :func:`symjit.imperative.invoke`)."""
+           where: str | None = None, ctx: Any = None) -> list:
+    """Run the registered operator ``op`` on NDArrays (see :func:`symjit.imperative.invoke`);
+    an operator without inputs runs on ``ctx``."""
     if not _INVOKE:
         raise MXNetError(f"{where or op}: operators on device arrays need the compiler: "
                          "import symjit first")
-    return _INVOKE[0](op, inputs, params or {}, out, where)
+    return _INVOKE[0](op, inputs, params or {}, out, where, ctx)
 
 
 def invoke1(op: str, inputs: list, params: dict | None = None, out: Any = None,

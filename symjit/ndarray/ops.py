@@ -21,7 +21,7 @@ import numpy as np
 from ..base import DTypeError, ParamError, ShapeError, dtype_name, shape_str
 from . import arith, dispatch, storage
 from .creation import place
-from .ndarray import NDArray
+from .ndarray import NDArray, wrap
 
 __all__ = [
     "sum", "mean", "max", "min", "prod", "norm", "argmax", "argmin", "dot", "clip", "waitall",
@@ -178,6 +178,38 @@ true_divide = divide
 for _alias, _target in _BROADCAST_ALIASES.items():
     globals()[_alias] = globals()[_target]
 __all__ += ["true_divide", *_BROADCAST_ALIASES]
+
+
+def _logical_fn(name: str) -> Callable:
+    kind = name.removeprefix("logical_")
+
+    def op(lhs: Any, rhs: Any, out: NDArray | None = None) -> Any:
+        if arith.is_scalar(lhs) and arith.is_scalar(rhs):
+            return float({"and": bool(lhs) and bool(rhs), "or": bool(lhs) or bool(rhs),
+                          "xor": bool(lhs) != bool(rhs)}[kind])
+        arrays = [a for a in (lhs, rhs) if isinstance(a, NDArray)]
+        if not arrays or not all(isinstance(a, NDArray) or arith.is_scalar(a) for a in (lhs, rhs)):
+            raise DTypeError(f"{name}: operands must be NDArrays or numbers, got "
+                             f"{type(lhs).__name__} and {type(rhs).__name__}")
+        like = arrays[0]
+
+        def nd(a: Any) -> NDArray:
+            return a if isinstance(a, NDArray) else wrap(np.full((1,), a, like.dtype), like.context)
+        return dispatch.invoke1(f"broadcast_{name}", [nd(lhs), nd(rhs)], out=out, where=name)
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"Elementwise logical {kind} (1 where true, else 0) of two NDArrays (numpy "
+                  f"broadcasting) or an NDArray and a number, by the registered operator "
+                  f"``broadcast_{name}``.\n\n"
+                  f"    >>> import symjit as mx\n"
+                  f"    >>> mx.nd.{name}(mx.nd.array([0, 1]), 1).asnumpy().tolist()\n"
+                  f"    {[[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]][['and', 'or', 'xor'].index(kind)]}\n")
+    return op
+
+
+logical_and = _logical_fn("logical_and")
+logical_or = _logical_fn("logical_or")
+logical_xor = _logical_fn("logical_xor")
+__all__ += ["logical_and", "logical_or", "logical_xor"]
 
 
 # -- reductions ----------------------------------------------------------------------------------

@@ -1,2 +1,19 @@
-"""Imports every op family module so that their records register."""
-from . import broadcast, custom, elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401
+"""Imports every op family module so that their records register (composite ops import the
+families they expand to themselves)."""
+from . import (  # noqa: F401
+    broadcast,
+    composite,
+    custom,
+    deconv,
+    elementwise,
+    elementwise_math,
+    indexing,
+    linalg,
+    linalg_ops,
+    loss,
+    nn,
+    norm,
+    reduce,
+    shape,
+    source,
+)

@@ -323,6 +323,7 @@ def _makeloss_grad(b, node, ograds):
 
 MakeLoss = register(OpDef(
     name="MakeLoss",
+    aliases=("make_loss",),
     params=(
         Param("grad_scale", "float", 1.0, doc="the head gradient"),
         Param("valid_thresh", "float", 0.0, doc="with normalization='valid', entries above it count"),
@@ -336,7 +337,8 @@ MakeLoss = register(OpDef(
     grad=_makeloss_grad,
     doc="Marks data as a loss: forward outputs data; the gradient is grad_scale everywhere, divided "
         "by 1 ('null'), data.shape[0] ('batch') or the count of entries > valid_thresh ('valid', "
-        "at least 1). Head gradients are ignored.",
+        "at least 1). Head gradients are ignored. ``make_loss`` is MXNet's parameterless form "
+        "(gradient 1).",
 ))
 
 register(OpDef(
@@ -357,3 +359,4 @@ BlockGrad = register(OpDef(
     grad=lambda b, node, ograds: [None],
     doc="Identity forward; no gradient flows back to data (its gradient is zero).",
 ))
+

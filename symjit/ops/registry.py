@@ -187,6 +187,10 @@ class OpDef:
     numbers taken from the params; codegen wraps ``fn`` for ``numba.njit`` and for
     ``numba.cuda.jit(device=True)``, so each body is written once).
     ``loss`` marks heads that supply their own head gradient.
+    ``expand`` makes a composite op: ``expand(b, inputs, params) -> output value ids`` appends
+    other ops to the graph builder ``b`` when the forward graph is built (the symbol keeps the op
+    as one node, as MXNet's JSON has it); its gradient and its lowerings on every target are those
+    of the ops it expands to, so it needs neither ``grad`` nor ``body`` nor lowering rules.
     """
 
     name: str
@@ -207,6 +211,7 @@ class OpDef:
     grad: Callable | None = None
     body: Callable | None = None
     loss: bool = False
+    expand: Callable | None = None
     extra: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:

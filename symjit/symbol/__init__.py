@@ -1,4 +1,5 @@
-"""``mx.sym`` / ``mx.symbol``: Variable, Group, load/load_json and one constructor per registered op."""
+"""``mx.sym`` / ``mx.symbol``: Variable, Group, load/load_json, one constructor per registered op,
+and the functions of :mod:`symjit.symbol.functions` (``zeros``, ``arange``, ``maximum``, ...)."""
 from __future__ import annotations
 
 import types as _types
@@ -19,3 +20,24 @@ for _name, _fn in _constructors().items():
     else:
         globals()[_name] = _fn
 del _name, _fn
+
+# Sub-namespaces, as MXNet generates them from operator names: mx.sym.contrib.<name> is the
+# operator _contrib_<name>.
+import sys as _sys  # noqa: E402
+
+SUBSPACES = {"contrib": "_contrib_", "linalg": "_linalg_"}
+for _space, _prefix in SUBSPACES.items():
+    _module = _types.ModuleType(f"{__name__}.{_space}", f"mx.sym.{_space}: the operators {_prefix}<name>.")
+    for _name, _fn in _constructors().items():
+        if _name.startswith(_prefix):
+            setattr(_module, _name[len(_prefix):], _fn)
+    globals()[_space] = _sys.modules[_module.__name__] = _module
+    __all__.append(_space)
+del _space, _prefix, _module
+
+from . import functions as _functions  # noqa: E402  (after the constructors: it uses them)
+
+for _name in _functions.__all__:
+    globals()[_name] = getattr(_functions, _name)
+    __all__.append(_name)
+del _name

@@ -47,14 +47,17 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
             (g.aux if kind == "aux" else g.args)[node.name] = vid
             entry_value[(id(node), 0)] = vid
             continue
-        outs = []
-        for i in range(node.num_outputs):
-            shape, dtype = need(node, i, "shape", known_s), need(node, i, "dtype", known_t)
-            outs.append(b.new_value(node.output_name(i), shape, dtype))
-            g.watch[outs[-1]] = node.output_name(i)
-            entry_value[(id(node), i)] = outs[-1]
         ins = [entry_value[(id(src), i)] for src, i in node.inputs]
-        g.ops.append(OpNode(node.op, node.name, dict(node.params), ins, outs, "forward", is_train))
+        if node.op.expand is not None:
+            outs = _expand(b, node, ins, [need(node, i, "shape", known_s) for i in range(node.num_outputs)],
+                           [need(node, i, "dtype", known_t) for i in range(node.num_outputs)])
+        else:
+            outs = [b.new_value(node.output_name(i), need(node, i, "shape", known_s),
+                                need(node, i, "dtype", known_t)) for i in range(node.num_outputs)]
+            g.ops.append(OpNode(node.op, node.name, dict(node.params), ins, outs, "forward", is_train))
+        for i, vid in enumerate(outs):
+            g.watch[vid] = node.output_name(i)
+            entry_value[(id(node), i)] = vid
 
     for node, i in sym._outputs:
         vid = entry_value[(id(node), i)]
@@ -66,6 +69,28 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
         g.outputs.append(vid)
         g.output_names.append(node.output_name(i))
     return g
+
+
+def _expand(b: GraphBuilder, node, ins: list[int], shapes: list, dtypes: list) -> list[int]:
+    """A composite op's outputs, built from the ops its ``expand`` appends; each must have the
+    shape and dtype the op's own rules inferred (a copy when the expansion returns an input)."""
+    b.scope = node.name
+    try:
+        outs = list(node.op.expand(b, ins, dict(node.params)))
+    finally:
+        b.scope = ""
+    if len(outs) != node.num_outputs:
+        raise MXNetError(f"{node.op.name} '{node.name}': its expansion gave {len(outs)} outputs, "
+                         f"expected {node.num_outputs}")
+    for i, vid in enumerate(outs):
+        v = b.g.values[vid]
+        if v.shape != tuple(shapes[i]) or v.dtype != dtypes[i]:
+            raise MXNetError(f"{node.op.name} '{node.name}': output {i} of its expansion is "
+                             f"{shape_str(v.shape)} {v.dtype.name}, its rules say "
+                             f"{shape_str(tuple(shapes[i]))} {np.dtype(dtypes[i]).name}")
+        if vid in ins or vid in outs[:i]:
+            outs[i] = b.add("_copy", [vid], name=node.output_name(i))[0]
+    return outs
 
 
 def describe_shapes(g: Graph) -> str:

@@ -10,6 +10,7 @@ FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as
 """
 from __future__ import annotations
 
+from ...ops.deconv import conv_view
 from ...ops.nn import dropout_active
 from ...ops.rules import window_params
 from ..emit import call, elem_index, view2d
@@ -92,6 +93,20 @@ def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
     _emit_conv(k, "backward_data", [dout, w, dx], node.params)
+
+
+def deconv_lower(k, node, ins, outs):
+    """``Deconvolution(data, weight[, bias])``: the data gradient of the convolution it is the
+    adjoint of (:func:`symjit.ops.deconv.conv_view`), then ``+ bias[c]`` in place."""
+    x, w, y = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
+    _emit_conv(k, "backward_data", [x, w, y], conv_view(node, k.info[ins[0]].shape).params)
+    if not node.params["no_bias"]:
+        idx = [k.tmp("i") for _ in range(4)]
+        for d, i in enumerate(idx):
+            k.line(f"for {i} in range({y}.shape[{d}]):")
+            k.indent += 1
+        k.line(f"{y}[{', '.join(idx)}] += {ins[2]}[{idx[1]}]")
+        k.indent -= 4
 
 
 def conv_weight_lower(k, node, ins, outs):
@@ -261,6 +276,7 @@ rule("Convolution", "cpu", conv_lower, epilogue=True,
      workspace=_conv_workspace("forward_cnhw", (0, 0), (0, 1), (1, 0)))
 rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
      workspace=_conv_workspace("backward_data", (1, 0), (0, 2), (0, 0)))
+rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
 rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
      workspace=_conv_workspace("backward_weight", (0, 1), (1, 0), (0, 0)))
 rule("_backward_Convolution_bias", "cpu", conv_bias_lower)

@@ -28,11 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...kernels.cuda import TILE, gemm_tile, tiled
+from ...ops.deconv import conv_view
 from ...ops.rules import prod, window_params
 from ..accumulate import dot_elements, fc_elements, matrix_view
 from ..emit import decode_flat
 from ..rules import rule
-from ..window import conv_data_elements, conv_elements, conv_weight_elements
+from ..window import conv_data_elements, conv_elements, conv_weight_elements, with_bias
 
 # (k, outer index, contraction index) -> (element source, extra validity condition or "")
 Load = Callable[..., tuple[str, str]]
@@ -325,4 +326,14 @@ rule("FullyConnected", "cuda", fc_tiled, epilogue=True, gathers=True)
 rule("dot", "cuda", dot_tiled, epilogue=True, gathers=True)
 rule("Convolution", "cuda", conv_tiled, epilogue=True, gathers=True)
 rule("_backward_Convolution_data", "cuda", conv_data_tiled)
+
+
+def deconv_tiled(k, node, ins, outs):
+    """Deconvolution: the tiled data gradient of the convolution it is the adjoint of, plus the bias
+    in the tile's epilogue."""
+    view = conv_view(node, k.info[ins[0]].shape)
+    return with_bias(conv_data_tiled(k, view, [ins[0], outs[0], ins[1]], outs), node, ins)
+
+
+rule("Deconvolution", "cuda", deconv_tiled)
 rule("_backward_Convolution_weight", "cuda", conv_weight_tiled)

@@ -1,0 +1,84 @@
+"""MXNet 1.9.1 names symjit leaves out on purpose, each a clear error instead of a missing name.
+
+Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them) and quantization
+(int8 inference) are outside symjit's scope: symjit compiles dense float graphs. Their names exist
+in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
+function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
+on access.
+
+>>> import symjit as mx
+>>> try:
+...     mx.nd.contrib.quantize_v2(mx.nd.ones((2,)))
+... except mx.MXNetError as exc:
+...     print(str(exc).split(':')[0])
+mx.nd.contrib.quantize_v2
+"""
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .base import MXNetError
+
+__all__ = ["SPARSE", "QUANTIZATION", "install", "UnsupportedName"]
+
+_SPARSE_WHY = ("sparse storage (CSR and row_sparse arrays) is not supported by symjit, which compiles dense "
+               "arrays")
+_QUANT_WHY = "quantization (int8 graphs) is not supported by symjit, which compiles float graphs"
+
+# namespace suffix ("" for mx.sym / mx.nd) -> names
+SPARSE: dict[str, tuple[str, ...]] = {
+    "": ("cast_storage",),
+    "contrib": ("SparseEmbedding", "getnnz", "edge_id", "dgl_adjacency",
+                "dgl_csr_neighbor_non_uniform_sample",
+                "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph"),
+}
+QUANTIZATION: dict[str, tuple[str, ...]] = {
+    "contrib": ("quantize", "quantize_asym", "quantize_v2", "dequantize", "requantize", "calibrate_entropy",
+                "quantized_act", "quantized_batch_norm", "quantized_concat", "quantized_conv",
+                "quantized_elemwise_add", "quantized_elemwise_mul", "quantized_embedding",
+                "quantized_flatten",
+                "quantized_fully_connected", "quantized_pooling", "quantized_rnn"),
+}
+
+
+class UnsupportedName(MXNetError, AttributeError):
+    """Raised on access to ``mx.sym.sparse.<name>`` / ``mx.nd.sparse.<name>`` (an AttributeError
+    too, so ``hasattr`` stays False)."""
+
+
+def _stub(where: str, why: str) -> Callable[..., Any]:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        raise MXNetError(f"{where}: {why}")
+    fn.__name__ = fn.__qualname__ = where.rsplit(".", 1)[-1]
+    fn.__doc__ = f"Not supported: {why}."
+    return fn
+
+
+def _sparse_namespace(name: str) -> types.ModuleType:
+    module = types.ModuleType(name, f"{name}: {_SPARSE_WHY}.")
+
+    def getattr_(attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise UnsupportedName(f"{name.replace('symjit.symbol', 'mx.sym').replace('symjit.ndarray', 'mx.nd')}."
+                              f"{attr}: {_SPARSE_WHY}")
+    module.__getattr__ = getattr_   # type: ignore[attr-defined]
+    return module
+
+
+def install(sym: types.ModuleType, nd: types.ModuleType) -> None:
+    """Give ``mx.sym`` and ``mx.nd`` (and their ``contrib``) the out-of-scope names as functions
+    raising a clear error, and ``sparse`` sub-namespaces that raise on every name."""
+    for short, root in (("mx.sym", sym), ("mx.nd", nd)):
+        for table, why in ((SPARSE, _SPARSE_WHY), (QUANTIZATION, _QUANT_WHY)):
+            for space, names in table.items():
+                target = getattr(root, space) if space else root
+                for n in names:
+                    if not hasattr(target, n):
+                        setattr(target, n, _stub(f"{short}.{space + '.' if space else ''}{n}", why))
+        sparse = _sparse_namespace(f"{root.__name__}.sparse")
+        root.sparse = sparse
+        sys.modules[sparse.__name__] = sparse

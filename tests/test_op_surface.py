@@ -1,0 +1,165 @@
+"""MXNet 1.9.1's public operator names (../shared/docs/mxnet-1.9.1-operators.json, as the pip build
+lists them per namespace) against symjit's. Every name must be present, be one of the documented
+out-of-scope names (sparse storage, quantization: a clear error, symjit/unsupported.py), or be
+listed in PENDING below with what it waits for. A name outside these fails the test, and a listed
+name that now exists must leave PENDING, so the list only shrinks."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import symjit as mx
+from symjit.unsupported import QUANTIZATION, SPARSE
+
+ROOT = Path(__file__).resolve().parents[1]
+SURFACE = ROOT.parent / "shared" / "docs" / "mxnet-1.9.1-operators.json"
+
+NAMESPACES = ("mx.sym", "mx.nd", "mx.sym.random", "mx.nd.random", "mx.sym.linalg", "mx.nd.linalg",
+              "mx.sym.contrib", "mx.nd.contrib", "mx.sym.image", "mx.nd.image")
+
+_UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "lamb_update_phase2",
+            "mp_lamb_update_phase1", "mp_lamb_update_phase2", "mp_nag_mom_update", "mp_sgd_mom_update",
+            "mp_sgd_update", "multi_lars", "multi_mp_sgd_mom_update", "multi_mp_sgd_update",
+            "multi_sgd_mom_update", "multi_sgd_update", "nag_mom_update", "preloaded_multi_mp_sgd_mom_update",
+            "preloaded_multi_mp_sgd_update", "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update",
+            "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
+_RANDOM = ("normal", "uniform", "shuffle", "random_exponential", "random_gamma",
+           "random_generalized_negative_binomial", "random_negative_binomial", "random_normal",
+           "random_pdf_dirichlet", "random_pdf_exponential", "random_pdf_gamma",
+           "random_pdf_generalized_negative_binomial", "random_pdf_negative_binomial", "random_pdf_normal",
+           "random_pdf_poisson", "random_pdf_uniform", "random_poisson", "random_randint", "random_uniform",
+           "sample_exponential", "sample_gamma", "sample_generalized_negative_binomial", "sample_multinomial",
+           "sample_negative_binomial", "sample_normal", "sample_poisson", "sample_uniform")
+_LINALG = ("det", "extracttrian", "gelqf", "inverse", "maketrian", "potrf", "potri", "slogdet", "syevd", "trsm")
+_RANDOM_NS = ("exponential", "exponential_like", "gamma", "gamma_like", "generalized_negative_binomial",
+              "generalized_negative_binomial_like", "multinomial", "negative_binomial",
+              "negative_binomial_like",
+              "normal", "normal_like", "poisson", "poisson_like", "randint", "randn", "shuffle", "uniform",
+              "uniform_like")
+_IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize", "random_brightness",
+          "random_color_jitter", "random_contrast", "random_flip_left_right", "random_flip_top_bottom",
+          "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
+_CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
+                    "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
+_VISION = ("AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "RROIAlign", "PSROIPooling",
+           "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
+_DETECTION = ("MultiBoxDetection", "MultiBoxPrior", "MultiBoxTarget", "MultiProposal", "Proposal",
+              "bipartite_matching", "box_decode", "box_encode", "box_iou", "box_nms",
+              "box_non_maximum_suppression")
+_CONTRIB_MISC = ("allclose", "arange_like", "boolean_mask", "index_array", "index_copy",
+                 "backward_index_copy",
+                 "div_sqrt_dim", "fft", "ifft", "interleaved_matmul_encdec_qk",
+                 "interleaved_matmul_encdec_valatt",
+                 "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt", "quadratic",
+                 "backward_quadratic", "gradientmultiplier", "backward_gradientmultiplier", "round_ste",
+                 "sign_ste", "count_sketch", "hawkesll", "backward_hawkesll", "rand_zipfian", "uniform",
+                 "BatchNormWithReLU", "SyncBatchNorm", "CTCLoss", "ctc_loss")
+
+# reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
+PENDING: dict[str, dict[str, tuple[str, ...]]] = {
+    "optimizer update operators, registered once and called by mx.optimizer (issue 20, 'The optimizer "
+    "classes ... call the registered update operators')": {
+        "mx.sym": _UPDATES + ("sgd_update", "sgd_mom_update"), "mx.nd": _UPDATES,
+        "mx.sym.contrib": ("adamw_update", "mp_adamw_update", "group_adagrad_update"),
+        "mx.nd.contrib": _CONTRIB_UPDATES},
+    "random samplers drawing from the seeded generator on both targets": {
+        "mx.sym": _RANDOM,
+        "mx.nd": tuple(n for n in _RANDOM if n not in ("random_normal", "random_randint", "random_uniform")),
+        "mx.sym.random": _RANDOM_NS,
+        "mx.nd.random": ("exponential_like", "gamma", "gamma_like", "generalized_negative_binomial",
+                         "generalized_negative_binomial_like", "multinomial", "negative_binomial",
+                         "negative_binomial_like", "normal_like", "poisson_like", "uniform_like")},
+    "linear algebra factorisations and solves (LAPACK-style kernels on both targets)": {
+        "mx.sym": tuple(f"linalg_{n}" for n in _LINALG if n != "syevd"),
+        "mx.nd": tuple(f"linalg_{n}" for n in _LINALG if n != "syevd"),
+        "mx.sym.linalg": _LINALG, "mx.nd.linalg": _LINALG},
+    "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
+        "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
+    "sorting (a per-row sort kernel per target)": {"*": ("sort", "argsort", "topk")},
+    "the RNN operator (MXNet's packed parameter layout)": {"*": ("RNN",)},
+    "spatial sampling and region pooling": {
+        "*": ("BilinearSampler", "GridGenerator", "SpatialTransformer", "Correlation", "ROIPooling"),
+        "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
+    "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
+    "sequence losses and SVM output": {"*": ("CTCLoss", "ctc_loss", "SVMOutput")},
+    "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
+    "deprecated _v1 operators": {"*": ("BatchNorm_v1", "Convolution_v1", "Pooling_v1")},
+    "other operators not written yet": {
+        "*": ("IdentityAttachKLSparseReg", "col2im", "im2col", "fill_element_0index", "histogram",
+              "ravel_multi_index", "unravel_index"),
+        "mx.nd": ("moveaxis", "onehot_encode", "from_numpy", "from_dlpack", "to_dlpack_for_read",
+                  "to_dlpack_for_write", "Custom"),
+        "*.contrib": _CONTRIB_MISC},
+}
+
+
+def _expand(spec: str) -> tuple[str, ...]:
+    if spec == "*":
+        return ("mx.sym", "mx.nd")
+    if spec.startswith("*."):
+        return (f"mx.sym.{spec[2:]}", f"mx.nd.{spec[2:]}")
+    return (spec,)
+
+
+def pending(namespace: str) -> dict[str, str]:
+    """name -> the reason it is missing, for one namespace."""
+    out = {}
+    for reason, table in PENDING.items():
+        for spec, names in table.items():
+            if namespace in _expand(spec):
+                out.update({n: reason for n in names})
+    return out
+
+
+def _namespace(path: str):
+    module = mx
+    for part in path.split(".")[1:]:
+        module = getattr(module, part, None)
+        if module is None:
+            return None
+    return module
+
+
+@pytest.fixture(scope="module")
+def surface() -> dict:
+    assert SURFACE.is_file(), f"{SURFACE} is missing (CI clones ../shared beside the repository)"
+    return json.loads(SURFACE.read_text())
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_every_mxnet_name_exists_or_is_listed(surface, namespace):
+    module = _namespace(namespace)
+    names = surface[namespace]
+    missing = {n for n in names if module is None or not hasattr(module, n)}
+    listed = pending(namespace)
+    unexplained = sorted(missing - set(listed))
+    stale = sorted(n for n in listed if n in names and n not in missing)
+    assert not unexplained, f"{namespace}: missing and not listed in PENDING: {unexplained}"
+    assert not stale, f"{namespace}: implemented now, remove from PENDING: {stale}"
+    absent = sorted(set(listed) - set(names))
+    assert not absent, f"{namespace}: PENDING lists names MXNet does not have here: {absent}"
+
+
+@pytest.mark.parametrize("namespace", ("mx.sym", "mx.nd"))
+def test_out_of_scope_names_raise_a_clear_error(namespace):
+    for table in (SPARSE, QUANTIZATION):
+        for space, names in table.items():
+            module = _namespace(f"{namespace}.{space}" if space else namespace)
+            for n in names:
+                with pytest.raises(mx.MXNetError, match=rf"{n}: .*not supported by symjit"):
+                    getattr(module, n)()
+    with pytest.raises(mx.MXNetError, match=r"sparse\.csr_matrix: sparse storage"):
+        _namespace(f"{namespace}.sparse").csr_matrix   # noqa: B018
+    assert not hasattr(_namespace(f"{namespace}.sparse"), "row_sparse_array")
+
+
+def test_report_counts(surface, capsys):
+    """Print the coverage per namespace (shown with ``pytest -s``); fails only on a broken table."""
+    for namespace in NAMESPACES:
+        module = _namespace(namespace)
+        names = surface[namespace]
+        have = sum(module is not None and hasattr(module, n) for n in names)
+        print(f"{namespace}: {have}/{len(names)}")
+        assert 0 <= have <= len(names)
