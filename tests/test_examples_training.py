@@ -47,7 +47,8 @@ def test_fused_and_unfused_agree_on_the_new_ops_net():
     h = mx.sym.Convolution(h, kernel=(3, 3), stride=(2, 2), num_filter=4, name="c1")
     h = mx.sym.GroupNorm(h, num_groups=2, name="gn")
     h = mx.sym.LRN(mx.sym.relu(h), nsize=3)
-    h = mx.sym.Deconvolution(h, kernel=(4, 4), stride=(2, 2), pad=(1, 1), num_filter=2, no_bias=False, name="d1")
+    h = mx.sym.Deconvolution(h, kernel=(4, 4), stride=(2, 2), pad=(1, 1), num_filter=2, no_bias=False,
+                             name="d1")
     up = mx.sym.UpSampling(h, scale=2, sample_type="nearest")
     seq = mx.sym.SequenceMask(mx.sym.Reshape(up, shape=(2, -1)), mx.sym.Variable("len"),
                               use_sequence_length=True, axis=1)

@@ -32,7 +32,8 @@ _RANDOM = ("normal", "uniform", "shuffle", "random_exponential", "random_gamma",
            "random_pdf_poisson", "random_pdf_uniform", "random_poisson", "random_randint", "random_uniform",
            "sample_exponential", "sample_gamma", "sample_generalized_negative_binomial", "sample_multinomial",
            "sample_negative_binomial", "sample_normal", "sample_poisson", "sample_uniform")
-_LINALG = ("det", "extracttrian", "gelqf", "inverse", "maketrian", "potrf", "potri", "slogdet", "syevd", "trsm")
+_LINALG = ("det", "extracttrian", "gelqf", "inverse", "maketrian", "potrf", "potri", "slogdet", "syevd",
+           "trsm")
 _RANDOM_NS = ("exponential", "exponential_like", "gamma", "gamma_like", "generalized_negative_binomial",
               "generalized_negative_binomial_like", "multinomial", "negative_binomial",
               "negative_binomial_like",
@@ -43,19 +44,13 @@ _IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "norm
           "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
 _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
-_VISION = ("AdaptiveAvgPooling2D", "BilinearResize2D", "ROIAlign", "RROIAlign", "PSROIPooling",
+_VISION = ("ROIAlign", "RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _DETECTION = ("MultiBoxDetection", "MultiBoxPrior", "MultiBoxTarget", "MultiProposal", "Proposal",
               "bipartite_matching", "box_decode", "box_encode", "box_iou", "box_nms",
               "box_non_maximum_suppression")
-_CONTRIB_MISC = ("allclose", "arange_like", "boolean_mask", "index_array", "index_copy",
-                 "backward_index_copy",
-                 "div_sqrt_dim", "fft", "ifft", "interleaved_matmul_encdec_qk",
-                 "interleaved_matmul_encdec_valatt",
-                 "interleaved_matmul_selfatt_qk", "interleaved_matmul_selfatt_valatt", "quadratic",
-                 "backward_quadratic", "gradientmultiplier", "backward_gradientmultiplier", "round_ste",
-                 "sign_ste", "count_sketch", "hawkesll", "backward_hawkesll", "rand_zipfian", "uniform",
-                 "BatchNormWithReLU", "SyncBatchNorm", "CTCLoss", "ctc_loss")
+_CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "fft", "ifft", "count_sketch", "hawkesll",
+                 "backward_hawkesll", "rand_zipfian", "uniform", "CTCLoss", "ctc_loss")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
@@ -77,20 +72,16 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "mx.sym.linalg": _LINALG, "mx.nd.linalg": _LINALG},
     "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
         "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
-    "sorting (a per-row sort kernel per target)": {"*": ("sort", "argsort", "topk")},
     "the RNN operator (MXNet's packed parameter layout)": {"*": ("RNN",)},
     "spatial sampling and region pooling": {
-        "*": ("BilinearSampler", "GridGenerator", "SpatialTransformer", "Correlation", "ROIPooling"),
+        "*": ("Correlation", "ROIPooling"),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
     "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
     "sequence losses and SVM output": {"*": ("CTCLoss", "ctc_loss", "SVMOutput")},
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
-    "deprecated _v1 operators": {"*": ("BatchNorm_v1", "Convolution_v1", "Pooling_v1")},
     "other operators not written yet": {
-        "*": ("IdentityAttachKLSparseReg", "col2im", "im2col", "fill_element_0index", "histogram",
-              "ravel_multi_index", "unravel_index"),
-        "mx.nd": ("moveaxis", "onehot_encode", "from_numpy", "from_dlpack", "to_dlpack_for_read",
-                  "to_dlpack_for_write", "Custom"),
+        "*": ("IdentityAttachKLSparseReg", "col2im", "im2col", "histogram"),
+        "mx.nd": ("from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "Custom"),
         "*.contrib": _CONTRIB_MISC},
 }
 

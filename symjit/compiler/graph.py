@@ -172,8 +172,33 @@ class GraphBuilder:
         out_names = opdef.list_outputs(params)
         shapes = self._rule(opdef, name, params, ins_s, n_args, "shape")
         dtypes = self._rule(opdef, name, params, ins_t, n_args, "dtype", len(out_names))
+        if opdef.expand is not None:
+            return self._expand(opdef, name, params, list(inputs), shapes, dtypes)
         outs = [self.new_value(f"{name}_{o}", s, t) for o, s, t in zip(out_names, shapes, dtypes)]
         self.g.ops.append(OpNode(opdef, name, params, list(inputs), outs, self.phase, self.train))
+        return outs
+
+    def _expand(self, op: OpDef, name: str, params: dict, ins: list[int], shapes: list,
+                dtypes: list) -> list[int]:
+        """A composite op's outputs, built from the ops its ``expand`` appends (named under
+        ``name``); each must have the shape and dtype the op's own rules inferred (a copy when the
+        expansion returns an input)."""
+        outer, self.scope = self.scope, name
+        try:
+            outs = list(op.expand(self, ins, dict(params)))
+        finally:
+            self.scope = outer
+        n_out = len(op.list_outputs(params))
+        if len(outs) != n_out:
+            raise MXNetError(f"{op.name} '{name}': its expansion gave {len(outs)} outputs, expected {n_out}")
+        for i, vid in enumerate(outs):
+            v = self.g.values[vid]
+            if v.shape != tuple(shapes[i]) or v.dtype != np.dtype(dtypes[i]):
+                raise MXNetError(f"{op.name} '{name}': output {i} of its expansion is {shape_str(v.shape)} "
+                                 f"{v.dtype.name}, its rules say {shape_str(tuple(shapes[i]))} "
+                                 f"{np.dtype(dtypes[i]).name}")
+            if vid in ins or vid in outs[:i]:
+                outs[i] = self.add("_copy", [vid], name=f"{name}_output{i}")[0]
         return outs
 
     def add1(self, op: OpDef | str, *inputs: int, name: str | None = None, **params: Any) -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ..ops.indexing import diag_geometry, nd_index, pad_widths, seq_axes
 from ..ops.rules import norm_axis
 from ..ops.shape_grad import clip_index
-from .emit import literal
+from .emit import flat_index, literal
 from .emit import ndim as _ndim
 from .rules import ANY, ElemExpr, rule
 
@@ -273,7 +273,82 @@ def _size_array(k, node, ins, outs) -> ElemExpr:
     return lambda idx: f"{ins[0]}.size"
 
 
+# --- contrib index maps: arange_like, index_array, index_copy ------------------------------------
+
+
+def _arange_like(k, node, ins, outs) -> ElemExpr:
+    p, out = node.params, outs[0]
+    return lambda idx: (f"({float(p['start'])!r} + (({flat_index(idx, out)}) // {p['repeat']}) * "
+                        f"{float(p['step'])!r})")
+
+
+def _index_array(k, node, ins, outs) -> ElemExpr:
+    nd = _ndim(k, ins[0])
+    axes = tuple(range(nd)) if node.params["axes"] is None else \
+        tuple(norm_axis(a, nd, "axes") for a in node.params["axes"])   # in the given order
+
+    def expr(idx: list[str]) -> str:
+        out = idx[axes[-1]]
+        for j in range(len(axes) - 2, -1, -1):
+            out = f"({idx[axes[j]]} if {idx[-1]} == {j} else {out})"
+        return out
+    return expr
+
+
+def _index_copy(k, node, ins, outs) -> ElemExpr:
+    old, ind, new = ins
+
+    def expr(idx: list[str]) -> str:
+        v, j = k.tmp("v"), k.tmp("j")
+        k.line(f"{v} = {_at(old, idx)}")
+        k.line(f"for {j} in range({ind}.shape[0]):")
+        k.line(f"    if {k.module.body(nd_index)}({ind}[{j}], {old}.shape[0]) == {idx[0]}:")
+        k.line(f"        {v} = {_at(new, [j, *idx[1:]])}")
+        return v
+    return expr
+
+
+def _ravel(k, node, ins, outs) -> ElemExpr:
+    data, shape = ins[0], tuple(node.params["shape"])
+    nd = _ndim(k, data)
+
+    def expr(idx: list[str]) -> str:
+        rest = idx if nd > 1 else []
+        flat = "0"
+        for j, n in enumerate(shape):
+            flat = f"({flat}) * {n} + int({_at(data, [str(j), *rest])})"
+        return flat
+    return expr
+
+
+def _unravel(k, node, ins, outs) -> ElemExpr:
+    data, shape = ins[0], tuple(node.params["shape"])
+
+    def expr(idx: list[str]) -> str:
+        v, j = k.tmp("v"), idx[0]
+        k.line(f"{v} = int({_at(data, idx[1:])})")
+        out = f"{v} % {shape[-1]}"
+        stride = 1
+        for d in range(len(shape) - 1, -1, -1):
+            out_d = f"({v} // {stride}) % {shape[d]}"
+            out = out_d if d == len(shape) - 1 else f"({out_d} if {j} == {d} else {out})"
+            stride *= shape[d]
+        return out
+    return expr
+
+
+def _fill_element(k, node, ins, outs) -> ElemExpr:
+    lhs, mhs, rhs = ins
+    clip = k.module.body(clip_index)
+    return lambda idx: (f"({mhs}[{idx[0]}] if {clip}({rhs}[{idx[0]}], {lhs}.shape[1]) == {idx[1]} "
+                        f"else {lhs}[{idx[0]}, {idx[1]}])")
+
+
 for _name, _emit, _facts in (
+    ("_ravel_multi_index", _ravel, {}), ("_unravel_index", _unravel, {}),
+    ("fill_element_0index", _fill_element, {}),
+    ("_contrib_arange_like", _arange_like, {"shape_only": (0,)}), ("_contrib_index_array", _index_array, {}),
+    ("_contrib_index_copy", _index_copy, {}),
     ("SequenceMask", _sequence_mask, {}), ("SequenceReverse", _sequence_reverse, {}),
     ("SequenceLast", _sequence_last, {}),
     ("_backward_SequenceLast", _backward_sequence_last, {"shape_only": (1,)}),

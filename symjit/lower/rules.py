@@ -113,7 +113,7 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import accumulate, cpu, cuda, elementwise, gather, indexing, neutral, window  # noqa: F401
+        from . import accumulate, cpu, cuda, elementwise, gather, indexing, neutral, resize, sort, window  # noqa: F401,E501
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:

@@ -15,7 +15,19 @@ from typing import Any
 
 from . import ops as _ops
 from . import shape_ops as _shape_ops
-from .creation import arange, array, empty, eye, full, linspace, ones, ones_like, zeros, zeros_like
+from .creation import (
+    arange,
+    array,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
 from .io import load, load_frombuffer, save, save_tobuffer
 from .ndarray import NDArray, NDArrayIndexError
 from .ops import *  # noqa: F403 - the operator functions are the public API
@@ -63,7 +75,7 @@ random_normal = random.normal
 random_randint = random.randint
 
 __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "array", "arange",
-            "eye", "linspace", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
+            "eye", "linspace", "from_numpy", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
             "save_tobuffer", "random",
             "random_uniform", "random_normal", "random_randint"]
            + list(_ops.__all__) + list(_shape_ops.__all__) + ["sgd_update", "sgd_mom_update"])

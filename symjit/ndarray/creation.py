@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DTypeError, ParamError, ShapeError, np_dtype, shape_str
+from ..base import DTypeError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import Context
 from . import dispatch, storage
 from .ndarray import NDArray, wrap
 
-__all__ = ["empty", "zeros", "ones", "full", "array", "arange", "eye", "linspace", "zeros_like", "ones_like",
-           "norm_shape", "place", "host_copy"]
+__all__ = ["empty", "zeros", "ones", "full", "array", "arange", "eye", "linspace", "from_numpy", "zeros_like",
+           "ones_like", "norm_shape", "place", "host_copy"]
 
 _DEFAULT = np.dtype("float32")
 
@@ -201,6 +201,25 @@ def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Co
     params = {"start": start, "stop": stop, "num": num, "endpoint": endpoint,
               "dtype": "float32" if dtype is None else dtype}
     return dispatch.invoke("_linspace", [], params, where="linspace", ctx=ctx)[0]
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
+    """An NDArray on the CPU holding ``ndarray``: the same memory when ``zero_copy`` and the array
+    is C-contiguous (as MXNet's), else a copy.
+
+    >>> import numpy as np, symjit as mx
+    >>> a = np.arange(3, dtype=np.float32)
+    >>> b = mx.nd.from_numpy(a)
+    >>> a[0] = 7
+    >>> b.asnumpy().tolist()
+    [7.0, 1.0, 2.0]
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if zero_copy and not ndarray.flags["C_CONTIGUOUS"]:
+        raise MXNetError("from_numpy: zero_copy needs a C-contiguous array; pass zero_copy=False to copy")
+    arr = ndarray if zero_copy else np.array(ndarray, order="C")
+    return NDArray(arr.reshape(1) if arr.ndim == 0 else arr, storage.check_ctx(None, "from_numpy"))
 
 
 def _like(data: NDArray, val: int, where: str) -> NDArray:

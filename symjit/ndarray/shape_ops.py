@@ -20,7 +20,8 @@ from .ndarray import NDArray, infer_reshape
 from .ops import need_nd, result
 
 __all__ = ["transpose", "concat", "Concat", "concatenate", "stack", "split", "expand_dims", "flatten",
-           "Flatten", "reshape", "Reshape", "one_hot", "broadcast_to", "where", "swapaxes"]
+           "Flatten", "reshape", "Reshape", "one_hot", "broadcast_to", "where", "swapaxes", "moveaxis",
+           "onehot_encode"]
 
 
 def _same_kind(arrays: Sequence[NDArray], where: str) -> None:
@@ -291,3 +292,42 @@ def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None
     if cond.shape != x.shape:   # one value per row (checked above)
         cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
     return result(np.where(cond != 0, x._host(), y._host()), x, "where", out)
+
+
+def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
+    """Move the axes ``source`` to the positions ``destination`` (ints or sequences of ints), the
+    other axes keeping their order (numpy's moveaxis), by a transpose.
+
+    >>> import symjit as mx
+    >>> mx.nd.moveaxis(mx.nd.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    need_nd(tensor, "moveaxis")
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"moveaxis: source {source} and destination {destination} differ in length")
+    src = [_axis(a, tensor.ndim, "moveaxis", "source") for a in src]
+    dst = [_axis(a, tensor.ndim, "moveaxis", "destination") for a in dst]
+    order = [a for a in range(tensor.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(tensor, axes=tuple(order))
+
+
+def onehot_encode(indices: NDArray, out: NDArray) -> NDArray:
+    """MXNet's legacy one-hot: write into ``out`` (shape (n, depth)) the one-hot rows of the n
+    ``indices``; returns ``out``.
+
+    >>> import symjit as mx
+    >>> out = mx.nd.zeros((2, 3))
+    >>> mx.nd.onehot_encode(mx.nd.array([2, 0]), out).asnumpy().tolist()
+    [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    need_nd(indices, "onehot_encode", "indices")
+    need_nd(out, "onehot_encode", "out")
+    if out.ndim != 2 or indices.shape != (out.shape[0],):
+        raise ShapeError(f"onehot_encode: out {shape_str(out.shape)} must be (n, depth) for indices "
+                         f"{shape_str(indices.shape)}")
+    return dispatch.invoke1("one_hot", [indices], {"depth": out.shape[1], "dtype": np.dtype(out.dtype).name},
+                            out=out, where="onehot_encode")

@@ -3,6 +3,7 @@ families they expand to themselves)."""
 from . import (  # noqa: F401
     broadcast,
     composite,
+    contrib,
     custom,
     deconv,
     elementwise,
@@ -15,5 +16,6 @@ from . import (  # noqa: F401
     norm,
     reduce,
     shape,
+    sort,
     source,
 )

@@ -29,6 +29,8 @@ and the lowerings on every target are those of the ops it expands to, and fusion
 * ``_split_v2`` (``split_v2``): ``slice_axis`` pieces at given indices, or equal sections.
 * ``amp_cast`` / ``amp_multicast``: ``Cast`` of float inputs (to the widest of them, or the
   narrowest with ``cast_narrow``); other dtypes pass through.
+* ``BatchNorm_v1``, ``Convolution_v1``, ``Pooling_v1``: the current operators (MXNet's deprecated
+  forms, with the parameters they had).
 * ``all_finite``, ``multi_all_finite`` (1.0 when every element is finite, as float32) and
   ``multi_sum_sq`` (each input's sum of squares, float32).
 
@@ -46,6 +48,8 @@ from collections.abc import Callable
 import numpy as np
 
 from .loss import _softmax_args, _softmax_dtype, _softmax_params, _softmax_shape
+from .nn import Convolution, Pooling
+from .norm import BatchNorm
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_float, need_rank, norm_axes, norm_axis, prod, shape_str
 
@@ -806,3 +810,39 @@ _composite(OpDef(
     expand=_multi_sum_sq_expand, extra={"no_grad": True},
     doc="Each input's sum of squares, as a float32 array of shape (num_arrays,) (no gradient, as MXNet).",
 ))
+
+
+# ---------------------------------------------------------------------------------------------
+# the deprecated _v1 operators: the current ones with the parameters the _v1 forms had
+
+def _v1(name: str, current: OpDef, keep: tuple[str, ...], doc: str) -> None:
+    params = tuple(p for p in current.params if p.name in keep)
+
+    def full(p: dict) -> dict:   # the current operator's params: the given ones, its defaults
+        return current.parse_params(dict(p))
+
+    def expand(b, ins: list[int], p: dict) -> list[int]:
+        return b.add(current.name, ins, **p)
+
+    def wrap(rule):
+        return None if rule is None else (lambda p, ins, aux: rule(full(p), ins, aux))
+
+    def names(slot):
+        return (lambda p: slot(full(p))) if callable(slot) else slot
+
+    _composite(OpDef(
+        name=name, params=params, arguments=names(current.arguments), aux=names(current.aux),
+        outputs=names(current.outputs), visible_outputs=names(current.visible_outputs),
+        shape=wrap(current.shape), dtype=wrap(current.dtype), expand=expand,
+        extra={k: v for k, v in current.extra.items() if k != "family"},
+        doc=f"{doc} (MXNet's deprecated form: {current.name} with the parameters it had).",
+    ))
+
+
+_v1("BatchNorm_v1", BatchNorm, ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var"),
+    "Batch normalisation over axis 1")
+_v1("Convolution_v1", Convolution, ("kernel", "stride", "dilate", "pad", "num_filter", "num_group",
+                                    "workspace",
+                                    "no_bias", "cudnn_tune", "cudnn_off", "layout"), "Convolution")
+_v1("Pooling_v1", Pooling, ("kernel", "pool_type", "global_pool", "pooling_convention", "stride", "pad"),
+    "Pooling")

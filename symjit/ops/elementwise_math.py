@@ -41,7 +41,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 @register_jitable
 def digamma(x):
     """The digamma function psi(x) = d ln(gamma(x)) / dx (reflection for x <= 0, the recurrence
-    psi(x) = psi(x + 1) - 1/x up to 6, then the asymptotic series); NaN at the poles 0, -1, ...
+    psi(x) = psi(x + 1) - 1/x up to 10, then the asymptotic series); NaN at the poles 0, -1, ...
 
     >>> round(digamma(1.0), 12)    # -Euler's constant
     -0.577215664902
@@ -52,7 +52,7 @@ def digamma(x):
     if x < 0.0:   # psi(x) = psi(1 - x) - pi / tan(pi x)
         acc = -math.pi / math.tan(math.pi * x)
         x = 1.0 - x
-    while x < 6.0:
+    while x < 10.0:
         acc -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)

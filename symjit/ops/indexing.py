@@ -381,3 +381,63 @@ def nd_index(v, n):
 
 OPS = ("SequenceMask", "SequenceReverse", "SequenceLast", "Pad", "diag", "gather_nd", "scatter_nd",
        "cumsum", "shape_array", "size_array")
+
+
+# ---------------------------------------------------------------------------------------------
+# ravel_multi_index / unravel_index / fill_element_0index
+
+def _ravel_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    shape = tuple(p["shape"])
+    if data is None:
+        return [None], [None], []
+    need_rank(data, "data", 1)
+    if data[0] != len(shape):
+        raise RuleError(f"data {shape_str(data)} must hold {len(shape)} index rows for shape "
+                        f"{shape_str(shape)}")
+    return [data], [tuple(data[1:]) or (1,)], []
+
+
+def _unravel_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return [None], [None], []
+    return [data], [(len(tuple(p["shape"])),) + tuple(data)], []
+
+
+_SHAPE = (Param("shape", "shape", doc="the array shape the indices address"),)
+register(OpDef(
+    name="_ravel_multi_index", aliases=("ravel_multi_index",), params=_SHAPE, shape=_ravel_shape,
+    kind=Kind.INJECTIVE, extra={"no_grad": True},
+    doc="Flat (row-major) positions of the index columns of data (shape (len(shape), ...)) in an "
+        "array of ``shape``; as numbers of data's dtype.",
+))
+register(OpDef(
+    name="_unravel_index", aliases=("unravel_index",), params=_SHAPE, shape=_unravel_shape,
+    kind=Kind.INJECTIVE, extra={"no_grad": True},
+    doc="The index rows (shape (len(shape), ...)) of the flat positions in data for an array of "
+        "``shape``; as numbers of data's dtype.",
+))
+
+
+def _fill_shape(p: dict, ins: list, aux: list):
+    lhs, mhs, rhs = ins
+    if lhs is None:
+        return list(ins), [None], []
+    need_rank(lhs, "lhs", (2,))
+    return [lhs, (lhs[0],), (lhs[0],)], [lhs], []
+
+
+def _fill_grad(b, node, ograds):
+    lhs, mhs, rhs = node.inputs
+    zero = b.add1("zeros_like", mhs)
+    return [b.add1("fill_element_0index", ograds[0], zero, rhs), b.add1("pick", ograds[0], rhs, axis=1), None]
+
+
+register(OpDef(
+    name="fill_element_0index", arguments=("lhs", "mhs", "rhs"), shape=_fill_shape,
+    dtype=lambda p, ins, aux: ([ins[0], ins[0], ins[2] if ins[2] is not None else ins[0]], [ins[0]], []),
+    kind=Kind.INJECTIVE, grad=_fill_grad,
+    doc="lhs (n, m) with ``out[i, rhs[i]] = mhs[i]`` (MXNet's legacy op; indices clipped); rhs gets "
+        "no gradient.",
+))

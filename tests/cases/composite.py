@@ -81,6 +81,15 @@ def _bilinear(x, w, s):
     return full[:, :, p:p + h * s, p:p + wd * s]
 
 
+def _conv2x2(x, w, b):
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2] - 1, x.shape[3] - 1))
+    for f in range(w.shape[0]):
+        for i in range(out.shape[2]):
+            for j in range(out.shape[3]):
+                out[:, f, i, j] = np.sum(x[:, :, i:i + 2, j:j + 2] * w[f], axis=(1, 2, 3)) + b[f]
+    return out
+
+
 def _nearest(x, k):
     return x.repeat(k, axis=2).repeat(k, axis=3)
 
@@ -190,4 +199,14 @@ CASES = [
     Case("multi_sum_sq", lambda v: mx.sym.multi_sum_sq(v["a"], v["b"], num_arrays=2), {"a": rnd(2),
                                                                                        "b": rnd(3)},
          lambda a, b: np.array([(a * a).sum(), (b * b).sum()], dtype=np.float32), grad="none", rtol=1e-5),
+    Case("Convolution_v1", lambda v: mx.sym.Convolution_v1(v["x"], v["w"], v["b"], kernel=(2, 2),
+                                                           num_filter=2),
+         {"x": rnd(1, 2, 3, 3), "w": rnd(2, 2, 2, 2), "b": rnd(2)}, lambda x, w, b: _conv2x2(x, w, b)),
+    Case("Pooling_v1", lambda v: mx.sym.Pooling_v1(v["x"], kernel=(2, 2), stride=(2, 2), pool_type="avg"),
+         {"x": rnd(1, 2, 4, 4)}, lambda x: x.reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5))),
+    Case("BatchNorm_v1", lambda v: mx.sym.BatchNorm_v1(v["data"], v["gamma"], v["beta"], v["mm"], v["mv"],
+                                                       use_global_stats=True, fix_gamma=False, eps=1e-3),
+         {"data": rnd(2, 3, 2), "gamma": rnd(3), "beta": rnd(3), "mm": rnd(3), "mv": rnd(3) + 2.0},
+         lambda data, gamma, beta, mm, mv: (data - mm.reshape(1, 3, 1)) / np.sqrt(mv.reshape(1, 3, 1) + 1e-3)
+         * gamma.reshape(1, 3, 1) + beta.reshape(1, 3, 1), no_grad=("mm", "mv")),
 ]

@@ -67,6 +67,12 @@ def _scatter_nd(data, indices, shape):
     return out
 
 
+def _fill(lhs, mhs, rhs):
+    out = lhs.copy()
+    out[np.arange(len(rhs)), rhs.astype(int)] = mhs
+    return out
+
+
 _gi = np.array([[0, 2, -1, 1], [1, 3, 0, 1]], dtype=np.float64)   # a repeated position: gradients add
 _si = np.array([[0, 2, 1], [1, 3, 0]], dtype=np.float64)
 
@@ -119,4 +125,13 @@ CASES = [
          lambda x: np.array([x.size], dtype=np.int64), grad="none"),
     Case("MakeLoss", lambda v: mx.sym.make_loss(mx.sym.square(v["x"])), {"x": rnd(2, 3)}, lambda x: x * x,
          grad=lambda inputs, outs, head: {"x": 2 * inputs["x"]}, id="make_loss"),
+    Case("_ravel_multi_index", lambda v: mx.sym.ravel_multi_index(v["x"], shape=(7, 6)),
+         {"x": np.array([[3.0, 6.0, 6.0], [4.0, 5.0, 1.0]])},
+         lambda x: np.ravel_multi_index(x.astype(int), (7, 6)).astype(np.float64), grad="none"),
+    Case("_unravel_index", lambda v: mx.sym.unravel_index(v["x"], shape=(7, 6)),
+         {"x": np.array([22.0, 41.0, 37.0])},
+         lambda x: np.array(np.unravel_index(x.astype(int), (7, 6)), dtype=np.float64), grad="none"),
+    Case("fill_element_0index", lambda v: mx.sym.fill_element_0index(v["lhs"], v["mhs"], v["rhs"]),
+         {"lhs": rnd(3, 4), "mhs": rnd(3), "rhs": np.array([1.0, 3.0, 0.0])},
+         lambda lhs, mhs, rhs: _fill(lhs, mhs, rhs), no_grad=("rhs",)),
 ]

@@ -48,9 +48,8 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
             entry_value[(id(node), 0)] = vid
             continue
         ins = [entry_value[(id(src), i)] for src, i in node.inputs]
-        if node.op.expand is not None:
-            outs = _expand(b, node, ins, [need(node, i, "shape", known_s) for i in range(node.num_outputs)],
-                           [need(node, i, "dtype", known_t) for i in range(node.num_outputs)])
+        if node.op.expand is not None:   # a composite op: the ops it expands to (GraphBuilder.add)
+            outs = b.add(node.op, ins, name=node.name, params=dict(node.params))
         else:
             outs = [b.new_value(node.output_name(i), need(node, i, "shape", known_s),
                                 need(node, i, "dtype", known_t)) for i in range(node.num_outputs)]
@@ -69,28 +68,6 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
         g.outputs.append(vid)
         g.output_names.append(node.output_name(i))
     return g
-
-
-def _expand(b: GraphBuilder, node, ins: list[int], shapes: list, dtypes: list) -> list[int]:
-    """A composite op's outputs, built from the ops its ``expand`` appends; each must have the
-    shape and dtype the op's own rules inferred (a copy when the expansion returns an input)."""
-    b.scope = node.name
-    try:
-        outs = list(node.op.expand(b, ins, dict(node.params)))
-    finally:
-        b.scope = ""
-    if len(outs) != node.num_outputs:
-        raise MXNetError(f"{node.op.name} '{node.name}': its expansion gave {len(outs)} outputs, "
-                         f"expected {node.num_outputs}")
-    for i, vid in enumerate(outs):
-        v = b.g.values[vid]
-        if v.shape != tuple(shapes[i]) or v.dtype != dtypes[i]:
-            raise MXNetError(f"{node.op.name} '{node.name}': output {i} of its expansion is "
-                             f"{shape_str(v.shape)} {v.dtype.name}, its rules say "
-                             f"{shape_str(tuple(shapes[i]))} {np.dtype(dtypes[i]).name}")
-        if vid in ins or vid in outs[:i]:
-            outs[i] = b.add("_copy", [vid], name=node.output_name(i))[0]
-    return outs
 
 
 def describe_shapes(g: Graph) -> str:

@@ -1,0 +1,73 @@
+"""mx.nd functions that are not one operator's record: creation by the registered input-less ops,
+the logical functions, split_v2, moveaxis, onehot_encode, from_numpy; and mx.sym's functions."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+
+
+def test_eye_and_linspace_run_the_registered_ops():
+    np.testing.assert_array_equal(mx.nd.eye(3, 4, k=-1).asnumpy(), np.eye(3, 4, k=-1, dtype=np.float32))
+    assert mx.nd.eye(2, dtype="float64").dtype == np.float64
+    np.testing.assert_allclose(mx.nd.linspace(-1, 1, 5).asnumpy(), np.linspace(-1, 1, 5), rtol=1e-6)
+    np.testing.assert_allclose(mx.nd.linspace(0, 1, 4, endpoint=False).asnumpy(), [0, 0.25, 0.5, 0.75])
+
+
+@pytest.mark.parametrize("name, ref", [("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                                       ("logical_xor", np.logical_xor)])
+def test_logical_functions(name, ref):
+    a = np.array([[0.0, 1.0, 2.0]])
+    b = np.array([[1.0], [0.0]])
+    fn = getattr(mx.nd, name)
+    np.testing.assert_array_equal(fn(mx.nd.array(a), mx.nd.array(b)).asnumpy(), ref(a, b).astype(np.float32))
+    np.testing.assert_array_equal(fn(mx.nd.array(a), 0).asnumpy(), ref(a, 0).astype(np.float32))
+    assert fn(1, 0) == float(ref(1, 0))
+    with pytest.raises(mx.MXNetError, match=name):
+        fn("x", mx.nd.array(a))
+
+
+def test_split_v2_sections_and_indices():
+    x = mx.nd.array(np.arange(12.0).reshape(2, 6))
+    parts = mx.nd.split_v2(x, 3, axis=1)
+    assert [p.asnumpy().tolist() for p in parts] == [[[0, 1], [6, 7]], [[2, 3], [8, 9]], [[4, 5], [10, 11]]]
+    parts = mx.nd.split_v2(x, (1, 4), axis=1)
+    assert [p.shape for p in parts] == [(2, 1), (2, 3), (2, 2)]
+    with pytest.raises(mx.MXNetError, match="equal sections"):
+        mx.nd.split_v2(x, 4, axis=1)
+    s = mx.sym.split_v2(mx.sym.Variable("x"), (2,), axis=0)
+    assert len(s.list_outputs()) == 2
+
+
+def test_moveaxis_onehot_encode_from_numpy():
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(mx.nd.moveaxis(mx.nd.array(x), [0, 1], [-1, 0]).asnumpy(),
+                                  np.moveaxis(x, [0, 1], [-1, 0]).astype(np.float32))
+    with pytest.raises(mx.MXNetError, match="moveaxis"):
+        mx.nd.moveaxis(mx.nd.array(x), [0], [1, 2])
+    out = mx.nd.zeros((3, 4))
+    assert mx.nd.onehot_encode(mx.nd.array([3, 0, 1]), out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(4, dtype=np.float32)[[3, 0, 1]])
+    with pytest.raises(mx.MXNetError, match="onehot_encode"):
+        mx.nd.onehot_encode(mx.nd.array([1, 2]), out)
+    a = np.arange(4, dtype=np.float32)
+    shared, copied = mx.nd.from_numpy(a), mx.nd.from_numpy(a, zero_copy=False)
+    a[0] = 9
+    assert shared.asnumpy()[0] == 9 and copied.asnumpy()[0] == 0
+    with pytest.raises(mx.MXNetError, match="C-contiguous"):
+        mx.nd.from_numpy(np.ones((3, 3))[:, ::2])
+
+
+def test_symbol_functions_take_symbols_or_numbers():
+    x = mx.sym.Variable("x")
+    y = mx.sym.maximum(x, 0.5) + mx.sym.minimum(1.0, x) + mx.sym.power(x, 2) + mx.sym.hypot(x, x)
+    ex = y.simple_bind(mx.cpu(), x=(3,))
+    v = np.array([0.25, 1.0, 2.0], dtype=np.float32)
+    want = np.maximum(v, 0.5) + np.minimum(1.0, v) + v ** 2 + np.hypot(v, v)
+    np.testing.assert_allclose(ex.forward(x=mx.nd.array(v))[0].asnumpy(), want, rtol=1e-6)
+    assert mx.sym.maximum(2, 3) == 3 and mx.sym.pow(2, 3) == 8
+    with pytest.raises(mx.MXNetError, match="maximum"):
+        mx.sym.maximum("a", x)
+    with pytest.raises(mx.MXNetError, match="infer_range"):
+        mx.sym.arange(0, infer_range=True)
