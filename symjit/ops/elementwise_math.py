@@ -327,7 +327,7 @@ for _name, _fn, _g, _formula in UNARY_MATH:
     register(OpDef(
         name=_name, shape=_unary_shape, kind=Kind.ELEMWISE, body=fixed_body(_fn), grad=_grad,
         doc=f"Elementwise {_formula}.",
-        extra={"family": "elementwise", **({} if _grad is not None else {"no_grad": True})},
+        extra={"family": "elementwise_math", **({} if _grad is not None else {"no_grad": True})},
     ))
 
 register(OpDef(
@@ -337,7 +337,7 @@ register(OpDef(
     grad=_with("_backward_hard_sigmoid", "x", "alpha", "beta"),
     doc=("Elementwise ``max(0, min(1, alpha * x + beta))``; the gradient is ``alpha`` where "
          "``0 < alpha * x + beta < 1`` and 0 elsewhere."),
-    extra={"family": "elementwise"},
+    extra={"family": "elementwise_math"},
 ))
 register(OpDef(
     name="_backward_hard_sigmoid", arguments=("ograd", "data"),
@@ -357,14 +357,14 @@ for _name, _fn, _formula in LOGICAL:
     register(OpDef(
         name=_name, arguments=("lhs", "rhs"), shape=same_shape, kind=Kind.ELEMWISE, body=fixed_body(_fn),
         doc=f"Elementwise {_formula}; both inputs have one shape and one dtype.",
-        extra={"family": "elementwise", "no_grad": True},
+        extra={"family": "elementwise_math", "no_grad": True},
     ))
     register(OpDef(
         name=f"broadcast{_name}", arguments=("lhs", "rhs"), shape=_binary_shape, kind=Kind.BROADCAST,
         body=fixed_body(_fn),
         doc=(f"Elementwise {_formula} with broadcasting (numpy's rule: shapes aligned at the last "
              "axis, axes of size 1 stretched); both inputs have one dtype."),
-        extra={"family": "broadcast", "no_grad": True},
+        extra={"family": "elementwise_math", "no_grad": True},
     ))
 
 OPS: tuple[str, ...] = tuple([n for n, *_ in UNARY_MATH] + ["hard_sigmoid"]
