@@ -229,6 +229,24 @@ def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis
     return outs if len(outs) > 1 else outs[0]
 
 
+def histogram(a: NDArray, bins: Any = 10, range: Any = None) -> tuple[NDArray, NDArray]:   # noqa: A002
+    """``mx.nd.histogram``: (counts as int64, bin edges) of ``a`` for ``bins`` equal bins over
+    ``range`` (default: a's min to max, widened by 0.5 each way when they are equal, as numpy), or
+    for ``bins`` an NDArray of edges; by the registered ``_histogram`` operator.
+
+    >>> import symjit as mx
+    >>> [x.asnumpy().tolist() for x in mx.nd.histogram(mx.nd.array([0, 1, 1, 3]), bins=3)]
+    [[1, 2, 1], [0.0, 1.0, 2.0, 3.0]]
+    """
+    if isinstance(bins, NDArray):
+        return tuple(invoke("_histogram", [a, bins], {}, None, "histogram"))
+    if range is None:
+        lo, hi = float(invoke("min", [a])[0].asnumpy()[0]), float(invoke("max", [a])[0].asnumpy()[0])
+        range = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)   # noqa: A001
+    params = {"bin_cnt": int(bins), "range": str(tuple(float(v) for v in range))}
+    return tuple(invoke("_histogram", [a], params, None, "histogram"))
+
+
 def cached_calls() -> int:
     """How many compiled operator calls the table holds."""
     return len(_CALLS)
@@ -290,6 +308,7 @@ def install_nd_functions(module: Any) -> list[str]:
         setattr(module, n, nd_function(n))
     module.__all__ = [*module.__all__, *names]
     module.split_v2 = split_v2
+    module.histogram = histogram
     from .symbol import SUBSPACES
     for space, prefix in SUBSPACES.items():   # mx.nd.contrib.<name>: the operator <prefix><name>
         sub = sys.modules.get(f"{module.__name__}.{space}") or types.ModuleType(

@@ -180,3 +180,81 @@ def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
     host = data.asnumpy()
     _rng.shuffle(host, axis=0)
     return place(host, data.context, "random.shuffle", kwargs.get("out"))
+
+
+def _registry_draw(dist: str, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any, out: NDArray | None,
+                   where: str) -> NDArray:
+    """A draw by the registered sampler ``_random_<dist>`` (compiled, on ``ctx``): number params."""
+    from .ndarray import dispatch
+    for k, v in params.items():
+        if isinstance(v, NDArray):
+            raise MXNetError(f"{where}: parameter '{k}' as an NDArray (one distribution per element) is "
+                             "not supported for this distribution yet; give a number")
+    full = {**params, "shape": () if shape is None else norm_shape(shape, where)}
+    if dtype is not None:
+        full["dtype"] = np_dtype(dtype).name
+    return dispatch.invoke(f"_random_{dist}", [], full, [out] if out is not None else None, where,
+                           ctx=ctx)[0]
+
+
+def gamma(alpha: Any = 1.0, beta: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+          out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` (the registered
+    ``_random_gamma`` sampler).
+
+    >>> import symjit as mx
+    >>> bool((mx.random.gamma(2.0, 1.0, shape=(5,)) > 0).asnumpy().all())
+    True
+    """
+    return _registry_draw("gamma", {"alpha": alpha, "beta": beta}, shape, dtype, ctx, out, "random.gamma")
+
+
+def negative_binomial(k: Any = 1, p: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
+                      out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Failures before the k-th success of trials succeeding with probability ``p``.
+
+    >>> import symjit as mx
+    >>> mx.random.negative_binomial(2, 0.5, shape=(3,)).shape
+    (3,)
+    """
+    return _registry_draw("negative_binomial", {"k": k, "p": p}, shape, dtype, ctx, out,
+                          "random.negative_binomial")
+
+
+def generalized_negative_binomial(mu: Any = 1.0, alpha: Any = 1.0, shape: Any = None, dtype: Any = None,
+                                  ctx: Any = None, out: NDArray | None = None, **kwargs: Any) -> NDArray:
+    """Samples with mean ``mu`` and variance ``mu + alpha * mu**2``.
+
+    >>> import symjit as mx
+    >>> mx.random.generalized_negative_binomial(2.0, 0.5, shape=(3,)).shape
+    (3,)
+    """
+    return _registry_draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape, dtype, ctx, out,
+                          "random.generalized_negative_binomial")
+
+
+def _like(dist: str, names: tuple[str, ...]):
+    def fn(data: NDArray, *args: Any, out: NDArray | None = None, **kwargs: Any) -> NDArray:
+        from .ndarray import dispatch
+        if not isinstance(data, NDArray):
+            raise DTypeError(f"random.{dist}_like: data must be an NDArray, got {type(data).__name__}")
+        params = dict(zip(names, args))
+        params.update({k: kwargs[k] for k in names if k in kwargs})
+        return dispatch.invoke(f"_random_{dist}_like", [data], params, [out] if out is not None else None,
+                               f"random.{dist}_like")[0]
+    fn.__name__ = fn.__qualname__ = f"{dist}_like"
+    fn.__doc__ = (f"Samples from the {dist} distribution shaped (and typed) like ``data``, by the "
+                  f"registered ``_random_{dist}_like`` sampler.")
+    return fn
+
+
+uniform_like = _like("uniform", ("low", "high"))
+normal_like = _like("normal", ("loc", "scale"))
+exponential_like = _like("exponential", ("lam",))
+gamma_like = _like("gamma", ("alpha", "beta"))
+poisson_like = _like("poisson", ("lam",))
+negative_binomial_like = _like("negative_binomial", ("k", "p"))
+generalized_negative_binomial_like = _like("generalized_negative_binomial", ("mu", "alpha"))
+__all__ += ["gamma", "negative_binomial", "generalized_negative_binomial", "uniform_like", "normal_like",
+            "exponential_like", "gamma_like", "poisson_like", "negative_binomial_like",
+            "generalized_negative_binomial_like"]

@@ -344,7 +344,77 @@ def _fill_element(k, node, ins, outs) -> ElemExpr:
                         f"else {lhs}[{idx[0]}, {idx[1]}])")
 
 
+def _im2col(k, node, ins, outs) -> ElemExpr:
+    x, out = ins[0], outs[0]
+    kern, stride, dilate, pad = _window_params(node.params)
+
+    def expr(idx: list[str]) -> str:
+        n, r, l = idx
+        c, i, j, oh, ow, h, w = (k.tmp(v) for v in ("c", "i", "j", "oh", "ow", "h", "w"))
+        k.line(f"{c} = {r} // {kern[0] * kern[1]}")
+        k.line(f"{i} = ({r} // {kern[1]}) % {kern[0]}")
+        k.line(f"{j} = {r} % {kern[1]}")
+        k.line(f"{ow} = {out}.shape[2] // {_cols_oh(x, kern, stride, dilate, pad)}")
+        k.line(f"{oh} = {l} // {ow}")
+        k.line(f"{ow} = {l} % {ow}")
+        k.line(f"{h} = {oh} * {stride[0]} - {pad[0]} + {i} * {dilate[0]}")
+        k.line(f"{w} = {ow} * {stride[1]} - {pad[1]} + {j} * {dilate[1]}")
+        zero = literal(0.0, k.info[out].dtype)
+        return f"({x}[{n}, {c}, {h}, {w}] if 0 <= {h} < {x}.shape[2] and 0 <= {w} < {x}.shape[3] else {zero})"
+    return expr
+
+
+def _cols_oh(x: str, kern, stride, dilate, pad) -> str:
+    return f"(({x}.shape[2] + {2 * pad[0]} - {dilate[0] * (kern[0] - 1) + 1}) // {stride[0]} + 1)"
+
+
+def _window_params(p: dict):
+    kern = tuple(p["kernel"])
+    return kern, tuple(p["stride"] or (1, 1)), tuple(p["dilate"] or (1, 1)), tuple(p["pad"] or (0, 0))
+
+
+def _col2im(k, node, ins, outs) -> ElemExpr:
+    cols, img = ins[0], outs[0]
+    kern, stride, dilate, pad = _window_params(node.params)
+
+    def expr(idx: list[str]) -> str:
+        n, c, h, w = idx
+        acc, i, j, th, tw, ohn, own = (k.tmp(v) for v in ("acc", "i", "j", "th", "tw", "ohn", "own"))
+        k.line(f"{ohn} = {_cols_oh(img, kern, stride, dilate, pad)}")
+        k.line(f"{own} = {cols}.shape[2] // {ohn}")
+        k.line(f"{acc} = {literal(0.0, k.info[img].dtype)}")
+        k.line(f"for {i} in range({kern[0]}):")
+        k.line(f"    {th} = {h} + {pad[0]} - {i} * {dilate[0]}")
+        k.line(f"    if {th} % {stride[0]} == 0 and 0 <= {th} // {stride[0]} < {ohn}:")
+        k.line(f"        for {j} in range({kern[1]}):")
+        k.line(f"            {tw} = {w} + {pad[1]} - {j} * {dilate[1]}")
+        k.line(f"            if {tw} % {stride[1]} == 0 and 0 <= {tw} // {stride[1]} < {own}:")
+        k.line(f"                {acc} += {cols}[{n}, ({c} * {kern[0]} + {i}) * {kern[1]} + {j}, "
+               f"({th} // {stride[0]}) * {own} + {tw} // {stride[1]}]")
+        return acc
+    return expr
+
+
+def _histogram_counts(k, node, ins, outs) -> ElemExpr:
+    data, edges = ins
+
+    def expr(idx: list[str]) -> str:
+        flat, acc, q, lo, hi, v = (k.tmp(n) for n in ("flat", "acc", "q", "lo", "hi", "v"))
+        k.line(f"{flat} = {data}.reshape(-1)")
+        k.line(f"{lo} = {edges}[{idx[0]}]")
+        k.line(f"{hi} = {edges}[{idx[0]} + 1]")
+        k.line(f"{acc} = 0")
+        k.line(f"for {q} in range({flat}.shape[0]):")
+        k.line(f"    {v} = {flat}[{q}]")
+        k.line(f"    if {lo} <= {v} and ({v} < {hi} or ({v} == {hi} and {idx[0]} == {edges}.shape[0] - 2)):")
+        k.line(f"        {acc} += 1")
+        return acc
+    return expr
+
+
 for _name, _emit, _facts in (
+    ("_histogram_counts", _histogram_counts, {}),
+    ("im2col", _im2col, {}), ("col2im", _col2im, {}),
     ("_ravel_multi_index", _ravel, {}), ("_unravel_index", _unravel, {}),
     ("fill_element_0index", _fill_element, {}),
     ("_contrib_arange_like", _arange_like, {"shape_only": (0,)}), ("_contrib_index_array", _index_array, {}),

@@ -113,7 +113,19 @@ def _load() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import accumulate, cpu, cuda, elementwise, gather, indexing, neutral, resize, sort, window  # noqa: F401,E501
+        from . import (  # noqa: F401
+            accumulate,
+            cpu,
+            cuda,
+            elementwise,
+            gather,
+            indexing,
+            neutral,
+            random,
+            resize,
+            sort,
+            window,
+        )
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     loss,
     nn,
     norm,
+    random_ops,
     reduce,
     shape,
     sort,

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .registry import Kind, OpDef, Param, RuleError, register
+from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_rank, norm_axis, prod, shape_str
 
 __all__ = ["pad_widths", "diag_geometry", "seq_axes", "nd_index", "OPS"]
@@ -440,4 +440,159 @@ register(OpDef(
     kind=Kind.INJECTIVE, grad=_fill_grad,
     doc="lhs (n, m) with ``out[i, rhs[i]] = mhs[i]`` (MXNet's legacy op; indices clipped); rhs gets "
         "no gradient.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# im2col / col2im (2-D)
+
+def _window_geometry(p: dict) -> tuple[tuple, tuple, tuple, tuple]:
+    k = tuple(p["kernel"])
+    if len(k) != 2:
+        raise RuleError(f"kernel {k} must be 2-D (kh, kw)")
+    stride = tuple(p["stride"] or (1, 1))
+    dilate = tuple(p["dilate"] or (1, 1))
+    pad = tuple(p["pad"] or (0, 0))
+    return k, stride, dilate, pad
+
+
+def cols_size(p: dict, spatial: tuple) -> tuple[int, int]:
+    """The output (height, width) positions an im2col window visits over ``spatial``."""
+    k, s, d, pad = _window_geometry(p)
+    out = tuple((spatial[i] + 2 * pad[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2))
+    if min(out) < 1:
+        raise RuleError(f"the window {k} (dilate {d}, pad {pad}) does not fit {spatial}")
+    return out
+
+
+def _im2col_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    if data is None:
+        return [None], [None], []
+    need_rank(data, "data", (4,))
+    oh, ow = cols_size(p, tuple(data[2:]))
+    k = tuple(p["kernel"])
+    return [data], [(data[0], data[1] * k[0] * k[1], oh * ow)], []
+
+
+def _col2im_shape(p: dict, ins: list, aux: list):
+    data = ins[0]
+    size = tuple(p["output_size"])
+    if len(size) != 2:
+        raise RuleError(f"output_size {size} must be (height, width)")
+    if data is None:
+        return [None], [None], []
+    need_rank(data, "data", (3,))
+    k = tuple(p["kernel"])
+    oh, ow = cols_size(p, size)
+    if data[1] % (k[0] * k[1]) or data[2] != oh * ow:
+        raise RuleError(f"data {shape_str(data)} must be (N, C * {k[0] * k[1]}, {oh * ow}) for output_size "
+                        f"{size} and kernel {k}")
+    return [data], [(data[0], data[1] // (k[0] * k[1]), *size)], []
+
+
+_WINDOW = (Param("kernel", "shape", doc="window (kh, kw)"), Param("stride", "shape", (), doc="default 1"),
+           Param("dilate", "shape", (), doc="default 1"), Param("pad", "shape", (), doc="default 0"))
+
+
+def _im2col_grad(b, node, ograds):
+    size = tuple(b.g.values[node.inputs[0]].shape[2:])
+    return [b.add1("col2im", ograds[0], output_size=size, **node.params)]
+
+
+register(OpDef(
+    name="im2col", params=_WINDOW, shape=_im2col_shape, kind=Kind.INJECTIVE, grad=_im2col_grad,
+    doc="The sliding windows of (N, C, H, W) data as columns: (N, C * kh * kw, L), row "
+        "``c * kh * kw + i * kw + j`` holding offset (i, j) of channel c, L the output positions "
+        "row-major; zeros where a window reaches into the padding.",
+))
+register(OpDef(
+    name="col2im", params=(Param("output_size", "shape", doc="(height, width) of the image"),) + _WINDOW,
+    shape=_col2im_shape, kind=Kind.INJECTIVE,
+    grad=lambda b, node, ograds: [b.add1("im2col", ograds[0], **{k: v for k, v in node.params.items()
+                                                                 if k != "output_size"})],
+    doc="The adjoint of im2col: each image pixel sums the column entries of every window position "
+        "that covers it.",
+))
+
+
+# ---------------------------------------------------------------------------------------------
+# histogram: counts per bin (an index map looping over the data) and the bin edges
+
+def _hist_counts_shape(p: dict, ins: list, aux: list):
+    data, edges = ins
+    if edges is None:
+        return list(ins), [None], []
+    need_rank(edges, "bins", (1,))
+    if edges[0] < 2:
+        raise RuleError(f"bins {shape_str(edges)} needs at least two edges")
+    return list(ins), [(edges[0] - 1,)], []
+
+
+register(OpDef(
+    name="_histogram_counts", arguments=("data", "bins"), shape=_hist_counts_shape,
+    dtype=lambda p, ins, aux: ([ins[0], ins[1] if ins[1] is not None else ins[0]], [np.dtype(np.int64)], []),
+    kind=Kind.INJECTIVE, extra={"no_grad": True, "rewrite_of": "_histogram"},
+    doc="Internal: how many elements of data fall in each bin [edge_b, edge_b+1) (the last bin "
+        "includes its right edge; elements outside every bin are not counted).",
+))
+
+
+def _histogram_args(p: dict) -> list[str]:
+    return ["data"] if p["bin_cnt"] is not None else ["data", "bins"]
+
+
+def _histogram_shape(p: dict, ins: list, aux: list):
+    if p["bin_cnt"] is not None:
+        return [ins[0]], [(p["bin_cnt"],), (p["bin_cnt"] + 1,)], []
+    bins = ins[1]
+    if bins is None:
+        return list(ins), [None, None], []
+    need_rank(bins, "bins", (1,))
+    return list(ins), [(bins[0] - 1,), bins], []
+
+
+def histogram_range(value) -> tuple[float, float]:
+    """``range`` as (low, high) from a pair or MXNet's string form ``'(0, 1)'``.
+
+    >>> histogram_range('(0, 1.5)'), histogram_range((2, 3))
+    ((0.0, 1.5), (2.0, 3.0))
+    """
+    if isinstance(value, str):
+        value = [v for v in value.strip().strip("()[]").split(",") if v.strip()]
+    pair = tuple(float(v) for v in value)
+    if len(pair) != 2 or not pair[0] < pair[1]:
+        raise ValueError(f"range {value!r} must be (low, high) with low < high")
+    return pair
+
+
+def _histogram_check(p: dict) -> None:
+    if p["bin_cnt"] is not None:
+        if p["bin_cnt"] < 1:
+            raise ParamError(f"_histogram: bin_cnt={p['bin_cnt']} must be >= 1")
+        try:
+            histogram_range(p["range"] if p["range"] is not None else ())
+        except ValueError as exc:
+            raise ParamError(f"_histogram: parameter 'range': {exc} (needed with bin_cnt)") from None
+
+
+def _histogram_expand(b, ins: list[int], p: dict) -> list[int]:
+    dtype = b.g.values[ins[0]].dtype.name
+    if p["bin_cnt"] is not None:
+        lo, hi = histogram_range(p["range"])
+        edges = b.add1("_linspace", start=lo, stop=hi, num=p["bin_cnt"] + 1, dtype=dtype)
+    else:
+        edges = b.add1("_copy", ins[1])
+    return [b.add1("_histogram_counts", ins[0], edges), edges]
+
+
+register(OpDef(
+    name="_histogram", outputs=("hist", "bin_edges"), arguments=_histogram_args,
+    params=(Param("bin_cnt", "int", None, nullable=True, doc="number of equal bins over range"),
+            Param("range", "str", None, nullable=True, doc="(low, high) of the equal bins")),
+    check=_histogram_check, shape=_histogram_shape,
+    dtype=lambda p, ins, aux: (list(ins), [np.dtype(np.int64), ins[-1]], []),
+    expand=_histogram_expand, extra={"no_grad": True, "family": "indexing"},
+    doc="Counts (int64) of data's elements in each bin, and the bin edges: ``bin_cnt`` equal bins over "
+        "``range``, or the bins given as an array of edges (numpy's histogram).",
 ))

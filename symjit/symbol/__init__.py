@@ -36,6 +36,7 @@ for _space, _prefix in SUBSPACES.items():
 del _space, _prefix, _module
 
 from . import functions as _functions  # noqa: E402  (after the constructors: it uses them)
+from . import random  # noqa: E402,F401  (mx.sym.random)
 
 for _name in _functions.__all__:
     globals()[_name] = getattr(_functions, _name)

@@ -19,7 +19,7 @@ from ..base import MXNetError
 from .symbol import Symbol, make_op_symbol
 
 __all__ = ["zeros", "ones", "full", "arange", "linspace", "eye", "maximum", "minimum", "power", "pow",
-           "hypot", "split_v2", "split_v2_params"]
+           "hypot", "split_v2", "split_v2_params", "histogram"]
 
 
 def _dtype(dtype: Any) -> Any:
@@ -115,3 +115,15 @@ def split_v2(ary: Symbol, indices_or_sections: Any, axis: int = 0, squeeze_axis:
     a grouped symbol with one output per piece."""
     return make_op_symbol("_split_v2", ary, name=name, **split_v2_params(indices_or_sections, axis,
                                                                          squeeze_axis))
+
+
+def histogram(a: Symbol, bins: Any = 10, range: Any = None, name: str | None = None) -> Symbol:   # noqa: A002
+    """Counts (int64) of ``a``'s elements per bin, and the bin edges (a grouped symbol of two
+    outputs): ``bins`` equal bins over ``range`` (required for symbols), or ``bins`` a symbol of
+    edges (MXNet's ``_histogram``)."""
+    if isinstance(bins, Symbol):
+        return make_op_symbol("_histogram", a, bins, name=name)
+    if range is None:
+        raise MXNetError("histogram: give range=(low, high) with an int number of bins")
+    return make_op_symbol("_histogram", a, bin_cnt=int(bins), range=str(tuple(float(v) for v in range)),
+                          name=name)

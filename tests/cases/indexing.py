@@ -67,6 +67,40 @@ def _scatter_nd(data, indices, shape):
     return out
 
 
+def _im2col(x, k, s, p, d):
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.zeros((n, c * k[0] * k[1], oh * ow))
+    for cc in range(c):
+        for i in range(k[0]):
+            for j in range(k[1]):
+                for a in range(oh):
+                    for b in range(ow):
+                        out[:, (cc * k[0] + i) * k[1] + j, a * ow + b] = xp[:, cc, a * s[0] + i * d[0],
+                                                                            b * s[1] + j * d[1]]
+    return out
+
+
+def _col2im(cols, size, k, s, p, d):
+    """The adjoint of _im2col: scatter-add each column entry back onto the padded image."""
+    n, ck, _ = cols.shape
+    c = ck // (k[0] * k[1])
+    h, w = size
+    img = np.zeros((n, c, h + 2 * p[0], w + 2 * p[1]))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    for cc in range(c):
+        for i in range(k[0]):
+            for j in range(k[1]):
+                for a in range(oh):
+                    for b in range(ow):
+                        row = (cc * k[0] + i) * k[1] + j
+                        img[:, cc, a * s[0] + i * d[0], b * s[1] + j * d[1]] += cols[:, row, a * ow + b]
+    return img[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
+
+
 def _fill(lhs, mhs, rhs):
     out = lhs.copy()
     out[np.arange(len(rhs)), rhs.astype(int)] = mhs
@@ -134,4 +168,16 @@ CASES = [
     Case("fill_element_0index", lambda v: mx.sym.fill_element_0index(v["lhs"], v["mhs"], v["rhs"]),
          {"lhs": rnd(3, 4), "mhs": rnd(3), "rhs": np.array([1.0, 3.0, 0.0])},
          lambda lhs, mhs, rhs: _fill(lhs, mhs, rhs), no_grad=("rhs",)),
+    Case("im2col", lambda v: mx.sym.im2col(v["x"], kernel=(2, 3), stride=(2, 1), pad=(1, 1), dilate=(1, 2)),
+         {"x": rnd(2, 2, 4, 5)}, lambda x: _im2col(x, (2, 3), (2, 1), (1, 1), (1, 2))),
+    Case("col2im", lambda v: mx.sym.col2im(v["cols"], output_size=(4, 5), kernel=(2, 3), stride=(2, 1),
+                                           pad=(1, 1),
+                                           dilate=(1, 2)),
+         {"cols": rnd(2, 12, 9)}, lambda cols: _col2im(cols, (4, 5), (2, 3), (2, 1), (1, 1), (1, 2))),
+    Case("_histogram", lambda v: mx.sym.histogram(v["x"], bins=4, range=(0, 1)),
+         {"x": np.array([0.1, 0.5, 0.5, 0.9, 1.0, 2.0, -1.0, 0.25])},
+         lambda x: [np.histogram(x, 4, (0, 1))[0].astype(np.int64), np.linspace(0, 1, 5)], grad="none"),
+    Case("_histogram", lambda v: mx.sym.histogram(v["x"], v["bins"]),
+         {"x": rnd(3, 4), "bins": np.array([-1.0, -0.2, 0.0, 0.7, 1.0])},
+         lambda x, bins: [np.histogram(x, bins)[0].astype(np.int64), bins.copy()], grad="none", id="edges"),
 ]
