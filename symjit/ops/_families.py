@@ -3,6 +3,7 @@ families they expand to themselves)."""
 from . import (  # noqa: F401
     broadcast,
     composite,
+    composite_misc,
     contrib,
     custom,
     deconv,
