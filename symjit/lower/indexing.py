@@ -16,7 +16,7 @@ reads out of bounds whatever the data holds.
 """
 from __future__ import annotations
 
-from ..ops.indexing import diag_geometry, nd_index, pad_widths, seq_axes
+from ..ops.indexing import diag_geometry, nd_index, pad_widths, seq_axes, window_geometry
 from ..ops.rules import norm_axis
 from ..ops.shape_grad import clip_index
 from .emit import flat_index, literal
@@ -346,7 +346,7 @@ def _fill_element(k, node, ins, outs) -> ElemExpr:
 
 def _im2col(k, node, ins, outs) -> ElemExpr:
     x, out = ins[0], outs[0]
-    kern, stride, dilate, pad = _window_params(node.params)
+    kern, stride, dilate, pad = window_geometry(node.params)
 
     def expr(idx: list[str]) -> str:
         n, r, l = idx
@@ -368,14 +368,9 @@ def _cols_oh(x: str, kern, stride, dilate, pad) -> str:
     return f"(({x}.shape[2] + {2 * pad[0]} - {dilate[0] * (kern[0] - 1) + 1}) // {stride[0]} + 1)"
 
 
-def _window_params(p: dict):
-    kern = tuple(p["kernel"])
-    return kern, tuple(p["stride"] or (1, 1)), tuple(p["dilate"] or (1, 1)), tuple(p["pad"] or (0, 0))
-
-
 def _col2im(k, node, ins, outs) -> ElemExpr:
     cols, img = ins[0], outs[0]
-    kern, stride, dilate, pad = _window_params(node.params)
+    kern, stride, dilate, pad = window_geometry(node.params)
 
     def expr(idx: list[str]) -> str:
         n, c, h, w = idx

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from .elementwise import _sign, _unary_shape, const_body, fixed_body
+from .elementwise import _identity, _round, _sign, _unary_shape, const_body, fixed_body
 from .norm import BatchNorm
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_rank, norm_axes, norm_axis, shape_str
@@ -85,14 +85,6 @@ _contrib(OpDef(
 ))
 
 
-def _identity(x):
-    return x
-
-
-def _round_half_away(x):
-    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
-
-
 def _pass_through(b, node, ograds):
     return [ograds[0]]
 
@@ -109,7 +101,7 @@ _contrib(OpDef(
     expand=lambda b, ins, p: [b.add1("_mul_scalar", ins[0], scalar=p["scalar"])], extra={"no_grad": True},
     doc="gradientmultiplier's gradient: ``data * scalar``.",
 ))
-for _name, _fn, _what in (("_contrib_round_ste", _round_half_away, "round (halves away from zero)"),
+for _name, _fn, _what in (("_contrib_round_ste", _round, "round (halves away from zero)"),
                           ("_contrib_sign_ste", _sign, "sign")):
     _contrib(OpDef(
         name=_name, shape=_unary_shape, kind=Kind.ELEMWISE, body=fixed_body(_fn), grad=_pass_through,

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
-from .rules import need_rank, norm_axis, prod, shape_str
+from .rules import need_rank, norm_axis, prod, shape_str, window_params
 
 __all__ = ["pad_widths", "diag_geometry", "seq_axes", "nd_index", "OPS"]
 
@@ -446,19 +446,17 @@ register(OpDef(
 # ---------------------------------------------------------------------------------------------
 # im2col / col2im (2-D)
 
-def _window_geometry(p: dict) -> tuple[tuple, tuple, tuple, tuple]:
+def window_geometry(p: dict) -> tuple[tuple, tuple, tuple, tuple]:
+    """(kernel, stride, dilate, pad) of a 2-D im2col/col2im, MXNet's defaults filled in."""
     k = tuple(p["kernel"])
     if len(k) != 2:
         raise RuleError(f"kernel {k} must be 2-D (kh, kw)")
-    stride = tuple(p["stride"] or (1, 1))
-    dilate = tuple(p["dilate"] or (1, 1))
-    pad = tuple(p["pad"] or (0, 0))
-    return k, stride, dilate, pad
+    return (k, *window_params(p, 2))
 
 
 def cols_size(p: dict, spatial: tuple) -> tuple[int, int]:
     """The output (height, width) positions an im2col window visits over ``spatial``."""
-    k, s, d, pad = _window_geometry(p)
+    k, s, d, pad = window_geometry(p)
     out = tuple((spatial[i] + 2 * pad[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2))
     if min(out) < 1:
         raise RuleError(f"the window {k} (dilate {d}, pad {pad}) does not fit {spatial}")
