@@ -2,12 +2,13 @@
 as MXNet's ``example/rnn/bucketing/lstm_bucketing.py``.
 
     python examples/train_lstm_bucketing.py [--text FILE] [--epochs 3] [--layers 2] [--hidden 64]
-        [--embed 32] [--batch-size 32] [--buckets 10,20,30] [--lr 0.05]
+        [--embed 32] [--batch-size 32] [--buckets 10,20,30] [--lr 0.05] [--fused]
 
 Each line of ``--text`` is a sentence (words split on whitespace). Without ``--text`` a synthetic
 corpus is generated: sentences from a small Markov chain over 30 words, whose perplexity a model
 can bring far below the vocabulary size. Prints the training perplexity per epoch (``Perplexity``
-ignores the padding label).
+ignores the padding label). ``--fused`` builds the layers as one ``RNN`` operator
+(``mx.rnn.FusedRNNCell``, as MXNet's ``cudnn_bucketing.py``) instead of unrolled ``LSTMCell``s.
 """
 from __future__ import annotations
 
@@ -40,11 +41,15 @@ def synthetic_corpus(n: int = 2000, vocab: int = 30, seed: int = 0, max_len: int
     return sentences
 
 
-def sym_gen_for(vocab: int, layers: int, hidden: int, embed: int):
-    """``sym_gen(seq_len)``: Embedding -> stacked LSTM (unrolled) -> FullyConnected -> softmax."""
-    stack = mx.rnn.SequentialRNNCell()
-    for i in range(layers):
-        stack.add(mx.rnn.LSTMCell(num_hidden=hidden, prefix=f"lstm_l{i}_"))
+def sym_gen_for(vocab: int, layers: int, hidden: int, embed: int, fused: bool = False):
+    """``sym_gen(seq_len)``: Embedding -> stacked LSTM (unrolled cells, or one fused ``RNN``
+    operator) -> FullyConnected -> softmax."""
+    if fused:
+        stack = mx.rnn.FusedRNNCell(hidden, num_layers=layers, mode="lstm", prefix="lstm_")
+    else:
+        stack = mx.rnn.SequentialRNNCell()
+        for i in range(layers):
+            stack.add(mx.rnn.LSTMCell(num_hidden=hidden, prefix=f"lstm_l{i}_"))
 
     def sym_gen(seq_len: int):
         data, label = mx.sym.Variable("data"), mx.sym.Variable("softmax_label")
@@ -72,6 +77,7 @@ def main(argv: list[str] | None = None) -> list[float]:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--buckets", default="10,20,30")
     ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--fused", action="store_true", help="one RNN operator (FusedRNNCell) for the layers")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     mx.random.seed(3)
@@ -82,7 +88,8 @@ def main(argv: list[str] | None = None) -> list[float]:
     coded, vocab = mx.rnn.encode_sentences(sentences, invalid_label=INVALID, start_label=1)
     buckets = [int(b) for b in args.buckets.split(",")]
     train = mx.rnn.BucketSentenceIter(coded, args.batch_size, buckets=buckets, invalid_label=INVALID)
-    model = mx.mod.BucketingModule(sym_gen_for(len(vocab) + 1, args.layers, args.hidden, args.embed),
+    sym_gen = sym_gen_for(len(vocab) + 1, args.layers, args.hidden, args.embed, args.fused)
+    model = mx.mod.BucketingModule(sym_gen,
                                    default_bucket_key=train.default_bucket_key)
     history: list[float] = []
 

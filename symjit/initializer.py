@@ -34,7 +34,7 @@ NDArray = _nd.NDArray
 
 __all__ = [
     "InitDesc", "Initializer", "register", "alias", "create", "Zero", "One", "Constant", "Uniform",
-    "Normal", "Xavier", "MSRAPrelu", "Orthogonal", "Bilinear", "LSTMBias", "Mixed", "Load",
+    "Normal", "Xavier", "MSRAPrelu", "Orthogonal", "Bilinear", "LSTMBias", "FusedRNN", "Mixed", "Load",
 ]
 
 _REGISTRY: dict[str, type[Initializer]] = {}
@@ -549,6 +549,53 @@ class LSTMBias(Initializer):
         host = np.zeros(arr.shape)
         host[n:2 * n] = self.forget_bias
         arr[:] = host
+
+
+@register
+class FusedRNN(Initializer):
+    """Fills the packed parameter vector of an ``RNN`` operator (``mx.rnn.FusedRNNCell``) gate by
+    gate: each per-gate weight and bias (named as ``FusedRNNCell.unpack_weights`` names them) gets
+    ``init`` (default: the initializer this one is called from), and, for LSTM, every forget-gate
+    bias (the i2h and the h2h one, as MXNet does) is set to ``forget_bias``.
+
+    >>> import symjit as mx
+    >>> init = mx.init.FusedRNN(mx.init.One(), num_hidden=2, num_layers=1, mode='lstm', forget_bias=3.0)
+    >>> desc = mx.init.InitDesc('lstm_parameters', attrs={'__init__': init.dumps()})
+    >>> a = mx.nd.zeros((4 * 2 * (3 + 2 + 2),)); mx.init.Uniform()(desc, a)
+    >>> a.asnumpy()[:3].tolist(), a.asnumpy()[-16:].tolist()   # weights: One; biases: 0, forget 3
+    ([1.0, 1.0, 1.0], [0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 0.0, 0.0])
+    """
+
+    def __init__(self, init: Any, num_hidden: int, num_layers: int, mode: str, bidirectional: bool = False,
+                 forget_bias: float = 1.0):
+        if isinstance(init, str):
+            init = create(init)
+        super().__init__(init=init.dumps() if init is not None else None, num_hidden=num_hidden,
+                         num_layers=num_layers, mode=mode, bidirectional=bidirectional,
+                         forget_bias=forget_bias)
+        self._init = init
+        self._num_hidden, self._num_layers = int(num_hidden), int(num_layers)
+        self._mode, self._bidirectional = mode, bool(bidirectional)
+        self._forget_bias = _number(forget_bias, "FusedRNN", "forget_bias")
+
+    def _init_weight(self, desc: str, arr: NDArray) -> None:
+        from .rnn.fused import FusedRNNCell
+        cell = FusedRNNCell(self._num_hidden, self._num_layers, self._mode, self._bidirectional,
+                            forget_bias=self._forget_bias, prefix="")
+        args = cell.unpack_weights({"parameters": arr})
+        fallback = getattr(desc, "global_init", None)
+        for name, piece in args.items():
+            sub = InitDesc(name, global_init=fallback)
+            if self._mode == "lstm" and name.endswith("_f_bias"):
+                piece[:] = self._forget_bias
+            elif self._init is not None:
+                self._init(sub, piece)
+            elif fallback is not None:
+                fallback(sub, piece)
+            else:
+                raise ParamError(f"FusedRNN: no initializer for '{desc}': give init= or call it from "
+                                 "another initializer (Module.init_params)")
+        arr[:] = cell.pack_weights(args)["parameters"]
 
 
 class Mixed:

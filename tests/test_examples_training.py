@@ -41,7 +41,6 @@ def test_fused_and_unfused_agree_on_the_new_ops_net():
     import numpy as np
 
     import symjit as mx
-    from symjit.config import Config
     x = mx.sym.Variable("data")
     h = mx.sym.Pad(x, mode="reflect", pad_width=(0, 0, 0, 0, 1, 1, 1, 1))
     h = mx.sym.Convolution(h, kernel=(3, 3), stride=(2, 2), num_filter=4, name="c1")
@@ -54,17 +53,27 @@ def test_fused_and_unfused_agree_on_the_new_ops_net():
                               use_sequence_length=True, axis=1)
     out = mx.sym.add_n(mx.sym.L2Normalization(seq), seq, seq)
     loss = mx.sym.MakeLoss(mx.sym.sum(mx.sym.square(out)))
-    from symjit.executor import Executor
-    names = loss.list_arguments()
     arg_shapes, _, _ = loss.infer_shape(data=(2, 3, 6, 6), len=(2,))
     state = np.random.default_rng(1)
     values = {n: np.array([100.0, 60.0]) if n == "len" else state.uniform(0.5, 1.5, s)
-              for n, s in zip(names, arg_shapes)}
+              for n, s in zip(loss.list_arguments(), arg_shapes)}
+    _fused_and_unfused_agree(loss, values, ("len",))
+
+
+def _fused_and_unfused_agree(loss, values: dict, no_grad: tuple = ()) -> None:
+    """Forward + backward of ``loss`` in float64 with kernel fusion on and off: equal gradients,
+    and fusion merged groups."""
+    import numpy as np
+
+    import symjit as mx
+    from symjit.config import Config
+    from symjit.executor import Executor
+    names = loss.list_arguments()
     results, kernels = [], []
     for fusion in (True, False):
         args = {n: mx.nd.array(v, dtype=np.float64) for n, v in values.items()}
-        grads = {n: mx.nd.zeros(v.shape, dtype=np.float64) for n, v in values.items() if n != "len"}
-        reqs = {n: "null" if n == "len" else "write" for n in names}
+        grads = {n: mx.nd.zeros(v.shape, dtype=np.float64) for n, v in values.items() if n not in no_grad}
+        reqs = {n: "null" if n in no_grad else "write" for n in names}
         ex = Executor(loss, mx.cpu(), args, grads, reqs, config=Config.from_env().replace(fusion=fusion))
         ex.forward(is_train=True)
         ex.backward()
@@ -72,4 +81,30 @@ def test_fused_and_unfused_agree_on_the_new_ops_net():
         kernels.append(len(ex._programs["train"].program.kernel_of))
     assert kernels[0] < kernels[1], kernels   # fusion did merge groups
     for n in results[0]:
+        assert np.abs(results[0][n]).max() > 0, n
         np.testing.assert_allclose(results[0][n], results[1][n], rtol=1e-10, atol=1e-12, err_msg=n)
+
+
+def test_lstm_language_model_step_with_the_rnn_op():
+    """An LSTM language-model step on the RNN operator (Embedding, a 2-layer bidirectional LSTM
+    with dropout between layers off, FullyConnected, SoftmaxOutput) binds, runs forward and backward
+    and gives the same gradients with fusion on and off."""
+    import numpy as np
+
+    import symjit as mx
+    T, N, V, E, H = 4, 3, 7, 5, 4
+    data, label = mx.sym.Variable("data"), mx.sym.Variable("softmax_label")
+    emb = mx.sym.transpose(mx.sym.Embedding(data, input_dim=V, output_dim=E, dtype="float64",
+                                                     name="embed"), axes=(1, 0, 2))
+    rnn = mx.sym.RNN(emb, mx.sym.Variable("lstm_parameters"), mx.sym.Variable("state"),
+                     mx.sym.Variable("state_cell"), state_size=H, num_layers=2, bidirectional=True,
+                     mode="lstm", name="lstm")
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(mx.sym.transpose(rnn, axes=(1, 0, 2)), shape=(-1, 2 * H)),
+                                 num_hidden=V, name="pred")
+    loss = mx.sym.SoftmaxOutput(pred, mx.sym.Reshape(label, shape=(-1,)), name="softmax")
+    shapes = dict(data=(N, T), softmax_label=(N, T), state=(4, N, H), state_cell=(4, N, H))
+    arg_shapes, _, _ = loss.infer_shape(**shapes)
+    state = np.random.default_rng(2)
+    values = {n: state.integers(0, V, s).astype(np.float64) if n in ("data", "softmax_label")
+              else state.uniform(-0.5, 0.5, s) for n, s in zip(loss.list_arguments(), arg_shapes)}
+    _fused_and_unfused_agree(loss, values, ("data", "softmax_label"))

@@ -62,7 +62,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "mx.sym.linalg": _LINALG, "mx.nd.linalg": _LINALG},
     "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
         "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
-    "the RNN operator (MXNet's packed parameter layout)": {"*": ("RNN",)},
     "spatial sampling and region pooling": {
         "*": ("Correlation", "ROIPooling"),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},

@@ -164,10 +164,107 @@ def test_bucketing_module_shares_parameters():
         mx.mod.BucketingModule(sym_gen)
 
 
-def test_lstm_language_model_perplexity_falls():
+@pytest.mark.parametrize("fused", [False, True], ids=["cells", "fused"])
+def test_lstm_language_model_perplexity_falls(fused):
     from examples.train_lstm_bucketing import main
     history = main(["--epochs", "3", "--layers", "1", "--hidden", "24", "--embed", "12", "--buckets", "6,10",
-                    "--max-len", "10", "--sentences", "600", "--batch-size", "16"])
+                    "--max-len", "10", "--sentences", "600", "--batch-size", "16"] + ["--fused"] * fused)
     assert len(history) == 3
     assert history[-1] < 0.6 * history[0], history
     assert history[-1] < 12, history      # 31 words: a uniform guess scores 31
+
+
+def _bind_run(sym, values: dict, is_train: bool = True):
+    """Forward and backward (head gradient 1) with float64 values; outputs and gradients."""
+    args = {n: mx.nd.array(values[n], dtype=np.float64) for n in sym.list_arguments()}
+    grads = {n: mx.nd.zeros(a.shape, dtype=np.float64) for n, a in args.items() if n != "data"}
+    ex = sym.bind(mx.cpu(), args, args_grad=grads)
+    outs = ex.forward(is_train=is_train)
+    ex.backward([mx.nd.ones(o.shape, dtype=np.float64) for o in outs])
+    return [o.asnumpy() for o in outs], {n: g.asnumpy() for n, g in grads.items()}
+
+
+@pytest.mark.parametrize("mode,bidir,layout", [("lstm", True, "NTC"), ("gru", False, "TNC"),
+                                               ("rnn_tanh", True, "TNC"), ("rnn_relu", False, "NTC")])
+def test_fused_cell_matches_its_unfused_cells(mode, bidir, layout):
+    """FusedRNNCell (one RNN op) and unfuse() (separate cells) compute the same outputs, final
+    states and gradients once the packed vector is converted with unpack/pack_weights."""
+    T, N, C, H, L = 3, 2, 4, 3, 2
+    fused = mx.rnn.FusedRNNCell(H, num_layers=L, mode=mode, bidirectional=bidir, get_next_state=True,
+                                prefix=f"{mode}_")
+    data = mx.sym.Variable("data")
+    f_out, f_states = fused.unroll(T, data, layout=layout, merge_outputs=True)
+    f_sym = mx.sym.Group([f_out, *f_states])
+    unfused = fused.unfuse()
+    u_out, u_states = unfused.unroll(T, data, layout=layout, merge_outputs=True)
+    shape = (N, T, C) if layout == "NTC" else (T, N, C)
+    values = params_for(f_sym, data=shape)
+    unpacked = fused.unpack_weights({k: mx.nd.array(v, dtype=np.float64) for k, v in values.items()})
+    u_values = {k: v.asnumpy() for k, v in unfused.pack_weights(unpacked).items()}
+    assert set(u_values) == set(mx.sym.Group([u_out, *u_states]).list_arguments())
+    fo, fg = _bind_run(f_sym, values)
+    d = 2 if bidir else 1
+    # the unfused states come per layer and direction; the fused ones stacked (L*D, N, H)
+    n_state = 2 if mode == "lstm" else 1
+    u_groups = [u_states[i::n_state] for i in range(n_state)]
+    u_sym = mx.sym.Group([u_out] + [mx.sym.stack(*g, axis=0) for g in u_groups])
+    uo, ug = _bind_run(u_sym, u_values)
+    assert len(u_groups[0]) == L * d
+    for a, b in zip(fo, uo):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    packed = fused.pack_weights({k: mx.nd.array(v, dtype=np.float64) for k, v in
+                                 unfused.unpack_weights({k: mx.nd.array(g, dtype=np.float64)
+                                                         for k, g in ug.items()}).items()})
+    np.testing.assert_allclose(fg[f"{mode}_parameters"], packed[f"{mode}_parameters"].asnumpy(),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_fused_weights_names_round_trip_and_initializer():
+    cell = mx.rnn.FusedRNNCell(2, num_layers=2, mode="lstm", bidirectional=True, prefix="lstm_")
+    out, _ = cell.unroll(3, mx.sym.Variable("data"), merge_outputs=True)
+    (n_params,) = dict(zip(out.list_arguments(), out.infer_shape(data=(4, 3, 5))[0]))["lstm_parameters"]
+    flat = mx.nd.array(np.arange(n_params, dtype=np.float32))
+    pieces = cell.unpack_weights({"lstm_parameters": flat})
+    assert pieces["lstm_l0_i2h_i_weight"].shape == (2, 5)
+    assert pieces["lstm_r1_i2h_o_weight"].shape == (2, 4)      # layer 1 reads both directions
+    assert pieces["lstm_r1_h2h_f_bias"].shape == (2,)
+    assert len(pieces) == 2 * 2 * 2 * 4 * 2                    # layers, dirs, i2h/h2h, gates, w/b
+    np.testing.assert_array_equal(pieces["lstm_l0_i2h_i_weight"].asnumpy().ravel(), np.arange(10))
+    np.testing.assert_array_equal(cell.pack_weights(pieces)["lstm_parameters"].asnumpy(), flat.asnumpy())
+    with pytest.raises(MXNetError, match="does not fit"):
+        cell.unpack_weights({"lstm_parameters": mx.nd.zeros((n_params + 1,))})
+    with pytest.raises(MXNetError, match="cannot be stepped"):
+        cell(mx.sym.Variable("x"), [])
+    # the initializer: Module init through the variable's __init__ attribute
+    mod = mx.mod.Module(mx.sym.MakeLoss(mx.sym.sum(out)), data_names=["data"], label_names=None)
+    mod.bind([("data", (4, 3, 5))])
+    mod.init_params(mx.init.Uniform(0.5))
+    pieces = cell.unpack_weights({"lstm_parameters": mod.get_params()[0]["lstm_parameters"]})
+    weights = []
+    for name, arr in pieces.items():
+        a = arr.asnumpy()
+        if name.endswith("_f_bias"):
+            np.testing.assert_array_equal(a, 1.0)          # forget_bias, i2h and h2h (as MXNet)
+        elif name.endswith("_bias"):
+            np.testing.assert_array_equal(a, 0.0)
+        else:
+            weights.append(a.ravel())
+    weights = np.concatenate(weights)                     # Uniform(0.5) from the global initializer
+    assert np.abs(weights).max() <= 0.5 and weights.std() > 0.2 and len(np.unique(weights)) == weights.size
+
+
+def test_rnn_op_dropout_between_layers():
+    """p drops units of the lower layers' outputs in training only (cuDNN's semantics)."""
+    T, N, C, H = 4, 3, 2, 5
+    sym = mx.sym.RNN(mx.sym.Variable("data"), mx.sym.Variable("parameters"), mx.sym.Variable("state"),
+                     state_size=H, num_layers=2, mode="rnn_relu", p=0.5)
+    ref = mx.sym.RNN(mx.sym.Variable("data"), mx.sym.Variable("parameters"), mx.sym.Variable("state"),
+                     state_size=H, num_layers=2, mode="rnn_relu")
+    values = params_for(sym, data=(T, N, C))
+    values["parameters"] = np.abs(values["parameters"])         # relu units that are on
+    values["data"] = np.abs(values["data"])
+    plain, _ = _bind_run(ref, values, is_train=True)
+    infer, _ = _bind_run(sym, values, is_train=False)
+    train, _ = _bind_run(sym, values, is_train=True)
+    np.testing.assert_allclose(infer[0], plain[0])
+    assert not np.allclose(train[0], plain[0])

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     norm,
     random_ops,
     reduce,
+    rnn,
     shape,
     sort,
     source,

@@ -27,6 +27,7 @@ resource).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from ..graph import Graph
 from .fuse import FUSABLE_INTO, Group
@@ -80,6 +81,20 @@ def _intervals(g: Graph, groups: list[Group]) -> dict[int, list[int]]:
             if i in life:
                 life[i][1] = max(life[i][1], grp.id)
     return life
+
+
+class _Extents:
+    """value -> [first step, last step of the buffer it shares so far], read on demand (a dict
+    rebuilt for every group would make planning quadratic in the graph size)."""
+
+    def __init__(self, life: dict, end: dict, root: Callable[[int], int]):
+        self._life, self._end, self._root = life, end, root
+
+    def __contains__(self, v: int) -> bool:
+        return v in self._life
+
+    def __getitem__(self, v: int) -> list[int]:
+        return [self._life[v][0], self._end[self._root(v)]]
 
 
 def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tuple[int, int]]:
@@ -190,10 +205,11 @@ def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan
             aliases[dst] = src
     inplace: list[tuple[int, int]] = []
     taken: set[int] = set()
+    extents = _Extents(life, end, root)
     for grp in groups:
         if grp.view or not reuse:
             continue
-        for o, i in _inplace_candidates(g, grp, {v: [life[v][0], end[root(v)]] for v in life}, taken):
+        for o, i in _inplace_candidates(g, grp, extents, taken):
             union(o, i)
             inplace.append((o, i))
     members: dict[int, list[int]] = {}
