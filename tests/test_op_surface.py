@@ -30,8 +30,6 @@ _RANDOM = ("shuffle", "random_pdf_dirichlet", "random_pdf_exponential", "random_
            "random_pdf_poisson", "random_pdf_uniform", "sample_exponential", "sample_gamma",
            "sample_generalized_negative_binomial", "sample_multinomial", "sample_negative_binomial",
            "sample_normal", "sample_poisson", "sample_uniform")
-_LINALG = ("det", "extracttrian", "gelqf", "inverse", "maketrian", "potrf", "potri", "slogdet", "syevd",
-           "trsm")
 _IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize", "random_brightness",
           "random_color_jitter", "random_contrast", "random_flip_left_right", "random_flip_top_bottom",
           "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
@@ -39,9 +37,8 @@ _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "mu
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
 _VISION = ("ROIAlign", "RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
-_DETECTION = ("MultiBoxDetection", "MultiBoxPrior", "MultiBoxTarget", "MultiProposal", "Proposal",
-              "bipartite_matching", "box_decode", "box_encode", "box_iou", "box_nms",
-              "box_non_maximum_suppression")
+_DETECTION = ("MultiProposal", "Proposal", "bipartite_matching", "box_decode", "box_encode", "box_iou",
+              "box_nms", "box_non_maximum_suppression")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "fft", "ifft", "count_sketch", "hawkesll",
                  "backward_hawkesll", "rand_zipfian", "uniform", "CTCLoss", "ctc_loss")
 
@@ -56,10 +53,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "shuffle (the random_* samplers draw from the seeded generator on both targets)": {
         "mx.sym": _RANDOM, "mx.nd": _RANDOM,
         "mx.sym.random": ("multinomial", "shuffle"), "mx.nd.random": ("multinomial",)},
-    "linear algebra factorisations and solves (LAPACK-style kernels on both targets)": {
-        "mx.sym": tuple(f"linalg_{n}" for n in _LINALG if n != "syevd"),
-        "mx.nd": tuple(f"linalg_{n}" for n in _LINALG if n != "syevd"),
-        "mx.sym.linalg": _LINALG, "mx.nd.linalg": _LINALG},
     "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
         "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
     "spatial sampling and region pooling": {

@@ -116,6 +116,12 @@ def _parse_value(kind: str, value: Any) -> Any:
         if isinstance(value, (tuple, list)):
             return tuple(_as_int(v) for v in value)
         raise ValueError(f"expected a tuple of integers, got {value!r}")
+    if kind == "floats":
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        numbers = (int, float, np.integer, np.floating)
+        if any(isinstance(v, bool) or not isinstance(v, numbers) for v in values):
+            raise ValueError(f"expected a tuple of numbers, got {value!r}")
+        return tuple(float(v) for v in values)
     if kind == "dtype":
         return np_dtype(value).name
     raise AssertionError(f"unknown param kind {kind}")
@@ -124,14 +130,15 @@ def _parse_value(kind: str, value: Any) -> Any:
 def _format_value(kind: str, value: Any) -> str:
     if value is None:
         return "None"
-    if kind == "shape":
+    if kind in ("shape", "floats"):
         return "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     return str(value)
 
 
 @dataclasses.dataclass(frozen=True)
 class Param:
-    """One operator parameter: name, kind (int, float, bool, str, shape, dtype), default, checks.
+    """One operator parameter: name, kind (int, float, bool, str, shape, floats (a tuple of
+    numbers), dtype), default, checks.
 
     ``nullable`` allows ``None`` (MXNet's optional parameters); ``choices`` restricts a string;
     ``check`` is a predicate on the parsed value with ``check_msg`` describing what it wants.

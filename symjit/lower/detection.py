@@ -1,0 +1,117 @@
+"""Target-neutral lowering of the SSD operators (:mod:`symjit.ops.detection`). ``MultiBoxPrior``
+is a loop over the feature map's pixels writing each pixel's boxes (their half sizes are
+constants of the kernel); ``MultiBoxTarget`` and ``MultiBoxDetection`` loop over the images (one
+CPU iteration or CUDA thread each) through the routines of :mod:`symjit.ops.detection_kernels`,
+the detections sorted by :func:`~symjit.ops.sort.argsort_row` (stable, descending score).
+
+>>> import symjit as mx
+>>> prob = mx.nd.array([[[0.1, 0.8], [0.9, 0.2]]])            # (N, classes + 1, anchors)
+>>> anchor = mx.nd.array([[[0.1, 0.1, 0.3, 0.3], [0.5, 0.5, 0.9, 0.9]]])
+>>> out = mx.nd.contrib.MultiBoxDetection(prob, mx.nd.zeros((1, 8)), anchor, threshold=0.5)
+>>> out[0, :, :2].asnumpy().astype('float64').round(2).tolist()
+[[0.0, 0.9], [-1.0, -1.0]]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops import detection_kernels as dk
+from ..ops.detection import prior_halves
+from ..ops.sort import argsort_row
+from .emit import literal
+from .rules import ANY, rule
+from .target import get_target
+
+__all__: list[str] = []
+
+
+def _view(k, arr: str, *shape: int) -> str:
+    v = k.tmp("v")
+    k.line(f"{v} = {arr}.reshape({', '.join(str(s) for s in shape)})")
+    return v
+
+
+def multibox_prior(k, node, ins, outs) -> None:
+    p = node.params
+    _, _, h, w = k.info[ins[0]].shape
+    dt = k.info[outs[0]].dtype
+    halves = prior_halves(p, h, w)
+    out = _view(k, outs[0], h * w, len(halves), 4)
+    step_y = p["steps"][0] if p["steps"][0] > 0 else 1.0 / h
+    step_x = p["steps"][1] if p["steps"][1] > 0 else 1.0 / w
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(h * w)])
+    q = idx[0]
+    cy, cx = k.tmp("cy"), k.tmp("cx")
+    k.line(f"{cy} = ({q} // {w} + {literal(p['offsets'][0], dt)}) * {literal(step_y, dt)}")
+    k.line(f"{cx} = ({q} % {w} + {literal(p['offsets'][1], dt)}) * {literal(step_x, dt)}")
+    for b, (hw, hh) in enumerate(halves):
+        for c, expr in enumerate((f"{cx} - {literal(hw, dt)}", f"{cy} - {literal(hh, dt)}",
+                                  f"{cx} + {literal(hw, dt)}", f"{cy} + {literal(hh, dt)}")):
+            if p["clip"]:
+                expr = f"min(max({expr}, {literal(0.0, dt)}), {literal(1.0, dt)})"
+            k.line(f"{out}[{q}, {b}, {c}] = {expr}")
+    target.close_loop(k, idx)
+
+
+def multibox_target(k, node, ins, outs) -> None:
+    p = node.params
+    anchor_s, label_s, pred_s = (k.info[i].shape for i in ins)
+    n, a, m = label_s[0], anchor_s[1], label_s[1]
+    dt = k.info[outs[0]].dtype
+    anchor = _view(k, ins[0], a, 4)
+    loc_t, loc_m = _view(k, outs[0], n, a, 4), _view(k, outs[1], n, a, 4)
+    ov, flags, match, best = k.workspace
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(n)])
+    f = [literal(float(v), dt) for v in (p["overlap_threshold"], p["ignore_label"],
+                                         p["negative_mining_ratio"], p["negative_mining_thresh"],
+                                         *p["variances"])]
+    k.line(f"{k.module.body(dk.match_anchors)}({anchor}, {ins[1]}, {ins[2]}, {loc_t}, {loc_m}, {outs[2]}, "
+           f"{_view_inline(ov, n, a, max(m, 1))}, {flags}, {match}, {best}, {idx[0]}, {a}, {m}, {pred_s[1]}, "
+           f"{f[0]}, {f[1]}, {f[2]}, {f[3]}, {int(p['minimum_negative_samples'])}, "
+           f"{f[4]}, {f[5]}, {f[6]}, {f[7]})")
+    target.close_loop(k, idx)
+
+
+def _view_inline(arr: str, *shape: int) -> str:
+    return f"{arr}.reshape({', '.join(str(s) for s in shape)})"
+
+
+def multibox_detection(k, node, ins, outs) -> None:
+    p = node.params
+    n, c1, a = k.info[ins[0]].shape
+    dt = k.info[outs[0]].dtype
+    loc, anchor = _view(k, ins[1], n, a, 4), _view(k, ins[2], a, 4)
+    rows, score, ind, tmp = k.workspace
+    score3, ind3, tmp3 = (_view(k, s, n, a, 1) for s in (score, ind, tmp))
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(n)])
+    z, count, keep = idx[0], k.tmp("count"), k.tmp("keep")
+    v = [literal(float(x), dt) for x in p["variances"]]
+    k.line(f"{count} = {k.module.body(dk.decode_detections)}({ins[0]}, {loc}, {anchor}, {rows}, {score3}, "
+           f"{z}, "
+           f"{a}, {c1}, {literal(float(p['threshold']), dt)}, {bool(p['clip'])}, {', '.join(v)})")
+    k.line(f"{k.module.body(argsort_row)}({score3}, {z}, 0, {count}, {ind3}, {tmp3}, False)")
+    k.line(f"{keep} = {count}" if p["nms_topk"] < 0 else f"{keep} = min({count}, {int(p['nms_topk'])})")
+    k.line(f"{k.module.body(dk.suppress)}({rows}, {ind3}, {outs[0]}, {z}, {count}, {a}, {keep}, "
+           f"{literal(float(p['nms_threshold']), dt)}, {bool(p['force_suppress'])})")
+    target.close_loop(k, idx)
+
+
+def _target_scratch(node, ins, outs):
+    n, a = outs[2].shape
+    m = max(ins[1].shape[1], 1)
+    dt = np.dtype(outs[0].dtype)
+    return [((n * a * m,), dt), ((n, a), np.dtype(np.int64)), ((n, a), np.dtype(np.int64)), ((n, a), dt)]
+
+
+def _detection_scratch(node, ins, outs):
+    n, a, _ = outs[0].shape
+    dt = np.dtype(outs[0].dtype)
+    return [((n, a, 6), dt), ((n * a,), dt), ((n * a,), np.dtype(np.int64)), ((n * a,), np.dtype(np.int64))]
+
+
+rule("_contrib_MultiBoxPrior", ANY, multibox_prior)
+rule("_contrib_MultiBoxTarget", ANY, multibox_target, workspace=_target_scratch)
+rule("_contrib_MultiBoxDetection", ANY, multibox_detection, workspace=_detection_scratch)

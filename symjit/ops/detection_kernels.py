@@ -1,0 +1,198 @@
+"""Per-image routines of the SSD operators (:mod:`symjit.ops.detection`): plain functions over
+the arrays of a batch and an image index ``n``, wrapped per target like the scalar bodies, so the
+target's loop runs one image per iteration or CUDA thread (:mod:`symjit.lower.detection`). Boxes
+are ``(xmin, ymin, xmax, ymax)``; scratch comes from planned workspace buffers.
+"""
+from __future__ import annotations
+
+import math
+
+from numba.extending import register_jitable
+
+__all__ = ["box_iou", "match_anchors", "decode_detections", "suppress"]
+
+
+@register_jitable
+def box_iou(ax0, ay0, ax1, ay1, bx0, by0, bx1, by1):
+    """Intersection over union of two boxes (0 when the union is empty)."""
+    iw = min(ax1, bx1) - max(ax0, bx0)
+    ih = min(ay1, by1) - max(ay0, by0)
+    inter = (iw if iw > 0.0 else 0.0) * (ih if ih > 0.0 else 0.0)
+    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+    return inter / union if union > 0.0 else 0.0
+
+
+def match_anchors(anchor, label, cls_pred, loc_t, loc_m, cls_t, ov, flags, match, best, n, num_anchors,
+                  num_labels, num_classes, overlap_threshold, ignore_label, mining_ratio, mining_thresh,
+                  min_negatives, v0, v1, v2, v3):
+    """MultiBoxTarget for image ``n``: bipartite matching (each ground truth box takes the free
+    anchor it overlaps most, largest overlap first), then every other anchor whose best overlap
+    exceeds ``overlap_threshold``; negatives are the rest, or with ``mining_ratio > 0`` only the
+    ``ratio * positives`` (at least ``min_negatives``) with the lowest background probability among
+    those overlapping less than ``mining_thresh``, the others ignored. Scratch: ``ov[n]`` (anchors x
+    labels), ``flags``/``match`` (int64) and ``best`` per anchor."""
+    g = 0
+    while g < num_labels and label[n, g, 0] != -1.0:
+        g += 1
+    for i in range(num_anchors):
+        flags[n, i] = -1
+        match[n, i] = -1
+        best[n, i] = -1.0
+        for c in range(4):
+            loc_t[n, i, c] = 0.0
+            loc_m[n, i, c] = 0.0
+        for j in range(g):
+            ov[n, i, j] = box_iou(anchor[i, 0], anchor[i, 1], anchor[i, 2], anchor[i, 3],
+                                  label[n, j, 1], label[n, j, 2], label[n, j, 3], label[n, j, 4])
+    if g > 0:
+        done = 0
+        while done < g:                         # bipartite: the largest free overlap first
+            bi = -1
+            bj = -1
+            bo = 1e-6
+            for j in range(g):
+                taken = False
+                for i in range(num_anchors):
+                    if flags[n, i] == 1 and match[n, i] == j:
+                        taken = True
+                        break
+                if taken:
+                    continue
+                for i in range(num_anchors):
+                    if flags[n, i] != 1 and ov[n, i, j] > bo:
+                        bo = ov[n, i, j]
+                        bi = i
+                        bj = j
+            if bi < 0:
+                break
+            flags[n, bi] = 1
+            match[n, bi] = bj
+            best[n, bi] = bo
+            done += 1
+        for i in range(num_anchors):
+            if flags[n, i] == 1:
+                continue
+            bj = 0
+            for j in range(1, g):
+                if ov[n, i, j] > ov[n, i, bj]:
+                    bj = j
+            best[n, i] = ov[n, i, bj]
+            if overlap_threshold > 0.0 and ov[n, i, bj] > overlap_threshold:
+                flags[n, i] = 1
+                match[n, i] = bj
+        if mining_ratio > 0.0:
+            positives = 0
+            for i in range(num_anchors):
+                if flags[n, i] == 1:
+                    positives += 1
+            want = mining_ratio * positives
+            if want < min_negatives:
+                want = min_negatives
+            if want > num_anchors - positives:
+                want = num_anchors - positives
+            for i in range(num_anchors):        # background probability of the candidates
+                if flags[n, i] != 1 and best[n, i] < mining_thresh:
+                    top = cls_pred[n, 0, i]
+                    for c in range(1, num_classes):
+                        top = max(top, cls_pred[n, c, i])
+                    total = 0.0
+                    for c in range(num_classes):
+                        total += math.exp(cls_pred[n, c, i] - top)
+                    best[n, i] = math.exp(cls_pred[n, 0, i] - top) / total
+                else:
+                    best[n, i] = 2.0            # not a candidate
+            picked = 0
+            while picked < want:                # the lowest background probability first
+                low = -1
+                for i in range(num_anchors):
+                    if best[n, i] <= 1.0 and (low < 0 or best[n, i] < best[n, low]):
+                        low = i
+                if low < 0:
+                    break
+                flags[n, low] = 0
+                best[n, low] = 2.0
+                picked += 1
+        else:
+            for i in range(num_anchors):
+                if flags[n, i] != 1:
+                    flags[n, i] = 0
+    for i in range(num_anchors):
+        if flags[n, i] == 1:
+            j = match[n, i]
+            aw = anchor[i, 2] - anchor[i, 0]
+            ah = anchor[i, 3] - anchor[i, 1]
+            gw = label[n, j, 3] - label[n, j, 1]
+            gh = label[n, j, 4] - label[n, j, 2]
+            dx = (label[n, j, 1] + label[n, j, 3]) - (anchor[i, 0] + anchor[i, 2])
+            dy = (label[n, j, 2] + label[n, j, 4]) - (anchor[i, 1] + anchor[i, 3])
+            loc_t[n, i, 0] = dx * 0.5 / aw / v0
+            loc_t[n, i, 1] = dy * 0.5 / ah / v1
+            loc_t[n, i, 2] = math.log(gw / aw) / v2
+            loc_t[n, i, 3] = math.log(gh / ah) / v3
+            for c in range(4):
+                loc_m[n, i, c] = 1.0
+            cls_t[n, i] = label[n, j, 0] + 1.0
+        elif flags[n, i] == 0:
+            cls_t[n, i] = 0.0
+        else:
+            cls_t[n, i] = ignore_label
+
+
+def decode_detections(cls_prob, loc, anchor, rows, score, n, num_anchors, num_classes, threshold, clip,
+                      v0, v1, v2, v3):
+    """Image ``n``'s anchors whose best foreground probability reaches ``threshold``, decoded, in
+    anchor order into ``rows[n]`` ((class - 1, score, box) each) with their scores in
+    ``score[n, :, 0]``; returns how many."""
+    count = 0
+    for i in range(num_anchors):
+        top = -1.0
+        cid = 0
+        for c in range(1, num_classes):
+            if cls_prob[n, c, i] > top:
+                top = cls_prob[n, c, i]
+                cid = c
+        if top < threshold:
+            continue
+        aw = anchor[i, 2] - anchor[i, 0]
+        ah = anchor[i, 3] - anchor[i, 1]
+        cx = loc[n, i, 0] * v0 * aw + (anchor[i, 0] + anchor[i, 2]) * 0.5
+        cy = loc[n, i, 1] * v1 * ah + (anchor[i, 1] + anchor[i, 3]) * 0.5
+        hw = math.exp(loc[n, i, 2] * v2) * aw * 0.5
+        hh = math.exp(loc[n, i, 3] * v3) * ah * 0.5
+        rows[n, count, 0] = cid - 1.0
+        rows[n, count, 1] = top
+        rows[n, count, 2] = cx - hw
+        rows[n, count, 3] = cy - hh
+        rows[n, count, 4] = cx + hw
+        rows[n, count, 5] = cy + hh
+        if clip:
+            for c in range(2, 6):
+                rows[n, count, c] = min(max(rows[n, count, c], 0.0), 1.0)
+        score[n, count, 0] = top
+        count += 1
+    return count
+
+
+def suppress(rows, order, out, n, count, num_anchors, keep, nms_threshold, force_suppress):
+    """Write image ``n``'s rows into ``out[n]`` by descending score (``order[n, :, 0]``), rows
+    after ``keep`` with class -1, then non-maximum suppression among the first ``keep``: a box
+    overlapping a better one of its class (any class with ``force_suppress``) by more than
+    ``nms_threshold`` gets class -1; rows past ``count`` are all -1."""
+    for q in range(count):
+        for c in range(6):
+            out[n, q, c] = rows[n, order[n, q, 0], c]
+        if q >= keep:
+            out[n, q, 0] = -1.0
+    for q in range(count, num_anchors):
+        for c in range(6):
+            out[n, q, c] = -1.0
+    for q in range(keep):
+        if out[n, q, 0] < 0.0:
+            continue
+        for r in range(q + 1, keep):
+            if out[n, r, 0] < 0.0:
+                continue
+            if force_suppress or out[n, q, 0] == out[n, r, 0]:
+                if box_iou(out[n, q, 2], out[n, q, 3], out[n, q, 4], out[n, q, 5],
+                           out[n, r, 2], out[n, r, 3], out[n, r, 4], out[n, r, 5]) > nms_threshold:
+                    out[n, r, 0] = -1.0
