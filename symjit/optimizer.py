@@ -28,7 +28,8 @@ from .ndarray.ndarray import wrap
 from .ndarray.optim_ops import MultiUpdate, update_kernels
 
 __all__ = ["Optimizer", "SGD", "NAG", "Adam", "RMSProp", "AdaGrad", "AdaDelta", "Adamax", "Nadam", "Signum",
-           "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "Updater", "register", "create", "get_updater"]
+           "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "LBSGD", "Updater", "register", "create",
+           "get_updater"]
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
@@ -704,4 +705,4 @@ def _copy(opt: Optimizer) -> Optimizer:
 
 
 # the rules computed on the host (no fused kernel yet), registered like the others
-from .optimizer_host import DCASGD, FTML, LAMB, LARS, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: E402, F401
+from .optimizer_host import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: E402, F401

@@ -1,5 +1,5 @@
 """The optimizers whose update symjit computes with numpy on the host, one parameter at a time:
-Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB and LARS (registered in ``mx.optimizer``
+Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS and LBSGD (registered in ``mx.optimizer``
 with the others). Their states are NDArrays on the weight's device, written back after each
 update. They have no fused update kernel yet (``_fusable`` is false for them), so ``Updater``
 calls them per index; the update rules are MXNet 1.x's.
@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from .base import ParamError
 from .ndarray import NDArray
 from .optimizer import Optimizer, register
 
-__all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS"]
+__all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "LBSGD"]
 
 
 def _host(arr: NDArray) -> np.ndarray:
@@ -274,6 +275,83 @@ class LARS(HostRule):
             trust = w_norm / (g_norm + wd * w_norm + self.epsilon) if w_norm > 0 and g_norm > 0 else 1.0
             lr = lr * self.eta * trust
         step = -lr * (g + wd * w)
+        if states:
+            mom = states[0]
+            mom *= self.momentum
+            mom += step
+            step = mom
+        w += step
+
+
+@register
+class LBSGD(HostRule):
+    """Large-batch SGD: emulates a batch ``batch_scale`` times larger. Each index's gradients are
+    summed over ``batch_scale`` consecutive updates (counted from ``begin_epoch *
+    updates_per_epoch``); at every ``batch_scale``-th one their mean takes an SGD (momentum)
+    step, the others leave the weight as it is. The step's learning rate is multiplied by a
+    warmup factor rising from 1 to ``batch_scale`` over ``warmup_epochs * updates_per_epoch``
+    updates (``warmup_strategy`` 'linear', 'power2' or 'sqrt'), or, with 'lars', by the layer's
+    trust ratio ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped to [0.01, 100].
+
+    >>> import symjit as mx
+    >>> opt = mx.optimizer.LBSGD(learning_rate=0.1, batch_scale=2, warmup_epochs=0)   # lr x 2 at once
+    >>> w = mx.nd.ones((1,))
+    >>> for g in (1.0, 3.0):
+    ...     opt.update(0, w, mx.nd.array([g]), opt.create_state(0, w))
+    ...     print(round(float(w.asnumpy()[0]), 4))
+    1.0
+    0.6
+    """
+
+    _STRATEGIES = ("linear", "power2", "sqrt", "lars")
+
+    def __init__(self, momentum: float = 0.0, multi_precision: bool = False, warmup_strategy: str = "linear",
+                 warmup_epochs: int = 5, batch_scale: int = 1, updates_per_epoch: int = 32,
+                 begin_epoch: int = 0, num_epochs: int = 60, **kwargs: Any):
+        super().__init__(multi_precision=multi_precision, **kwargs)
+        if warmup_strategy not in self._STRATEGIES:
+            raise ParamError(f"LBSGD: warmup_strategy must be one of {list(self._STRATEGIES)}, "
+                             f"got {warmup_strategy!r}")
+        if int(batch_scale) < 1:
+            raise ParamError(f"LBSGD: batch_scale must be >= 1, got {batch_scale}")
+        self.momentum, self.warmup_strategy = float(momentum), warmup_strategy
+        self.warmup_epochs, self.batch_scale = int(warmup_epochs), int(batch_scale)
+        self.updates_per_epoch, self.num_epochs = int(updates_per_epoch), int(num_epochs)
+        self.init_updates = int(begin_epoch) * self.updates_per_epoch
+        self._cumulated: dict[Any, list] = {}      # index -> [summed gradient, updates counted]
+
+    def create_state(self, index, weight):
+        return self._zeros(weight) if self.momentum != 0.0 else None
+
+    def _warmup(self, count: int) -> float:
+        ramp = self.warmup_epochs * self.updates_per_epoch
+        top = float(self.batch_scale)
+        if count >= ramp:
+            return top
+        if ramp <= 1:
+            return 1.0
+        frac = count / ramp
+        return 1.0 + (top - 1.0) * {"linear": frac, "power2": frac * frac, "sqrt": math.sqrt(frac)}[
+            self.warmup_strategy]
+
+    @staticmethod
+    def _trust(w: np.ndarray, g: np.ndarray, wd: float) -> float:
+        w2, g2 = float(np.sum(w.astype(np.float64) ** 2)), float(np.sum(g.astype(np.float64) ** 2))
+        return min(max(math.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100.0)
+
+    def step(self, index, t, lr, wd, w, g, states):
+        entry = self._cumulated.get(index)
+        if entry is None:
+            entry = self._cumulated[index] = [g.copy(), self.init_updates + 1]
+        else:
+            entry[0] = g.copy() if entry[0] is None else entry[0] + g
+            entry[1] += 1
+        if entry[1] % self.batch_scale:
+            return
+        mean = entry[0] / g.dtype.type(self.batch_scale)
+        entry[0] = None
+        scale = self._trust(w, mean, wd) if self.warmup_strategy == "lars" else self._warmup(entry[1])
+        step = -(lr * scale) * (self._clipped(mean) + wd * w)
         if states:
             mom = states[0]
             mom *= self.momentum

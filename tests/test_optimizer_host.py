@@ -1,4 +1,4 @@
-"""The host-computed optimizers (Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS)
+"""The host-computed optimizers (Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS, LBSGD)
 against numpy float64 re-implementations of MXNet 1.x's update rules, over several steps, with
 learning-rate/weight-decay multipliers, rescaling and clipping; also through an Updater given
 many indices, state save/load, and on a GPU (simulator)."""
@@ -89,6 +89,32 @@ def ref_lars(w, g, s, t, lr, wd, mom=0.9, eta=0.01):
     return w + s["m"]
 
 
+def ref_lbsgd(strategy, scale=3, per_epoch=2, warmup=2, begin=1, mom=0.9):
+    """MXNet's LBSGD: gradients summed over ``scale`` updates (counted from begin * per_epoch), their
+    mean applied by sgd_mom_update with lr times the warmup factor or the LARS trust ratio."""
+    def ref(w, g, s, t, lr, wd):
+        s["n"] = s.get("n", begin * per_epoch) + 1
+        s["sum"] = s.get("sum", 0.0) + g
+        if s["n"] % scale:
+            return w
+        mean, s["sum"] = s["sum"] / scale, 0.0
+        if strategy == "lars":
+            w2, g2 = (w ** 2).sum(), (mean ** 2).sum()
+            mult = min(max(np.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100.0)
+        else:
+            ramp, frac = warmup * per_epoch, s["n"] / (warmup * per_epoch)
+            shape = {"linear": frac, "power2": frac ** 2, "sqrt": np.sqrt(frac)}[strategy]
+            mult = scale if s["n"] >= ramp else 1.0 + (scale - 1.0) * shape
+        s["m"] = mom * s.get("m", 0.0) - lr * mult * (clip(RESCALE * mean) + wd * w)
+        return w + s["m"]
+    return ref
+
+
+def _lbsgd(strategy):
+    return lambda: mx.optimizer.LBSGD(momentum=0.9, warmup_strategy=strategy, warmup_epochs=2, batch_scale=3,
+                                      updates_per_epoch=2, begin_epoch=1, **COMMON)
+
+
 CASES = {
     "adamax": (lambda: mx.optimizer.Adamax(**COMMON), ref_adamax),
     "nadam": (lambda: mx.optimizer.Nadam(**COMMON), ref_nadam),
@@ -99,11 +125,12 @@ CASES = {
     "dcasgd": (lambda: mx.optimizer.DCASGD(momentum=0.9, **COMMON), ref_dcasgd),
     "lamb": (lambda: mx.optimizer.LAMB(**COMMON), ref_lamb),
     "lars": (lambda: mx.optimizer.LARS(momentum=0.9, eta=0.01, **COMMON), ref_lars),
+    **{f"lbsgd_{k}": (_lbsgd(k), ref_lbsgd(k)) for k in ("linear", "power2", "sqrt", "lars")},
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_the_documented_rule(name, steps=6):
+def test_matches_the_documented_rule(name, steps=9):
     rng = np.random.default_rng(1)
     make, ref = CASES[name]
     opt = make()
@@ -118,8 +145,8 @@ def test_matches_the_documented_rule(name, steps=6):
         opt.update(0, weight, mx.nd.array(g), state)
         expect = ref(expect, g, ref_state, t, LR * 2.0, WD * 0.5)
         np.testing.assert_allclose(weight.asnumpy(), expect, rtol=2e-4, atol=2e-5, err_msg=f"{name} step {t}")
-    assert mx.optimizer.create(name if name != "signsgd" else "signum").__class__.__name__.lower() == \
-        (name if name != "signsgd" else "signum")
+    cls = {"signsgd": "signum"}.get(name, name.split("_")[0])
+    assert mx.optimizer.create(cls).__class__.__name__.lower() == cls
 
 
 def test_sgld_is_seeded_and_has_the_documented_mean():
@@ -169,3 +196,18 @@ def test_on_a_gpu():
             gpu_opt.update(0, w_gpu, mx.nd.array(g, ctx=mx.gpu(0)), s_gpu)
         np.testing.assert_allclose(w_gpu.asnumpy(), w_cpu.asnumpy(), rtol=1e-6)
         assert w_gpu.context == mx.gpu(0)
+
+
+def test_lbsgd_rejects_unknown_settings():
+    with pytest.raises(mx.MXNetError, match="warmup_strategy must be one of"):
+        mx.optimizer.LBSGD(warmup_strategy="cosine")
+    with pytest.raises(mx.MXNetError, match="batch_scale must be >= 1"):
+        mx.optimizer.LBSGD(batch_scale=0)
+    plain = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    large = mx.optimizer.LBSGD(learning_rate=0.1, momentum=0.9)
+    a, b = mx.nd.ones((3,)), mx.nd.ones((3,))
+    sa, sb = plain.create_state(0, a), large.create_state(0, b)
+    for g in (0.5, -1.0, 2.0):               # batch_scale 1: plain SGD with momentum
+        plain.update(0, a, mx.nd.full((3,), g), sa)
+        large.update(0, b, mx.nd.full((3,), g), sb)
+    np.testing.assert_allclose(b.asnumpy(), a.asnumpy(), rtol=1e-6)
