@@ -171,3 +171,61 @@ def test_image_iter_from_list_and_rec(tmp_path):
     assert next(from_rec).data[0].shape == (3, 3, 8, 8)
     with pytest.raises(MXNetError, match="exactly one of"):
         mx.image.ImageIter(2, (3, 8, 8))
+
+
+def _det_rec(path):
+    """Five 20x30 random images with 1, 2, 3, 1, 2 boxes (the file MXNet 1.9.1 read below)."""
+    w = mx.recordio.MXRecordIO(str(path), "w")
+    rng = np.random.default_rng(0)
+    for i in range(5):
+        img = rng.integers(0, 255, (20, 30, 3)).astype(np.uint8)
+        objs = []
+        for k in range(i % 3 + 1):
+            objs += [k, 0.1, 0.2, 0.5 + 0.1 * k, 0.6]
+        w.write(mx.recordio.pack_img(mx.recordio.IRHeader(0, np.array([2, 5] + objs, np.float32), i, 0), img,
+                                     img_fmt=".png"))
+    w.close()
+
+
+def test_image_det_record_iter_matches_mxnet(tmp_path):
+    """Labels and pixels as MXNet 1.9.1's ImageDetRecordIter gave them for this file (recorded)."""
+    path = tmp_path / "det.rec"
+    _det_rec(path)
+    it = mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 16, 16), batch_size=2)
+    assert it.provide_label[0].shape == (2, 21) and it.provide_label[0].name == "softmax_label"
+    b = next(it)
+    pad = [-1.0] * 10
+    np.testing.assert_allclose(b.label[0].asnumpy(), [
+        [3, 16, 16, 7, 2, 5, 0, 0.1, 0.2, 0.5, 0.6] + pad,
+        [3, 16, 16, 12, 2, 5, 0, 0.1, 0.2, 0.5, 0.6, 1, 0.1, 0.2, 0.6, 0.6] + pad[:5]], rtol=1e-6)
+    np.testing.assert_array_equal(b.data[0].asnumpy()[0, :, 0, :3], [[81, 106, 219], [135, 53, 142],
+                                                                      [141, 77, 135]])
+    flipped = next(mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 16, 16), batch_size=2,
+                                            rand_mirror_prob=1.0, label_pad_width=20, label_pad_value=-2))
+    label = flipped.label[0].asnumpy()
+    assert label.shape == (2, 24) and (label[0, 11:] == -2).all()
+    np.testing.assert_allclose(label[1, 4:16], [2, 5, 0, 0.5, 0.2, 0.9, 0.6, 1, 0.4, 0.2, 0.9, 0.6],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(flipped.data[0].asnumpy(), b.data[0].asnumpy()[:, :, :, ::-1])
+    batches = list(mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 16, 16), batch_size=2))
+    assert len(batches) == 3 and batches[-1].pad == 1
+
+
+def test_image_det_record_iter_errors(tmp_path):
+    path = tmp_path / "det.rec"
+    _det_rec(path)
+    with pytest.raises(MXNetError, match=r"rand_crop_prob.*not supported"):
+        mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 8, 8), batch_size=2,
+                                 rand_crop_prob=0.5)
+    with pytest.raises(MXNetError, match="label_pad_width 10 is shorter than the longest label"):
+        mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 8, 8), batch_size=2,
+                                 label_pad_width=10)
+    with pytest.raises(MXNetError, match="unknown arguments"):
+        mx.io.ImageDetRecordIter(path_imgrec=str(path), data_shape=(3, 8, 8), batch_size=2, rand_mirror=True)
+    bad = tmp_path / "bad.rec"
+    w = mx.recordio.MXRecordIO(str(bad), "w")
+    w.write(mx.recordio.pack_img(mx.recordio.IRHeader(0, np.array([2, 5, 0, 0.1, 0.2], np.float32), 0, 0),
+                                 np.zeros((4, 4, 3), np.uint8), img_fmt=".png"))
+    w.close()
+    with pytest.raises(MXNetError, match="record 0 .*malformed"):
+        mx.io.ImageDetRecordIter(path_imgrec=str(bad), data_shape=(3, 8, 8), batch_size=1)

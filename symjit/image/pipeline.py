@@ -52,12 +52,16 @@ class RecordSource:
     def __len__(self) -> int:
         return len(self.offsets)
 
-    def read(self, i: int) -> tuple[np.ndarray, bytes]:
-        """``(labels, encoded image)`` of sample ``i`` (called from one thread)."""
+    def read_record(self, i: int) -> tuple[Any, bytes]:
+        """``(IRHeader, encoded image)`` of record ``i`` (called from one thread)."""
         if self._reader is None:
             self._reader = MXRecordIO(self.path, "r")
         self._reader._file.seek(self.offsets[i])
-        header, payload = unpack(self._reader.read())
+        return unpack(self._reader.read())
+
+    def read(self, i: int) -> tuple[np.ndarray, bytes]:
+        """``(labels, encoded image)`` of sample ``i`` (called from one thread)."""
+        header, payload = self.read_record(i)
         return _labels(header.label, self.width, self.where, f"record {i} of {self.path!r}"), payload
 
 
@@ -105,13 +109,17 @@ class BatchPipeline:
     """Batches of ``(batch, C, H, W)`` data and ``(batch[, label_width])`` labels from a source.
 
     ``transform(bytes) -> HxWxC array`` decodes and augments one sample (it must give the data
-    shape's size); ``last`` is ``'pad'`` or ``'discard'``.
+    shape's size); with ``label_transform`` it is ``transform(bytes, label_row)`` and may change
+    the sample's label row in place (detection boxes that follow a flip). ``last`` is ``'pad'``
+    or ``'discard'``.
     """
 
     def __init__(self, source: Any, batch_size: int, data_shape: tuple[int, int, int], label_width: int,
                  transform: Callable[[bytes], np.ndarray], dtype: Any, threads: int, prefetch: int,
-                 shuffle: bool, seed: int, last: str, part: tuple[int, int], where: str):
+                 shuffle: bool, seed: int, last: str, part: tuple[int, int], where: str,
+                 label_transform: bool = False):
         self.source, self.batch_size, self.data_shape = source, batch_size, tuple(data_shape)
+        self.label_transform = label_transform
         self.label_width, self.transform, self.dtype = label_width, transform, np.dtype(dtype)
         self.shuffle, self.last, self.where = shuffle, last, where
         num_parts, part_index = part
@@ -175,21 +183,21 @@ class BatchPipeline:
             labels[j], raw = self.source.read(int(i))
             raws.append(raw)
         chunks = np.array_split(np.arange(len(ids)), min(self.threads, len(ids)))
-        futures = [self.pool.submit(self._some, data, chunk, ids, raws, seeds) for chunk in chunks]
+        futures = [self.pool.submit(self._some, data, labels, chunk, ids, raws, seeds) for chunk in chunks]
         for f in futures:
             f.result()
         label = labels[:, 0].copy() if self.label_width == 1 else labels
         return data, label, pad, ids
 
-    def _some(self, data: np.ndarray, chunk: np.ndarray, ids: np.ndarray, raws: list,
+    def _some(self, data: np.ndarray, labels: np.ndarray, chunk: np.ndarray, ids: np.ndarray, raws: list,
               seeds: np.ndarray) -> None:
         for j in chunk:
-            self._one(data, int(j), int(ids[j]), raws[j], int(seeds[j]))
+            self._one(data, labels[int(j)], int(j), int(ids[j]), raws[j], int(seeds[j]))
 
-    def _one(self, data: np.ndarray, j: int, i: int, raw: bytes, seed: int) -> None:
+    def _one(self, data: np.ndarray, label: np.ndarray, j: int, i: int, raw: bytes, seed: int) -> None:
         try:
             with sample_rng(seed):
-                img = self.transform(raw)
+                img = self.transform(raw, label) if self.label_transform else self.transform(raw)
         except MXNetError as exc:
             raise type(exc)(f"{self.where}: sample {i}: {exc}") from exc
         c, h, w = self.data_shape
