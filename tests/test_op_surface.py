@@ -59,7 +59,7 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "*": ("Correlation", "ROIPooling"),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
     "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
-    "sequence losses and SVM output": {"*": ("CTCLoss", "ctc_loss", "SVMOutput")},
+    "sequence losses": {"*": ("CTCLoss", "ctc_loss")},
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),

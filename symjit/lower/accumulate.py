@@ -369,7 +369,7 @@ def _softmax_output_backward(k, node, ins, outs) -> ElemExpr:
 
 
 def _regression(k, node, ins, outs) -> ElemExpr:
-    """Identity (linear, MAE) or the logistic sigmoid."""
+    """Identity (linear, MAE, SVMOutput) or the logistic sigmoid."""
     x = ins[0]
     if node.op.name == "LogisticRegressionOutput":
         return lambda idx: f"1.0 / (1.0 + math.exp(-{x}[{', '.join(idx)}]))"
@@ -529,6 +529,7 @@ rule("_backward_log_softmax", ANY, SOFTMAX_ELEMENTS[("backward", True)])
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
     rule(_name, ANY, _regression)
     rule(f"_backward_{_name}", ANY, _regression_backward)
+rule("SVMOutput", ANY, _regression)
 rule("_backward_MakeLoss", ANY, _makeloss_backward)
 rule("softmax_cross_entropy", ANY, _sce)
 rule("_backward_softmax_cross_entropy", ANY, _sce_backward)

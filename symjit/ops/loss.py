@@ -360,3 +360,58 @@ BlockGrad = register(OpDef(
     doc="Identity forward; no gradient flows back to data (its gradient is zero).",
 ))
 
+
+
+# ---------------------------------------------------------------------------------------------
+# SVMOutput: identity forward; the (squared) hinge loss gradient from the label.
+
+
+def _svm_shape(p: dict, ins: list, aux: list):
+    data, label = ins
+    if data is None:
+        return [None, label], [None], []
+    need_rank(data, "data", 2)
+    want = (data[0],)
+    if label is not None and tuple(label) != want:
+        raise RuleError(f"argument 'label' has shape {shape_str(label)}; SVMOutput takes one class per "
+                        f"sample, {shape_str(want)} for data {shape_str(data)}")
+    return [data, want], [data], []
+
+
+def _svm_grad(b, node, ograds):
+    """Per sample and class k, with x the score, m the margin and c the coefficient: for the label's
+    class -2c max(m - x, 0) (-c [x < m] with use_linear), for the others 2c max(m + x, 0)
+    (c [x > -m]). Head gradients are ignored, as for the other output heads."""
+    p = node.params
+    x, label = node.inputs
+    shape = b.g.values[x].shape
+    flat = b.add1("Reshape", x, shape=(shape[0], -1))
+    k = b.g.values[flat].shape[1]
+    hot = b.add1("one_hot", label, depth=k, dtype=b.g.values[x].dtype.name)
+    m, c = p["margin"], p["regularization_coefficient"]
+    if p["use_linear"]:
+        own = b.add1("_mul_scalar", b.add1("_lesser_scalar", flat, scalar=m), scalar=-c)
+        other = b.add1("_mul_scalar", b.add1("_greater_scalar", flat, scalar=-m), scalar=c)
+    else:
+        own = b.add1("_mul_scalar", b.add1("relu", b.add1("_rminus_scalar", flat, scalar=m)), scalar=-2 * c)
+        other = b.add1("_mul_scalar", b.add1("relu", b.add1("_plus_scalar", flat, scalar=m)), scalar=2 * c)
+    grad = b.add1("elemwise_add", other, b.add1("elemwise_mul", hot, b.add1("elemwise_sub", own, other)))
+    return [b.add1("Reshape", grad, shape=shape), None]
+
+
+SVMOutput = register(OpDef(
+    name="SVMOutput",
+    params=(
+        Param("margin", "float", 1.0, doc="the margin of the hinge"),
+        Param("regularization_coefficient", "float", 1.0, doc="scale of the gradient"),
+        Param("use_linear", "bool", False, doc="L1-SVM (hinge) instead of L2-SVM (squared hinge)"),
+    ),
+    arguments=("data", "label"),
+    shape=_svm_shape,
+    dtype=_label_dtype,
+    kind=Kind.OPAQUE,
+    loss=True,
+    grad=_svm_grad,
+    doc="Support-vector output head over (N, classes) scores and (N,) labels: forward outputs data; "
+        "the gradient is the (squared, default) hinge loss's, per MXNet's SVMOutput.",
+))

@@ -250,4 +250,33 @@ MISC_CASES = [
          id="partial"),
 ]
 
-CASES = SO_CASES + SM_CASES + REG_CASES + MISC_CASES
+def _svm_grad(margin=1.0, coef=1.0, linear=False):
+    """MXNet's SVMOutput gradient (checked against MXNet 1.9.1): for the label's class
+    -2c max(m - x, 0) (-c [x < m] linear), for the others 2c max(m + x, 0) (c [x > -m])."""
+    def grad(inputs, outs, head):
+        x = inputs["data"].reshape(inputs["data"].shape[0], -1)
+        hot = np.eye(x.shape[1])[inputs["label"].astype(int)]
+        if linear:
+            own, other = -coef * (x < margin), coef * (x > -margin)
+        else:
+            own, other = -2 * coef * np.maximum(margin - x, 0), 2 * coef * np.maximum(margin + x, 0)
+        return {"data": np.where(hot == 1, own, other).reshape(inputs["data"].shape)}
+    return grad
+
+
+SVM_CASES = [
+    Case("SVMOutput", lambda v: mx.sym.SVMOutput(v["data"], v["label"]),
+         {"data": rnd(4, 3) * 2, "label": np.array([2.0, 0.0, 1.0, 1.0])}, lambda data, label: data,
+         grad=_svm_grad(), no_grad=("label",)),
+    Case("SVMOutput", lambda v: mx.sym.SVMOutput(v["data"], v["label"], use_linear=True, margin=0.5),
+         {"data": rnd(3, 2, 2) * 2, "label": np.array([3.0, 0.0, 1.0])}, lambda data, label: data,
+         grad=_svm_grad(0.5, linear=True), no_grad=("label",), id="linear_4d"),
+    Case("SVMOutput", lambda v: mx.sym.SVMOutput(v["data"], v["label"], margin=0.5,
+                                                 regularization_coefficient=2.0),
+         {"data": np.array([[0.5, -1.2, 2.0], [1.5, 0.3, -0.4]]), "label": np.array([2.0, 0.0])},
+         lambda data, label: data,
+         grad=lambda i, o, h: {"data": np.array([[4.0, 0, 0], [0, 3.2, 0.4]])},   # MXNet 1.9.1's figures
+         no_grad=("label",), id="mxnet_recorded"),
+]
+
+CASES = SO_CASES + SM_CASES + REG_CASES + MISC_CASES + SVM_CASES
