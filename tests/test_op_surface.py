@@ -35,7 +35,7 @@ _IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "norm
           "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
 _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
-_VISION = ("ROIAlign", "RROIAlign", "PSROIPooling",
+_VISION = ("RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _DETECTION = ("MultiProposal", "Proposal", "bipartite_matching", "box_decode", "box_encode", "box_iou",
               "box_nms", "box_non_maximum_suppression")
@@ -56,7 +56,7 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
         "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
     "spatial sampling and region pooling": {
-        "*": ("Correlation", "ROIPooling"),
+        "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
     "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
     "sequence losses": {"*": ("CTCLoss", "ctc_loss")},

@@ -125,6 +125,7 @@ def _load() -> None:
             neutral,
             random,
             resize,
+            roi,
             sort,
             window,
         )

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     random_ops,
     reduce,
     rnn,
+    roi,
     shape,
     sort,
     source,

@@ -1,0 +1,72 @@
+"""Target-neutral lowering of ROIPooling and ROIAlign (:mod:`symjit.ops.roi`): the forward loops
+over output elements, each computed by a routine of :mod:`symjit.ops.roi_kernels`; the gradient
+loops over the (image, channel) maps of the input, each written whole by one iteration or CUDA
+thread from the rois of its image (no atomics, the same sums on every target). A roi whose batch
+index is past the batch stops the program with an error naming the op.
+
+>>> import numpy as np, symjit as mx
+>>> x = mx.nd.array(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+>>> y = mx.nd.contrib.ROIAlign(x, mx.nd.array([[0, 0, 0, 2, 2]]), pooled_size=(1, 1), spatial_scale=1.0)
+>>> float(y.asnumpy().ravel()[0])
+5.0
+"""
+from __future__ import annotations
+
+from ..ops import roi_kernels as rk
+from .emit import literal
+from .rules import ANY, rule
+from .target import get_target
+
+__all__: list[str] = []
+
+
+def _check_batch(k, node, rois: str, r: str, n: int) -> None:
+    get_target(k.module.target).emit_check(
+        k, f"int({rois}[{r}, 0]) >= {n}",
+        f"{node.op.name} '{node.name}': a roi's batch index is not below the batch size {n}")
+
+
+def _forward(k, node, ins, outs) -> None:
+    p = node.params
+    x, rois = ins
+    n, _, h, w = k.info[x].shape
+    nr, c, ph, pw = k.info[outs[0]].shape
+    dt = k.info[outs[0]].dtype
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(nr), str(c), str(ph), str(pw)])
+    r, ch, i, j = idx
+    _check_batch(k, node, rois, r, n)
+    scale = literal(float(p["spatial_scale"]), dt)
+    if node.op.name == "ROIPooling":
+        k.line(f"{k.module.body(rk.roi_pool_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, "
+               f"{pw}, {scale}, {n}, {h}, {w})")
+    else:
+        k.line(f"{k.module.body(rk.roi_align_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, "
+               f"{pw}, {scale}, {int(p['sample_ratio'])}, {bool(p['aligned'])}, "
+               f"{bool(p['position_sensitive'])}, {n}, {h}, {w})")
+    target.close_loop(k, idx)
+
+
+def _backward(k, node, ins, outs) -> None:
+    p = node.params
+    g, x, rois = ins
+    n, c, h, w = k.info[x].shape
+    nr, _, ph, pw = k.info[g].shape
+    dt = k.info[outs[0]].dtype
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(n), str(c)])
+    b, ch = idx
+    scale = literal(float(p["spatial_scale"]), dt)
+    if node.op.extra["backward_of"] == "ROIPooling":
+        k.line(f"{k.module.body(rk.roi_pool_backward)}({x}, {rois}, {g}, {outs[0]}, {b}, {ch}, {nr}, {ph}, "
+               f"{pw}, {scale}, {h}, {w})")
+    else:
+        k.line(f"{k.module.body(rk.roi_align_backward)}({rois}, {g}, {outs[0]}, {b}, {ch}, {nr}, {ph}, {pw}, "
+               f"{scale}, {int(p['sample_ratio'])}, {bool(p['aligned'])}, {bool(p['position_sensitive'])}, "
+               f"{h}, {w})")
+    target.close_loop(k, idx)
+
+
+for _name in ("ROIPooling", "_contrib_ROIAlign"):
+    rule(_name, ANY, _forward)
+    rule(f"_backward_{_name}", ANY, _backward)

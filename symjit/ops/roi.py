@@ -1,0 +1,90 @@
+"""Region-of-interest pooling: ``ROIPooling`` (max over quantised bins, Fast R-CNN) and
+``contrib.ROIAlign`` (mean of bilinear samples, Mask R-CNN; ``position_sensitive`` reads channel
+``(c * ph + i) * pw + j`` for bin (i, j), ``aligned`` shifts by half a pixel), with MXNet 1.9.1's
+parameters; outputs and gradients were checked against its CPU build. ``rois`` are (R, 5) rows
+``(batch index, x1, y1, x2, y2)`` in image coordinates (``spatial_scale`` maps them to the feature
+map); a negative batch index gives zeros (ROIAlign's documented rule, which symjit applies to
+ROIPooling too), one past the batch stops the program with an error.
+The rois get no gradient (MXNet passes none either). Lowering: :mod:`symjit.lower.roi`.
+
+>>> import numpy as np, symjit as mx
+>>> x = mx.nd.array(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
+>>> rois = mx.nd.array([[0, 0, 0, 3, 3]])
+>>> mx.nd.ROIPooling(x, rois, pooled_size=(2, 2), spatial_scale=1.0).asnumpy().ravel().tolist()
+[5.0, 7.0, 13.0, 15.0]
+"""
+from __future__ import annotations
+
+from .registry import Kind, OpDef, Param, ParamError, RuleError, register
+from .rules import need_float, shape_str
+
+__all__: list[str] = []
+
+
+def _pooled(p: dict) -> tuple[int, int]:
+    size = tuple(p["pooled_size"])
+    if len(size) != 2 or min(size) < 1:
+        raise ParamError(f"pooled_size must be 2 positive integers (h, w), got {size}")
+    return size
+
+
+def _roi_shape(sensitive_channels: bool):
+    def shape(p: dict, ins: list, aux: list):
+        data, rois = ins
+        if data is None or rois is None:
+            return list(ins), [None], []
+        ph, pw = _pooled(p)
+        if len(data) != 4:
+            raise RuleError(f"data must be (N, C, H, W), got {shape_str(data)}")
+        if len(rois) != 2 or rois[1] != 5:
+            raise RuleError(f"rois must be (R, 5) rows (batch index, x1, y1, x2, y2), got {shape_str(rois)}")
+        c = data[1]
+        if sensitive_channels and p.get("position_sensitive"):
+            if c % (ph * pw):
+                raise RuleError(f"position_sensitive needs channels ({c}) divisible by {ph}x{pw}")
+            c //= ph * pw
+        return [data, rois], [(rois[0], c, ph, pw)], []
+    return shape
+
+
+def _dtype(p: dict, ins: list, aux: list):
+    data = ins[0] if ins[0] is not None else ins[1]
+    if data is not None:
+        need_float(data, "data")
+    return [data, data], [data], []
+
+
+def _grad(name: str):
+    def grad(b, node, ograds):
+        data, rois = node.inputs
+        return [b.add(f"_backward_{name}", [ograds[0], data, rois], params=node.params)[0], None]
+    return grad
+
+
+def _register_pair(name: str, params: tuple, doc: str, sensitive: bool) -> None:
+    register(OpDef(name=name, arguments=("data", "rois"), params=params, shape=_roi_shape(sensitive),
+                   dtype=_dtype, kind=Kind.OPAQUE, grad=_grad(name), doc=doc,
+                   hint=name.split("_")[-1].lower(), extra={"family": "roi"}))
+    register(OpDef(
+        name=f"_backward_{name}", arguments=("ograd", "data", "rois"), params=params,
+        shape=lambda p, ins, aux: (list(ins), [ins[1]], []),
+        dtype=lambda p, ins, aux: (list(ins), [ins[1]], []),
+        kind=Kind.OPAQUE, extra={"backward_of": name, "family": "roi"},
+        doc=f"The data gradient of {name}: per (image, channel) map, the head gradient of every bin of "
+            "that image's rois sent back to what the bin read.",
+    ))
+
+
+_POOLED = Param("pooled_size", "shape", doc="(height, width) of each roi's output")
+_SCALE = Param("spatial_scale", "float", check=lambda v: v > 0, check_msg="> 0",
+               doc="feature map size / image size")
+
+_register_pair("ROIPooling", (_POOLED, _SCALE),
+               "Max pooling of each roi's feature-map window into pooled_size bins (corners rounded to "
+               "the grid, bins floor/ceil, Caffe's quantisation).", sensitive=False)
+_register_pair("_contrib_ROIAlign", (
+    _POOLED, _SCALE,
+    Param("sample_ratio", "int", -1, doc="samples per bin side (<= 0: ceil(roi size / pooled size))"),
+    Param("position_sensitive", "bool", False, doc="R-FCN's position-sensitive channels"),
+    Param("aligned", "bool", False, doc="shift the roi by half a pixel (pixel centres)"),
+), "The mean of bilinearly interpolated samples of each roi bin (no quantisation).", sensitive=True)

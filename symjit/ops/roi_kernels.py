@@ -1,0 +1,158 @@
+"""Per-element routines of the region-of-interest operators (:mod:`symjit.ops.roi`), wrapped per
+target like the scalar bodies (:mod:`symjit.lower.roi`): a forward routine computes one output
+element (roi, channel, bin row, bin column); a backward routine computes the whole gradient of one
+(image, channel) map by going over the rois of that image, so no two loop iterations (CUDA
+threads) write the same element. A roi whose batch index is negative reads nothing (output 0).
+"""
+from __future__ import annotations
+
+import math
+
+from numba.extending import register_jitable
+
+__all__ = ["pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry", "bilinear_corners",
+           "roi_align_element", "roi_align_backward"]
+
+
+@register_jitable
+def pool_window(rois, r, i, j, ph, pw, scale, h, w):
+    """ROIPooling's bin (i, j) of roi r: (batch, hstart, hend, wstart, wend), clipped to the map
+    (Caffe's quantisation: corners rounded to the feature grid, bins floor/ceil)."""
+    b = int(rois[r, 0])
+    x1 = int(math.floor(rois[r, 1] * scale + 0.5))
+    y1 = int(math.floor(rois[r, 2] * scale + 0.5))
+    x2 = int(math.floor(rois[r, 3] * scale + 0.5))
+    y2 = int(math.floor(rois[r, 4] * scale + 0.5))
+    rh = max(y2 - y1 + 1, 1)
+    rw = max(x2 - x1 + 1, 1)
+    bh = rh / ph
+    bw = rw / pw
+    hs = min(max(int(math.floor(i * bh)) + y1, 0), h)
+    he = min(max(int(math.ceil((i + 1) * bh)) + y1, 0), h)
+    ws = min(max(int(math.floor(j * bw)) + x1, 0), w)
+    we = min(max(int(math.ceil((j + 1) * bw)) + x1, 0), w)
+    return b, hs, he, ws, we
+
+
+def roi_pool_element(x, rois, out, r, c, i, j, ph, pw, scale, n, h, w):
+    """``out[r, c, i, j]``: the maximum of the bin (0 for an empty bin or a batch index outside
+    [0, n))."""
+    b, hs, he, ws, we = pool_window(rois, r, i, j, ph, pw, scale, h, w)
+    best = 0.0
+    if b >= 0 and b < n and he > hs and we > ws:
+        best = x[b, c, hs, ws]
+        for yy in range(hs, he):
+            for xx in range(ws, we):
+                if x[b, c, yy, xx] > best:
+                    best = x[b, c, yy, xx]
+    out[r, c, i, j] = best
+
+
+def roi_pool_backward(x, rois, g, dx, b, c, nrois, ph, pw, scale, h, w):
+    """``dx[b, c]``: each bin's head gradient added at its maximum (the first one on ties)."""
+    for yy in range(h):
+        for xx in range(w):
+            dx[b, c, yy, xx] = 0.0
+    for r in range(nrois):
+        if int(rois[r, 0]) != b:
+            continue
+        for i in range(ph):
+            for j in range(pw):
+                bb, hs, he, ws, we = pool_window(rois, r, i, j, ph, pw, scale, h, w)
+                if he <= hs or we <= ws:
+                    continue
+                ay = hs
+                ax = ws
+                for yy in range(hs, he):
+                    for xx in range(ws, we):
+                        if x[b, c, yy, xx] > x[b, c, ay, ax]:
+                            ay = yy
+                            ax = xx
+                dx[b, c, ay, ax] += g[r, c, i, j]
+
+
+@register_jitable
+def align_geometry(rois, r, ph, pw, scale, ratio, aligned):
+    """ROIAlign's roi r: (batch, y1, x1, bin height, bin width, samples per bin row, per column)."""
+    off = 0.5 if aligned else 0.0
+    x1 = rois[r, 1] * scale - off
+    y1 = rois[r, 2] * scale - off
+    rw = rois[r, 3] * scale - off - x1
+    rh = rois[r, 4] * scale - off - y1
+    if not aligned:
+        rw = max(rw, 1.0)
+        rh = max(rh, 1.0)
+    gh = ratio if ratio > 0 else int(math.ceil(rh / ph))
+    gw = ratio if ratio > 0 else int(math.ceil(rw / pw))
+    return int(rois[r, 0]), y1, x1, rh / ph, rw / pw, gh, gw
+
+
+@register_jitable
+def bilinear_corners(y, x, h, w):
+    """(inside, y_low, y_high, x_low, x_high, frac_y, frac_x) of a sample at (y, x)."""
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return False, 0, 0, 0, 0, 0.0, 0.0
+    y = max(y, 0.0)
+    x = max(x, 0.0)
+    yl = int(y)
+    xl = int(x)
+    if yl >= h - 1:
+        yl = h - 1
+        yh = h - 1
+        y = float(yl)
+    else:
+        yh = yl + 1
+    if xl >= w - 1:
+        xl = w - 1
+        xh = w - 1
+        x = float(xl)
+    else:
+        xh = xl + 1
+    return True, yl, yh, xl, xh, y - yl, x - xl
+
+
+def roi_align_element(x, rois, out, r, c, i, j, ph, pw, scale, ratio, aligned, sensitive, n, h, w):
+    """``out[r, c, i, j]``: the mean of the bin's bilinear samples (channel ``(c * ph + i) * pw + j``
+    of the input when position-sensitive)."""
+    b, y1, x1, bh, bw, gh, gw = align_geometry(rois, r, ph, pw, scale, ratio, aligned)
+    cin = (c * ph + i) * pw + j if sensitive else c
+    acc = 0.0
+    if b >= 0 and b < n:
+        for iy in range(gh):
+            yy = y1 + i * bh + (iy + 0.5) * bh / gh
+            for ix in range(gw):
+                xx = x1 + j * bw + (ix + 0.5) * bw / gw
+                ok, yl, yh, xl, xh, ly, lx = bilinear_corners(yy, xx, h, w)
+                if ok:
+                    acc += ((1.0 - ly) * (1.0 - lx) * x[b, cin, yl, xl] + (1.0 - ly) * lx * x[b, cin, yl, xh]
+                            + ly * (1.0 - lx) * x[b, cin, yh, xl] + ly * lx * x[b, cin, yh, xh])
+    out[r, c, i, j] = acc / max(gh * gw, 1)
+
+
+def roi_align_backward(rois, g, dx, b, cin, nrois, ph, pw, scale, ratio, aligned, sensitive, h, w):
+    """``dx[b, cin]``: every sample's bilinear weights times its bin's head gradient / samples."""
+    for yy in range(h):
+        for xx in range(w):
+            dx[b, cin, yy, xx] = 0.0
+    for r in range(nrois):
+        bb, y1, x1, bh, bw, gh, gw = align_geometry(rois, r, ph, pw, scale, ratio, aligned)
+        if bb != b:
+            continue
+        for i in range(ph):
+            for j in range(pw):
+                if sensitive and (cin // pw) % ph != i:
+                    continue
+                if sensitive and cin % pw != j:
+                    continue
+                c = cin // (ph * pw) if sensitive else cin
+                share = g[r, c, i, j] / max(gh * gw, 1)
+                for iy in range(gh):
+                    yy = y1 + i * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        xx = x1 + j * bw + (ix + 0.5) * bw / gw
+                        ok, yl, yh, xl, xh, ly, lx = bilinear_corners(yy, xx, h, w)
+                        if ok:
+                            dx[b, cin, yl, xl] += (1.0 - ly) * (1.0 - lx) * share
+                            dx[b, cin, yl, xh] += (1.0 - ly) * lx * share
+                            dx[b, cin, yh, xl] += ly * (1.0 - lx) * share
+                            dx[b, cin, yh, xh] += ly * lx * share

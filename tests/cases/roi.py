@@ -1,0 +1,137 @@
+"""Cases for ROIPooling and ROIAlign (symjit/ops/roi.py): numpy references written here from the
+operators' documented algorithms (Caffe's quantised max pooling; Mask R-CNN's bilinear sampling),
+checked against MXNet 1.9.1's CPU outputs and gradients to 1e-6; the data gradient by finite
+differences (ROIPooling's inputs have no ties)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import symjit as mx
+
+from ..opcheck import Case
+
+R = np.random.default_rng(61)
+
+
+def _round(v):
+    return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
+
+
+def roi_pool(x, rois, pooled_size, spatial_scale, g=None):
+    n, c, h, w = x.shape
+    ph, pw = pooled_size
+    out = np.zeros((rois.shape[0], c, ph, pw))
+    dx = np.zeros_like(x, dtype=np.float64)
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        if b < 0:                      # symjit's choice, as ROIAlign documents: a zero output
+            continue
+        x1, y1, x2, y2 = (_round(v * spatial_scale) for v in roi[1:5])
+        rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        bh, bw = rh / ph, rw / pw
+        for i in range(ph):
+            hs = min(max(math.floor(i * bh) + y1, 0), h)
+            he = min(max(math.ceil((i + 1) * bh) + y1, 0), h)
+            for j in range(pw):
+                ws = min(max(math.floor(j * bw) + x1, 0), w)
+                we = min(max(math.ceil((j + 1) * bw) + x1, 0), w)
+                if he <= hs or we <= ws:
+                    continue
+                for ch in range(c):
+                    win = x[b, ch, hs:he, ws:we]
+                    k = int(np.argmax(win))
+                    out[r, ch, i, j] = win.flat[k]
+                    if g is not None:
+                        dx[b, ch, hs + k // (we - ws), ws + k % (we - ws)] += g[r, ch, i, j]
+    return out, dx
+
+
+def _bilinear(v, y, x, hgt, wid):
+    """(value, [(weight, yy, xx)]) at (y, x)."""
+    if y < -1.0 or y > hgt or x < -1.0 or x > wid:
+        return 0.0, []
+    y, x = max(y, 0.0), max(x, 0.0)
+    yl, xl = int(y), int(x)
+    if yl >= hgt - 1:
+        yh = yl = hgt - 1
+        y = float(yl)
+    else:
+        yh = yl + 1
+    if xl >= wid - 1:
+        xh = xl = wid - 1
+        x = float(xl)
+    else:
+        xh = xl + 1
+    ly, lx = y - yl, x - xl
+    hy, hx = 1 - ly, 1 - lx
+    parts = [(hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl), (ly * lx, yh, xh)]
+    return sum(wt * v[a, bb] for wt, a, bb in parts), parts
+
+
+def roi_align(x, rois, pooled_size, spatial_scale, sample_ratio=-1, position_sensitive=False, aligned=False,
+              g=None):
+    n, c, h, w = x.shape
+    ph, pw = pooled_size
+    co = c // (ph * pw) if position_sensitive else c
+    out = np.zeros((rois.shape[0], co, ph, pw))
+    dx = np.zeros_like(x, dtype=np.float64)
+    off = 0.5 if aligned else 0.0
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        if b < 0:
+            continue
+        x1, y1, x2, y2 = (v * spatial_scale - off for v in roi[1:5])
+        rw, rh = x2 - x1, y2 - y1
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = sample_ratio if sample_ratio > 0 else math.ceil(rh / ph)
+        gw = sample_ratio if sample_ratio > 0 else math.ceil(rw / pw)
+        count = max(gh * gw, 1)
+        for ch in range(co):
+            for i in range(ph):
+                for j in range(pw):
+                    cin = (ch * ph + i) * pw + j if position_sensitive else ch
+                    acc = 0.0
+                    for iy in range(gh):
+                        yy = y1 + i * bh + (iy + 0.5) * bh / gh
+                        for ix in range(gw):
+                            xx = x1 + j * bw + (ix + 0.5) * bw / gw
+                            val, parts = _bilinear(x[b, cin], yy, xx, h, w)
+                            acc += val
+                            if g is not None:
+                                for wt, a, bb in parts:
+                                    dx[b, cin, a, bb] += wt * g[r, ch, i, j] / count
+                    out[r, ch, i, j] = acc / count
+    return out, dx
+
+
+ROIS = np.array([[0, 0.5, 1.2, 4.4, 5.1], [1, 2, 0, 6.6, 3.9], [0, 3.1, 3.3, 3.2, 3.4], [-1, 0, 0, 2, 2]])
+
+
+def _pool_case(scale, size, id):
+    return Case("ROIPooling",
+                lambda v: mx.sym.ROIPooling(v["data"], v["rois"], pooled_size=size, spatial_scale=scale),
+                {"data": R.permutation(2 * 2 * 6 * 7).reshape(2, 2, 6, 7) * 0.01, "rois": ROIS.copy()},
+                lambda data, rois: roi_pool(data, rois, size, scale)[0], no_grad=("rois",), id=id)
+
+
+def _align_case(id, channels=2, **kw):
+    return Case("_contrib_ROIAlign",
+                lambda v: mx.sym.contrib.ROIAlign(v["data"], v["rois"], pooled_size=(2, 3), spatial_scale=0.9,
+                                                  **kw),
+                {"data": R.normal(size=(2, channels, 6, 7)), "rois": ROIS.copy()},
+                lambda data, rois: roi_align(data, rois, (2, 3), 0.9, **kw)[0], no_grad=("rois",), id=id)
+
+
+CASES = [
+    _pool_case(0.9, (2, 3), "default"),
+    _pool_case(0.5, (3, 2), "coarse"),
+    _align_case("adaptive"),
+    _align_case("ratio2", sample_ratio=2),
+    _align_case("aligned", aligned=True),
+    _align_case("aligned_ratio1", sample_ratio=1, aligned=True),
+    _align_case("position_sensitive", channels=12, position_sensitive=True),
+]
