@@ -25,9 +25,7 @@ _UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "
             "multi_sgd_mom_update", "multi_sgd_update", "nag_mom_update", "preloaded_multi_mp_sgd_mom_update",
             "preloaded_multi_mp_sgd_update", "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update",
             "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
-_RANDOM = ("shuffle", "random_pdf_dirichlet", "random_pdf_exponential", "random_pdf_gamma",
-           "random_pdf_generalized_negative_binomial", "random_pdf_negative_binomial", "random_pdf_normal",
-           "random_pdf_poisson", "random_pdf_uniform", "sample_exponential", "sample_gamma",
+_RANDOM = ("shuffle", "sample_exponential", "sample_gamma",
            "sample_generalized_negative_binomial", "sample_multinomial", "sample_negative_binomial",
            "sample_normal", "sample_poisson", "sample_uniform")
 _IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize", "random_brightness",
@@ -49,7 +47,7 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "mx.sym": _UPDATES + ("sgd_update", "sgd_mom_update"), "mx.nd": _UPDATES,
         "mx.sym.contrib": ("adamw_update", "mp_adamw_update", "group_adagrad_update"),
         "mx.nd.contrib": _CONTRIB_UPDATES},
-    "samplers with per-element parameters (_sample_*), their densities (random_pdf_*), multinomial and "
+    "samplers with per-element parameters (_sample_*), multinomial and "
     "shuffle (the random_* samplers draw from the seeded generator on both targets)": {
         "mx.sym": _RANDOM, "mx.nd": _RANDOM,
         "mx.sym.random": ("multinomial", "shuffle"), "mx.nd.random": ("multinomial",)},

@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     nn,
     norm,
     random_ops,
+    random_pdf,
     reduce,
     rnn,
     roi,
