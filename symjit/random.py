@@ -22,7 +22,8 @@ from .base import DTypeError, MXNetError, ParamError, np_dtype, shape_str
 from .ndarray.creation import norm_shape, place
 from .ndarray.ndarray import NDArray
 
-__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "exponential", "poisson",
+__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "multinomial", "exponential",
+           "poisson",
            "next_seed"]
 
 _rng = np.random.default_rng()
@@ -62,8 +63,34 @@ def _param(x: Any, where: str, arg: str) -> tuple[np.ndarray, NDArray | None]:
     raise DTypeError(f"{where}: parameter '{arg}' must be a number or an NDArray, got {type(x).__name__}")
 
 
+def _sample_draw(dist: str, params: dict[str, Any], shape: Any, dtype: Any, out: NDArray | None,
+                 where: str) -> NDArray:
+    """One distribution per element: the registered ``_sample_<dist>`` (compiled, on the
+    parameters' device), given every parameter as an NDArray of one shape."""
+    from .ndarray import dispatch
+    given = [k for k, v in params.items() if not isinstance(v, NDArray)]
+    if given:
+        raise MXNetError(f"{where}: with NDArray parameters (one distribution per element) every "
+                         f"parameter must be an NDArray; {given} are not")
+    full: dict[str, Any] = {"shape": () if shape is None else norm_shape(shape, where)}
+    if dtype is not None:
+        full["dtype"] = np_dtype(dtype).name
+    return dispatch.invoke(f"_sample_{dist}", list(params.values()), full,
+                           [out] if out is not None else None, where)[0]
+
+
+def _has_arrays(params: dict[str, Any]) -> bool:
+    return any(isinstance(v, NDArray) for v in params.values())
+
+
 def _draw(where: str, sampler: Any, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any,
           out: NDArray | None, default_dtype: str = "float32") -> NDArray:
+    if _has_arrays(params) and where != "random.randint":
+        dist = where.split(".")[1]
+        if dist == "exponential":          # MXNet's sampler takes the rate
+            scale = params["scale"]
+            params = {"lam": 1.0 / scale if isinstance(scale, NDArray) else scale}
+        return _sample_draw(dist, params, shape, dtype, out, where)
     values = {k: _param(v, where, k) for k, v in params.items()}
     arrays = [nd for _, nd in values.values() if nd is not None]
     base = arrays[0].shape if arrays else ()
@@ -175,21 +202,39 @@ def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
     >>> sorted(mx.random.shuffle(mx.nd.arange(4)).asnumpy().tolist())
     [0.0, 1.0, 2.0, 3.0]
     """
+    from .ndarray import dispatch
     if not isinstance(data, NDArray):
         raise DTypeError(f"random.shuffle: data must be an NDArray, got {type(data).__name__}")
-    host = data.asnumpy()
-    _rng.shuffle(host, axis=0)
-    return place(host, data.context, "random.shuffle", kwargs.get("out"))
+    out = kwargs.get("out")
+    return dispatch.invoke("_shuffle", [data], {}, [out] if out is not None else None, "random.shuffle")[0]
+
+
+def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, out: NDArray | None = None,
+                dtype: Any = "int32", **kwargs: Any) -> Any:
+    """Category indices drawn from the probabilities on ``data``'s last axis (``shape`` draws per
+    distribution); with ``get_prob`` also their log-probabilities (the registered
+    ``_sample_multinomial``).
+
+    >>> import symjit as mx
+    >>> mx.random.multinomial(mx.nd.array([[0.0, 1.0], [1.0, 0.0]]), shape=(3,)).asnumpy().tolist()
+    [[1, 1, 1], [0, 0, 0]]
+    """
+    from .ndarray import dispatch
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"random.multinomial: data must be an NDArray, got {type(data).__name__}")
+    params = {"shape": () if shape is None else norm_shape(shape, "random.multinomial"),
+              "get_prob": bool(get_prob), "dtype": np_dtype(dtype).name}
+    outs = dispatch.invoke("_sample_multinomial", [data], params, None if out is None else
+                           (list(out) if isinstance(out, (list, tuple)) else [out]), "random.multinomial")
+    return outs if get_prob else outs[0]
 
 
 def _registry_draw(dist: str, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any, out: NDArray | None,
                    where: str) -> NDArray:
     """A draw by the registered sampler ``_random_<dist>`` (compiled, on ``ctx``): number params."""
     from .ndarray import dispatch
-    for k, v in params.items():
-        if isinstance(v, NDArray):
-            raise MXNetError(f"{where}: parameter '{k}' as an NDArray (one distribution per element) is "
-                             "not supported for this distribution yet; give a number")
+    if _has_arrays(params):
+        return _sample_draw(dist, params, shape, dtype, out, where)
     full = {**params, "shape": () if shape is None else norm_shape(shape, where)}
     if dtype is not None:
         full["dtype"] = np_dtype(dtype).name

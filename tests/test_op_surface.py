@@ -25,9 +25,6 @@ _UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "
             "multi_sgd_mom_update", "multi_sgd_update", "nag_mom_update", "preloaded_multi_mp_sgd_mom_update",
             "preloaded_multi_mp_sgd_update", "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update",
             "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
-_RANDOM = ("shuffle", "sample_exponential", "sample_gamma",
-           "sample_generalized_negative_binomial", "sample_multinomial", "sample_negative_binomial",
-           "sample_normal", "sample_poisson", "sample_uniform")
 _IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize", "random_brightness",
           "random_color_jitter", "random_contrast", "random_flip_left_right", "random_flip_top_bottom",
           "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
@@ -47,10 +44,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "mx.sym": _UPDATES + ("sgd_update", "sgd_mom_update"), "mx.nd": _UPDATES,
         "mx.sym.contrib": ("adamw_update", "mp_adamw_update", "group_adagrad_update"),
         "mx.nd.contrib": _CONTRIB_UPDATES},
-    "samplers with per-element parameters (_sample_*), multinomial and "
-    "shuffle (the random_* samplers draw from the seeded generator on both targets)": {
-        "mx.sym": _RANDOM, "mx.nd": _RANDOM,
-        "mx.sym.random": ("multinomial", "shuffle"), "mx.nd.random": ("multinomial",)},
     "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
         "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
     "spatial sampling and region pooling": {

@@ -69,11 +69,71 @@ def test_seeded_draws_repeat_and_each_call_draws_anew():
     assert (mx.nd.random.gamma(2.0, 1.0, shape=(5,)).asnumpy() == first).all()
 
 
-def test_symbol_parameters_are_a_clear_error():
-    with pytest.raises(mx.MXNetError, match="_sample_uniform"):
+def test_mixed_number_and_array_parameters_are_a_clear_error():
+    with pytest.raises(mx.MXNetError, match=r"random.uniform: with Symbol parameters .*\['high'\]"):
         mx.sym.random.uniform(mx.sym.Variable("lo"), 1.0)
-    with pytest.raises(mx.MXNetError, match="gamma"):
+    with pytest.raises(mx.MXNetError, match=r"random.gamma: with NDArray parameters .*\['beta'\]"):
         mx.nd.random.gamma(mx.nd.ones((2,)), 1.0)
+
+
+# (dist, parameter arrays (one distribution per row), the rows' means and variances)
+PER_ELEMENT = [
+    ("uniform", ([-1.0, 2.0], [3.0, 2.5]), [1.0, 2.25], [16 / 12, 0.25 / 12]),
+    ("normal", ([1.0, -5.0], [2.0, 0.5]), [1.0, -5.0], [4.0, 0.25]),
+    ("gamma", ([0.5, 3.0], [2.0, 1.0]), [1.0, 3.0], [2.0, 3.0]),
+    ("exponential", ([2.0, 0.5],), [0.5, 2.0], [0.25, 4.0]),
+    ("poisson", ([3.0, 30.0],), [3.0, 30.0], [3.0, 30.0]),
+    ("negative_binomial", ([3.0, 1.0], [0.4, 0.5]), [4.5, 1.0], [11.25, 2.0]),
+    ("generalized_negative_binomial", ([2.0, 5.0], [0.5, 0.1]), [2.0, 5.0], [4.0, 7.5]),
+]
+
+
+@pytest.mark.parametrize("dist, params, means, variances", PER_ELEMENT, ids=[d for d, *_ in PER_ELEMENT])
+def test_per_element_samplers(dist, params, means, variances):
+    """sample_<dist> (and mx.nd.random.<dist> with NDArray parameters): each row has its own moments."""
+    mx.random.seed(13)
+    arrays = [mx.nd.array(p, dtype="float64") for p in params]
+    x = getattr(mx.nd, f"sample_{dist}")(*arrays, shape=(20000,)).asnumpy()
+    assert x.shape == (2, 20000) and x.dtype == np.float64
+    for row, mean, var in zip(x, means, variances):
+        _check_moments(row, mean, var, 6)
+    sym = getattr(mx.sym, f"sample_{dist}")(*[mx.sym.Variable(f"p{i}") for i in range(len(params))],
+                                             shape=(2, 3), dtype="float32")
+    shapes = {f"p{i}": (4,) for i in range(len(params))}
+    assert sym.infer_shape(**shapes)[1] == [(4, 2, 3)]
+
+
+def test_multinomial_frequencies_log_probabilities_and_gradient():
+    mx.random.seed(17)
+    probs = np.array([[0.1, 0.6, 0.3], [0.5, 0.0, 0.5]])
+    draws, logp = mx.nd.random.multinomial(mx.nd.array(probs, dtype="float64"), shape=(20000,), get_prob=True)
+    d = draws.asnumpy()
+    assert draws.dtype == np.int32 and d.shape == (2, 20000)
+    for row, p in zip(d, probs):
+        freq = np.bincount(row, minlength=3) / row.size
+        assert np.abs(freq - p).max() < 6 * np.sqrt(0.25 / row.size), (freq, p)
+    np.testing.assert_allclose(logp.asnumpy(), np.log(probs[np.arange(2)[:, None], d]))
+    # d sum(log p(draws)) / d probs = count of each category / its probability
+    data = mx.sym.Variable("data")
+    out = mx.sym.random.multinomial(data, shape=(50,), get_prob=True)
+    ex = mx.sym.Group([mx.sym.BlockGrad(out[0]), mx.sym.MakeLoss(mx.sym.sum(out[1]))]).bind(
+        mx.cpu(), {"data": mx.nd.array(probs, dtype="float64")}, args_grad={"data": mx.nd.zeros((2, 3),
+                                                                                       dtype="float64")})
+    drawn = ex.forward(is_train=True)[0].asnumpy()
+    ex.backward()
+    counts = np.stack([np.bincount(r, minlength=3) for r in drawn])
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), np.where(counts > 0, counts / np.where(
+        probs > 0, probs, 1.0), 0.0))
+
+
+def test_shuffle_permutes_rows():
+    mx.random.seed(19)
+    x = np.arange(24.0).reshape(8, 3)
+    a = mx.nd.random.shuffle(mx.nd.array(x)).asnumpy()
+    b = mx.nd.random.shuffle(mx.nd.array(x)).asnumpy()
+    assert sorted(map(tuple, a)) == sorted(map(tuple, x)) and not (a == x).all() and not (a == b).all()
+    mx.random.seed(19)
+    np.testing.assert_array_equal(mx.nd.shuffle(mx.nd.array(x)).asnumpy(), a)
 
 
 @pytest.mark.gpu

@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     reduce,
     rnn,
     roi,
+    sample_ops,
     shape,
     sort,
     source,

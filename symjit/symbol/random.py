@@ -1,6 +1,6 @@
 """``mx.sym.random``: symbols drawing from the registered samplers (:mod:`symjit.ops.random_ops`),
-with MXNet's signatures. Distribution parameters given as Symbols (MXNet's ``_sample_*`` ops, one
-distribution per element) are not supported yet: a clear error.
+with MXNet's signatures. Distribution parameters given as Symbols draw one distribution per
+element (MXNet's ``_sample_*`` ops, :mod:`symjit.ops.sample_ops`).
 
 >>> import symjit as mx
 >>> mx.sym.random.uniform(-1, 1, shape=(2, 3)).infer_shape()[1]
@@ -20,11 +20,14 @@ __all__ = ["uniform", "normal", "randn", "exponential", "gamma", "poisson", "neg
 
 def _draw(dist: str, params: dict, shape: Any, dtype: Any, kwargs: dict) -> Symbol:
     symbols = [k for k, v in params.items() if isinstance(v, Symbol)]
-    if symbols:
-        raise MXNetError(f"random.{dist}: parameters {symbols} given as Symbols (one distribution per "
-                         "element, MXNet's _sample_" + dist + ") are not supported yet; give numbers")
     extra = {} if dtype is None else {"dtype": dtype}
     shape = () if shape is None else shape
+    if symbols:            # one distribution per element: MXNet's _sample_<dist>
+        numbers = [k for k in params if k not in symbols]
+        if numbers or dist == "randint":
+            raise MXNetError(f"random.{dist}: with Symbol parameters (one distribution per element) every "
+                             f"parameter must be a Symbol; {numbers or list(params)} are not")
+        return make_op_symbol(f"_sample_{dist}", *params.values(), shape=shape, **extra, **kwargs)
     return make_op_symbol(f"_random_{dist}", shape=shape, **params, **extra, **kwargs)
 
 
@@ -45,7 +48,7 @@ def randn(*shape: int, loc: Any = 0.0, scale: Any = 1.0, dtype: Any = None, **kw
 
 def exponential(scale: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
     """Samples from the exponential distribution with mean ``scale`` (rate 1 / scale)."""
-    lam = scale if isinstance(scale, Symbol) else 1.0 / scale
+    lam = 1.0 / scale
     return _draw("exponential", {"lam": lam}, shape, dtype, kwargs)
 
 
@@ -93,3 +96,18 @@ gamma_like = _like("gamma", ("alpha", "beta"))
 poisson_like = _like("poisson", ("lam",))
 negative_binomial_like = _like("negative_binomial", ("k", "p"))
 generalized_negative_binomial_like = _like("generalized_negative_binomial", ("mu", "alpha"))
+
+
+def multinomial(data: Symbol, shape: Any = None, get_prob: bool = False, dtype: Any = "int32",
+                **kwargs: Any) -> Symbol:
+    """Category indices drawn from the probabilities on ``data``'s last axis (``_sample_multinomial``)."""
+    return make_op_symbol("_sample_multinomial", data, shape=() if shape is None else shape,
+                          get_prob=get_prob, dtype=dtype, **kwargs)
+
+
+def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
+    """``data`` with its rows (first axis) in a random order (``_shuffle``)."""
+    return make_op_symbol("_shuffle", data, **kwargs)
+
+
+__all__ += ["multinomial", "shuffle"]
