@@ -313,7 +313,7 @@ def install_nd_functions(module: Any) -> list[str]:
     for space, prefix in SUBSPACES.items():   # mx.nd.contrib.<name>: the operator <prefix><name>
         sub = sys.modules.get(f"{module.__name__}.{space}") or types.ModuleType(
             f"{module.__name__}.{space}", f"mx.nd.{space}: the operators {prefix}<name>.")
-        for n in sorted(all_ops()):
+        for n in sorted([*all_ops(), *aliases()]):
             if n.startswith(prefix) and not hasattr(sub, n[len(prefix):]):
                 setattr(sub, n[len(prefix):], nd_function(n))
         setattr(module, space, sub)

@@ -32,8 +32,7 @@ _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "mu
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
 _VISION = ("RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
-_DETECTION = ("MultiProposal", "Proposal", "bipartite_matching", "box_decode", "box_encode", "box_iou",
-              "box_nms", "box_non_maximum_suppression")
+_DETECTION = ("MultiProposal", "Proposal")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "fft", "ifft", "count_sketch", "hawkesll",
                  "backward_hawkesll", "rand_zipfian", "uniform", "CTCLoss", "ctc_loss")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import detection_kernels as dk
+from ..ops.box import batch_size
 from ..ops.detection import prior_halves
 from ..ops.sort import argsort_row
 from .emit import literal
@@ -115,3 +116,82 @@ def _detection_scratch(node, ins, outs):
 rule("_contrib_MultiBoxPrior", ANY, multibox_prior)
 rule("_contrib_MultiBoxTarget", ANY, multibox_target, workspace=_target_scratch)
 rule("_contrib_MultiBoxDetection", ANY, multibox_detection, workspace=_detection_scratch)
+
+
+def box_nms(k, node, ins, outs) -> None:
+    p = node.params
+    shape = k.info[ins[0]].shape
+    n, width = shape[-2], shape[-1]
+    nb = batch_size(shape, 2)
+    dt = k.info[outs[0]].dtype
+    data, out = _view(k, ins[0], nb, n, width), _view(k, outs[0], nb, n, width)
+    record = _view(k, outs[1], nb, n)
+    score, rows, ind, tmp, dropped = (_view(k, s, nb, n, 1) for s in k.workspace)
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(nb)])
+    b, count, keep = idx[0], k.tmp("count"), k.tmp("keep")
+    k.line(f"{count} = {k.module.body(dk.nms_candidates)}({data}, {score}, {rows}, {b}, {n}, "
+           f"{p['score_index']}, {p['id_index']}, {p['background_id']}, "
+           f"{literal(float(p['valid_thresh']), dt)})")
+    k.line(f"{k.module.body(argsort_row)}({score}, {b}, 0, {count}, {ind}, {tmp}, False)")
+    k.line(f"{keep} = {count}" if p["topk"] <= 0 else f"{keep} = min({count}, {int(p['topk'])})")
+    k.line(f"{k.module.body(dk.nms_write)}({data}, {rows}, {ind}, {dropped}, {out}, {record}, {b}, {n}, "
+           f"{width}, {count}, {keep}, {p['coord_start']}, {p['id_index']}, {bool(p['force_suppress'])}, "
+           f"{literal(float(p['overlap_thresh']), dt)}, {p['in_format'] == 'center'}, "
+           f"{p['out_format'] == 'center'})")
+    target.close_loop(k, idx)
+
+
+def box_nms_backward(k, node, ins, outs) -> None:
+    shape = k.info[ins[0]].shape
+    n, width = shape[-2], shape[-1]
+    nb = batch_size(shape, 2)
+    g, dx = _view(k, ins[0], nb, n, width), _view(k, outs[0], nb, n, width)
+    record = _view(k, ins[1], nb, n)
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(nb)])
+    k.line(f"{k.module.body(dk.nms_backward)}({g}, {record}, {dx}, {idx[0]}, {n}, {width})")
+    target.close_loop(k, idx)
+
+
+def box_encode(k, node, ins, outs) -> None:
+    nb, n = k.info[ins[0]].shape
+    m = k.info[ins[3]].shape[1]
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(nb)])
+    k.line(f"{k.module.body(dk.encode_boxes)}({', '.join(ins)}, {outs[0]}, {outs[1]}, {idx[0]}, {n}, {m})")
+    target.close_loop(k, idx)
+
+
+def bipartite_matching(k, node, ins, outs) -> None:
+    p = node.params
+    shape = k.info[ins[0]].shape
+    n, m = shape[-2], shape[-1]
+    nb = batch_size(shape, 2)
+    dt = k.info[outs[0]].dtype
+    scores = _view(k, ins[0], nb, n * m, 1)
+    x, y = _view(k, outs[0], nb, n), _view(k, outs[1], nb, m)
+    ind, tmp = (_view(k, s, nb, n * m, 1) for s in k.workspace)
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(nb)])
+    b = idx[0]
+    k.line(f"{k.module.body(argsort_row)}({scores}, {b}, 0, {n * m}, {ind}, {tmp}, {bool(p['is_ascend'])})")
+    k.line(f"{k.module.body(dk.greedy_match)}({scores}, {ind}, {x}, {y}, {b}, {n}, {m}, "
+           f"{literal(float(p['threshold']), dt)}, {bool(p['is_ascend'])}, {int(p['topk'])})")
+    target.close_loop(k, idx)
+
+
+def _nms_scratch(node, ins, outs):
+    size = int(np.prod(ins[0].shape[:-1]))
+    dt = np.dtype(outs[0].dtype)
+    return [((size,), dt)] + [((size,), np.dtype(np.int64))] * 4
+
+
+def _bpm_scratch(node, ins, outs):
+    return [((int(np.prod(ins[0].shape)),), np.dtype(np.int64))] * 2
+
+
+rule("_contrib_box_nms", ANY, box_nms, workspace=_nms_scratch)
+rule("_backward_contrib_box_nms", ANY, box_nms_backward)
+rule("_contrib_box_encode", ANY, box_encode)
+rule("_contrib_bipartite_matching", ANY, bipartite_matching, workspace=_bpm_scratch)

@@ -1,6 +1,7 @@
 """Imports every op family module so that their records register (composite ops import the
 families they expand to themselves)."""
 from . import (  # noqa: F401
+    box,
     broadcast,
     composite,
     composite_misc,

@@ -9,7 +9,8 @@ import math
 
 from numba.extending import register_jitable
 
-__all__ = ["box_iou", "match_anchors", "decode_detections", "suppress"]
+__all__ = ["box_iou", "match_anchors", "decode_detections", "suppress", "corner_iou", "nms_candidates",
+           "nms_write", "nms_backward", "encode_boxes", "greedy_match"]
 
 
 @register_jitable
@@ -196,3 +197,137 @@ def suppress(rows, order, out, n, count, num_anchors, keep, nms_threshold, force
                 if box_iou(out[n, q, 2], out[n, q, 3], out[n, q, 4], out[n, q, 5],
                            out[n, r, 2], out[n, r, 3], out[n, r, 4], out[n, r, 5]) > nms_threshold:
                     out[n, r, 0] = -1.0
+
+
+@register_jitable
+def corner_iou(a0, a1, a2, a3, b0, b1, b2, b3, center):
+    """IoU of two boxes given as corners, or as (x, y, width, height) with ``center``."""
+    if center:
+        return box_iou(a0 - a2 * 0.5, a1 - a3 * 0.5, a0 + a2 * 0.5, a1 + a3 * 0.5,
+                       b0 - b2 * 0.5, b1 - b3 * 0.5, b0 + b2 * 0.5, b1 + b3 * 0.5)
+    return box_iou(a0, a1, a2, a3, b0, b1, b2, b3)
+
+
+def nms_candidates(data, score, rows, b, n, score_index, id_index, background_id, valid_thresh):
+    """box_nms for batch ``b``: the rows whose score exceeds ``valid_thresh`` (and whose class is
+    not ``background_id``), in order, into ``rows[b]`` with their scores in ``score[b, :, 0]``;
+    returns how many."""
+    count = 0
+    for i in range(n):
+        if data[b, i, score_index] <= valid_thresh:
+            continue
+        if id_index >= 0 and background_id >= 0 and data[b, i, id_index] == background_id:
+            continue
+        rows[b, count, 0] = i
+        score[b, count, 0] = data[b, i, score_index]
+        count += 1
+    return count
+
+
+def nms_write(data, rows, order, dropped, out, record, b, n, width, count, keep, coord, id_index,
+              force_suppress, overlap, in_center, out_center):
+    """Suppress among the ``keep`` best candidates (by ``order``) and write batch ``b``'s kept
+    rows best first (coordinates converted to the output format), the rest of ``out[b]`` -1;
+    ``record[b, q]`` is the input row of output row q (-1 for none)."""
+    for q in range(n):
+        record[b, q] = -1.0
+        for c in range(width):
+            out[b, q, c] = -1.0
+    for q in range(keep):
+        dropped[b, q, 0] = 0
+    for q in range(keep):
+        if dropped[b, q, 0]:
+            continue
+        i = rows[b, order[b, q, 0], 0]
+        for r in range(q + 1, keep):
+            if dropped[b, r, 0]:
+                continue
+            j = rows[b, order[b, r, 0], 0]
+            if id_index >= 0 and not force_suppress and data[b, i, id_index] != data[b, j, id_index]:
+                continue
+            if corner_iou(data[b, i, coord], data[b, i, coord + 1], data[b, i, coord + 2],
+                          data[b, i, coord + 3], data[b, j, coord], data[b, j, coord + 1],
+                          data[b, j, coord + 2], data[b, j, coord + 3], in_center) > overlap:
+                dropped[b, r, 0] = 1
+    kept = 0
+    for q in range(keep):
+        if dropped[b, q, 0]:
+            continue
+        i = rows[b, order[b, q, 0], 0]
+        for c in range(width):
+            out[b, kept, c] = data[b, i, c]
+        x0 = data[b, i, coord]
+        y0 = data[b, i, coord + 1]
+        x1 = data[b, i, coord + 2]
+        y1 = data[b, i, coord + 3]
+        if in_center and not out_center:
+            out[b, kept, coord] = x0 - x1 * 0.5
+            out[b, kept, coord + 1] = y0 - y1 * 0.5
+            out[b, kept, coord + 2] = x0 + x1 * 0.5
+            out[b, kept, coord + 3] = y0 + y1 * 0.5
+        elif out_center and not in_center:
+            out[b, kept, coord] = (x0 + x1) * 0.5
+            out[b, kept, coord + 1] = (y0 + y1) * 0.5
+            out[b, kept, coord + 2] = x1 - x0
+            out[b, kept, coord + 3] = y1 - y0
+        record[b, kept] = i
+        kept += 1
+
+
+def nms_backward(g, record, dx, b, n, width):
+    """``dx[b]``: each kept output row's gradient back at its input row, 0 elsewhere."""
+    for q in range(n):
+        for c in range(width):
+            dx[b, q, c] = 0.0
+    for q in range(n):
+        i = int(record[b, q])
+        if i >= 0:
+            for c in range(width):
+                dx[b, i, c] = g[b, q, c]
+
+
+def encode_boxes(samples, matches, anchors, refs, means, stds, out, mask, b, n, m):
+    """box_encode for batch ``b``: each positive sample's (anchor, matched reference) offsets
+    normalised by ``means``/``stds``, mask 1; 0 elsewhere. A match outside [0, m) encodes nothing."""
+    for i in range(n):
+        j = int(matches[b, i])
+        for c in range(4):
+            out[b, i, c] = 0.0
+            mask[b, i, c] = 0.0
+        if samples[b, i] > 0.5 and j >= 0 and j < m:
+            aw = anchors[b, i, 2] - anchors[b, i, 0]
+            ah = anchors[b, i, 3] - anchors[b, i, 1]
+            rw = refs[b, j, 2] - refs[b, j, 0]
+            rh = refs[b, j, 3] - refs[b, j, 1]
+            dx = (refs[b, j, 0] + rw * 0.5) - (anchors[b, i, 0] + aw * 0.5)
+            dy = (refs[b, j, 1] + rh * 0.5) - (anchors[b, i, 1] + ah * 0.5)
+            out[b, i, 0] = (dx / aw - means[0]) / stds[0]
+            out[b, i, 1] = (dy / ah - means[1]) / stds[1]
+            out[b, i, 2] = (math.log(rw / aw) - means[2]) / stds[2]
+            out[b, i, 3] = (math.log(rh / ah) - means[3]) / stds[3]
+            for c in range(4):
+                mask[b, i, c] = 1.0
+
+
+def greedy_match(scores, order, x, y, b, n, m, threshold, ascend, topk):
+    """bipartite_matching for batch ``b``: pairs taken best score first (``order``), each row and
+    column once, until a score is below ``threshold`` (above it with ``ascend``), at most ``topk``
+    pairs (all when <= 0; MXNet 1.9.1's CPU build takes one more than documented)."""
+    for i in range(n):
+        x[b, i] = -1.0
+    for j in range(m):
+        y[b, j] = -1.0
+    count = 0
+    for q in range(n * m):
+        if topk > 0 and count >= topk:
+            break
+        k = order[b, q, 0]
+        s = scores[b, k, 0]
+        if (s > threshold) if ascend else (s < threshold):
+            break
+        i = k // m
+        j = k % m
+        if x[b, i] < 0.0 and y[b, j] < 0.0:
+            x[b, i] = j
+            y[b, j] = i
+            count += 1

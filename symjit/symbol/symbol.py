@@ -475,6 +475,16 @@ def Group(symbols: list[Symbol]) -> Symbol:
     return Symbol([e for s in symbols for e in s._outputs])
 
 
+def _name_hint(op_name: str) -> str:
+    """The automatic name's stem: the lower-cased op name, without a sub-namespace prefix
+    (``_contrib_box_nms`` -> ``box_nms0``, ``_linalg_potrf`` -> ``potrf0``), as MXNet names them."""
+    hint = op_name.lower()
+    for prefix in ("_contrib_", "_linalg_", "_image_"):
+        if hint.startswith(prefix):
+            return hint[len(prefix):]
+    return hint
+
+
 def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                    attr: dict[str, str] | None = None, **kwargs: Any) -> Symbol:
     """Apply the registered operator ``op_name`` (or an alias) to symbols and params.
@@ -497,7 +507,7 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
             raise MXNetError(f"{op_name}: inputs must be given positionally")
         raw_params.setdefault(op.variadic, len(args))
     params = op.parse_params(raw_params)
-    node_name = current_name_manager().get(name, op_name.lower())
+    node_name = current_name_manager().get(name, _name_hint(op_name))
     arg_names, aux_names = op.list_arguments(params), op.list_aux(params)
     slots = arg_names + aux_names
     given: dict[str, Symbol] = {}
