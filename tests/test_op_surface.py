@@ -34,7 +34,7 @@ _VISION = ("RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _DETECTION = ("MultiProposal", "Proposal")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "fft", "ifft", "count_sketch", "hawkesll",
-                 "backward_hawkesll", "rand_zipfian", "uniform", "CTCLoss", "ctc_loss")
+                 "backward_hawkesll", "rand_zipfian", "uniform")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
@@ -49,7 +49,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
     "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
-    "sequence losses": {"*": ("CTCLoss", "ctc_loss")},
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),

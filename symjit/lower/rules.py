@@ -116,6 +116,7 @@ def _load() -> None:
         from . import (  # noqa: F401
             accumulate,
             cpu,
+            ctc,
             cuda,
             detection,
             elementwise,
