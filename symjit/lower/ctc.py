@@ -25,8 +25,9 @@ def _ctc(k, node, ins, outs) -> None:
     lab_len = k.info[ins[1]].shape[1]
     first = p["blank_label"] == "first"
     rest = list(ins[2:])
-    dlen = rest.pop(0) if p["use_data_lengths"] else ins[1]
-    llen = rest.pop(0) if p["use_label_lengths"] else ins[1]
+    # an unused length argument gets the (N,) loss array: never read, but typed like the lengths
+    dlen = rest.pop(0) if p["use_data_lengths"] else outs[0]
+    llen = rest.pop(0) if p["use_label_lengths"] else outs[0]
     lp, alpha, beta = k.workspace
     target = get_target(k.module.target)
     idx = target.open_loop(k, [str(n)])
