@@ -35,10 +35,10 @@ from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
-from .lower.target import target_for
+from .lower.target import get_target, target_for
 from .ndarray import NDArray, dispatch, storage
 from .ops.registry import Kind, get_op
-from .symbol.symbol import Variable, make_op_symbol
+from .symbol.symbol import Variable, make_op_symbol, min_inputs, positional_inputs
 
 __all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions"]
 
@@ -97,9 +97,14 @@ class _Call:
         phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
                              storage.stream(ctx))
         self.steps = []
+        module, target = self.compiled.module, get_target(self.compiled.target)
         for seg, payload in phases.get("forward", []):
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
-            self.steps.append((getattr(self.compiled.module, seg.name), list(payload), fills))
+            if seg.kind == "calls":     # a big program: its kernels called one by one from here
+                fn = _host_calls(module, target, seg, len(payload) - len(seg.vids))
+            else:
+                fn = getattr(module, seg.name)
+            self.steps.append((fn, list(payload), fills))
 
     def run(self, buffers: list) -> None:
         """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
@@ -110,6 +115,14 @@ class _Call:
                     buf = buffers[s.index]
                     args[i] = buf if s.shape is None else buf.reshape(s.shape)
                 fn(*args)
+
+
+def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
+    """A function running a ``calls`` segment's kernels on the arguments of this call."""
+    def run(*args: Any) -> None:
+        for fn, call_args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, args[lead:]))):
+            fn(*call_args)
+    return run
 
 
 def _params_key(params: dict) -> tuple:
@@ -259,7 +272,8 @@ def clear_calls() -> None:
 
 def nd_function(called: str) -> Any:
     """``mx.nd.<called>``: the registered operator ``called`` (or alias) as an NDArray function:
-    inputs positionally (in the operator's order) or by input name, params by keyword, ``out=``
+    inputs positionally (in the operator's order) or by input name, params by keyword (or
+    positionally after the inputs, in the operator's parameter order, as MXNet allows), ``out=``
     an NDArray (or a list, one per output); returns the output, or the list of visible outputs.
     It runs the operator's compiled program on the inputs' device (:func:`invoke`), in inference
     mode (BatchNorm with its moving statistics, Dropout as the identity), as MXNet's NDArray
@@ -267,10 +281,16 @@ def nd_function(called: str) -> Any:
     op = get_op(called)
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
-        for i, a in enumerate(args):
-            if not isinstance(a, NDArray):
-                raise DTypeError(f"{called}: positional input {i} must be an NDArray, got "
-                                 f"{type(a).__name__}; pass parameters by keyword")
+        n_arrays = positional_inputs(op, args, kwargs, NDArray)
+        args, extra = args[:n_arrays], args[n_arrays:]
+        if any(isinstance(a, NDArray) for a in extra) or (extra and n_arrays < min_inputs(op, kwargs)):
+            raise DTypeError(f"{called}: positional input {n_arrays} must be an NDArray, got "
+                             f"{type(extra[0]).__name__}; inputs come first, then parameters")
+        if extra:      # parameters given positionally after the inputs, in the operator's order
+            free = [p.name for p in op.params if p.name not in kwargs]
+            if len(extra) > len(free):
+                raise MXNetError(f"{called}: {len(extra)} positional parameter(s) given, it has {free}")
+            kwargs = {**kwargs, **dict(zip(free, extra))}
         given_kw = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
         params = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
         if op.variadic is not None:

@@ -71,3 +71,29 @@ def test_symbol_functions_take_symbols_or_numbers():
         mx.sym.maximum("a", x)
     with pytest.raises(mx.MXNetError, match="infer_range"):
         mx.sym.arange(0, infer_range=True)
+
+
+def test_parameters_given_positionally_after_the_inputs():
+    """MXNet's generated functions take parameters positionally after the inputs
+    (``mx.nd.image.crop(image, 1, 1, 2, 2)`` in its documentation)."""
+    img = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 4, 3))
+    np.testing.assert_array_equal(mx.nd.image.crop(img, 1, 0, 2, 1).asnumpy(), img.asnumpy()[0:1, 1:3])
+    sym = mx.sym.image.random_brightness(mx.sym.Variable("x"), 0.5, 0.7)
+    assert sym.attr_dict()[sym.name]["min_factor"] == "0.5"
+    with pytest.raises(TypeError, match="positional inputs must be Symbols"):
+        mx.sym.FullyConnected(mx.sym.Variable("x"), 3, num_hidden=2)     # 3 lands in the weight slot
+    with pytest.raises(mx.MXNetError, match="positional parameter"):
+        mx.nd.image.crop(img, 1, 0, 2, 1, 5)
+
+
+def test_imdecode_clip_rect_and_mean():
+    from symjit.recordio import encode_image
+    pixels = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
+    buf = encode_image(pixels[:, :, ::-1], img_fmt=".png")         # OpenCV encodes BGR
+    full = mx.nd.imdecode(buf)
+    assert full.dtype == np.uint8 and full.shape == (4, 6, 3)
+    np.testing.assert_array_equal(full.asnumpy(), pixels)
+    part = mx.nd.imdecode(buf, clip_rect=(1, 2, 4, 4), mean=mx.nd.ones((2, 3, 3)))
+    np.testing.assert_array_equal(part.asnumpy(), pixels[2:4, 1:4].astype(np.float32) - 1)
+    with pytest.raises(mx.MXNetError, match="clip_rect"):
+        mx.nd.imdecode(buf, clip_rect=(0, 0, 9, 9))

@@ -25,9 +25,6 @@ _UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "
             "multi_sgd_mom_update", "multi_sgd_update", "nag_mom_update", "preloaded_multi_mp_sgd_mom_update",
             "preloaded_multi_mp_sgd_update", "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update",
             "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
-_IMAGE = ("adjust_lighting", "crop", "flip_left_right", "flip_top_bottom", "normalize", "random_brightness",
-          "random_color_jitter", "random_contrast", "random_flip_left_right", "random_flip_top_bottom",
-          "random_hue", "random_lighting", "random_saturation", "resize", "to_tensor")
 _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
 _VISION = ("RROIAlign", "PSROIPooling",
@@ -43,8 +40,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
         "mx.sym": _UPDATES + ("sgd_update", "sgd_mom_update"), "mx.nd": _UPDATES,
         "mx.sym.contrib": ("adamw_update", "mp_adamw_update", "group_adagrad_update"),
         "mx.nd.contrib": _CONTRIB_UPDATES},
-    "image operators (mx.nd.image / mx.sym.image) and mx.nd.imdecode": {
-        "mx.sym.image": _IMAGE, "mx.nd.image": _IMAGE, "mx.nd": ("imdecode",)},
     "spatial sampling and region pooling": {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},

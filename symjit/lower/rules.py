@@ -121,6 +121,7 @@ def _load() -> None:
             detection,
             elementwise,
             gather,
+            image,
             indexing,
             linalg,
             neutral,

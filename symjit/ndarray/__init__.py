@@ -79,3 +79,40 @@ __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "a
             "save_tobuffer", "random",
             "random_uniform", "random_normal", "random_randint"]
            + list(_ops.__all__) + list(_shape_ops.__all__) + ["sgd_update", "sgd_mom_update"])
+
+
+def imdecode(str_img: Any, clip_rect: tuple = (0, 0, 0, 0), out: NDArray | None = None, index: int = 0,
+             channels: int = 3, mean: NDArray | None = None) -> NDArray:
+    """MXNet's (deprecated) ``mx.nd.imdecode``: decode a JPEG/PNG buffer into an (H, W, C) RGB uint8
+    NDArray (C = ``channels``, 3 or 1), cropped to ``clip_rect`` = (x0, y0, x1, y1) when it is not
+    all zeros, minus ``mean`` (an (H, W, C) NDArray; the result is then float32). ``index`` is
+    accepted and ignored, as in MXNet's single-image form.
+
+    >>> import numpy as np, symjit as mx
+    >>> from symjit.recordio import encode_image
+    >>> buf = encode_image(np.full((4, 6, 3), 9, np.uint8), img_fmt='.png')
+    >>> mx.nd.imdecode(buf, clip_rect=(1, 0, 4, 2)).shape
+    (2, 3, 3)
+    """
+    from ..base import ParamError
+    from ..image.ops import imdecode as _decode
+    if channels not in (1, 3):
+        raise ParamError(f"imdecode: channels must be 1 or 3, got {channels}")
+    img = _decode(str_img, flag=1 if channels == 3 else 0)
+    x0, y0, x1, y1 = (int(v) for v in clip_rect)
+    if (x0, y0, x1, y1) != (0, 0, 0, 0):
+        h, w = img.shape[:2]
+        if not (0 <= x0 < x1 <= w and 0 <= y0 < y1 <= h):
+            raise ParamError(f"imdecode: clip_rect {tuple(clip_rect)} is not inside the {w}x{h} image")
+        img = img[y0:y1, x0:x1]
+    if mean is not None:
+        if tuple(mean.shape) != tuple(img.shape):
+            raise ParamError(f"imdecode: mean has shape {tuple(mean.shape)}, the image {tuple(img.shape)}")
+        img = img.astype("float32") - mean
+    if out is not None:
+        out[:] = img
+        return out
+    return img
+
+
+__all__ += ["imdecode"]

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     detection,
     elementwise,
     elementwise_math,
+    image_ops,
     indexing,
     linalg,
     linalg_factor,

@@ -25,7 +25,7 @@ del _name, _fn
 # operator _contrib_<name>.
 import sys as _sys  # noqa: E402
 
-SUBSPACES = {"contrib": "_contrib_", "linalg": "_linalg_"}
+SUBSPACES = {"contrib": "_contrib_", "linalg": "_linalg_", "image": "_image_"}
 for _space, _prefix in SUBSPACES.items():
     _module = _types.ModuleType(f"{__name__}.{_space}", f"mx.sym.{_space}: the operators {_prefix}<name>.")
     for _name, _fn in _constructors().items():

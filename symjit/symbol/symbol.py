@@ -485,23 +485,53 @@ def _name_hint(op_name: str) -> str:
     return hint
 
 
+def min_inputs(op: Any, params: dict) -> int:
+    """How many inputs an operator takes given the keyword ``params`` (its static argument list's
+    length; for a list that depends on params, the one these params give, else 0)."""
+    if op.variadic is not None:
+        return 0
+    if not callable(op.arguments):
+        return len(op.arguments)
+    try:
+        return len(op.list_arguments(op.parse_params({k: v for k, v in params.items()
+                                                      if k in {p.name for p in op.params}})))
+    except MXNetError:
+        return 0
+
+
+def positional_inputs(op: Any, args: tuple, params: dict, kind: type) -> int:
+    """How many of ``args`` are inputs: all of them for a variadic op, else the leading ``kind``
+    values (the rest are parameters given positionally, MXNet's generated functions' order)."""
+    if op.variadic is not None:
+        return len(args)
+    return next((i for i, a in enumerate(args) if not isinstance(a, kind)), len(args))
+
+
 def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                    attr: dict[str, str] | None = None, **kwargs: Any) -> Symbol:
     """Apply the registered operator ``op_name`` (or an alias) to symbols and params.
 
     Symbols may come positionally (in argument order; all of them for a variadic op such as
-    Concat) or by argument name; everything else is a param. Inputs not given become variables
-    named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``, ``bn1_moving_mean``) carrying a
-    copy of the op's attributes, as in MXNet. ``op.extra['input_var_attrs']`` (slot -> attrs) adds
-    attributes to the variables read in those slots (BatchNorm's ``__init__`` of its moving stats).
+    Concat) or by argument name; everything else is a param, by keyword or positionally after the
+    symbols (in the operator's parameter order, as MXNet's generated functions take them). Inputs
+    not given become variables named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``,
+    ``bn1_moving_mean``) carrying a copy of the op's attributes, as in MXNet.
+    ``op.extra['input_var_attrs']`` (slot -> attrs) adds attributes to the variables read in those
+    slots (BatchNorm's ``__init__`` of its moving stats).
     """
     op = get_op(op_name)
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     raw_params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
-    for a in args:
-        if not isinstance(a, Symbol):
-            raise TypeError(f"{op_name}: positional inputs must be Symbols, got {type(a).__name__}; "
-                            "pass parameters by keyword")
+    n_syms = positional_inputs(op, args, raw_params, Symbol)
+    args, extra = args[:n_syms], args[n_syms:]
+    if any(isinstance(a, Symbol) for a in extra) or (extra and n_syms < min_inputs(op, raw_params)):
+        raise TypeError(f"{op_name}: positional inputs must be Symbols, got {type(extra[0]).__name__}; "
+                        "inputs come first, then parameters")
+    if extra:          # parameters given positionally after the inputs, in the operator's order
+        free = [p.name for p in op.params if p.name not in raw_params]
+        if len(extra) > len(free):
+            raise MXNetError(f"{op_name}: {len(extra)} positional parameter(s) given, it has {free}")
+        raw_params.update(zip(free, extra))
     if op.variadic is not None:
         if sym_kwargs:
             raise MXNetError(f"{op_name}: inputs must be given positionally")
