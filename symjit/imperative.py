@@ -338,6 +338,9 @@ def install_nd_functions(module: Any) -> list[str]:
                 setattr(sub, n[len(prefix):], nd_function(n))
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
+    from .contrib_functions import rand_zipfian_for, uniform_for
+    module.contrib.rand_zipfian = rand_zipfian_for(module, module.random)
+    module.contrib.uniform = uniform_for(module.random)
     return names
 
 

@@ -97,3 +97,17 @@ def test_imdecode_clip_rect_and_mean():
     np.testing.assert_array_equal(part.asnumpy(), pixels[2:4, 1:4].astype(np.float32) - 1)
     with pytest.raises(mx.MXNetError, match="clip_rect"):
         mx.nd.imdecode(buf, clip_rect=(0, 0, 9, 9))
+
+
+def test_dlpack_shares_memory():
+    x = mx.nd.array(np.arange(6.0).reshape(2, 3))
+    view = mx.nd.from_dlpack(mx.nd.to_dlpack_for_write(x))
+    view[1, 2] = -1.0
+    assert x.asnumpy()[1, 2] == -1.0
+    ro = mx.nd.from_dlpack(mx.nd.to_dlpack_for_read(x))
+    np.testing.assert_array_equal(ro.asnumpy(), x.asnumpy())
+    with pytest.raises(mx.MXNetError, match="read-only"):
+        ro[0, 0] = 3.0
+    np.testing.assert_array_equal(mx.nd.from_dlpack(np.arange(3.0)).asnumpy(), [0.0, 1.0, 2.0])
+    with pytest.raises(mx.MXNetError, match="from_dlpack"):
+        mx.nd.from_dlpack(object())

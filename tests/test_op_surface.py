@@ -30,8 +30,7 @@ _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "mu
 _VISION = ("RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _DETECTION = ("MultiProposal", "Proposal")
-_CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "fft", "ifft", "count_sketch", "hawkesll",
-                 "backward_hawkesll", "rand_zipfian", "uniform")
+_CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
@@ -47,7 +46,7 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),
-        "mx.nd": ("from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write", "Custom"),
+        "mx.nd": ("Custom",),
         "*.contrib": _CONTRIB_MISC},
 }
 

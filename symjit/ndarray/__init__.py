@@ -28,6 +28,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
 from .io import load, load_frombuffer, save, save_tobuffer
 from .ndarray import NDArray, NDArrayIndexError
 from .ops import *  # noqa: F403 - the operator functions are the public API
@@ -76,7 +77,7 @@ random_randint = random.randint
 
 __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "array", "arange",
             "eye", "linspace", "from_numpy", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
-            "save_tobuffer", "random",
+            "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
             "random_uniform", "random_normal", "random_randint"]
            + list(_ops.__all__) + list(_shape_ops.__all__) + ["sgd_update", "sgd_mom_update"])
 

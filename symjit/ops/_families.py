@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     roi,
     sample_ops,
     shape,
+    signal,
     sort,
     source,
 )

@@ -35,8 +35,13 @@ for _space, _prefix in SUBSPACES.items():
     __all__.append(_space)
 del _space, _prefix, _module
 
+from ..contrib_functions import rand_zipfian_for as _zipf  # noqa: E402
+from ..contrib_functions import uniform_for as _uniform  # noqa: E402
 from . import functions as _functions  # noqa: E402  (after the constructors: it uses them)
 from . import random  # noqa: E402,F401  (mx.sym.random)
+
+contrib.rand_zipfian = _zipf(_sys.modules[__name__], random)  # noqa: F821  (contrib is built above)
+contrib.uniform = _uniform(random)  # noqa: F821
 
 for _name in _functions.__all__:
     globals()[_name] = getattr(_functions, _name)
