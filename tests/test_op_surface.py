@@ -29,7 +29,6 @@ _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "mu
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
 _VISION = ("RROIAlign", "PSROIPooling",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
-_DETECTION = ("MultiProposal", "Proposal")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
@@ -42,7 +41,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "spatial sampling and region pooling": {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
-    "detection operators (SSD, Faster R-CNN)": {"mx.sym.contrib": _DETECTION, "mx.nd.contrib": _DETECTION},
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),

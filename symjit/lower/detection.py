@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ops import detection_kernels as dk
 from ..ops.box import batch_size
-from ..ops.detection import prior_halves
+from ..ops.detection import prior_halves, proposal_anchors
 from ..ops.sort import argsort_row
 from .emit import literal
 from .rules import ANY, rule
@@ -195,3 +195,43 @@ rule("_contrib_box_nms", ANY, box_nms, workspace=_nms_scratch)
 rule("_backward_contrib_box_nms", ANY, box_nms_backward)
 rule("_contrib_box_encode", ANY, box_encode)
 rule("_contrib_bipartite_matching", ANY, bipartite_matching, workspace=_bpm_scratch)
+
+
+def proposal(k, node, ins, outs) -> None:
+    p = node.params
+    n, a2, h, w = k.info[ins[0]].shape
+    na = a2 // 2
+    total = h * w * na
+    post = p["rpn_post_nms_top_n"]
+    dt = k.info[outs[0]].dtype
+    anchors = _view(k, k.workspace[0], n, na, 4)
+    props = _view(k, k.workspace[1], n, total, 4)
+    scores, ind, tmp, dropped = (_view(k, s, n, total, 1) for s in k.workspace[2:6])
+    keep = _view(k, k.workspace[6], n, post, 1)
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(n)])
+    b = idx[0]
+    for i, box in enumerate(proposal_anchors(p)):
+        for c, v in enumerate(box):
+            k.line(f"{anchors}[{b}, {i}, {c}] = {literal(float(v), dt)}")
+    k.line(f"{k.module.body(dk.proposal_boxes)}({ins[0]}, {ins[1]}, {ins[2]}, {anchors}, {props}, {scores}, "
+           f"{b}, {h}, {w}, {na}, {literal(float(p['feature_stride']), dt)}, "
+           f"{literal(float(p['rpn_min_size']), dt)})")
+    k.line(f"{k.module.body(argsort_row)}({scores}, {b}, 0, {total}, {ind}, {tmp}, False)")
+    k.line(f"{k.module.body(dk.proposal_select)}({props}, {scores}, {ind}, {dropped}, {keep}, {outs[0]}, "
+           f"{outs[1]}, {b}, {total}, {int(p['rpn_pre_nms_top_n'])}, {post}, "
+           f"{literal(float(p['threshold']), dt)})")
+    target.close_loop(k, idx)
+
+
+def _proposal_scratch(node, ins, outs):
+    n, a2, h, w = ins[0].shape
+    na, total = a2 // 2, ins[0].shape[2] * ins[0].shape[3] * (a2 // 2)
+    dt, i64 = np.dtype(outs[0].dtype), np.dtype(np.int64)
+    post = node.params["rpn_post_nms_top_n"]
+    return [((n * na * 4,), dt), ((n * total * 4,), dt), ((n * total,), dt), ((n * total,), i64),
+            ((n * total,), i64), ((n * total,), i64), ((n * post,), i64)]
+
+
+for _name in ("_contrib_Proposal", "_contrib_MultiProposal"):
+    rule(_name, ANY, proposal, workspace=_proposal_scratch)

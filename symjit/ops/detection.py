@@ -152,3 +152,68 @@ _register(OpDef(
     doc="Detections: decoded boxes with class and score, sorted by score, after non-maximum suppression.",
 ))
 
+
+
+# --- Proposal / MultiProposal ------------------------------------------------------------------
+def proposal_anchors(p: dict) -> list[tuple[float, float, float, float]]:
+    """The anchors of one feature-map cell (Faster R-CNN's: a square of side feature_stride reshaped
+    to each ratio with rounded sides, then scaled), ratio-major."""
+    stride = float(p["feature_stride"])
+    centre = 0.5 * (stride - 1.0)
+    out = []
+    for r in p["ratios"]:
+        w = float(round(math.sqrt(stride * stride / r)))
+        h = float(round(w * r))
+        for s in p["scales"]:
+            ww, hh = w * s, h * s
+            out.append((centre - 0.5 * (ww - 1), centre - 0.5 * (hh - 1), centre + 0.5 * (ww - 1),
+                        centre + 0.5 * (hh - 1)))
+    return out
+
+
+def _proposal_check(p: dict) -> None:
+    if p["iou_loss"]:
+        raise ParamError("_contrib_Proposal: iou_loss=True (IoU-loss box deltas) is not supported by symjit")
+    if not p["scales"] or not p["ratios"] or any(v <= 0 for v in (*p["scales"], *p["ratios"])):
+        raise ParamError(f"_contrib_Proposal: scales {p['scales']} and ratios {p['ratios']} must be positive")
+    if p["rpn_post_nms_top_n"] < 1 or p["rpn_pre_nms_top_n"] < 1:
+        raise ParamError("_contrib_Proposal: rpn_pre_nms_top_n and rpn_post_nms_top_n must be >= 1")
+
+
+def _proposal_shape(p: dict, ins: list, aux: list):
+    cls, bbox, info = ins
+    if cls is None:
+        return list(ins), [None, None], []
+    na = len(p["scales"]) * len(p["ratios"])
+    if len(cls) != 4 or cls[1] != 2 * na:
+        raise RuleError(f"cls_prob must be (N, 2 x {na} anchors, H, W), got {shape_str(cls)}")
+    n, _, h, w = cls
+    want = [cls, (n, 4 * na, h, w), (n, 3)]
+    for given, wnt, arg in ((bbox, want[1], "bbox_pred"), (info, want[2], "im_info")):
+        if given is not None and tuple(given) != wnt:
+            raise RuleError(f"{arg} must be {shape_str(wnt)}, got {shape_str(given)}")
+    rows = n * p["rpn_post_nms_top_n"]
+    return want, [(rows, 5), (rows, 1)], []
+
+
+_PROPOSAL_PARAMS = (
+    Param("rpn_pre_nms_top_n", "int", 6000, doc="best proposals kept before suppression"),
+    Param("rpn_post_nms_top_n", "int", 300, doc="proposals kept after suppression (rows per image)"),
+    Param("threshold", "float", 0.7, doc="IoU above which the lower-scored proposal is suppressed"),
+    Param("rpn_min_size", "int", 16, doc="smallest proposal side (times the image scale)"),
+    Param("scales", "floats", (4.0, 8.0, 16.0, 32.0), doc="anchor scales"),
+    Param("ratios", "floats", (0.5, 1.0, 2.0), doc="anchor height/width ratios"),
+    Param("feature_stride", "int", 16, doc="image pixels per feature-map cell"),
+    Param("output_score", "bool", False, doc="also return the proposals' scores"),
+    Param("iou_loss", "bool", False, doc="IoU-loss deltas (not supported)"),
+)
+for _name in ("_contrib_Proposal", "_contrib_MultiProposal"):
+    _register(OpDef(
+        name=_name, hint=_name[len("_contrib_"):].lower(), arguments=("cls_prob", "bbox_pred", "im_info"),
+        outputs=("output", "score"), visible_outputs=lambda p: 2 if p["output_score"] else 1,
+        params=_PROPOSAL_PARAMS, check=_proposal_check, shape=_proposal_shape, dtype=_float_outputs(2),
+        kind=Kind.OPAQUE,
+        doc="Region proposals of a region proposal network: anchors decoded by bbox_pred, clipped, "
+            "filtered by size, the best rpn_pre_nms_top_n suppressed to rpn_post_nms_top_n rows "
+            "(batch index, x1, y1, x2, y2) per image.",
+    ))

@@ -10,7 +10,7 @@ import math
 from numba.extending import register_jitable
 
 __all__ = ["box_iou", "match_anchors", "decode_detections", "suppress", "corner_iou", "nms_candidates",
-           "nms_write", "nms_backward", "encode_boxes", "greedy_match"]
+           "nms_write", "nms_backward", "encode_boxes", "greedy_match", "proposal_boxes", "proposal_select"]
 
 
 @register_jitable
@@ -331,3 +331,80 @@ def greedy_match(scores, order, x, y, b, n, m, threshold, ascend, topk):
             x[b, i] = j
             y[b, j] = i
             count += 1
+
+
+def proposal_boxes(cls_prob, bbox, info, anchors, props, scores, n, height, width, na, stride, min_size):
+    """Region proposals of image ``n``: each anchor (shifted to each feature-map cell, order
+    (row, column, anchor)) decoded by its deltas, clipped to the image (``info[n]`` = height,
+    width, scale); boxes narrower or lower than ``min_size * scale`` get score -1."""
+    imh = info[n, 0]
+    imw = info[n, 1]
+    limit = min_size * info[n, 2]
+    i = 0
+    for y in range(height):
+        for x in range(width):
+            for a in range(na):
+                x0 = anchors[n, a, 0] + x * stride
+                y0 = anchors[n, a, 1] + y * stride
+                aw = anchors[n, a, 2] - anchors[n, a, 0] + 1.0
+                ah = anchors[n, a, 3] - anchors[n, a, 1] + 1.0
+                cx = bbox[n, 4 * a, y, x] * aw + x0 + 0.5 * (aw - 1.0)
+                cy = bbox[n, 4 * a + 1, y, x] * ah + y0 + 0.5 * (ah - 1.0)
+                pw = math.exp(bbox[n, 4 * a + 2, y, x]) * aw
+                ph = math.exp(bbox[n, 4 * a + 3, y, x]) * ah
+                b0 = min(max(cx - 0.5 * (pw - 1.0), 0.0), imw - 1.0)
+                b1 = min(max(cy - 0.5 * (ph - 1.0), 0.0), imh - 1.0)
+                b2 = min(max(cx + 0.5 * (pw - 1.0), 0.0), imw - 1.0)
+                b3 = min(max(cy + 0.5 * (ph - 1.0), 0.0), imh - 1.0)
+                props[n, i, 0] = b0
+                props[n, i, 1] = b1
+                props[n, i, 2] = b2
+                props[n, i, 3] = b3
+                s = cls_prob[n, na + a, y, x]
+                if b2 - b0 + 1.0 < limit or b3 - b1 + 1.0 < limit:
+                    s = -1.0
+                scores[n, i, 0] = s
+                i += 1
+
+
+@register_jitable
+def _pixel_iou(a0, a1, a2, a3, b0, b1, b2, b3):
+    """IoU of boxes in pixel coordinates (inclusive corners: sizes + 1)."""
+    iw = min(a2, b2) - max(a0, b0) + 1.0
+    ih = min(a3, b3) - max(a1, b1) + 1.0
+    if iw <= 0.0 or ih <= 0.0:
+        return 0.0
+    inter = iw * ih
+    return inter / ((a2 - a0 + 1.0) * (a3 - a1 + 1.0) + (b2 - b0 + 1.0) * (b3 - b1 + 1.0) - inter)
+
+
+def proposal_select(props, scores, order, dropped, keep, rois, roi_scores, n, total, pre, post, threshold):
+    """Non-maximum suppression among image ``n``'s ``pre`` best proposals (``order``), keeping at
+    most ``post``, written as rows ``n * post ...`` of ``rois`` (batch index, box) and
+    ``roi_scores``; fewer kept proposals repeat cyclically to fill ``post`` rows, as MXNet does."""
+    cand = min(pre, total)
+    for q in range(cand):
+        dropped[n, q, 0] = 0
+    kept = 0
+    for q in range(cand):
+        if kept >= post:
+            break
+        if dropped[n, q, 0]:
+            continue
+        i = order[n, q, 0]
+        keep[n, kept, 0] = i
+        kept += 1
+        for r in range(q + 1, cand):
+            if dropped[n, r, 0]:
+                continue
+            j = order[n, r, 0]
+            if _pixel_iou(props[n, i, 0], props[n, i, 1], props[n, i, 2], props[n, i, 3],
+                          props[n, j, 0], props[n, j, 1], props[n, j, 2], props[n, j, 3]) > threshold:
+                dropped[n, r, 0] = 1
+    for q in range(post):
+        row = n * post + q
+        i = keep[n, q % kept, 0] if kept > 0 else 0
+        rois[row, 0] = n
+        for c in range(4):
+            rois[row, c + 1] = props[n, i, c] if kept > 0 else 0.0
+        roi_scores[row, 0] = scores[n, i, 0] if kept > 0 else -1.0

@@ -232,6 +232,144 @@ def _detection_case(id, **kw):
     )
 
 
+def base_anchors(stride, ratios, scales):
+    base = np.array([0, 0, stride - 1, stride - 1], dtype=np.float64)
+    w, h = base[2] - base[0] + 1, base[3] - base[1] + 1
+    cx, cy = base[0] + 0.5 * (w - 1), base[1] + 0.5 * (h - 1)
+    out = []
+    for r in ratios:
+        size = w * h / r
+        ws = np.round(np.sqrt(size))
+        hs = np.round(ws * r)
+        for s in scales:
+            ww, hh = ws * s, hs * s
+            out.append([cx - 0.5 * (ww - 1), cy - 0.5 * (hh - 1), cx + 0.5 * (ww - 1), cy + 0.5 * (hh - 1)])
+    return np.array(out)
+
+
+def pixel_iou(a, b):
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]) + 1)
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]) + 1)
+    inter = iw * ih
+    return inter / ((a[2] - a[0] + 1) * (a[3] - a[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1) - inter)
+
+
+def proposal(
+    cls_prob,
+    bbox_pred,
+    im_info,
+    rpn_pre_nms_top_n=6000,
+    rpn_post_nms_top_n=300,
+    threshold=0.7,
+    rpn_min_size=16,
+    scales=(4, 8, 16, 32),
+    ratios=(0.5, 1, 2),
+    feature_stride=16,
+    output_score=False,
+):
+    N, A2, H, W = cls_prob.shape
+    A = A2 // 2
+    anchors0 = base_anchors(feature_stride, ratios, scales)
+    rois, scores_out = [], []
+    for n in range(N):
+        props, scores = [], []
+        for h in range(H):
+            for w in range(W):
+                for a in range(A):
+                    an = anchors0[a] + np.array([w, h, w, h]) * feature_stride
+                    d = bbox_pred[n, 4 * a : 4 * a + 4, h, w]
+                    aw, ah = an[2] - an[0] + 1, an[3] - an[1] + 1
+                    cx, cy = an[0] + 0.5 * (aw - 1), an[1] + 0.5 * (ah - 1)
+                    pcx, pcy = d[0] * aw + cx, d[1] * ah + cy
+                    pw, ph = np.exp(d[2]) * aw, np.exp(d[3]) * ah
+                    box = [
+                        pcx - 0.5 * (pw - 1),
+                        pcy - 0.5 * (ph - 1),
+                        pcx + 0.5 * (pw - 1),
+                        pcy + 0.5 * (ph - 1),
+                    ]
+                    imh, imw, sc = im_info[n]
+                    box = [
+                        min(max(box[0], 0), imw - 1),
+                        min(max(box[1], 0), imh - 1),
+                        min(max(box[2], 0), imw - 1),
+                        min(max(box[3], 0), imh - 1),
+                    ]
+                    s = cls_prob[n, A + a, h, w]
+                    ms = rpn_min_size * sc
+                    if box[2] - box[0] + 1 < ms or box[3] - box[1] + 1 < ms:
+                        s = -1.0
+                    props.append(box)
+                    scores.append(s)
+        props = np.array(props)
+        scores = np.array(scores)
+        order = np.argsort(-scores, kind="stable")[:rpn_pre_nms_top_n]
+        keep = []
+        sup = np.zeros(len(order), bool)
+        for i in range(len(order)):
+            if sup[i]:
+                continue
+            keep.append(order[i])
+            if len(keep) >= rpn_post_nms_top_n:
+                break
+            for j in range(i + 1, len(order)):
+                if not sup[j] and pixel_iou(props[order[i]], props[order[j]]) > threshold:
+                    sup[j] = True
+        for q in range(rpn_post_nms_top_n):
+            k = keep[q % len(keep)]
+            rois.append([n] + list(props[k]))
+            scores_out.append([scores[k]])
+    return np.array(rois), np.array(scores_out)
+
+
+_PROPOSALS = [
+    dict(
+        rpn_pre_nms_top_n=50,
+        rpn_post_nms_top_n=10,
+        threshold=0.7,
+        rpn_min_size=4,
+        scales=(2, 4),
+        ratios=(0.5, 1, 2),
+        feature_stride=8,
+        output_score=True,
+    ),
+    dict(
+        rpn_pre_nms_top_n=20,
+        rpn_post_nms_top_n=30,
+        threshold=0.5,
+        rpn_min_size=8,
+        scales=(1, 2),
+        ratios=(1,),
+        feature_stride=16,
+    ),
+]
+
+
+def _proposal_case(i, kw):
+    """Proposal on one image, MultiProposal on two (more rows than kept boxes in the second)."""
+    n = 1 if i == 0 else 2
+    op = "_contrib_Proposal" if n == 1 else "_contrib_MultiProposal"
+    na = len(kw["scales"]) * len(kw["ratios"])
+    ins = {
+        "cls": R.uniform(0, 1, (n, 2 * na, 4, 5)),
+        "bbox": R.normal(0, 0.3, (n, 4 * na, 4, 5)),
+        "info": np.array([[4.0 * kw["feature_stride"], 5.0 * kw["feature_stride"], 1.0]] * n),
+    }
+
+    def ref(cls, bbox, info):
+        rois, scores = proposal(cls, bbox, info, **kw)
+        return [rois, scores] if kw.get("output_score") else rois
+
+    return Case(
+        op,
+        lambda v: getattr(mx.sym.contrib, op[len("_contrib_") :])(v["cls"], v["bbox"], v["info"], **kw),
+        ins,
+        ref,
+        grad="none",
+        id=f"set{i}",
+    )
+
+
 CASES = [
     Case(
         "_contrib_MultiBoxPrior",
@@ -274,4 +412,5 @@ CASES = [
     _detection_case("thresholds", threshold=0.3, nms_threshold=0.2),
     _detection_case("force_noclip", force_suppress=True, clip=False, threshold=0.25),
     _detection_case("topk", nms_topk=5, threshold=0.2),
+    *[_proposal_case(i, kw) for i, kw in enumerate(_PROPOSALS)],
 ]
