@@ -40,7 +40,8 @@ from .ndarray import NDArray, dispatch, storage
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, make_op_symbol, min_inputs, positional_inputs
 
-__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions"]
+__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
+           "nd_custom"]
 
 MAX_CALLS = 512
 _CALLS: collections.OrderedDict[tuple, _Call] = collections.OrderedDict()
@@ -329,6 +330,7 @@ def install_nd_functions(module: Any) -> list[str]:
     module.__all__ = [*module.__all__, *names]
     module.split_v2 = split_v2
     module.histogram = histogram
+    module.Custom = nd_custom
     from .symbol import SUBSPACES
     for space, prefix in SUBSPACES.items():   # mx.nd.contrib.<name>: the operator <prefix><name>
         sub = sys.modules.get(f"{module.__name__}.{space}") or types.ModuleType(
@@ -345,3 +347,53 @@ def install_nd_functions(module: Any) -> list[str]:
 
 
 dispatch.install(invoke)
+
+
+def nd_custom(*inputs: NDArray, op_type: str | None = None, out: Any = None, name: str | None = None,
+              **kwargs: Any) -> Any:
+    """``mx.nd.Custom``: run a registered :class:`symjit.operator.CustomOpProp`'s operator on NDArrays
+    (its ``infer_shape``/``infer_type`` size the outputs, ``forward`` fills them, inference mode);
+    inputs in the prop's ``list_arguments`` order, then its aux states.
+
+    >>> import symjit as mx
+    >>> @mx.operator.register('twice_nd')
+    ... class TwiceProp(mx.operator.CustomOpProp):
+    ...     def create_operator(self, ctx, shapes, dtypes):
+    ...         class Twice(mx.operator.CustomOp):
+    ...             def forward(self, is_train, req, in_data, out_data, aux):
+    ...                 self.assign(out_data[0], req[0], in_data[0] * 2)
+    ...         return Twice()
+    >>> mx.nd.Custom(mx.nd.array([1, 2]), op_type='twice_nd').asnumpy().tolist()
+    [2.0, 4.0]
+    """
+    from .ops.custom import _aux, _custom_dtype, _custom_shape, prop_of
+    op = get_op("Custom")
+    params = op.parse_params({"op_type": op_type, **kwargs})
+    for i, a in enumerate(inputs):
+        if not isinstance(a, NDArray):
+            raise DTypeError(f"Custom (op_type={op_type!r}): input {i} must be an NDArray, "
+                             f"got {type(a).__name__}")
+    prop = prop_of(params)
+    n_args = len(op.list_arguments(params))
+    if len(inputs) != n_args + len(_aux(params)):
+        raise MXNetError(f"Custom (op_type={op_type!r}): {len(inputs)} inputs given, it takes "
+                         f"{op.list_arguments(params) + op.list_aux(params)}")
+    args, aux = list(inputs[:n_args]), list(inputs[n_args:])
+    try:
+        _, shapes, _ = _custom_shape(params, [tuple(a.shape) for a in args], [tuple(a.shape) for a in aux])
+        _, dtypes, _ = _custom_dtype(params, [a.dtype for a in args], [a.dtype for a in aux])
+    except Exception as exc:  # noqa: BLE001 - the prop's methods are user code
+        raise MXNetError(f"Custom (op_type={op_type!r}): {exc}") from exc
+    ctx = args[0].context if args else current_context()
+    from .ndarray.creation import empty
+    outs = list(out) if isinstance(out, (list, tuple)) else [out] if out is not None else \
+        [empty(s, ctx=ctx, dtype=t) for s, t in zip(shapes, dtypes)]
+    operator = prop.create_operator(ctx, [list(a.shape) for a in args], [a.dtype for a in args])
+    try:
+        operator.forward(False, ["write"] * len(outs), args, outs, aux)
+    except MXNetError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user code: report it, naming the op
+        raise MXNetError(f"Custom (op_type={op_type!r}): forward raised {type(exc).__name__}: {exc}") from exc
+    n_vis = op.num_visible(params)
+    return outs[0] if n_vis == 1 else outs[:n_vis]

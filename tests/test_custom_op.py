@@ -358,3 +358,17 @@ def test_numpy_softmax_example_trains():
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "softmax_label" in proc.stdout
     assert float(proc.stdout.split("validation accuracy ")[1].split(",")[0]) > 0.8, proc.stdout
+
+
+def test_nd_custom_runs_the_operator_imperatively():
+    x = R.uniform(-2, 2, (3, 4)).astype(np.float32)
+    out = mx.nd.Custom(mx.nd.array(x), op_type="test_scaled_sigmoid", scale=2.0)
+    np.testing.assert_allclose(out.asnumpy(), 2.0 * _sigmoid(x), rtol=1e-6)
+    assert CREATED[-1].calls == [("forward", False, ["write"])]
+    dest = mx.nd.zeros((3, 4))
+    assert mx.nd.Custom(mx.nd.array(x), op_type="test_scaled_sigmoid", out=dest) is dest
+    np.testing.assert_allclose(dest.asnumpy(), _sigmoid(x), rtol=1e-6)
+    with pytest.raises(mx.MXNetError, match="not registered"):
+        mx.nd.Custom(mx.nd.array(x), op_type="no_such_custom_op")
+    with pytest.raises(mx.MXNetError, match="2 inputs given"):
+        mx.nd.Custom(mx.nd.array(x), mx.nd.array(x), op_type="test_scaled_sigmoid")

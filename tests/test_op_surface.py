@@ -44,7 +44,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),
-        "mx.nd": ("Custom",),
         "*.contrib": _CONTRIB_MISC},
 }
 
