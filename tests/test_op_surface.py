@@ -27,7 +27,7 @@ _UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "
             "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
 _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
                     "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
-_VISION = ("RROIAlign", "PSROIPooling",
+_VISION = ("RROIAlign",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
 

@@ -1,4 +1,4 @@
-"""Target-neutral lowering of ROIPooling and ROIAlign (:mod:`symjit.ops.roi`): the forward loops
+"""Target-neutral lowering of ROIPooling, PSROIPooling and ROIAlign (:mod:`symjit.ops.roi`): the forward loops
 over output elements, each computed by a routine of :mod:`symjit.ops.roi_kernels`; the gradient
 loops over the (image, channel) maps of the input, each written whole by one iteration or CUDA
 thread from the rois of its image (no atomics, the same sums on every target). A roi whose batch
@@ -37,7 +37,11 @@ def _forward(k, node, ins, outs) -> None:
     r, ch, i, j = idx
     _check_batch(k, node, rois, r, n)
     scale = literal(float(p["spatial_scale"]), dt)
-    if node.op.name == "ROIPooling":
+    if node.op.name == "_contrib_PSROIPooling":
+        gs = p["group_size"] or p["pooled_size"]
+        k.line(f"{k.module.body(rk.psroi_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, {gs}, "
+               f"{scale}, {n}, {h}, {w})")
+    elif node.op.name == "ROIPooling":
         k.line(f"{k.module.body(rk.roi_pool_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, "
                f"{pw}, {scale}, {n}, {h}, {w})")
     else:
@@ -57,7 +61,11 @@ def _backward(k, node, ins, outs) -> None:
     idx = target.open_loop(k, [str(n), str(c)])
     b, ch = idx
     scale = literal(float(p["spatial_scale"]), dt)
-    if node.op.extra["backward_of"] == "ROIPooling":
+    if node.op.extra["backward_of"] == "_contrib_PSROIPooling":
+        gs = p["group_size"] or p["pooled_size"]
+        k.line(f"{k.module.body(rk.psroi_backward)}({rois}, {g}, {outs[0]}, {b}, {ch}, {nr}, {ph}, {gs}, "
+               f"{scale}, {h}, {w})")
+    elif node.op.extra["backward_of"] == "ROIPooling":
         k.line(f"{k.module.body(rk.roi_pool_backward)}({x}, {rois}, {g}, {outs[0]}, {b}, {ch}, {nr}, {ph}, "
                f"{pw}, {scale}, {h}, {w})")
     else:
@@ -67,6 +75,6 @@ def _backward(k, node, ins, outs) -> None:
     target.close_loop(k, idx)
 
 
-for _name in ("ROIPooling", "_contrib_ROIAlign"):
+for _name in ("ROIPooling", "_contrib_ROIAlign", "_contrib_PSROIPooling"):
     rule(_name, ANY, _forward)
     rule(f"_backward_{_name}", ANY, _backward)

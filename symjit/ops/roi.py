@@ -1,10 +1,11 @@
-"""Region-of-interest pooling: ``ROIPooling`` (max over quantised bins, Fast R-CNN) and
-``contrib.ROIAlign`` (mean of bilinear samples, Mask R-CNN; ``position_sensitive`` reads channel
-``(c * ph + i) * pw + j`` for bin (i, j), ``aligned`` shifts by half a pixel), with MXNet 1.9.1's
-parameters; outputs and gradients were checked against its CPU build. ``rois`` are (R, 5) rows
-``(batch index, x1, y1, x2, y2)`` in image coordinates (``spatial_scale`` maps them to the feature
-map); a negative batch index gives zeros (ROIAlign's documented rule, which symjit applies to
-ROIPooling too), one past the batch stops the program with an error.
+"""Region-of-interest pooling: ``ROIPooling`` (max over quantised bins, Fast R-CNN),
+``contrib.PSROIPooling`` (R-FCN's position-sensitive averages) and ``contrib.ROIAlign`` (mean of
+bilinear samples, Mask R-CNN; ``position_sensitive`` reads channel ``(c * ph + i) * pw + j`` for
+bin (i, j), ``aligned`` shifts by half a pixel), with MXNet 1.9.1's parameters; outputs and
+gradients were checked against its CPU build. ``rois`` are (R, 5) rows ``(batch index, x1, y1,
+x2, y2)`` in image coordinates (``spatial_scale`` maps them to the feature map); a negative batch
+index gives zeros (ROIAlign's documented rule, which symjit applies to the others too), one past
+the batch stops the program with an error.
 The rois get no gradient (MXNet passes none either). Lowering: :mod:`symjit.lower.roi`.
 
 >>> import numpy as np, symjit as mx
@@ -61,8 +62,8 @@ def _grad(name: str):
     return grad
 
 
-def _register_pair(name: str, params: tuple, doc: str, sensitive: bool) -> None:
-    register(OpDef(name=name, arguments=("data", "rois"), params=params, shape=_roi_shape(sensitive),
+def _register_pair(name: str, params: tuple, doc: str, sensitive: bool, shape=None) -> None:
+    register(OpDef(name=name, arguments=("data", "rois"), params=params, shape=shape or _roi_shape(sensitive),
                    dtype=_dtype, kind=Kind.OPAQUE, grad=_grad(name), doc=doc,
                    hint=name.split("_")[-1].lower(), extra={"family": "roi"}))
     register(OpDef(
@@ -88,3 +89,28 @@ _register_pair("_contrib_ROIAlign", (
     Param("position_sensitive", "bool", False, doc="R-FCN's position-sensitive channels"),
     Param("aligned", "bool", False, doc="shift the roi by half a pixel (pixel centres)"),
 ), "The mean of bilinearly interpolated samples of each roi bin (no quantisation).", sensitive=True)
+
+
+# --- PSROIPooling ----------------------------------------------------------------------------
+def _psroi_shape(p: dict, ins: list, aux: list):
+    data, rois = ins
+    if data is None or rois is None:
+        return list(ins), [None], []
+    ps, gs = p["pooled_size"], p["group_size"] or p["pooled_size"]
+    if len(data) != 4:
+        raise RuleError(f"data must be (N, C, H, W), got {shape_str(data)}")
+    if len(rois) != 2 or rois[1] != 5:
+        raise RuleError(f"rois must be (R, 5) rows (batch index, x1, y1, x2, y2), got {shape_str(rois)}")
+    if data[1] != p["output_dim"] * gs * gs:
+        raise RuleError(f"data has {data[1]} channels; output_dim {p['output_dim']} x group_size^2 "
+                        f"({gs * gs}) = {p['output_dim'] * gs * gs} needed")
+    return [data, rois], [(rois[0], p["output_dim"], ps, ps)], []
+
+
+_register_pair("_contrib_PSROIPooling", (
+    _SCALE,
+    Param("output_dim", "int", check=lambda v: v > 0, check_msg="> 0", doc="output channels"),
+    Param("pooled_size", "int", check=lambda v: v > 0, check_msg="> 0", doc="bins per side"),
+    Param("group_size", "int", 0, doc="position groups per side (0: pooled_size)"),
+), "R-FCN's position-sensitive average pooling: bin (i, j) of output channel c averages channel "
+   "(c * group + gi) * group + gj of the roi's window.", sensitive=False, shape=_psroi_shape)

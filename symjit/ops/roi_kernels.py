@@ -11,7 +11,7 @@ import math
 from numba.extending import register_jitable
 
 __all__ = ["pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry", "bilinear_corners",
-           "roi_align_element", "roi_align_backward"]
+           "roi_align_element", "roi_align_backward", "psroi_window", "psroi_element", "psroi_backward"]
 
 
 @register_jitable
@@ -156,3 +156,63 @@ def roi_align_backward(rois, g, dx, b, cin, nrois, ph, pw, scale, ratio, aligned
                             dx[b, cin, yl, xh] += (1.0 - ly) * lx * share
                             dx[b, cin, yh, xl] += ly * (1.0 - lx) * share
                             dx[b, cin, yh, xh] += ly * lx * share
+
+
+@register_jitable
+def psroi_window(rois, r, i, j, ps, scale, h, w):
+    """PSROIPooling's bin (i, j) of roi r (R-FCN's geometry): (batch, hstart, hend, wstart, wend)."""
+    b = int(rois[r, 0])
+    sw = math.floor(rois[r, 1] + 0.5) * scale
+    sh = math.floor(rois[r, 2] + 0.5) * scale
+    ew = (math.floor(rois[r, 3] + 0.5) + 1.0) * scale
+    eh = (math.floor(rois[r, 4] + 0.5) + 1.0) * scale
+    bh = max(eh - sh, 0.1) / ps
+    bw = max(ew - sw, 0.1) / ps
+    hs = min(max(int(math.floor(i * bh + sh)), 0), h)
+    he = min(max(int(math.ceil((i + 1) * bh + sh)), 0), h)
+    ws = min(max(int(math.floor(j * bw + sw)), 0), w)
+    we = min(max(int(math.ceil((j + 1) * bw + sw)), 0), w)
+    return b, hs, he, ws, we
+
+
+def psroi_element(x, rois, out, r, c, i, j, ps, gs, scale, n, h, w):
+    """``out[r, c, i, j]``: the mean of the bin in channel ``(c * gs + gi) * gs + gj`` (gi, gj the
+    bin's group), 0 for an empty bin or a batch index outside [0, n)."""
+    b, hs, he, ws, we = psroi_window(rois, r, i, j, ps, scale, h, w)
+    gi = min(max(i * gs // ps, 0), gs - 1)
+    gj = min(max(j * gs // ps, 0), gs - 1)
+    cin = (c * gs + gi) * gs + gj
+    acc = 0.0
+    if b >= 0 and b < n and he > hs and we > ws:
+        for yy in range(hs, he):
+            for xx in range(ws, we):
+                acc += x[b, cin, yy, xx]
+        acc /= (he - hs) * (we - ws)
+    out[r, c, i, j] = acc
+
+
+def psroi_backward(rois, g, dx, b, cin, nrois, ps, gs, scale, h, w):
+    """``dx[b, cin]``: each bin reading channel ``cin`` spreads its head gradient evenly over its
+    pixels."""
+    for yy in range(h):
+        for xx in range(w):
+            dx[b, cin, yy, xx] = 0.0
+    c = cin // (gs * gs)
+    gi = (cin // gs) % gs
+    gj = cin % gs
+    for r in range(nrois):
+        if int(rois[r, 0]) != b:
+            continue
+        for i in range(ps):
+            if min(max(i * gs // ps, 0), gs - 1) != gi:
+                continue
+            for j in range(ps):
+                if min(max(j * gs // ps, 0), gs - 1) != gj:
+                    continue
+                bb, hs, he, ws, we = psroi_window(rois, r, i, j, ps, scale, h, w)
+                if he <= hs or we <= ws:
+                    continue
+                share = g[r, c, i, j] / ((he - hs) * (we - ws))
+                for yy in range(hs, he):
+                    for xx in range(ws, we):
+                        dx[b, cin, yy, xx] += share

@@ -2,6 +2,7 @@
 operators' documented algorithms (Caffe's quantised max pooling; Mask R-CNN's bilinear sampling),
 checked against MXNet 1.9.1's CPU outputs and gradients to 1e-6; the data gradient by finite
 differences (ROIPooling's inputs have no ties)."""
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,7 @@ def roi_pool(x, rois, pooled_size, spatial_scale, g=None):
     dx = np.zeros_like(x, dtype=np.float64)
     for r, roi in enumerate(rois):
         b = int(roi[0])
-        if b < 0:                      # symjit's choice, as ROIAlign documents: a zero output
+        if b < 0:  # symjit's choice, as ROIAlign documents: a zero output
             continue
         x1, y1, x2, y2 = (_round(v * spatial_scale) for v in roi[1:5])
         rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
@@ -70,8 +71,9 @@ def _bilinear(v, y, x, hgt, wid):
     return sum(wt * v[a, bb] for wt, a, bb in parts), parts
 
 
-def roi_align(x, rois, pooled_size, spatial_scale, sample_ratio=-1, position_sensitive=False, aligned=False,
-              g=None):
+def roi_align(
+    x, rois, pooled_size, spatial_scale, sample_ratio=-1, position_sensitive=False, aligned=False, g=None
+):
     n, c, h, w = x.shape
     ph, pw = pooled_size
     co = c // (ph * pw) if position_sensitive else c
@@ -108,22 +110,61 @@ def roi_align(x, rois, pooled_size, spatial_scale, sample_ratio=-1, position_sen
     return out, dx
 
 
+def psroi(x, rois, spatial_scale, output_dim, pooled_size, group_size=0, g=None):
+    gs = group_size or pooled_size
+    n, c, h, w = x.shape
+    out = np.zeros((rois.shape[0], output_dim, pooled_size, pooled_size))
+    dx = np.zeros_like(x, dtype=np.float64)
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        if b < 0:  # a zero output, as ROIPooling and ROIAlign give
+            continue
+        sw, sh = _round(roi[1]) * spatial_scale, _round(roi[2]) * spatial_scale
+        ew, eh = (_round(roi[3]) + 1) * spatial_scale, (_round(roi[4]) + 1) * spatial_scale
+        rw, rh = max(ew - sw, 0.1), max(eh - sh, 0.1)
+        bh, bw = rh / pooled_size, rw / pooled_size
+        for ct in range(output_dim):
+            for i in range(pooled_size):
+                for j in range(pooled_size):
+                    hs = min(max(math.floor(i * bh + sh), 0), h)
+                    he = min(max(math.ceil((i + 1) * bh + sh), 0), h)
+                    ws = min(max(math.floor(j * bw + sw), 0), w)
+                    we = min(max(math.ceil((j + 1) * bw + sw), 0), w)
+                    gh = min(max(math.floor(i * gs / pooled_size), 0), gs - 1)
+                    gw = min(max(math.floor(j * gs / pooled_size), 0), gs - 1)
+                    cin = (ct * gs + gh) * gs + gw
+                    if he <= hs or we <= ws:
+                        continue
+                    area = (he - hs) * (we - ws)
+                    out[r, ct, i, j] = x[b, cin, hs:he, ws:we].sum() / area
+                    if g is not None:
+                        dx[b, cin, hs:he, ws:we] += g[r, ct, i, j] / area
+    return out, dx
+
+
 ROIS = np.array([[0, 0.5, 1.2, 4.4, 5.1], [1, 2, 0, 6.6, 3.9], [0, 3.1, 3.3, 3.2, 3.4], [-1, 0, 0, 2, 2]])
 
 
 def _pool_case(scale, size, id):
-    return Case("ROIPooling",
-                lambda v: mx.sym.ROIPooling(v["data"], v["rois"], pooled_size=size, spatial_scale=scale),
-                {"data": R.permutation(2 * 2 * 6 * 7).reshape(2, 2, 6, 7) * 0.01, "rois": ROIS.copy()},
-                lambda data, rois: roi_pool(data, rois, size, scale)[0], no_grad=("rois",), id=id)
+    return Case(
+        "ROIPooling",
+        lambda v: mx.sym.ROIPooling(v["data"], v["rois"], pooled_size=size, spatial_scale=scale),
+        {"data": R.permutation(2 * 2 * 6 * 7).reshape(2, 2, 6, 7) * 0.01, "rois": ROIS.copy()},
+        lambda data, rois: roi_pool(data, rois, size, scale)[0],
+        no_grad=("rois",),
+        id=id,
+    )
 
 
 def _align_case(id, channels=2, **kw):
-    return Case("_contrib_ROIAlign",
-                lambda v: mx.sym.contrib.ROIAlign(v["data"], v["rois"], pooled_size=(2, 3), spatial_scale=0.9,
-                                                  **kw),
-                {"data": R.normal(size=(2, channels, 6, 7)), "rois": ROIS.copy()},
-                lambda data, rois: roi_align(data, rois, (2, 3), 0.9, **kw)[0], no_grad=("rois",), id=id)
+    return Case(
+        "_contrib_ROIAlign",
+        lambda v: mx.sym.contrib.ROIAlign(v["data"], v["rois"], pooled_size=(2, 3), spatial_scale=0.9, **kw),
+        {"data": R.normal(size=(2, channels, 6, 7)), "rois": ROIS.copy()},
+        lambda data, rois: roi_align(data, rois, (2, 3), 0.9, **kw)[0],
+        no_grad=("rois",),
+        id=id,
+    )
 
 
 CASES = [
@@ -134,4 +175,20 @@ CASES = [
     _align_case("aligned", aligned=True),
     _align_case("aligned_ratio1", sample_ratio=1, aligned=True),
     _align_case("position_sensitive", channels=12, position_sensitive=True),
+    *[
+        Case(
+            "_contrib_PSROIPooling",
+            lambda v, kw=kw: mx.sym.contrib.PSROIPooling(v["data"], v["rois"], **kw),
+            {"data": R.normal(size=(2, 2 * 9, 8, 9)), "rois": ROIS.copy()},
+            lambda data, rois, kw=kw: psroi(data, rois, **kw)[0],
+            no_grad=("rois",),
+            id=f"set{i}",
+        )
+        for i, kw in enumerate(
+            [
+                dict(spatial_scale=1.0, output_dim=2, pooled_size=3),
+                dict(spatial_scale=0.6, output_dim=2, pooled_size=6, group_size=3),
+            ]
+        )
+    ],
 ]
