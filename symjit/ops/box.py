@@ -20,7 +20,8 @@ Lowering of the primitives: :mod:`symjit.lower.detection`.
 
 >>> import symjit as mx
 >>> x = mx.nd.array([[0.5, 0.5, 1.0, 1.0], [0.0, 0.0, 0.5, 0.5]])
->>> mx.nd.contrib.box_iou(x, mx.nd.array([[0.25, 0.25, 0.75, 0.75]])).asnumpy().round(4).tolist()
+>>> iou = mx.nd.contrib.box_iou(x, mx.nd.array([[0.25, 0.25, 0.75, 0.75]]))
+>>> iou.asnumpy().astype('float64').round(4).tolist()
 [[0.1429], [0.1429]]
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ target.
 effect.
 
 >>> import symjit as mx
->>> mx.nd.contrib.fft(mx.nd.array([[1.0, 0.0, 0.0, 0.0]])).asnumpy().tolist()
+>>> (mx.nd.contrib.fft(mx.nd.array([[1.0, 0.0, 0.0, 0.0]])).asnumpy() + 0.0).tolist()   # + 0.0: no -0.0
 [[1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]]
 """
 from __future__ import annotations
