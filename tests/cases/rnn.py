@@ -132,13 +132,13 @@ def _case(mode, h=3, t_len=3, n=2, c=2, layers=1, bidir=False, proj=None, state_
                 no_grad=("sequence_length",), id=id or mode)
 
 
+# every mode, several layers, both directions, projection, lengths and clipping, each at least once
+# (the compiled programs of these unrolled graphs are a large share of CI, so no case repeats a feature)
 CASES = [
     _case("lstm", state_outputs=True),
-    _case("gru", state_outputs=True),
-    _case("rnn_tanh"),
+    _case("gru", layers=2, h=2, t_len=2, id="gru_2layer"),
     _case("rnn_relu", state_outputs=True),
     _case("lstm", layers=2, bidir=True, state_outputs=True, t_len=2, id="lstm_2layer_bidir"),
-    _case("gru", layers=2, h=2, t_len=2, id="gru_2layer"),
     _case("rnn_tanh", bidir=True, state_outputs=True, t_len=1, id="tanh_bidir_one_step"),
     _case("lstm", proj=2, state_outputs=True, id="lstm_projection"),
     _case("lstm", bidir=True, t_len=4, n=3, lengths=[4, 2, 1], state_outputs=True, id="lstm_lengths"),
