@@ -82,6 +82,8 @@ def test_parameters_given_positionally_after_the_inputs():
     assert sym.attr_dict()[sym.name]["min_factor"] == "0.5"
     with pytest.raises(TypeError, match="positional inputs must be Symbols"):
         mx.sym.FullyConnected(mx.sym.Variable("x"), 3, num_hidden=2)     # 3 lands in the weight slot
+    with pytest.raises(TypeError, match="positional inputs must be Symbols"):
+        mx.sym.Concat(mx.sym.Variable("a"), 3)                           # a variadic op takes inputs only
     with pytest.raises(mx.MXNetError, match="positional parameter"):
         mx.nd.image.crop(img, 1, 0, 2, 1, 5)
 

@@ -485,11 +485,12 @@ def _name_hint(op_name: str) -> str:
     return hint
 
 
-def min_inputs(op: Any, params: dict) -> int:
+def min_inputs(op: Any, params: dict) -> float:
     """How many inputs an operator takes given the keyword ``params`` (its static argument list's
-    length; for a list that depends on params, the one these params give, else 0)."""
+    length; for a list that depends on params, the one these params give, else 0; a variadic op
+    takes only inputs positionally: infinity)."""
     if op.variadic is not None:
-        return 0
+        return float("inf")
     if not callable(op.arguments):
         return len(op.arguments)
     try:
@@ -500,10 +501,8 @@ def min_inputs(op: Any, params: dict) -> int:
 
 
 def positional_inputs(op: Any, args: tuple, params: dict, kind: type) -> int:
-    """How many of ``args`` are inputs: all of them for a variadic op, else the leading ``kind``
-    values (the rest are parameters given positionally, MXNet's generated functions' order)."""
-    if op.variadic is not None:
-        return len(args)
+    """How many of ``args`` are inputs: the leading ``kind`` values (the rest are parameters given
+    positionally, MXNet's generated functions' order; :func:`min_inputs` says when that is wrong)."""
     return next((i for i, a in enumerate(args) if not isinstance(a, kind)), len(args))
 
 
