@@ -26,8 +26,9 @@ Lowering of the primitives: :mod:`symjit.lower.detection`.
 """
 from __future__ import annotations
 
+from .detection import float_outputs
 from .registry import Kind, OpDef, Param, RuleError, register
-from .rules import need_float, need_rank, prod, shape_str
+from .rules import need_rank, prod, shape_str
 
 __all__: list[str] = []
 
@@ -39,15 +40,6 @@ def _register(op: OpDef, no_grad: bool = True) -> OpDef:
     if no_grad:
         op.extra["no_grad"] = True
     return register(op)
-
-
-def _floats(n_out: int):
-    def dtype(p: dict, ins: list, aux: list):
-        known = next((t for t in ins if t is not None), None)
-        if known is not None:
-            need_float(known, "data")
-        return [known] * len(ins), [known] * n_out, []
-    return dtype
 
 
 # --- box_iou (composite) ---------------------------------------------------------------------
@@ -97,7 +89,7 @@ _register(OpDef(
     name="_contrib_box_iou", hint="box_iou", arguments=("lhs", "rhs"),
     params=(Param("format", "str", "corner", choices=_FORMAT, doc="corner: (xmin, ymin, xmax, ymax); "
                                                                    "center: (x, y, w, h)"),),
-    shape=_iou_shape, dtype=_floats(1), expand=_iou_expand,
+    shape=_iou_shape, dtype=float_outputs(1), expand=_iou_expand,
     doc="Intersection over union of every lhs box with every rhs box.",
 ))
 
@@ -136,7 +128,7 @@ _NMS_PARAMS = (
 register(OpDef(
     name="_contrib_box_nms", aliases=("_contrib_box_non_maximum_suppression",), hint="box_nms",
     params=_NMS_PARAMS, outputs=("output0", "output1"), visible_outputs=1, shape=_nms_shape,
-    dtype=_floats(2), kind=Kind.OPAQUE, grad=_nms_grad, extra={"family": "box"},
+    dtype=float_outputs(2), kind=Kind.OPAQUE, grad=_nms_grad, extra={"family": "box"},
     doc="Non-maximum suppression of scored boxes per batch: kept rows best first, the rest -1.",
 ))
 register(OpDef(
@@ -167,7 +159,7 @@ def _encode_shape(p: dict, ins: list, aux: list):
 _register(OpDef(
     name="_contrib_box_encode", hint="box_encode",
     arguments=("samples", "matches", "anchors", "refs", "means", "stds"), outputs=("output0", "output1"),
-    shape=_encode_shape, dtype=_floats(2), kind=Kind.OPAQUE,
+    shape=_encode_shape, dtype=float_outputs(2), kind=Kind.OPAQUE,
     doc="Normalised center offsets of the positive samples' anchors to their matched references, "
         "and their mask.",
 ))
@@ -217,7 +209,7 @@ _register(OpDef(
     params=(*[Param(f"std{i}", "float", 1.0, doc=f"scale of offset {i}") for i in range(4)],
             Param("clip", "float", -1.0, doc="upper bound of the log width/height offsets (> 0)"),
             Param("format", "str", "center", choices=_FORMAT, doc="the anchors' format")),
-    shape=_decode_shape, dtype=_floats(1), expand=_decode_expand,
+    shape=_decode_shape, dtype=float_outputs(1), expand=_decode_expand,
     doc="Corner boxes decoded from (B, N, 4) center offsets and (1, N, 4) anchors.",
 ))
 
@@ -236,7 +228,7 @@ _register(OpDef(
     params=(Param("is_ascend", "bool", False, doc="lower scores are better"),
             Param("threshold", "float", doc="scores beyond it are not matched"),
             Param("topk", "int", -1, doc="at most this many pairs (-1: no limit)")),
-    shape=_bpm_shape, dtype=_floats(2), kind=Kind.OPAQUE,
+    shape=_bpm_shape, dtype=float_outputs(2), kind=Kind.OPAQUE,
     doc="Greedy best-first bipartite matching of rows to columns of a score matrix.",
 ))
 

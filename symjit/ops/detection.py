@@ -31,7 +31,7 @@ import math
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_float, need_rank, shape_str
 
-__all__ = ["prior_halves"]
+__all__ = ["float_outputs", "prior_halves"]
 
 _VARIANCES = Param("variances", "floats", (0.1, 0.1, 0.2, 0.2), doc="variances of the box encoding",
                    check=lambda v: len(v) == 4 and all(x > 0 for x in v), check_msg="4 positive numbers")
@@ -43,7 +43,8 @@ def _register(op: OpDef) -> OpDef:
     return register(op)
 
 
-def _float_outputs(n_out: int):
+def float_outputs(n_out: int):
+    """A dtype rule: float inputs of one dtype, ``n_out`` outputs of it."""
     def dtype(p: dict, ins: list, aux: list):
         known = next((t for t in ins if t is not None), None)
         if known is not None:
@@ -88,7 +89,7 @@ _register(OpDef(
             Param("clip", "bool", False, doc="clip boxes to [0, 1]"),
             Param("steps", "floats", (-1.0, -1.0), doc="(y, x) distance of the centres (-1: 1/H, 1/W)"),
             Param("offsets", "floats", (0.5, 0.5), doc="(y, x) offset of the centres, in steps")),
-    check=_prior_check, shape=_prior_shape, dtype=_float_outputs(1), kind=Kind.OPAQUE,
+    check=_prior_check, shape=_prior_shape, dtype=float_outputs(1), kind=Kind.OPAQUE,
     doc="Anchor boxes for each pixel of data's feature map (only its shape is read).",
 ))
 
@@ -119,7 +120,7 @@ _register(OpDef(
             Param("negative_mining_thresh", "float", 0.5, doc="IoU below which an anchor may be a negative"),
             Param("minimum_negative_samples", "int", 0, doc="fewest negatives mined"),
             _VARIANCES),
-    shape=_target_shape, dtype=_float_outputs(3), kind=Kind.OPAQUE,
+    shape=_target_shape, dtype=float_outputs(3), kind=Kind.OPAQUE,
     doc="Training targets of the anchors: box offsets, their mask and classes.",
 ))
 
@@ -148,7 +149,7 @@ _register(OpDef(
             Param("force_suppress", "bool", False, doc="suppress across classes"),
             _VARIANCES,
             Param("nms_topk", "int", -1, doc="suppress among the best k only (-1: all)")),
-    shape=_detection_shape, dtype=_float_outputs(1), kind=Kind.OPAQUE,
+    shape=_detection_shape, dtype=float_outputs(1), kind=Kind.OPAQUE,
     doc="Detections: decoded boxes with class and score, sorted by score, after non-maximum suppression.",
 ))
 
@@ -211,7 +212,7 @@ for _name in ("_contrib_Proposal", "_contrib_MultiProposal"):
     _register(OpDef(
         name=_name, hint=_name[len("_contrib_"):].lower(), arguments=("cls_prob", "bbox_pred", "im_info"),
         outputs=("output", "score"), visible_outputs=lambda p: 2 if p["output_score"] else 1,
-        params=_PROPOSAL_PARAMS, check=_proposal_check, shape=_proposal_shape, dtype=_float_outputs(2),
+        params=_PROPOSAL_PARAMS, check=_proposal_check, shape=_proposal_shape, dtype=float_outputs(2),
         kind=Kind.OPAQUE,
         doc="Region proposals of a region proposal network: anchors decoded by bbox_pred, clipped, "
             "filtered by size, the best rpn_pre_nms_top_n suppressed to rpn_post_nms_top_n rows "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .linalg_ops import _linalg
+from .linalg_ops import _linalg, _matmul
 from .registry import Kind, OpDef, Param, RuleError
 from .rules import need_float, need_rank, shape_str
 
@@ -58,11 +58,6 @@ def _same_square(p: dict, ins: list, aux: list):
 
 
 # --- graph helpers of the gradients -------------------------------------------------------------
-def _mm(b, x: int, y: int, ta: bool = False, tb: bool = False) -> int:
-    op = "dot" if len(b.g.values[x].shape) == 2 else "batch_dot"
-    return b.add1(op, x, y, transpose_a=ta, transpose_b=tb)
-
-
 def _t(b, x: int) -> int:
     nd = len(b.g.values[x].shape)
     return b.add1("SwapAxis", x, dim1=nd - 2, dim2=nd - 1)
@@ -101,7 +96,7 @@ def _potrf_grad(b, node, ograds):
     if not lower:
         fac, g = _t(b, fac), _t(b, g)
     n, dt = b.g.values[fac].shape[-1], b.g.values[fac].dtype.name
-    p = _tri_mask(b, _mm(b, fac, g, ta=True), True)
+    p = _tri_mask(b, _matmul(b, fac, g, ta=True), True)
     p = b.add1("elemwise_sub", p, b.add1("broadcast_mul", p,
                                          b.add1("_mul_scalar", b.add1("_eye", N=n, dtype=dt), scalar=0.5)))
     x = b.add1("_linalg_trsm", fac, p, transpose=True)                  # L^-T P
@@ -125,7 +120,7 @@ def _potri_expand(b, ins: list[int], p: dict) -> list[int]:
                                           shape=(1,) * (len(shape) - 2) + shape[-2:]), fac)
     inv = b.add1("_linalg_trsm", fac, eye, lower=p["lower"])
     # lower: A^-1 = L^-T L^-1;  upper: A^-1 = U^-1 U^-T
-    return [_mm(b, inv, inv, ta=True) if p["lower"] else _mm(b, inv, inv, tb=True)]
+    return [_matmul(b, inv, inv, ta=True) if p["lower"] else _matmul(b, inv, inv, tb=True)]
 
 
 _linalg(OpDef(
@@ -157,9 +152,9 @@ def _trsm_grad(b, node, ograds):
     y = b.add1("_linalg_trsm", a, g, transpose=not tr, rightside=right, lower=lower)
     db = b.add1("_mul_scalar", y, scalar=alpha) if alpha != 1.0 else y
     if not right:
-        da = _mm(b, x, y, tb=True) if tr else _mm(b, y, x, tb=True)      # -X Yᵀ or -Y Xᵀ
+        da = _matmul(b, x, y, tb=True) if tr else _matmul(b, y, x, tb=True)      # -X Yᵀ or -Y Xᵀ
     else:
-        da = _mm(b, y, x, ta=True) if tr else _mm(b, x, y, ta=True)      # -Yᵀ X or -Xᵀ Y
+        da = _matmul(b, y, x, ta=True) if tr else _matmul(b, x, y, ta=True)      # -Yᵀ X or -Xᵀ Y
     da = b.add1("negative", _tri_mask(b, da, lower))
     return [da, db]
 
@@ -178,7 +173,7 @@ _linalg(OpDef(
 # --- inverse, det, slogdet -----------------------------------------------------------------------
 def _inverse_grad(b, node, ograds):
     y = node.outputs[0]
-    return [b.add1("negative", _mm(b, _mm(b, y, ograds[0], ta=True), y, tb=True))]
+    return [b.add1("negative", _matmul(b, _matmul(b, y, ograds[0], ta=True), y, tb=True))]
 
 
 _linalg(OpDef(
@@ -292,8 +287,8 @@ def _gelqf_grad(b, node, ograds):
     q, lo = node.outputs
     gq = ograds[0] if ograds[0] is not None else b.add1("zeros_like", q)
     gl = ograds[1] if ograds[1] is not None else b.add1("zeros_like", lo)
-    m = b.add1("elemwise_sub", _mm(b, lo, gl, ta=True), _mm(b, gq, q, tb=True))
-    inner = b.add1("elemwise_add", gq, _mm(b, _copyltu(b, m), q))
+    m = b.add1("elemwise_sub", _matmul(b, lo, gl, ta=True), _matmul(b, gq, q, tb=True))
+    inner = b.add1("elemwise_add", gq, _matmul(b, _copyltu(b, m), q))
     return [b.add1("_linalg_trsm", lo, inner, transpose=True)]
 
 
@@ -326,12 +321,12 @@ def _syevd_grad(b, node, ograds):
                       b.add1("expand_dims", lam, axis=nd))                 # [i, j] = λ_j - λ_i
         f = b.add1("broadcast_div", b.add1("_rminus_scalar", eye, scalar=1.0),
                    b.add1("broadcast_add", diff, eye))
-        inner = b.add1("elemwise_mul", f, _mm(b, u, ograds[0], tb=True))
+        inner = b.add1("elemwise_mul", f, _matmul(b, u, ograds[0], tb=True))
     if ograds[1] is not None:
         diag = b.add1("broadcast_mul", b.add1("expand_dims", ograds[1], axis=len(b.g.values[lam].shape) - 1),
                       eye)
         inner = b.add1("elemwise_add", inner, diag)
-    return [_sym(b, _mm(b, _mm(b, u, inner, ta=True), u))]
+    return [_sym(b, _matmul(b, _matmul(b, u, inner, ta=True), u))]
 
 
 _linalg(OpDef(

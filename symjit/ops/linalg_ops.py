@@ -56,7 +56,7 @@ def _product_shape(p: dict, a: tuple, b: tuple, ta: str = "transpose_a", tb: str
     return a[:-2] + (oa[-2], ob[-1])
 
 
-def _matmul(b, x: int, y: int, ta: bool, tb: bool) -> int:
+def _matmul(b, x: int, y: int, ta: bool = False, tb: bool = False) -> int:
     op = "dot" if len(b.g.values[x].shape) == 2 else "batch_dot"
     return b.add1(op, x, y, transpose_a=ta, transpose_b=tb)
 

@@ -37,7 +37,7 @@ last valid step, and the backward direction starts at each sequence's last valid
 from __future__ import annotations
 
 from .registry import OpDef, Param, ParamError, register
-from .rules import need_float, need_rank, positive
+from .rules import need_float, need_rank, positive, prod
 
 __all__ = ["GATES", "param_layout", "param_size"]
 
@@ -78,13 +78,7 @@ def param_layout(p: dict, input_size: int) -> list[tuple[str, tuple[int, ...]]]:
 
 def param_size(p: dict, input_size: int) -> int:
     """Length of the flat parameter vector."""
-    total = 0
-    for _, shape in param_layout(p, input_size):
-        n = 1
-        for s in shape:
-            n *= s
-        total += n
-    return total
+    return sum(prod(shape) for _, shape in param_layout(p, input_size))
 
 
 def _check(p: dict) -> None:
@@ -151,10 +145,7 @@ def _weights(b, params_vid: int, p: dict, input_size: int) -> dict[str, int]:
     layout = param_layout(p, input_size)
     cuts, off = [], 0
     for _, shape in layout[:-1]:
-        n = 1
-        for s in shape:
-            n *= s
-        off += n
+        off += prod(shape)
         cuts.append(off)
     pieces = b.add("_split_v2", [params_vid], indices=(0, *cuts), axis=0) if len(layout) > 1 else [params_vid]
     return {name: (b.add1("Reshape", vid, shape=shape) if len(shape) > 1 else vid)
