@@ -22,7 +22,9 @@ from __future__ import annotations
 import math
 
 __all__ = ["sgd_step", "sgd_mom_step", "nag_mom_step", "adagrad_step", "adadelta_step",
-           "adam_wdclip_step", "rmsprop_wdclip_step", "rmspropalex_step"]
+           "adam_wdclip_step", "rmsprop_wdclip_step", "rmspropalex_step", "ftml_step", "ftrl_step",
+           "signsgd_step", "signum_step", "adamw_step", "lamb_phase1_step", "lamb_phase2_step",
+           "multi_lars_step", "group_adagrad_row"]
 
 
 def sgd_step(i, weight, grad, lr, wd, rescale, clip):
@@ -50,7 +52,8 @@ def sgd_mom_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip):
 
 
 def nag_mom_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip):
-    """Nesterov: ``g' = g + wd*w; mom = momentum*mom + g'; w -= lr * (g' + momentum*mom)``."""
+    """Nesterov, as MXNet 1.9.1's ``nag_mom_update`` computes it: ``g' = g + wd*w;
+    mom = momentum*mom - lr*g'; w += momentum*mom - lr*g'``."""
     g = grad[i] * rescale
     if clip >= 0.0:
         if g > clip:
@@ -58,9 +61,9 @@ def nag_mom_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip):
         elif g < -clip:
             g = -clip
     g = g + wd * weight[i]
-    m = momentum * mom[i] + g
+    m = momentum * mom[i] - lr * g
     mom[i] = m
-    weight[i] -= lr * (g + momentum * m)
+    weight[i] += momentum * m - lr * g
 
 
 def adagrad_step(i, weight, grad, history, lr, eps, wd, rescale, clip):
@@ -150,3 +153,159 @@ def rmspropalex_step(i, weight, grad, n, g_avg, delta, lr, gamma1, gamma2, eps, 
         elif w < -clip_weights:
             w = -clip_weights
     weight[i] = w
+
+
+def ftml_step(i, weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip):
+    """FTML (Zheng & Kwok) with ``g = clip(rescale*grad + wd*w)``: ``v = b2 v + (1-b2) g^2;
+    d_t = (1 - b1^t) / lr * (sqrt(v / (1 - b2^t)) + eps); z = b1 z + (1-b1) g - (d_t - b1 d) w;
+    d = d_t; w = -z / d_t``."""
+    g = grad[i] * rescale + wd * weight[i]
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    vv = beta2 * v[i] + (1.0 - beta2) * g * g
+    v[i] = vv
+    d_t = (1.0 - beta1 ** t) / lr * (math.sqrt(vv / (1.0 - beta2 ** t)) + eps)
+    zz = beta1 * z[i] + (1.0 - beta1) * g - (d_t - beta1 * d[i]) * weight[i]
+    z[i] = zz
+    d[i] = d_t
+    weight[i] = -zz / d_t
+
+
+def ftrl_step(i, weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip):
+    """FTRL-Proximal: ``z += g - (sqrt(n + g^2) - sqrt(n)) w / lr; n += g^2;
+    w = (sign(z) lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where ``|z| > lamda1``, else 0."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    nn = n[i] + g * g
+    zz = z[i] + g - (math.sqrt(nn) - math.sqrt(n[i])) * weight[i] / lr
+    z[i] = zz
+    n[i] = nn
+    if zz > lamda1:
+        weight[i] = (lamda1 - zz) / ((beta + math.sqrt(nn)) / lr + wd)
+    elif zz < -lamda1:
+        weight[i] = (-lamda1 - zz) / ((beta + math.sqrt(nn)) / lr + wd)
+    else:
+        weight[i] = 0.0
+
+
+def signsgd_step(i, weight, grad, lr, wd, rescale, clip):
+    """``w = (1 - lr wd) w - lr sign(g)`` (sign of the rescaled, clipped gradient; 0 for 0)."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    s = 1.0 if g > 0.0 else (-1.0 if g < 0.0 else 0.0)
+    weight[i] = (1.0 - lr * wd) * weight[i] - lr * s
+
+
+def signum_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh):
+    """Signum: ``mom = momentum mom - (1-momentum) (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    m = momentum * mom[i] - (1.0 - momentum) * (wd * weight[i] + g)
+    mom[i] = m
+    s = 1.0 if m > 0.0 else (-1.0 if m < 0.0 else 0.0)
+    weight[i] = (1.0 - lr * wd_lh) * weight[i] + lr * s
+
+
+def adamw_step(i, weight, grad, mean, var, rescale, lr, beta1, beta2, eps, wd, eta, clip):
+    """AdamW (Loshchilov & Hutter): ``g = clip(rescale grad)``, Adam's moments, then
+    ``w -= eta (lr m / (sqrt(v) + eps) + wd w)``; a ``rescale`` that is nan, inf or 0 leaves the
+    weight and the moments as they are (a skipped step, as MXNet's loss-scaling uses it)."""
+    if not (rescale == rescale) or rescale == 0.0 or rescale - rescale != 0.0:
+        return
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    m = beta1 * mean[i] + (1.0 - beta1) * g
+    v = beta2 * var[i] + (1.0 - beta2) * g * g
+    mean[i] = m
+    var[i] = v
+    weight[i] -= eta * (lr * m / (math.sqrt(v) + eps) + wd * weight[i])
+
+
+# steps that compute an output other than the weight: ``step(i, out, inputs..., scalars...)``
+
+def lamb_phase1_step(i, out, weight, grad, mean, var, beta1, beta2, eps, t, bias_correction, wd, rescale,
+                     clip):
+    """LAMB's direction: Adam's moments of ``g = clip(rescale grad)`` (bias-corrected when
+    ``bias_correction`` is non-zero), ``out = m / (sqrt(v) + eps) + wd w``."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    m = beta1 * mean[i] + (1.0 - beta1) * g
+    v = beta2 * var[i] + (1.0 - beta2) * g * g
+    mean[i] = m
+    var[i] = v
+    if bias_correction != 0.0:
+        m = m / (1.0 - beta1 ** t)
+        v = v / (1.0 - beta2 ** t)
+    out[i] = m / (math.sqrt(v) + eps) + wd * weight[i]
+
+
+def lamb_phase2_step(i, out, weight, g, r1, r2, lr, lower_bound, upper_bound):
+    """LAMB's step: ``out = w - lr (r1 / r2) g`` with ``r1 = ||w||`` clamped to the bounds that are
+    >= 0 and ``r2 = ||g||`` (each an array of one element); ratio 1 when either is 0."""
+    a = r1[0]
+    b = r2[0]
+    if lower_bound >= 0.0 and a < lower_bound:
+        a = lower_bound
+    if upper_bound >= 0.0 and a > upper_bound:
+        a = upper_bound
+    ratio = a / b if a > 0.0 and b > 0.0 else 1.0
+    out[i] = weight[i] - lr * ratio * g[i]
+
+
+def multi_lars_step(i, out, lrs, weights_sum_sq, grads_sum_sq, wds, eta, eps, rescale):
+    """LARS's learning rate of layer ``i``: ``lr eta ||w|| / (||g|| + wd ||w|| + eps)`` from the squared
+    norms (``||g||`` rescaled), ``lr`` where either norm is 0."""
+    w = math.sqrt(weights_sum_sq[i])
+    g = math.sqrt(grads_sum_sq[i]) * rescale
+    if w > 0.0 and g > 0.0:
+        out[i] = lrs[i] * eta * w / (g + wds[i] * w + eps)
+    else:
+        out[i] = lrs[i]
+
+
+def group_adagrad_row(r, cols, weight, grad, history, lr, rescale, clip, eps):
+    """Group AdaGrad on row ``r`` (``cols`` elements from ``r * cols``): ``history[r] += mean(g^2)``
+    over the row, then ``w -= lr g / sqrt(history[r] + eps)``, with ``g = clip(rescale grad)``."""
+    acc = 0.0
+    for c in range(cols):
+        g = grad[r * cols + c] * rescale
+        if clip >= 0.0:
+            if g > clip:
+                g = clip
+            elif g < -clip:
+                g = -clip
+        acc += g * g
+    h = history[r] + acc / cols
+    history[r] = h
+    scale = lr / math.sqrt(h + eps)
+    for c in range(cols):
+        g = grad[r * cols + c] * rescale
+        if clip >= 0.0:
+            if g > clip:
+                g = clip
+            elif g < -clip:
+                g = -clip
+        weight[r * cols + c] -= scale * g

@@ -1,6 +1,8 @@
 """Python-level functions of ``mx.sym.contrib`` and ``mx.nd.contrib`` (MXNet defines these in
 Python, not as operators), written once for both namespaces over the registered operators:
-``rand_zipfian`` and ``uniform``.
+``rand_zipfian``, ``uniform``, ``adamw_update`` and ``mp_adamw_update``; on NDArrays only (as in
+MXNet) ``multi_adamw_update``, ``multi_mp_adamw_update``, ``multi_lamb_update`` and
+``multi_mp_lamb_update``.
 
 >>> import symjit as mx
 >>> mx.random.seed(0)
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["rand_zipfian_for", "uniform_for"]
+__all__ = ["rand_zipfian_for", "uniform_for", "adamw_for", "multi_adamw_for", "multi_lamb_for"]
 
 
 def rand_zipfian_for(ns: Any, random: Any):
@@ -41,3 +43,83 @@ def uniform_for(random: Any):
         """Samples from the uniform distribution on [low, high) (``random.uniform``)."""
         return random.uniform(*args, **kwargs)
     return uniform
+
+
+# --- the optimizer updates MXNet wraps in Python (over the registered _adamw_update, ...) -------------
+def _rescale(ns: Any, value: Any, like: Any) -> Any:
+    """``rescale_grad`` as an array of one element (MXNet takes a number or an array)."""
+    if isinstance(value, (int, float)):
+        if hasattr(like, "context"):
+            return ns.full((1,), float(value), ctx=like.context, dtype=like.dtype)
+        return ns.full(shape=(1,), val=float(value))
+    return value
+
+
+def adamw_for(ns: Any, call: Any, mp: bool):
+    """``contrib.adamw_update`` (``mp``: ``mp_adamw_update``) over ``call(op, *inputs, out=, name=,
+    **params)`` of the namespace ``ns``."""
+    op = "_mp_adamw_update" if mp else "_adamw_update"
+
+    def adamw_update(weight: Any, grad: Any, mean: Any, var: Any, *rest: Any, lr: float, eta: float,
+                     out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        """AdamW: ``weight -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * weight)`` with Adam's
+        moments of ``clip(rescale_grad * grad)``; ``rescale_grad`` (a number or an array of one
+        element; nan, inf or 0 skips the step) follows the states (and ``weight32``)."""
+        *w32, rescale_grad = rest
+        if len(w32) != int(mp):
+            raise TypeError(f"{'mp_' if mp else ''}adamw_update: expected weight, grad, mean, var"
+                            f"{', weight32' if mp else ''}, rescale_grad")
+        scale = _rescale(ns, rescale_grad, weight)
+        return call(op, weight, grad, scale, mean, var, *w32, out=out, name=name, lr=lr, eta=eta, **kwargs)
+    adamw_update.__name__ = f"{'mp_' if mp else ''}adamw_update"
+    return adamw_update
+
+
+def multi_adamw_for(ns: Any, call: Any, mp: bool):
+    """``contrib.multi_adamw_update`` / ``multi_mp_adamw_update``: lists of arrays per weight."""
+    op = "_multi_mp_adamw_update" if mp else "_multi_adamw_update"
+
+    def multi_adamw_update(weights: list, grads: list, mean: list, var: list, *rest: Any, lrs: Any, wds: Any,
+                           etas: Any, out: Any = None, name: str | None = None, size: int = 0,
+                           **kwargs: Any) -> Any:
+        """AdamW of every weight in one call (lists of weights, grads, means, vars (, weights32), then
+        ``rescale_grad``); ``lrs``, ``wds``, ``etas`` one per weight."""
+        *w32, rescale_grad = rest
+        lists = [weights, grads, mean, var] + ([w32[0]] if mp else [])
+        inputs = [a for group in zip(*lists) for a in group]
+        return call(op, *inputs, _rescale(ns, rescale_grad, weights[0]), out=out, name=name,
+                    num_weights=size or len(weights), lrs=tuple(lrs), wds=tuple(wds), etas=tuple(etas),
+                    **kwargs)
+    multi_adamw_update.__name__ = f"multi_{'mp_' if mp else ''}adamw_update"
+    return multi_adamw_update
+
+
+def multi_lamb_for(nd: Any, mp: bool):
+    """``contrib.multi_lamb_update`` / ``multi_mp_lamb_update`` on NDArrays: per tensor, the
+    registered ``lamb_update_phase1``, the two norms and ``lamb_update_phase2`` (what MXNet's fused
+    kernel computes)."""
+    def multi_lamb_update(weights: list, grads: list, mean: list, var: list, *rest: Any, step_count: Any,
+                          lrs: Any, wds: Any, out: Any = None, num_tensors: int = 0,
+                          rescale_grad: float = 1.0, lower_bound: float = -1.0, upper_bound: float = -1.0,
+                          clip_gradient: float = -1.0,
+                          bias_correction: bool = True, **kwargs: Any) -> list:
+        """LAMB of every tensor: ``g = m_hat / (sqrt(v_hat) + epsilon) + wd * w``, then ``w -= lr *
+        (||w|| / ||g||) * g`` (``||w||`` clamped to the bounds that are >= 0); ``step_count``, ``lrs``
+        and ``wds`` one per tensor, ``out`` the list of arrays to write (default: new arrays)."""
+        n = num_tensors or len(weights)
+        w32 = rest[0] if mp else [None] * n
+        outs = list(out) if out is not None else [None] * n
+        p1 = {"rescale_grad": rescale_grad, "clip_gradient": clip_gradient,
+              "bias_correction": bias_correction, **kwargs}
+        results = []
+        for j in range(n):
+            master = [w32[j]] if mp else []
+            g = (nd.mp_lamb_update_phase1 if mp else nd.lamb_update_phase1)(
+                weights[j], grads[j], mean[j], var[j], *master, t=int(step_count[j]), wd=float(wds[j]), **p1)
+            r1, r2 = nd.norm(master[0] if mp else weights[j]), nd.norm(g)
+            results.append((nd.mp_lamb_update_phase2 if mp else nd.lamb_update_phase2)(
+                weights[j], g, r1, r2, *master, lr=float(lrs[j]), lower_bound=lower_bound,
+                upper_bound=upper_bound, out=outs[j]))
+        return results
+    multi_lamb_update.__name__ = f"multi_{'mp_' if mp else ''}lamb_update"
+    return multi_lamb_update

@@ -35,6 +35,7 @@ from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
+from .lower.rules import lookup
 from .lower.target import get_target, target_for
 from .ndarray import NDArray, dispatch, storage
 from .ops.registry import Kind, get_op
@@ -80,6 +81,8 @@ class _Call:
         g = self.compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
         self.elementwise = op.kind <= Kind.BROADCAST
+        lowering = lookup(op, target_for(ctx))
+        self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
         self.ctx = ctx
         index = {n: i for i, n in enumerate(names)}
         n_in = len(names)
@@ -171,12 +174,14 @@ def _check_out(where: str, out: Any, shape: tuple, dtype: np.dtype, ctx: Context
     return out
 
 
-def _safe_target(call: _Call, out: NDArray, inputs: list) -> bool:
-    """Can the program write ``out`` directly? Not when it overlaps an input, unless it is that
-    very input and the operator writes each element from the same element (elementwise)."""
-    for a in inputs:
+def _safe_target(call: _Call, out: NDArray, slot: int, inputs: list) -> bool:
+    """Can the program write ``out`` (output ``slot``) directly? Not when it overlaps an input,
+    unless it is that very input and the operator writes each element from the same element (an
+    elementwise op, or an (input, output) pair its lowering declares in-place)."""
+    for i, a in enumerate(inputs):
         if storage.overlaps(out._data, a._data):
-            if not (call.elementwise and a.shape == out.shape and storage.same_buffer(out._data, a._data)):
+            if not ((call.elementwise or (i, slot) in call.inplace) and a.shape == out.shape
+                    and storage.same_buffer(out._data, a._data)):
                 return False
     return True
 
@@ -217,7 +222,7 @@ def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | N
     if len(outs) != len(call.outputs):
         raise MXNetError(f"{where}: {len(outs)} out array(s) for {len(call.outputs)} outputs")
     outs = [_check_out(where, o, s, d, ctx) for o, (s, d) in zip(outs, call.outputs)]
-    direct = [_safe_target(call, o, inputs) for o in outs]
+    direct = [_safe_target(call, o, j, inputs) for j, o in enumerate(outs)]
     targets = [o if ok else NDArray(storage.empty(o.shape, np.dtype(o.dtype), ctx), ctx)
                for o, ok in zip(outs, direct)]
     call.run([a._data for a in inputs] + [t._data for t in targets])
@@ -310,13 +315,33 @@ def nd_function(called: str) -> Any:
         missing = [s for s in slots if s not in given]
         if missing:
             raise MXNetError(f"{called}: input(s) {missing} not given; it takes {slots}")
-        outs = invoke(called, [given[s] for s in slots], params, out, called)
+        if "update" in op.extra and "runtime" not in op.extra:
+            outs = _invoke_update(op, parsed, params, given, out, called)
+        else:
+            outs = invoke(called, [given[s] for s in slots], params, out, called)
         return outs[0] if len(outs) == 1 else outs
 
     fn.__name__ = fn.__qualname__ = called
     fn.__doc__ = (f"{op.doc.strip() or f'The {op.name} operator.'}\n\n"
                   f"NDArray form of ``mx.sym.{called}``; see :func:`symjit.imperative.nd_function`.")
     return fn
+
+
+def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, where: str) -> list[NDArray]:
+    """An optimizer update op called on NDArrays: its ``_rt_`` twin with the float params in a
+    float64 vector (so that a learning rate changing every step reuses one compiled kernel)."""
+    from .ndarray.creation import place
+    from .ops.update import runtime_params, runtime_scalars
+    spec = op.extra["update"]
+    runtime = set(runtime_params(spec))
+    args = [given[s] for s in op.list_arguments(parsed)]
+    for i, a in enumerate(args + [given[s] for s in op.list_aux(parsed)]):
+        if not isinstance(a, NDArray):
+            raise DTypeError(f"{where}: input {i} must be an NDArray, got {type(a).__name__}")
+    vec = runtime_scalars(spec, parsed, parsed["num_weights"] if spec.group else 1)
+    scalars = place(vec, args[0].context, where)
+    inputs = args + [scalars] + [given[s] for s in op.list_aux(parsed)]
+    return invoke(f"_rt_{op.name}", inputs, {k: v for k, v in params.items() if k not in runtime}, out, where)
 
 
 def install_nd_functions(module: Any) -> list[str]:
@@ -340,10 +365,19 @@ def install_nd_functions(module: Any) -> list[str]:
                 setattr(sub, n[len(prefix):], nd_function(n))
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
-    from .contrib_functions import rand_zipfian_for, uniform_for
-    module.contrib.rand_zipfian = rand_zipfian_for(module, module.random)
-    module.contrib.uniform = uniform_for(module.random)
+    from . import contrib_functions as cf
+    module.contrib.rand_zipfian = cf.rand_zipfian_for(module, module.random)
+    module.contrib.uniform = cf.uniform_for(module.random)
+    for mp in (False, True):
+        prefix = "mp_" if mp else ""
+        setattr(module.contrib, f"{prefix}adamw_update", cf.adamw_for(module, _nd_call, mp))
+        setattr(module.contrib, f"multi_{prefix}adamw_update", cf.multi_adamw_for(module, _nd_call, mp))
+        setattr(module.contrib, f"multi_{prefix}lamb_update", cf.multi_lamb_for(module, mp))
     return names
+
+
+def _nd_call(op: str, *inputs: Any, out: Any = None, name: str | None = None, **params: Any) -> Any:
+    return nd_function(op)(*inputs, out=out, **params)
 
 
 dispatch.install(invoke)

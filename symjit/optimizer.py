@@ -368,8 +368,11 @@ class SGD(Optimizer):
 
 @register
 class NAG(SGD):
-    """Nesterov accelerated gradient: with ``g = clip(rescale_grad * grad) + wd * weight``,
-    ``state = momentum * state + g; weight -= lr * (g + momentum * state)`` (plain SGD without momentum).
+    """Nesterov accelerated gradient, as MXNet 1.9.1's ``nag_mom_update`` computes it: with ``g =
+    clip(rescale_grad * grad) + wd * weight``, ``state = momentum * state - lr * g; weight +=
+    momentum * state - lr * g`` (plain SGD without momentum). For a constant learning rate the
+    weights are those of the documented ``state = momentum * state + g; weight -= lr * (g +
+    momentum * state)``; the state is ``-lr`` times that one.
 
     >>> import symjit as mx
     >>> opt, w = mx.optimizer.NAG(momentum=0.5, learning_rate=0.1), mx.nd.zeros((1,))

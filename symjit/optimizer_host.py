@@ -1,8 +1,9 @@
-"""The optimizers whose update symjit computes with numpy on the host, one parameter at a time:
-Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS and LBSGD (registered in ``mx.optimizer``
-with the others). Their states are NDArrays on the weight's device, written back after each
-update. They have no fused update kernel yet (``_fusable`` is false for them), so ``Updater``
-calls them per index; the update rules are MXNet 1.x's.
+"""The optimizers updated one parameter at a time (``_fusable`` is false for them, so ``Updater``
+calls them per index), with MXNet 1.x's rules: Signum, FTML, Ftrl and LAMB call their registered
+update operators (``signum_update``/``signsgd_update``, ``ftml_update``, ``ftrl_update``,
+``lamb_update_phase1``/``phase2``) on the weight's device; Adamax, Nadam, DCASGD, SGLD, LARS and
+LBSGD, which MXNet has no operator for, compute with numpy on host copies of the weight and
+states (written back after each update). All are registered in ``mx.optimizer`` with the others.
 
 >>> import symjit as mx
 >>> opt, w = mx.optimizer.Signum(learning_rate=0.1, momentum=0.0), mx.nd.ones((2,))
@@ -17,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from . import ndarray as nd
 from .base import ParamError
 from .ndarray import NDArray
-from .optimizer import Optimizer, register
+from .optimizer import Optimizer, _clip, register
 
 __all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "LBSGD"]
 
@@ -125,17 +127,15 @@ class Signum(HostRule):
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
-    def step(self, index, t, lr, wd, w, g, states):
-        g = self._clipped(g)
-        if states:
-            mom = states[0]
-            mom *= self.momentum
-            mom -= (1.0 - self.momentum) * (wd * w + g)
-            w *= 1.0 - lr * self.wd_lh
-            w += lr * np.sign(mom)
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index)
+        common = {"lr": lr, "wd": wd, "rescale_grad": self.rescale_grad,
+                  "clip_gradient": _clip(self.clip_gradient)}
+        if state is not None:
+            nd.signum_update(weight, grad, state, momentum=self.momentum, wd_lh=self.wd_lh, out=weight,
+                             **common)
         else:
-            w *= 1.0 - lr * wd
-            w -= lr * np.sign(g)
+            nd.signsgd_update(weight, grad, out=weight, **common)
 
 
 @register
@@ -149,16 +149,12 @@ class FTML(HostRule):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def step(self, index, t, lr, wd, w, g, states):
-        d_prev, v, z = states
-        g = self._clipped(g, w, wd)
-        v *= self.beta2
-        v += (1.0 - self.beta2) * g * g
-        d_t = (1.0 - self.beta1 ** t) / lr * (np.sqrt(v / (1.0 - self.beta2 ** t)) + self.epsilon)
-        z *= self.beta1
-        z += (1.0 - self.beta1) * g - (d_t - self.beta1 * d_prev) * w
-        d_prev[...] = d_t
-        w[...] = -z / d_t
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index)
+        d, v, z = state
+        nd.ftml_update(weight, grad, d, v, z, lr=lr, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
+                       t=self._index_update_count[index], wd=wd, rescale_grad=self.rescale_grad,
+                       clip_grad=_clip(self.clip_gradient), out=weight)
 
 
 @register
@@ -172,13 +168,11 @@ class Ftrl(HostRule):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.lamda1, self.beta = float(lamda1), float(beta)
 
-    def step(self, index, t, lr, wd, w, g, states):
-        z, n = states
-        g = self._clipped(g)
-        z += g - (np.sqrt(n + g * g) - np.sqrt(n)) * w / lr
-        n += g * g
-        w[...] = np.where(np.abs(z) > self.lamda1,
-                          (np.sign(z) * self.lamda1 - z) / ((self.beta + np.sqrt(n)) / lr + wd), 0.0)
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index)
+        z, n = state
+        nd.ftrl_update(weight, grad, z, n, lr=lr, lamda1=self.lamda1, beta=self.beta, wd=wd,
+                       rescale_grad=self.rescale_grad, clip_gradient=_clip(self.clip_gradient), out=weight)
 
 
 @register
@@ -235,23 +229,16 @@ class LAMB(HostRule):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
         self.bias_correction = bool(bias_correction)
 
-    def step(self, index, t, lr, wd, w, g, states):
-        mean, var = states
-        g = self._clipped(g)
-        mean *= self.beta1
-        mean += (1.0 - self.beta1) * g
-        var *= self.beta2
-        var += (1.0 - self.beta2) * g * g
-        m_hat, v_hat = (mean / (1.0 - self.beta1 ** t), var / (1.0 - self.beta2 ** t)) \
-            if self.bias_correction else (mean, var)
-        r = m_hat / (np.sqrt(v_hat) + self.epsilon) + wd * w
-        r1, r2 = float(np.linalg.norm(w)), float(np.linalg.norm(r))
-        if self.lower_bound is not None:
-            r1 = max(r1, self.lower_bound)
-        if self.upper_bound is not None:
-            r1 = min(r1, self.upper_bound)
-        ratio = r1 / r2 if r1 > 0 and r2 > 0 else 1.0
-        w -= lr * ratio * r
+    def update(self, index, weight, grad, state):
+        lr, wd = self._common(index)
+        mean, var = state
+        g = nd.lamb_update_phase1(weight, grad, mean, var, beta1=self.beta1, beta2=self.beta2,
+                                  epsilon=self.epsilon, t=self._index_update_count[index],
+                                  bias_correction=self.bias_correction, wd=wd, rescale_grad=self.rescale_grad,
+                                  clip_gradient=_clip(self.clip_gradient))
+        bound = {k: -1.0 if v is None else float(v)
+                 for k, v in (("lower_bound", self.lower_bound), ("upper_bound", self.upper_bound))}
+        nd.lamb_update_phase2(weight, g, nd.norm(weight), nd.norm(g), lr=lr, out=weight, **bound)
 
 
 @register

@@ -32,6 +32,8 @@ class Case:
     {name: expected gradient}`` for loss heads whose gradient is defined, not derived.
     ``wrt`` restricts which inputs get gradients (default: all float inputs not in ``no_grad``).
     ``is_train`` runs forward in training mode (BatchNorm batch statistics, Dropout masks).
+    ``after(**inputs) -> {name: array}``: the values inputs the op changes in place (an optimizer
+    update's states) must hold after one forward.
     """
 
     op: str
@@ -46,6 +48,7 @@ class Case:
     grad_rtol: float = 1e-4
     grad_atol: float = 1e-6
     id: str = ""
+    after: Callable[..., dict] | None = None
 
     def __str__(self) -> str:
         return f"{self.op}-{self.id}" if self.id else self.op
@@ -111,6 +114,11 @@ def check_forward(case: Case, fusion: bool = True, ctx: Any = None) -> None:
     for i, (got, exp) in enumerate(zip(outs, want)):
         assert got.shape == exp.shape, f"{case}: output {i} shape {got.shape}, expected {exp.shape}"
         np.testing.assert_allclose(got, exp, rtol=case.rtol, atol=case.atol, err_msg=f"{case} output {i}")
+    if case.after is not None:
+        arrays = {**ex.arg_dict, **ex.aux_dict}
+        for name, exp in case.after(**{k: v.copy() for k, v in case.inputs.items()}).items():
+            np.testing.assert_allclose(arrays[name].asnumpy(), exp, rtol=case.rtol, atol=case.atol,
+                                       err_msg=f"{case}: {name} after the update")
 
 
 def check_backward(case: Case, fusion: bool = True) -> None:

@@ -1,10 +1,16 @@
-"""mx.nd.sgd_update / sgd_mom_update against a numpy re-implementation of MXNet's formulas."""
+"""The update operators called on NDArrays (``mx.nd.sgd_update``, ...): MXNet's semantics (a new
+array, or the weight itself with ``out=weight``; states changed in place), one compiled kernel for
+any learning rate, clear errors, and the ``mx.optimizer`` classes agreeing with the operators they
+are the update rules of. The formulas themselves are checked per op in tests/cases/update.py."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import symjit as mx
+from symjit.imperative import cached_calls
+
+from . import update_refs as R
 
 
 def _g(grad, rescale, clip):
@@ -20,18 +26,107 @@ def test_sgd_and_momentum_steps(wd, rescale, clip, dtype):
     w, g, m = mx.nd.array(w0, dtype=dtype), mx.nd.array(g0, dtype=dtype), mx.nd.zeros((7, 5), dtype=dtype)
     ww, mm = w0.astype(np.float64), np.zeros((7, 5))
     for _ in range(3):
-        mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, wd=wd, rescale_grad=rescale,
-                             clip_gradient=clip, out=w)
+        assert mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, wd=wd, rescale_grad=rescale,
+                                    clip_gradient=clip, out=w) is w
         mm = 0.9 * mm - 0.1 * (_g(g0, rescale, clip) + wd * ww)
         ww = ww + mm
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(w.asnumpy(), ww, rtol=tol, atol=tol)
     np.testing.assert_allclose(m.asnumpy(), mm, rtol=tol, atol=tol)
     w2 = mx.nd.array(w0, dtype=dtype)
-    mx.nd.sgd_update(w2, g, lr=0.5, wd=wd, rescale_grad=rescale, clip_gradient=clip)
-    np.testing.assert_allclose(w2.asnumpy(), w0 - 0.5 * (_g(g0, rescale, clip) + wd * w0), rtol=tol, atol=tol)
+    new = mx.nd.sgd_update(w2, g, lr=0.5, wd=wd, rescale_grad=rescale, clip_gradient=clip)
+    np.testing.assert_allclose(new.asnumpy(), w0 - 0.5 * (_g(g0, rescale, clip) + wd * w0), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(w2.asnumpy(), w0)      # without out=, the weight stays
 
 
-def test_shape_mismatch_is_a_clear_error():
-    with pytest.raises(mx.MXNetError, match=r"sgd_mom_update mom: shape \(3,\)"):
+def test_a_new_learning_rate_reuses_the_compiled_kernel():
+    w, g, mean, var = mx.nd.ones((4,)), mx.nd.ones((4,)), mx.nd.zeros((4,)), mx.nd.zeros((4,))
+    mx.nd.adam_update(w, g, mean, var, lr=0.1, out=w)
+    before = cached_calls()
+    for t in range(2, 6):
+        mx.nd.adam_update(w, g, mean, var, lr=0.1 / t, wd=0.01 * t, out=w)
+    assert cached_calls() == before
+
+
+def test_bad_inputs_are_clear_errors():
+    with pytest.raises(mx.MXNetError, match=r"sgd_mom_update.*mom.*\(3,\).*\(2,\)"):
         mx.nd.sgd_mom_update(mx.nd.ones((2,)), mx.nd.ones((2,)), mx.nd.zeros((3,)), lr=0.1)
+    with pytest.raises(mx.MXNetError, match=r"sgd_update: required parameter 'lr'"):
+        mx.nd.sgd_update(mx.nd.ones((2,)), mx.nd.ones((2,)))
+    with pytest.raises(mx.MXNetError, match=r"mp_sgd_update.*weight32.*float32.*float64"):
+        mx.nd.mp_sgd_update(mx.nd.ones((2,)), mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64"), lr=0.1)
+    with pytest.raises(mx.MXNetError, match=r"multi_sgd_update.*'lrs' has 1 values for num_weights=2"):
+        mx.nd.multi_sgd_update(*[mx.nd.ones((2,))] * 4, lrs=(0.1,), wds=(0.0, 0.0), num_weights=2)
+    with pytest.raises(mx.MXNetError, match=r"float16"):
+        mx.nd.sgd_update(mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,), dtype="float16"), lr=0.1)
+
+
+def test_multi_update_writes_every_weight_in_place():
+    ws = [mx.nd.ones((2, 3)), mx.nd.ones((4,))]
+    gs = [mx.nd.ones((2, 3)), mx.nd.ones((4,)) * 2]
+    ms = [mx.nd.zeros((2, 3)), mx.nd.zeros((4,))]
+    outs = mx.nd.multi_sgd_mom_update(ws[0], gs[0], ms[0], ws[1], gs[1], ms[1], lrs=(0.1, 0.2),
+                                      wds=(0.0, 0.0), momentum=0.5, num_weights=2, out=ws)
+    assert outs[0] is ws[0] and outs[1] is ws[1]
+    np.testing.assert_allclose(ws[0].asnumpy(), 0.9, rtol=1e-6)
+    np.testing.assert_allclose(ws[1].asnumpy(), 0.6, rtol=1e-6)
+    np.testing.assert_allclose(ms[1].asnumpy(), -0.4, rtol=1e-6)
+
+
+def test_contrib_adamw_skips_a_non_finite_rescale():
+    w, g, m, v = mx.nd.ones((3,)), mx.nd.ones((3,)), mx.nd.zeros((3,)), mx.nd.zeros((3,))
+    for scale in (float("nan"), float("inf"), 0.0):
+        mx.nd.contrib.adamw_update(w, g, m, v, scale, lr=0.1, eta=1.0, out=w)
+        assert w.asnumpy().tolist() == [1.0] * 3 and m.asnumpy().tolist() == [0.0] * 3
+    mx.nd.contrib.adamw_update(w, g, m, v, mx.nd.array([1.0]), lr=0.1, eta=1.0, epsilon=0.0, out=w)
+    np.testing.assert_allclose(w.asnumpy(), 1.0 - 0.1 * 0.1 / np.sqrt(0.001), rtol=1e-5)
+
+
+def test_contrib_multi_lamb_equals_the_two_phases():
+    rng = np.random.default_rng(3)
+    shapes = [(3, 2), (5,)]
+    w0 = [rng.uniform(-1, 1, s) for s in shapes]
+    g0 = [rng.uniform(-1, 1, s) for s in shapes]
+    ws = [mx.nd.array(x, dtype="float64") for x in w0]
+    means = [mx.nd.zeros(s, dtype="float64") for s in shapes]
+    vars_ = [mx.nd.zeros(s, dtype="float64") for s in shapes]
+    mx.nd.contrib.multi_lamb_update(ws, [mx.nd.array(x, dtype="float64") for x in g0], means, vars_,
+                                    step_count=[1, 2], lrs=[0.1, 0.2], wds=[0.01, 0.0], out=ws)
+    for j, s in enumerate(shapes):
+        m, v = np.zeros(s), np.zeros(s)
+        d = R.lamb_phase1(w0[j], g0[j], m, v, t=[1, 2][j], wd=[0.01, 0.0][j])[0]
+        want = R.lamb_phase2(w0[j], d, np.array([np.linalg.norm(w0[j])]), np.array([np.linalg.norm(d)]),
+                             lr=[0.1, 0.2][j])[0]
+        np.testing.assert_allclose(ws[j].asnumpy(), want, rtol=1e-10)
+        np.testing.assert_allclose(means[j].asnumpy(), m, rtol=1e-10)
+
+
+OPTIMIZERS = [  # optimizer, the op it runs, the op's states from the optimizer's, the op's params
+    (lambda: mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=0.3),
+     "sgd_mom_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=0.3)),
+    (lambda: mx.optimizer.NAG(learning_rate=0.1, momentum=0.9, wd=0.01),
+     "nag_mom_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01)),
+    (lambda: mx.optimizer.RMSProp(learning_rate=0.1, gamma1=0.8, wd=0.01, clip_weights=0.7),
+     "rmsprop_update", lambda s: [s[0]], dict(lr=0.1, gamma1=0.8, wd=0.01, clip_weights=0.7, epsilon=1e-8)),
+    (lambda: mx.optimizer.Signum(learning_rate=0.1, momentum=0.9, wd=0.01, wd_lh=0.02),
+     "signum_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01, wd_lh=0.02)),
+    (lambda: mx.optimizer.Ftrl(learning_rate=0.1, lamda1=0.01, beta=1.0, wd=0.01),
+     "ftrl_update", lambda s: list(s), dict(lr=0.1, lamda1=0.01, beta=1.0, wd=0.01)),
+]
+
+
+@pytest.mark.parametrize("make, op, states, params", OPTIMIZERS)
+def test_optimizer_and_its_operator_agree(make, op, states, params):
+    rng = np.random.default_rng(5)
+    w0, g0 = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3))
+    opt = make()
+    w = mx.nd.array(w0, dtype="float64")
+    state = opt.create_state(0, w)
+    w_op = mx.nd.array(w0, dtype="float64")
+    st_op = [s.copy() for s in states(state)]
+    for _ in range(3):
+        opt.update(0, w, mx.nd.array(g0, dtype="float64"), state)
+        getattr(mx.nd, op)(w_op, mx.nd.array(g0, dtype="float64"), *st_op, out=w_op, **params)
+    np.testing.assert_array_equal(w.asnumpy(), w_op.asnumpy())
+    for a, b in zip(states(state), st_op):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())

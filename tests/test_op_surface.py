@@ -19,14 +19,9 @@ SURFACE = ROOT.parent / "shared" / "docs" / "mxnet-1.9.1-operators.json"
 NAMESPACES = ("mx.sym", "mx.nd", "mx.sym.random", "mx.nd.random", "mx.sym.linalg", "mx.nd.linalg",
               "mx.sym.contrib", "mx.nd.contrib", "mx.sym.image", "mx.nd.image")
 
-_UPDATES = ("adam_update", "ftml_update", "ftrl_update", "lamb_update_phase1", "lamb_update_phase2",
-            "mp_lamb_update_phase1", "mp_lamb_update_phase2", "mp_nag_mom_update", "mp_sgd_mom_update",
-            "mp_sgd_update", "multi_lars", "multi_mp_sgd_mom_update", "multi_mp_sgd_update",
-            "multi_sgd_mom_update", "multi_sgd_update", "nag_mom_update", "preloaded_multi_mp_sgd_mom_update",
-            "preloaded_multi_mp_sgd_update", "preloaded_multi_sgd_mom_update", "preloaded_multi_sgd_update",
-            "rmsprop_update", "rmspropalex_update", "signsgd_update", "signum_update", "reset_arrays")
+_UPDATES = ("reset_arrays",)
 _CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
-                    "multi_mp_adamw_update", "multi_mp_lamb_update", "group_adagrad_update")
+                    "multi_mp_adamw_update", "multi_mp_lamb_update")
 _VISION = ("RROIAlign",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
@@ -35,8 +30,8 @@ _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_ha
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "optimizer update operators, registered once and called by mx.optimizer (issue 20, 'The optimizer "
     "classes ... call the registered update operators')": {
-        "mx.sym": _UPDATES + ("sgd_update", "sgd_mom_update"), "mx.nd": _UPDATES,
-        "mx.sym.contrib": ("adamw_update", "mp_adamw_update", "group_adagrad_update"),
+        "mx.sym": _UPDATES, "mx.nd": _UPDATES,
+        "mx.sym.contrib": ("adamw_update", "mp_adamw_update"),
         "mx.nd.contrib": _CONTRIB_UPDATES},
     "spatial sampling and region pooling": {
         "*": ("Correlation",),

@@ -30,8 +30,8 @@ def ref_sgd(w, g, s, t, lr, wd, mom=0.0):
 
 def ref_nag(w, g, s, t, lr, wd, mom=0.9):
     g = _clip(RESCALE * g, CLIP) + wd * w
-    s["m"] = mom * s.get("m", 0.0) + g
-    return w - lr * (g + mom * s["m"])
+    s["m"] = mom * s.get("m", 0.0) - lr * g
+    return w + mom * s["m"] - lr * g
 
 
 def ref_adam(w, g, s, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):

@@ -129,6 +129,7 @@ def _load() -> None:
             resize,
             roi,
             sort,
+            update,
             window,
         )
 

@@ -32,7 +32,6 @@ from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
 from .io import load, load_frombuffer, save, save_tobuffer
 from .ndarray import NDArray, NDArrayIndexError
 from .ops import *  # noqa: F403 - the operator functions are the public API
-from .optim_ops import sgd_mom_update, sgd_update
 from .shape_ops import *  # noqa: F403
 
 _FLUENT = (
@@ -79,7 +78,7 @@ __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "a
             "eye", "linspace", "from_numpy", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
             "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
             "random_uniform", "random_normal", "random_randint"]
-           + list(_ops.__all__) + list(_shape_ops.__all__) + ["sgd_update", "sgd_mom_update"])
+           + list(_ops.__all__) + list(_shape_ops.__all__))
 
 
 def imdecode(str_img: Any, clip_rect: tuple = (0, 0, 0, 0), out: NDArray | None = None, index: int = 0,

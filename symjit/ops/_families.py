@@ -30,4 +30,5 @@ from . import (  # noqa: F401
     signal,
     sort,
     source,
+    update,
 )

@@ -35,13 +35,23 @@ for _space, _prefix in SUBSPACES.items():
     __all__.append(_space)
 del _space, _prefix, _module
 
+from ..contrib_functions import adamw_for as _adamw  # noqa: E402
 from ..contrib_functions import rand_zipfian_for as _zipf  # noqa: E402
 from ..contrib_functions import uniform_for as _uniform  # noqa: E402
 from . import functions as _functions  # noqa: E402  (after the constructors: it uses them)
 from . import random  # noqa: E402,F401  (mx.sym.random)
 
+
+def _sym_call(op: str, *inputs, out=None, name=None, **params):
+    from .symbol import make_op_symbol
+    return make_op_symbol(op, *inputs, name=name, **params)
+
+
 contrib.rand_zipfian = _zipf(_sys.modules[__name__], random)  # noqa: F821  (contrib is built above)
 contrib.uniform = _uniform(random)  # noqa: F821
+for _mp in (False, True):
+    setattr(contrib, f"{'mp_' if _mp else ''}adamw_update",  # noqa: F821
+            _adamw(_sys.modules[__name__], _sym_call, _mp))
 
 for _name in _functions.__all__:
     globals()[_name] = getattr(_functions, _name)
