@@ -365,6 +365,7 @@ def install_nd_functions(module: Any) -> list[str]:
                 setattr(sub, n[len(prefix):], nd_function(n))
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
+    module.reset_arrays = reset_arrays
     from . import contrib_functions as cf
     module.contrib.rand_zipfian = cf.rand_zipfian_for(module, module.random)
     module.contrib.uniform = cf.uniform_for(module.random)
@@ -374,6 +375,22 @@ def install_nd_functions(module: Any) -> list[str]:
         setattr(module.contrib, f"multi_{prefix}adamw_update", cf.multi_adamw_for(module, _nd_call, mp))
         setattr(module.contrib, f"multi_{prefix}lamb_update", cf.multi_lamb_for(module, mp))
     return names
+
+
+def reset_arrays(*data: NDArray, num_arrays: int | None = None, out: Any = None,
+                 name: str | None = None) -> list:
+    """``mx.nd.reset_arrays``: set every array to zero in place (one compiled call); returns ``[]``
+    as MXNet's does.
+
+    >>> import symjit as mx
+    >>> a, b = mx.nd.ones((2,)), mx.nd.ones((3,))
+    >>> mx.nd.reset_arrays(a, b, num_arrays=2), a.asnumpy().tolist(), b.asnumpy().tolist()
+    ([], [0.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    if num_arrays is not None and num_arrays != len(data):
+        raise MXNetError(f"reset_arrays: num_arrays={num_arrays} but {len(data)} arrays given")
+    invoke("reset_arrays", list(data), {"num_arrays": len(data)}, out=list(data), where="reset_arrays")
+    return []
 
 
 def _nd_call(op: str, *inputs: Any, out: Any = None, name: str | None = None, **params: Any) -> Any:

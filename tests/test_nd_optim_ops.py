@@ -35,7 +35,8 @@ def test_sgd_and_momentum_steps(wd, rescale, clip, dtype):
     np.testing.assert_allclose(m.asnumpy(), mm, rtol=tol, atol=tol)
     w2 = mx.nd.array(w0, dtype=dtype)
     new = mx.nd.sgd_update(w2, g, lr=0.5, wd=wd, rescale_grad=rescale, clip_gradient=clip)
-    np.testing.assert_allclose(new.asnumpy(), w0 - 0.5 * (_g(g0, rescale, clip) + wd * w0), rtol=tol, atol=tol)
+    want = w0 - 0.5 * (_g(g0, rescale, clip) + wd * w0)
+    np.testing.assert_allclose(new.asnumpy(), want, rtol=tol, atol=tol)
     np.testing.assert_array_equal(w2.asnumpy(), w0)      # without out=, the weight stays
 
 
@@ -103,7 +104,8 @@ def test_contrib_multi_lamb_equals_the_two_phases():
 
 OPTIMIZERS = [  # optimizer, the op it runs, the op's states from the optimizer's, the op's params
     (lambda: mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=0.3),
-     "sgd_mom_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=0.3)),
+     "sgd_mom_update", lambda s: [s],
+     dict(lr=0.1, momentum=0.9, wd=0.01, rescale_grad=0.5, clip_gradient=0.3)),
     (lambda: mx.optimizer.NAG(learning_rate=0.1, momentum=0.9, wd=0.01),
      "nag_mom_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01)),
     (lambda: mx.optimizer.RMSProp(learning_rate=0.1, gamma1=0.8, wd=0.01, clip_weights=0.7),

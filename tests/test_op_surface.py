@@ -19,20 +19,12 @@ SURFACE = ROOT.parent / "shared" / "docs" / "mxnet-1.9.1-operators.json"
 NAMESPACES = ("mx.sym", "mx.nd", "mx.sym.random", "mx.nd.random", "mx.sym.linalg", "mx.nd.linalg",
               "mx.sym.contrib", "mx.nd.contrib", "mx.sym.image", "mx.nd.image")
 
-_UPDATES = ("reset_arrays",)
-_CONTRIB_UPDATES = ("adamw_update", "mp_adamw_update", "multi_adamw_update", "multi_lamb_update",
-                    "multi_mp_adamw_update", "multi_mp_lamb_update")
 _VISION = ("RROIAlign",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
 _CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
-    "optimizer update operators, registered once and called by mx.optimizer (issue 20, 'The optimizer "
-    "classes ... call the registered update operators')": {
-        "mx.sym": _UPDATES, "mx.nd": _UPDATES,
-        "mx.sym.contrib": ("adamw_update", "mp_adamw_update"),
-        "mx.nd.contrib": _CONTRIB_UPDATES},
     "spatial sampling and region pooling": {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},

@@ -95,3 +95,18 @@ def register_rules() -> None:
 
 
 register_rules()
+
+
+def _reset(k, node, ins, outs) -> None:
+    target = get_target(k.module.target)
+    for a, o in zip(ins, outs):
+        fa, fo = k.tmp("f"), k.tmp("f")
+        k.line(f"{fa} = {a}.reshape(-1)")
+        k.line(f"{fo} = {o}.reshape(-1)")
+        idx = target.open_loop(k, [str(prod(k.info[a].shape))])
+        k.line(f"{fa}[{idx[0]}] = 0")
+        k.line(f"{fo}[{idx[0]}] = 0")
+        target.close_loop(k, idx)
+
+
+rule("reset_arrays", ANY, _reset, inplace=lambda p: tuple((j, j) for j in range(p["num_arrays"])))

@@ -438,3 +438,23 @@ for _mp in (False, True):
            ("@rescale_grad", "lrs[]", "beta1", "beta2", "epsilon", "wds[]", "etas[]", "clip_gradient"),
            _M_ADAMW, f"{'mp_' if _mp else ''}adamw_update of ``num_weights`` weights in one call; "
            "``rescale_grad`` (one element) after the weights' inputs.", ("rescale_grad",), mp=_mp)
+
+
+# --- reset_arrays ------------------------------------------------------------------------------------
+def _reset_shape(p: dict, ins: list, aux: list):
+    return list(ins), list(ins), []
+
+
+def _reset_dtype(p: dict, ins: list, aux: list):
+    return list(ins), list(ins), []
+
+
+register(OpDef(
+    name="reset_arrays", params=(Param("num_arrays", "int", check=lambda v: v >= 1, check_msg=">= 1",
+                                       doc="number of arrays"),),
+    arguments=lambda p: [f"data{j}" for j in range(p["num_arrays"])], variadic="num_arrays",
+    outputs=lambda p: [f"output{j}" for j in range(p["num_arrays"])],
+    shape=_reset_shape, dtype=_reset_dtype, kind=Kind.OPAQUE, extra={"no_grad": True},
+    doc="Sets every input array to zero in place (as the optimizers reset gradients); ``mx.nd.reset_arrays`` "
+        "returns nothing, as MXNet's; in a symbol each output is the zeroed array.",
+))

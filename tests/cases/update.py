@@ -26,6 +26,14 @@ def _pos(shape=S, dtype=np.float64) -> np.ndarray:
     return _u(shape, 0.1, 1.0, dtype)
 
 
+def _w() -> np.ndarray:
+    return _u(dtype=np.float32)
+
+
+def _wp() -> np.ndarray:
+    return _pos(dtype=np.float32)
+
+
 def _cases(op: str, ref, inputs: dict, params: dict, id: str = "", tol: float = 1e-6) -> list[Case]:
     """The case of ``op`` and of its twin; ``inputs`` in MXNet's order, ``ref(*arrays, **params)``
     changing the states it is given in place."""
@@ -88,22 +96,23 @@ CASES += _cases("signum_update", R.signum, {"weight": _u(), "grad": _u(), "mom":
 CASES += _cases("ftrl_update", R.ftrl, {"weight": _u(), "grad": _u(), "z": _u(), "n": _pos()},
                 dict(lr=0.1, lamda1=0.3, beta=0.7, wd=0.01, **_C))
 CASES += _cases("ftml_update", R.ftml, {"weight": _u(), "grad": _u(), "d": _pos(), "v": _pos(), "z": _u()},
-                dict(lr=0.1, t=3, beta1=0.6, beta2=0.9, epsilon=1e-3, wd=0.01, rescale_grad=2.0, clip_grad=0.5))
-CASES += _cases("mp_sgd_update", _mp(R.sgd), {"weight": _u(dtype=F32), "grad": _u(dtype=F32),
-                                               "weight32": _u(dtype=F32)}, dict(lr=0.1, wd=0.01, **_C), tol=1e-5)
+                dict(lr=0.1, t=3, beta1=0.6, beta2=0.9, epsilon=1e-3, wd=0.01, rescale_grad=2.0,
+                     clip_grad=0.5))
+CASES += _cases("mp_sgd_update", _mp(R.sgd), {"weight": _w(), "grad": _w(),
+                                               "weight32": _w()}, dict(lr=0.1, wd=0.01, **_C), tol=1e-5)
 CASES += _cases("mp_sgd_mom_update", _mp(R.sgd_mom),
-                {"weight": _u(dtype=F32), "grad": _u(dtype=F32), "mom": _u(dtype=F32), "weight32": _u(dtype=F32)},
+                {"weight": _w(), "grad": _w(), "mom": _w(), "weight32": _w()},
                 dict(lr=0.1, momentum=0.9, wd=0.01, **_C), tol=1e-5)
 CASES += _cases("mp_nag_mom_update", _mp(R.nag_mom),
-                {"weight": _u(dtype=F32), "grad": _u(dtype=F32), "mom": _u(dtype=F32), "weight32": _u(dtype=F32)},
+                {"weight": _w(), "grad": _w(), "mom": _w(), "weight32": _w()},
                 dict(lr=0.1, momentum=0.9, wd=0.01, **_C), tol=1e-5)
 _ADAMW = dict(lr=0.1, eta=0.7, beta1=0.8, beta2=0.9, epsilon=1e-3, wd=0.01, clip_gradient=0.5)
 for _scale, _id in ((2.0, ""), (np.nan, "skip")):
     CASES += _cases("_adamw_update", R.adamw, {"weight": _u(), "grad": _u(), "mean": _u(), "var": _pos(),
                                                "rescale_grad": np.array([_scale])}, _ADAMW, id=_id)
 CASES += _cases("_mp_adamw_update", R.mp_adamw,
-                {"weight": _u(dtype=F32), "grad": _u(dtype=F32), "mean": _u(dtype=F32), "var": _pos(dtype=F32),
-                 "weight32": _u(dtype=F32), "rescale_grad": np.array([2.0], F32)}, _ADAMW, tol=1e-5)
+                {"weight": _w(), "grad": _w(), "mean": _w(), "var": _wp(),
+                 "weight32": _w(), "rescale_grad": np.array([2.0], F32)}, _ADAMW, tol=1e-5)
 CASES += _cases("_contrib_group_adagrad_update", R.group_adagrad,
                 {"weight": _u((3, 4)), "grad": _u((3, 4)), "history": _pos((3, 1))},
                 dict(lr=0.1, epsilon=1e-3, **_C))
@@ -112,17 +121,18 @@ for _bc in (True, False):
                     {"weight": _u(), "grad": _u(), "mean": _u(), "var": _pos()},
                     dict(t=3, wd=0.01, beta1=0.8, beta2=0.9, epsilon=1e-3, bias_correction=_bc, **_C),
                     id="" if _bc else "nobias")
-for (_lb, _ub), _r1, _id in (((-1.0, -1.0), 2.0, ""), ((3.0, -1.0), 2.0, "lower"), ((-1.0, 0.5), 2.0, "upper"),
-                             ((-1.0, -1.0), 0.0, "zero")):
+for (_lb, _ub), _r1, _id in (((-1.0, -1.0), 2.0, ""), ((3.0, -1.0), 2.0, "lower"),
+                             ((-1.0, 0.5), 2.0, "upper"), ((-1.0, -1.0), 0.0, "zero")):
     CASES += _cases("lamb_update_phase2", R.lamb_phase2,
                     {"weight": _u(), "g": _u(), "r1": np.array([_r1]), "r2": np.array([1.5])},
                     dict(lr=0.1, lower_bound=_lb, upper_bound=_ub), id=_id)
 CASES += _cases("mp_lamb_update_phase1", R.mp_lamb_phase1,
-                {"weight": _u(dtype=F32), "grad": _u(dtype=F32), "mean": _u(dtype=F32), "var": _pos(dtype=F32),
-                 "weight32": _u(dtype=F32)}, dict(t=3, wd=0.01, beta1=0.8, beta2=0.9, epsilon=1e-3, **_C), tol=1e-5)
+                {"weight": _w(), "grad": _w(), "mean": _w(), "var": _wp(),
+                 "weight32": _w()}, dict(t=3, wd=0.01, beta1=0.8, beta2=0.9, epsilon=1e-3, **_C),
+                tol=1e-5)
 CASES += _cases("mp_lamb_update_phase2", R.mp_lamb_phase2,
-                {"weight": _u(dtype=F32), "g": _u(dtype=F32), "r1": np.array([2.0], F32),
-                 "r2": np.array([1.5], F32), "weight32": _u(dtype=F32)},
+                {"weight": _w(), "g": _w(), "r1": np.array([2.0], F32),
+                 "r2": np.array([1.5], F32), "weight32": _w()},
                 dict(lr=0.1, lower_bound=0.1, upper_bound=5.0), tol=1e-5)
 CASES += _cases("multi_lars", R.multi_lars,
                 {"lrs": _pos((5,)), "weights_sum_sq": np.array([1.0, 0, 2, 3, 4]),
@@ -168,7 +178,8 @@ for _pre in (False, True):
         for _mp_on in (False, True):
             group = _group + (("weight32",) if _mp_on else ())
             ins = _multi_inputs(group, _mp_on)
-            params = dict(rescale_grad=2.0, clip_gradient=0.5, num_weights=2, **({"momentum": 0.9} if _mom else {}))
+            params = dict(rescale_grad=2.0, clip_gradient=0.5, num_weights=2,
+                          **({"momentum": 0.9} if _mom else {}))
             if _pre:
                 dt = F32 if _mp_on else np.float64
                 ins.update(lrs=np.array([0.1, 0.2], dt), wds=np.array([0.01, 0.0], dt))
@@ -206,3 +217,14 @@ for _mp_on in (False, True):
     CASES += _cases(f"_multi_{'mp_' if _mp_on else ''}adamw_update", _ref, ins,
                     dict(lrs=(0.1, 0.2), wds=(0.01, 0.0), etas=(0.7, 1.0), beta1=0.8, beta2=0.9, epsilon=1e-3,
                          clip_gradient=0.5, num_weights=2), tol=1e-5 if _mp_on else 1e-6)
+
+
+def _reset_ref(*arrays, num_arrays):
+    for a in arrays:
+        a[...] = 0.0
+    return [np.zeros_like(a) for a in arrays]
+
+
+CASES.append(Case("reset_arrays", lambda v: make_op_symbol("reset_arrays", v["a"], v["b"], num_arrays=2),
+                  {"a": _u(), "b": _u((4,))}, lambda a, b: [np.zeros_like(a), np.zeros_like(b)], grad="none",
+                  after=lambda a, b: {"a": np.zeros_like(a), "b": np.zeros_like(b)}))
