@@ -14,6 +14,7 @@ from . import dist
 _os.environ.update(dist.thread_settings())
 from . import (  # noqa: E402
     callback,
+    fluent,
     imperative,
     initializer,
     io,
@@ -40,6 +41,8 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
+fluent.install(symbol.Symbol, symbol)      # x.sum(), x.reshape(...), ...: MXNet's fluent methods
+fluent.install(ndarray.NDArray, ndarray)
 unsupported.install(symbol, ndarray)       # sparse storage and quantization: clear errors
 init = initializer
 mon = monitor

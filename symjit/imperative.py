@@ -366,6 +366,10 @@ def install_nd_functions(module: Any) -> list[str]:
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
     module.reset_arrays = reset_arrays
+    from .symbol import control_flow
+    module.contrib.foreach = control_flow.nd_foreach
+    module.contrib.while_loop = control_flow.nd_while_loop
+    module.contrib.cond = control_flow.nd_cond
     from . import contrib_functions as cf
     module.contrib.rand_zipfian = cf.rand_zipfian_for(module, module.random)
     module.contrib.uniform = cf.uniform_for(module.random)

@@ -28,7 +28,6 @@ PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "spatial sampling and region pooling": {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
-    "control flow (subgraphs bound as MXNet does)": {"*.contrib": ("foreach", "while_loop", "cond")},
     "other operators not written yet": {
         "*": ("IdentityAttachKLSparseReg",),
         "*.contrib": _CONTRIB_MISC},

@@ -49,6 +49,9 @@ def _sym_call(op: str, *inputs, out=None, name=None, **params):
 
 contrib.rand_zipfian = _zipf(_sys.modules[__name__], random)  # noqa: F821  (contrib is built above)
 contrib.uniform = _uniform(random)  # noqa: F821
+from . import control_flow as _cf  # noqa: E402
+
+contrib.foreach, contrib.while_loop, contrib.cond = _cf.foreach, _cf.while_loop, _cf.cond  # noqa: F821
 for _mp in (False, True):
     setattr(contrib, f"{'mp_' if _mp else ''}adamw_update",  # noqa: F821
             _adamw(_sys.modules[__name__], _sym_call, _mp))

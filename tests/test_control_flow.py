@@ -1,0 +1,95 @@
+"""contrib.foreach / while_loop / cond in symbols against the NDArray versions (Python loops, as
+MXNet's), their JSON round trip, and their errors. Gradients: tests/cases/control_flow.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+
+
+def _body(ns):
+    def step(xs, states):
+        x, y = xs
+        h, (c,) = states
+        new_h = ns.tanh(ns.dot(x, ns_w[ns]) + h)
+        new_c = c + y
+        return [new_h, [ns.broadcast_mul(new_h, y.sum())]], [new_h, [new_c]]
+    return step
+
+
+ns_w: dict = {}
+
+
+def test_foreach_symbol_equals_ndarray_loop_and_survives_json():
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(-1, 1, (4, 2, 3)), rng.uniform(-1, 1, (4, 2))
+    h0, c0, w = rng.uniform(-1, 1, (2, 5)), np.zeros((2,)), rng.uniform(-1, 1, (3, 5))
+    ns_w[mx.nd] = mx.nd.array(w, dtype="float64")
+    (o1, [o2]), (h, [c]) = mx.nd.contrib.foreach(
+        _body(mx.nd), [mx.nd.array(x, dtype="float64"), mx.nd.array(y, dtype="float64")],
+        [mx.nd.array(h0, dtype="float64"), [mx.nd.array(c0, dtype="float64")]])
+    ns_w[mx.sym] = mx.sym.var("w")
+    (s1, [s2]), (sh, [sc]) = mx.sym.contrib.foreach(
+        _body(mx.sym), [mx.sym.var("x"), mx.sym.var("y")], [mx.sym.var("h0"), [mx.sym.var("c0")]])
+    net = mx.sym.Group([s1, s2, sh, sc])
+    assert sorted(net.list_arguments()) == ["c0", "h0", "w", "x", "y"]
+    values = {"x": x, "y": y, "h0": h0, "c0": c0, "w": w}
+    args = {k: mx.nd.array(v, dtype="float64") for k, v in values.items()}
+    for sym in (net, mx.sym.load_json(net.tojson())):
+        got = [a.asnumpy() for a in sym.bind(mx.cpu(), args).forward()]
+        for g, want in zip(got, (o1, o2, h, c)):
+            np.testing.assert_allclose(g, want.asnumpy(), rtol=1e-12)
+    _, out_shapes, _ = net.infer_shape(x=(4, 2, 3), y=(4, 2), h0=(2, 5), c0=(2,), w=(3, 5))
+    assert out_shapes == [(4, 2, 5), (4, 2, 5), (2, 5), (2,)]
+
+
+def test_while_loop_symbol_equals_ndarray_loop():
+    cond = lambda i, s: i <= 5                            # noqa: E731  (MXNet's documented example)
+    func = lambda i, s: ([i + s], [i + 1, s + i])         # noqa: E731
+    outs, (i, s) = mx.nd.contrib.while_loop(cond, func, (mx.nd.array([0]), mx.nd.array([1])),
+                                            max_iterations=8)
+    sym_outs, sym_vars = mx.sym.contrib.while_loop(cond, func, [mx.sym.var("i"), mx.sym.var("s")],
+                                                   max_iterations=8)
+    ex = mx.sym.Group(sym_outs + sym_vars).bind(mx.cpu(), {"i": mx.nd.array([0]), "s": mx.nd.array([1])})
+    got = [a.asnumpy().ravel().tolist() for a in ex.forward()]
+    assert got[0] == outs[0].asnumpy().ravel().tolist() == [1, 2, 4, 7, 11, 16, 0, 0]
+    assert got[1:] == [[6.0], [16.0]] == [i.asnumpy().tolist(), s.asnumpy().tolist()]
+
+
+def test_while_loop_gradient_follows_the_steps_that_ran():
+    x = mx.sym.var("x")
+    _, final = mx.sym.contrib.while_loop(lambda v: mx.sym.sum(v) < 10, lambda v: ([], [v * 2]), [x],
+                                         max_iterations=6)
+    ex = final[0].simple_bind(mx.cpu(), x=(2,))
+    ex.arg_dict["x"][:] = np.array([1.0, 1.0])        # 2 -> 4 -> 8 -> 16: doubles 3 times
+    assert ex.forward(is_train=True)[0].asnumpy().tolist() == [8.0, 8.0]
+    ex.backward(mx.nd.ones((2,)))
+    assert ex.grad_dict["x"].asnumpy().tolist() == [8.0, 8.0]
+
+
+@pytest.mark.parametrize("flag, want", [(1.0, [6.0, 12.0]), (0.0, [-4.0, -3.0])])
+def test_cond_picks_a_branch_and_its_gradient(flag, want):
+    a, p = mx.sym.var("a"), mx.sym.var("p")
+    out = mx.sym.contrib.cond(p, lambda: a * 6, lambda: a - 5)
+    ex = out.simple_bind(mx.cpu(), a=(2,), p=(1,), grad_req={"a": "write", "p": "null"})
+    ex.arg_dict["a"][:] = np.array([1.0, 2.0])
+    ex.arg_dict["p"][:] = np.array([flag])
+    assert ex.forward(is_train=True)[0].asnumpy().tolist() == want
+    ex.backward(mx.nd.ones((2,)))
+    assert ex.grad_dict["a"].asnumpy().tolist() == ([6.0, 6.0] if flag else [1.0, 1.0])
+    nd_out = mx.nd.contrib.cond(mx.nd.array([flag]), lambda: mx.nd.array([1.0, 2.0]) * 6,
+                                lambda: mx.nd.array([1.0, 2.0]) - 5)
+    assert nd_out.asnumpy().tolist() == want
+
+
+def test_control_flow_errors_are_clear():
+    with pytest.raises(mx.MXNetError, match="state 0 enters the body as \\(3,\\) and leaves it as \\(1,\\)"):
+        outs, _ = mx.sym.contrib.foreach(lambda x, s: (x, [mx.sym.sum(s[0], keepdims=True)]),
+                                         mx.sym.var("d"), [mx.sym.var("s")])
+        outs.infer_shape(d=(2, 3), s=(3,))
+    with pytest.raises(mx.MXNetError, match="max_iterations should be specified"):
+        mx.sym.contrib.while_loop(lambda v: v < 1, lambda v: ([], [v]), [mx.sym.var("v")])
+    with pytest.raises(mx.MXNetError, match="then_func gave 2 outputs, else_func 1"):
+        v = mx.sym.var("v")
+        mx.sym.contrib.cond(v, lambda: [v, v], lambda: [v])
