@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["rand_zipfian_for", "uniform_for", "adamw_for", "multi_adamw_for", "multi_lamb_for"]
+__all__ = ["rand_zipfian_for", "uniform_for", "adamw_for", "multi_adamw_for", "multi_lamb_for",
+           "boolean_mask_for", "backward_index_copy_for"]
 
 
 def rand_zipfian_for(ns: Any, random: Any):
@@ -123,3 +124,40 @@ def multi_lamb_for(nd: Any, mp: bool):
         return results
     multi_lamb_update.__name__ = f"multi_{'mp_' if mp else ''}lamb_update"
     return multi_lamb_update
+
+
+# --- boolean_mask, backward_index_copy -------------------------------------------------------------
+def boolean_mask_for(ns: Any, symbolic: bool):
+    """``contrib.boolean_mask(data, index, axis=0)``: the slices of ``data`` along ``axis`` where
+    the 1-D ``index`` is non-zero. Its output shape depends on ``index``'s values, so it runs on
+    NDArrays only (the positions are read on the host, then the registered ``take`` gathers); in a
+    symbol it is a clear error, since symjit binds static shapes."""
+    def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None, name: str | None = None) -> Any:
+        """The slices of ``data`` along ``axis`` where ``index`` is non-zero (NDArrays only)."""
+        from .base import MXNetError, shape_str
+        if symbolic:
+            raise MXNetError("contrib.boolean_mask: its output shape depends on the values of 'index', and "
+                             "symjit binds symbols with static shapes; call mx.nd.contrib.boolean_mask on "
+                             "NDArrays instead")
+        import numpy as np
+        mask = index.asnumpy()
+        ax = axis + data.ndim if axis < 0 else axis
+        if mask.ndim != 1 or not 0 <= ax < data.ndim or mask.shape[0] != data.shape[ax]:
+            raise MXNetError(f"contrib.boolean_mask: index must be 1-D with data.shape[{axis}] elements; "
+                             f"data {shape_str(data.shape)}, index {shape_str(mask.shape)}")
+        positions = ns.array(np.flatnonzero(mask), ctx=data.context, dtype="int64")
+        return ns.take(data, positions, axis=ax, out=out)
+    return boolean_mask
+
+
+def backward_index_copy_for(ns: Any):
+    """``contrib.backward_index_copy(out_grad, old_tensor, index_vector, new_tensor)``: the gradients
+    of ``index_copy`` (``old_tensor``'s: ``out_grad`` with the copied rows zeroed; ``new_tensor``'s:
+    the copied rows of ``out_grad``). MXNet 1.9.1 lists this internal op without inputs; symjit
+    gives it the inputs of the forward op, after the head gradient (its choice)."""
+    def backward_index_copy(out_grad: Any, old_tensor: Any, index_vector: Any, new_tensor: Any,
+                            name: str | None = None, **kwargs: Any) -> list:
+        """[gradient of old_tensor, gradient of new_tensor] of index_copy for ``out_grad``."""
+        grad_old = ns.contrib.index_copy(out_grad, index_vector, ns.zeros_like(new_tensor))
+        return [grad_old, ns.take(out_grad, index_vector, axis=0)]
+    return backward_index_copy

@@ -373,6 +373,8 @@ def install_nd_functions(module: Any) -> list[str]:
     from . import contrib_functions as cf
     module.contrib.rand_zipfian = cf.rand_zipfian_for(module, module.random)
     module.contrib.uniform = cf.uniform_for(module.random)
+    module.contrib.boolean_mask = cf.boolean_mask_for(module, False)
+    module.contrib.backward_index_copy = cf.backward_index_copy_for(module)
     for mp in (False, True):
         prefix = "mp_" if mp else ""
         setattr(module.contrib, f"{prefix}adamw_update", cf.adamw_for(module, _nd_call, mp))

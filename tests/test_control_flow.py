@@ -93,3 +93,24 @@ def test_control_flow_errors_are_clear():
     with pytest.raises(mx.MXNetError, match="then_func gave 2 outputs, else_func 1"):
         v = mx.sym.var("v")
         mx.sym.contrib.cond(v, lambda: [v, v], lambda: [v])
+
+
+def test_boolean_mask_on_ndarrays_and_a_clear_error_in_symbols():
+    data = mx.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    assert mx.nd.contrib.boolean_mask(data, mx.nd.array([0, 1, 0])).asnumpy().tolist() == [[4, 5, 6]]
+    assert mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0, 1]), axis=1).asnumpy().tolist() == \
+        [[1, 3], [4, 6], [7, 9]]
+    with pytest.raises(mx.MXNetError, match=r"index must be 1-D with data.shape\[0\] elements"):
+        mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0]))
+    with pytest.raises(mx.MXNetError, match="static shapes"):
+        mx.sym.contrib.boolean_mask(mx.sym.var("d"), mx.sym.var("i"))
+
+
+def test_backward_index_copy_is_index_copys_gradient():
+    og = np.arange(15.0).reshape(5, 3)
+    grads = mx.nd.contrib.backward_index_copy(mx.nd.array(og), mx.nd.zeros((5, 3)), mx.nd.array([0, 4, 2]),
+                                              mx.nd.ones((3, 3)))
+    want_old = og.copy()
+    want_old[[0, 4, 2]] = 0
+    assert grads[0].asnumpy().tolist() == want_old.tolist()
+    assert grads[1].asnumpy().tolist() == og[[0, 4, 2]].tolist()

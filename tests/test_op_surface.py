@@ -21,16 +21,14 @@ NAMESPACES = ("mx.sym", "mx.nd", "mx.sym.random", "mx.nd.random", "mx.sym.linalg
 
 _VISION = ("RROIAlign",
            "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
-_CONTRIB_MISC = ("boolean_mask", "backward_index_copy", "hawkesll", "backward_hawkesll")
+_CONTRIB_MISC = ("hawkesll", "backward_hawkesll")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)
 PENDING: dict[str, dict[str, tuple[str, ...]]] = {
     "spatial sampling and region pooling": {
         "*": ("Correlation",),
         "mx.sym.contrib": _VISION, "mx.nd.contrib": _VISION},
-    "other operators not written yet": {
-        "*": ("IdentityAttachKLSparseReg",),
-        "*.contrib": _CONTRIB_MISC},
+    "other operators not written yet": {"*.contrib": _CONTRIB_MISC},
 }
 
 

@@ -123,6 +123,7 @@ def _load() -> None:
             gather,
             image,
             indexing,
+            kl_sparse,
             linalg,
             neutral,
             random,

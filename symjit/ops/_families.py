@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     elementwise_math,
     image_ops,
     indexing,
+    kl_sparse,
     linalg,
     linalg_factor,
     linalg_ops,

@@ -35,6 +35,7 @@ for _space, _prefix in SUBSPACES.items():
     __all__.append(_space)
 del _space, _prefix, _module
 
+from .. import contrib_functions as _cfun  # noqa: E402
 from ..contrib_functions import adamw_for as _adamw  # noqa: E402
 from ..contrib_functions import rand_zipfian_for as _zipf  # noqa: E402
 from ..contrib_functions import uniform_for as _uniform  # noqa: E402
@@ -52,6 +53,8 @@ contrib.uniform = _uniform(random)  # noqa: F821
 from . import control_flow as _cf  # noqa: E402
 
 contrib.foreach, contrib.while_loop, contrib.cond = _cf.foreach, _cf.while_loop, _cf.cond  # noqa: F821
+contrib.boolean_mask = _cfun.boolean_mask_for(_sys.modules[__name__], True)  # noqa: F821
+contrib.backward_index_copy = _cfun.backward_index_copy_for(_sys.modules[__name__])  # noqa: F821
 for _mp in (False, True):
     setattr(contrib, f"{'mp_' if _mp else ''}adamw_update",  # noqa: F821
             _adamw(_sys.modules[__name__], _sym_call, _mp))

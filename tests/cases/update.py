@@ -228,3 +228,4 @@ def _reset_ref(*arrays, num_arrays):
 CASES.append(Case("reset_arrays", lambda v: make_op_symbol("reset_arrays", v["a"], v["b"], num_arrays=2),
                   {"a": _u(), "b": _u((4,))}, lambda a, b: [np.zeros_like(a), np.zeros_like(b)], grad="none",
                   after=lambda a, b: {"a": np.zeros_like(a), "b": np.zeros_like(b)}))
+
