@@ -19,8 +19,7 @@ SURFACE = ROOT.parent / "shared" / "docs" / "mxnet-1.9.1-operators.json"
 NAMESPACES = ("mx.sym", "mx.nd", "mx.sym.random", "mx.nd.random", "mx.sym.linalg", "mx.nd.linalg",
               "mx.sym.contrib", "mx.nd.contrib", "mx.sym.image", "mx.nd.image")
 
-_VISION = ("RROIAlign",
-           "DeformablePSROIPooling", "DeformableConvolution", "ModulatedDeformableConvolution")
+_VISION = ("RROIAlign", "DeformablePSROIPooling")
 _CONTRIB_MISC = ("hawkesll", "backward_hawkesll")
 
 # reason -> {namespace: names}; a namespace key "*" means both mx.sym and mx.nd (or both .contrib, ...)

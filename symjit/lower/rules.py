@@ -118,6 +118,7 @@ def _load() -> None:
             cpu,
             ctc,
             cuda,
+            deform,
             detection,
             elementwise,
             gather,

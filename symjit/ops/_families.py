@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     ctc,
     custom,
     deconv,
+    deform,
     detection,
     elementwise,
     elementwise_math,
