@@ -115,6 +115,7 @@ def _load() -> None:
         _LOADED = True
         from . import (  # noqa: F401
             accumulate,
+            correlation,
             cpu,
             ctc,
             cuda,

@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     composite,
     composite_misc,
     contrib,
+    correlation,
     ctc,
     custom,
     deconv,
