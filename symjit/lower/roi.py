@@ -41,6 +41,9 @@ def _forward(k, node, ins, outs) -> None:
         gs = p["group_size"] or p["pooled_size"]
         k.line(f"{k.module.body(rk.psroi_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, {gs}, "
                f"{scale}, {n}, {h}, {w})")
+    elif node.op.name == "_contrib_RROIAlign":
+        k.line(f"{k.module.body(rk.rroi_align_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, "
+               f"{pw}, {scale}, {int(p['sampling_ratio'])}, {n}, {h}, {w})")
     elif node.op.name == "ROIPooling":
         k.line(f"{k.module.body(rk.roi_pool_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, "
                f"{pw}, {scale}, {n}, {h}, {w})")
@@ -78,3 +81,4 @@ def _backward(k, node, ins, outs) -> None:
 for _name in ("ROIPooling", "_contrib_ROIAlign", "_contrib_PSROIPooling"):
     rule(_name, ANY, _forward)
     rule(f"_backward_{_name}", ANY, _backward)
+rule("_contrib_RROIAlign", ANY, _forward)

@@ -114,3 +114,28 @@ _register_pair("_contrib_PSROIPooling", (
     Param("group_size", "int", 0, doc="position groups per side (0: pooled_size)"),
 ), "R-FCN's position-sensitive average pooling: bin (i, j) of output channel c averages channel "
    "(c * group + gi) * group + gj of the roi's window.", sensitive=False, shape=_psroi_shape)
+
+
+# --- RROIAlign: rotated rois, forward only (MXNet registers no gradient) -------------------------------
+def _rroi_shape(p: dict, ins: list, aux: list):
+    data, rois = ins
+    if data is None or rois is None:
+        return list(ins), [None], []
+    ph, pw = _pooled(p)
+    if len(data) != 4:
+        raise RuleError(f"data must be (N, C, H, W), got {shape_str(data)}")
+    if len(rois) != 2 or rois[1] != 6:
+        raise RuleError(f"rois must be (R, 6) rows (batch index, x centre, y centre, width, height, angle in "
+                        f"degrees), got {shape_str(rois)}")
+    return [data, rois], [(rois[0], data[1], ph, pw)], []
+
+
+register(OpDef(
+    name="_contrib_RROIAlign", arguments=("data", "rois"),
+    params=(_POOLED, _SCALE, Param("sampling_ratio", "int", -1,
+                                   doc="samples per bin side (<= 0: ceil(roi size / pooled size))")),
+    shape=_rroi_shape, dtype=_dtype, kind=Kind.OPAQUE, hint="rroialign",
+    extra={"family": "roi", "no_grad": True},
+    doc="ROIAlign over rotated rois (x centre, y centre, width, height, angle in degrees, "
+        "counter-clockwise): the mean of bilinear samples of each bin of the rotated box. No gradient, "
+        "as in MXNet."))

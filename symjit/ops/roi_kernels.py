@@ -10,8 +10,9 @@ import math
 
 from numba.extending import register_jitable
 
-__all__ = ["pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry", "bilinear_corners",
-           "roi_align_element", "roi_align_backward", "psroi_window", "psroi_element", "psroi_backward"]
+__all__ = ["rroi_align_element", "pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry",
+           "bilinear_corners", "roi_align_element", "roi_align_backward", "psroi_window", "psroi_element",
+           "psroi_backward"]
 
 
 @register_jitable
@@ -216,3 +217,33 @@ def psroi_backward(rois, g, dx, b, cin, nrois, ps, gs, scale, h, w):
                 for yy in range(hs, he):
                     for xx in range(ws, we):
                         dx[b, cin, yy, xx] += share
+
+
+def rroi_align_element(x, rois, out, r, c, i, j, ph, pw, scale, ratio, n, h, w):
+    """``out[r, c, i, j]`` of RROIAlign: the mean of the bin's bilinear samples, the bin grid laid
+    out in the roi's frame (centred, rotated by its angle)."""
+    b = int(rois[r, 0])
+    cx = rois[r, 1] * scale
+    cy = rois[r, 2] * scale
+    rw = max(rois[r, 3] * scale, 1.0)
+    rh = max(rois[r, 4] * scale, 1.0)
+    theta = rois[r, 5] * math.pi / 180.0
+    ct = math.cos(theta)
+    st = math.sin(theta)
+    bh = rh / ph
+    bw = rw / pw
+    gh = ratio if ratio > 0 else int(math.ceil(rh / ph))
+    gw = ratio if ratio > 0 else int(math.ceil(rw / pw))
+    acc = 0.0
+    if b >= 0 and b < n:
+        for iy in range(gh):
+            yy = -rh / 2.0 + i * bh + (iy + 0.5) * bh / gh
+            for ix in range(gw):
+                xx = -rw / 2.0 + j * bw + (ix + 0.5) * bw / gw
+                sy = yy * ct - xx * st + cy
+                sx = xx * ct + yy * st + cx
+                ok, yl, yh, xl, xh, ly, lx = bilinear_corners(sy, sx, h, w)
+                if ok:
+                    acc += ((1.0 - ly) * (1.0 - lx) * x[b, c, yl, xl] + (1.0 - ly) * lx * x[b, c, yl, xh]
+                            + ly * (1.0 - lx) * x[b, c, yh, xl] + ly * lx * x[b, c, yh, xh])
+    out[r, c, i, j] = acc / max(gh * gw, 1)
