@@ -82,3 +82,55 @@ for _name in ("ROIPooling", "_contrib_ROIAlign", "_contrib_PSROIPooling"):
     rule(_name, ANY, _forward)
     rule(f"_backward_{_name}", ANY, _backward)
 rule("_contrib_RROIAlign", ANY, _forward)
+
+
+def _dps_consts(node, shape) -> tuple[str, str]:
+    p = node.params
+    part = p["part_size"] if p["part_size"] > 0 else p["pooled_size"]
+    return (f"{p['pooled_size']}, {p['group_size']}, {part}, {p['sample_per_part']}",
+            f"{float(p['trans_std'])!r}")
+
+
+def _dps_each(node, trans_shape) -> int:
+    od = node.params["output_dim"]
+    return od if node.params["no_trans"] else od // (trans_shape[1] // 2)
+
+
+def _dps_forward(k, node, ins, outs) -> None:
+    x, rois = ins[0], ins[1]
+    trans = x if node.params["no_trans"] else ins[2]
+    n, _, h, w = k.info[x].shape
+    geo, std = _dps_consts(node, k.info[x].shape)
+    scale = literal(float(node.params["spatial_scale"]), k.info[outs[0]].dtype)
+    each = _dps_each(node, k.info[trans].shape)
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(d) for d in k.info[outs[0]].shape])
+    _check_batch(k, node, rois, idx[0], n)
+    k.line(f"{k.module.body(rk.dps_element)}({x}, {rois}, {trans}, {outs[0]}, {', '.join(idx)}, {geo}, "
+           f"{scale}, {std}, {bool(node.params['no_trans'])}, {each}, {n}, {h}, {w})")
+    target.close_loop(k, idx)
+
+
+def _dps_backward(k, node, ins, outs) -> None:
+    g, x, rois = ins[0], ins[1], ins[2]
+    no_trans = bool(node.params["no_trans"])
+    trans = x if no_trans else ins[3]
+    n, c, h, w = k.info[x].shape
+    geo, std = _dps_consts(node, k.info[x].shape)
+    scale = literal(float(node.params["spatial_scale"]), k.info[outs[0]].dtype)
+    each = _dps_each(node, k.info[trans].shape)
+    nr = k.info[rois].shape[0]
+    target = get_target(k.module.target)
+    idx = target.open_loop(k, [str(n), str(c)])
+    k.line(f"{k.module.body(rk.dps_data_backward)}({rois}, {trans}, {g}, {outs[0]}, {idx[0]}, {idx[1]}, "
+           f"{nr}, {geo}, {scale}, {std}, {no_trans}, {each}, {h}, {w})")
+    target.close_loop(k, idx)
+    if not no_trans:
+        idx = target.open_loop(k, [str(d) for d in k.info[trans].shape])
+        k.line(f"{k.module.body(rk.dps_trans_backward)}({x}, {rois}, {trans}, {g}, {outs[1]}, "
+               f"{', '.join(idx)}, {geo}, {scale}, {std}, {each}, {n}, {h}, {w})")
+        target.close_loop(k, idx)
+
+
+rule("_contrib_DeformablePSROIPooling", ANY, _dps_forward)
+rule("_backward__contrib_DeformablePSROIPooling", ANY, _dps_backward)

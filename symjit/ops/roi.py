@@ -139,3 +139,71 @@ register(OpDef(
     doc="ROIAlign over rotated rois (x centre, y centre, width, height, angle in degrees, "
         "counter-clockwise): the mean of bilinear samples of each bin of the rotated box. No gradient, "
         "as in MXNet."))
+
+
+# --- DeformablePSROIPooling -----------------------------------------------------------------------------
+def _dps_part(p: dict) -> int:
+    return p["part_size"] if p["part_size"] > 0 else p["pooled_size"]
+
+
+def _dps_args(p: dict) -> list[str]:
+    return ["data", "rois"] if p["no_trans"] else ["data", "rois", "trans"]
+
+
+def _dps_shape(p: dict, ins: list, aux: list):
+    data, rois = ins[0], ins[1]
+    if data is None or rois is None:
+        return list(ins), [None], []
+    gs, ps, od = p["group_size"], p["pooled_size"], p["output_dim"]
+    if len(data) != 4:
+        raise RuleError(f"data must be (N, C, H, W), got {shape_str(data)}")
+    if len(rois) != 2 or rois[1] != 5:
+        raise RuleError(f"rois must be (R, 5) rows (batch index, x1, y1, x2, y2), got {shape_str(rois)}")
+    if data[1] != od * gs * gs:
+        raise RuleError(f"data has {data[1]} channels; output_dim {od} x group_size^2 ({gs * gs}) = "
+                        f"{od * gs * gs} needed")
+    shapes = [data, rois]
+    if not p["no_trans"]:
+        trans, part = ins[2], _dps_part(p)
+        if trans is None:
+            return list(ins), [(rois[0], od, ps, ps)], []
+        if len(trans) != 4 or trans[0] != rois[0] or trans[1] % 2 or trans[2:] != (part, part) or \
+                od % (trans[1] // 2):
+            raise RuleError(f"trans must be (R, 2 * classes, part_size, part_size) = ({rois[0]}, 2k, {part}, "
+                            f"{part}) with output_dim ({od}) divisible by the classes k, got "
+                            f"{shape_str(trans)}")
+        shapes.append(trans)
+    return shapes, [(rois[0], od, ps, ps)], []
+
+
+def _dps_grad(b, node, ograds):
+    outs = b.add("_backward__contrib_DeformablePSROIPooling", [ograds[0], *node.inputs], params=node.params)
+    return [outs[0], None] + ([] if node.params["no_trans"] else [outs[1]])
+
+
+_DPS_PARAMS = (
+    _SCALE,
+    Param("output_dim", "int", check=lambda v: v > 0, check_msg="> 0", doc="output channels"),
+    Param("group_size", "int", check=lambda v: v > 0, check_msg="> 0", doc="position groups per side"),
+    Param("pooled_size", "int", check=lambda v: v > 0, check_msg="> 0", doc="bins per side"),
+    Param("part_size", "int", 0, check=lambda v: v >= 0, check_msg=">= 0",
+          doc="offset parts per side (0: pooled_size)"),
+    Param("sample_per_part", "int", 1, check=lambda v: v > 0, check_msg="> 0", doc="samples per bin side"),
+    Param("trans_std", "float", 0.0, doc="scale of the offsets"),
+    Param("no_trans", "bool", False, doc="no offsets (then no trans input)"),
+)
+
+register(OpDef(
+    name="_contrib_DeformablePSROIPooling", params=_DPS_PARAMS, arguments=_dps_args, shape=_dps_shape,
+    kind=Kind.OPAQUE, grad=_dps_grad, hint="deformablepsroipooling", extra={"family": "roi"},
+    doc="Deformable position-sensitive roi pooling (Deformable ConvNets): R-FCN's bins, each moved by a "
+        "learned offset (trans, per class and part, times trans_std and the roi's size) and averaged over "
+        "sample_per_part^2 bilinear samples."))
+register(OpDef(
+    name="_backward__contrib_DeformablePSROIPooling", params=_DPS_PARAMS,
+    arguments=lambda p: ["ograd"] + _dps_args(p),
+    outputs=lambda p: ["data_grad"] + ([] if p["no_trans"] else ["trans_grad"]),
+    shape=lambda p, ins, aux: (list(ins), [ins[1]] + ([] if p["no_trans"] else [ins[3]]), []),
+    dtype=lambda p, ins, aux: (list(ins), [ins[1]] + ([] if p["no_trans"] else [ins[3]]), []),
+    kind=Kind.OPAQUE, extra={"backward_of": "_contrib_DeformablePSROIPooling", "family": "roi"},
+    doc="The data and offset gradients of DeformablePSROIPooling."))

