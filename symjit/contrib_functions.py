@@ -16,7 +16,7 @@ import math
 from typing import Any
 
 __all__ = ["rand_zipfian_for", "uniform_for", "adamw_for", "multi_adamw_for", "multi_lamb_for",
-           "boolean_mask_for", "backward_index_copy_for"]
+           "boolean_mask_for", "backward_index_copy_for", "backward_hawkesll_for"]
 
 
 def rand_zipfian_for(ns: Any, random: Any):
@@ -161,3 +161,18 @@ def backward_index_copy_for(ns: Any):
         grad_old = ns.contrib.index_copy(out_grad, index_vector, ns.zeros_like(new_tensor))
         return [grad_old, ns.take(out_grad, index_vector, axis=0)]
     return backward_index_copy
+
+
+def backward_hawkesll_for(ns: Any, call: Any):
+    """``contrib.backward_hawkesll(ograd_ll, ograd_states, lda, alpha, beta, state, lags, marks,
+    valid_length, max_time)``: hawkesll's gradients ``[lda, alpha, beta, state]`` for the head
+    gradients of its two outputs. MXNet 1.9.1 lists this internal op without inputs; symjit gives
+    it the head gradients, then the forward op's inputs (its choice)."""
+    def backward_hawkesll(ograd_ll: Any, ograd_states: Any, lda: Any, alpha: Any, beta: Any, state: Any,
+                          lags: Any, marks: Any, valid_length: Any, max_time: Any,
+                          name: str | None = None) -> list:
+        """[gradient of lda, alpha, beta, state] of hawkesll."""
+        g = call("_backward_hawkesll", ograd_ll, ograd_states, lda, alpha, beta, state, lags, marks,
+                 valid_length, max_time, name=name)
+        return [g[0], ns.sum(g[1], axis=0), ns.sum(g[2], axis=0), g[3]]
+    return backward_hawkesll

@@ -375,6 +375,7 @@ def install_nd_functions(module: Any) -> list[str]:
     module.contrib.uniform = cf.uniform_for(module.random)
     module.contrib.boolean_mask = cf.boolean_mask_for(module, False)
     module.contrib.backward_index_copy = cf.backward_index_copy_for(module)
+    module.contrib.backward_hawkesll = cf.backward_hawkesll_for(module, _nd_call)
     for mp in (False, True):
         prefix = "mp_" if mp else ""
         setattr(module.contrib, f"{prefix}adamw_update", cf.adamw_for(module, _nd_call, mp))

@@ -114,3 +114,20 @@ def test_backward_index_copy_is_index_copys_gradient():
     want_old[[0, 4, 2]] = 0
     assert grads[0].asnumpy().tolist() == want_old.tolist()
     assert grads[1].asnumpy().tolist() == og[[0, 4, 2]].tolist()
+
+
+def test_backward_hawkesll_equals_the_bound_gradient():
+    from .cases.hawkes import CASES
+    case = CASES[0]
+    names = ("lda", "alpha", "beta", "state", "lags", "marks", "valid_length", "max_time")
+    ins = {n: mx.nd.array(case.inputs[n], dtype=case.inputs[n].dtype) for n in names}
+    heads = [mx.nd.array(np.linspace(-1, 1, 4)), mx.nd.array(np.linspace(0, 1, 12).reshape(4, 3))]
+    got = mx.nd.contrib.backward_hawkesll(*heads, *[ins[n] for n in names])
+    sym = case.build({n: mx.sym.var(n) for n in names})
+    wrt = ("lda", "alpha", "beta", "state")
+    ex = sym.bind(mx.cpu(), ins, args_grad={n: mx.nd.zeros(ins[n].shape, dtype="float64") for n in wrt},
+                  grad_req={n: ("write" if n in wrt else "null") for n in names})
+    ex.forward(is_train=True)
+    ex.backward(heads)
+    for g, n in zip(got, wrt):
+        np.testing.assert_allclose(g.asnumpy(), ex.grad_dict[n].asnumpy(), rtol=1e-12)

@@ -123,6 +123,7 @@ def _load() -> None:
             detection,
             elementwise,
             gather,
+            hawkes,
             image,
             indexing,
             kl_sparse,

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     detection,
     elementwise,
     elementwise_math,
+    hawkes,
     image_ops,
     indexing,
     kl_sparse,

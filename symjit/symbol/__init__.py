@@ -55,6 +55,7 @@ from . import control_flow as _cf  # noqa: E402
 contrib.foreach, contrib.while_loop, contrib.cond = _cf.foreach, _cf.while_loop, _cf.cond  # noqa: F821
 contrib.boolean_mask = _cfun.boolean_mask_for(_sys.modules[__name__], True)  # noqa: F821
 contrib.backward_index_copy = _cfun.backward_index_copy_for(_sys.modules[__name__])  # noqa: F821
+contrib.backward_hawkesll = _cfun.backward_hawkesll_for(_sys.modules[__name__], _sym_call)  # noqa: F821
 for _mp in (False, True):
     setattr(contrib, f"{'mp_' if _mp else ''}adamw_update",  # noqa: F821
             _adamw(_sys.modules[__name__], _sym_call, _mp))
