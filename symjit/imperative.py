@@ -22,6 +22,7 @@ such scalars in arrays on hot paths. The table keeps the :data:`MAX_CALLS` most 
 from __future__ import annotations
 
 import collections
+import functools
 import sys
 import time
 import types
@@ -46,6 +47,7 @@ __all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", 
 
 MAX_CALLS = 512
 _CALLS: collections.OrderedDict[tuple, _Call] = collections.OrderedDict()
+_PROFILER = profiler._P   # while it runs, calls take the recorded path (no fast path)
 
 
 class _Slot:
@@ -119,6 +121,91 @@ class _Call:
                     buf = buffers[s.index]
                     args[i] = buf if s.shape is None else buf.reshape(s.shape)
                 fn(*args)
+
+
+def _fast_runner(call: _Call, n_in: int) -> Any:
+    """For a CPU program of one compiled function whose buffers are the inputs' and outputs' own
+    (no reshaped views): ``run(arrays)`` returning the new output NDArray (a list for several),
+    doing only what a call needs (allocate the outputs, fill the argument list, call); None for any
+    other program."""
+    if call.ctx.device_type == "gpu" or len(call.steps) != 1:
+        return None
+    fn, template, fills = call.steps[0]
+    if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):
+        return None
+    ins = [(i, s.index) for i, s in fills if s.index < n_in]
+    outs = [(i, s.index - n_in) for i, s in fills if s.index >= n_in]
+    specs, ctx, base = list(call.outputs), call.ctx, list(template)
+    empty, new = np.empty, NDArray.__new__
+    if len(specs) == 1 and len(ins) == 1 and len(outs) == 1 and len(base) == 2:
+        (shape, dtype), ((i_in, j_in),) = specs[0], ins
+        first_in = i_in == 0
+
+        def run1(arrays: Any) -> NDArray:
+            o = empty(shape, dtype)
+            if first_in:
+                fn(arrays[j_in]._data, o)
+            else:
+                fn(o, arrays[j_in]._data)
+            r = new(NDArray)
+            r._data = o
+            r._ctx = ctx
+            return r
+        return run1
+
+    if len(specs) == 1 and len(ins) == 2 and len(outs) == 1 and len(base) == 3 and outs[0][0] == 2:
+        (shape, dtype), ((i0, j0), (i1, j1)) = specs[0], ins
+
+        def run2(arrays: Any) -> NDArray:
+            o = empty(shape, dtype)
+            args = [None, None, o]
+            args[i0] = arrays[j0]._data
+            args[i1] = arrays[j1]._data
+            fn(*args)
+            r = new(NDArray)
+            r._data = o
+            r._ctx = ctx
+            return r
+        return run2
+
+    def run(arrays: Any) -> Any:
+        results = [empty(shape, dtype) for shape, dtype in specs]
+        args = base[:]
+        for i, j in ins:
+            args[i] = arrays[j]._data
+        for i, j in outs:
+            args[i] = results[j]
+        fn(*args)
+        wrapped = []
+        for o in results:
+            r = new(NDArray)
+            r._data, r._ctx = o, ctx
+            wrapped.append(r)
+        return wrapped[0] if len(wrapped) == 1 else wrapped
+    return run
+
+
+def _fast_into(call: _Call, n_in: int) -> Any:
+    """Like :func:`_fast_runner` for a one-output program writing into a given array:
+    ``run(arrays, out)``; None for any other program."""
+    if call.ctx.device_type == "gpu" or len(call.steps) != 1 or len(call.outputs) != 1:
+        return None
+    fn, template, fills = call.steps[0]
+    if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):
+        return None
+    ins = [(i, s.index) for i, s in fills if s.index < n_in]
+    out_pos = [i for i, s in fills if s.index >= n_in]
+    base = list(template)
+
+    def run_into(arrays: Any, out: NDArray) -> NDArray:
+        args = base[:]
+        for i, j in ins:
+            args[i] = arrays[j]._data
+        for i in out_pos:
+            args[i] = out._data
+        fn(*args)
+        return out
+    return run_into
 
 
 def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
@@ -213,7 +300,10 @@ def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | N
     params = dict(params or {})
     where = where or op
     ctx = _check_inputs(op, list(inputs), where, ctx)
-    call = _lookup(op, params, list(inputs), ctx)
+    try:
+        call = _lookup(op, params, list(inputs), ctx)
+    except MXNetError as exc:     # the one-node symbol's node name says nothing to the caller
+        raise type(exc)(str(exc).replace(" 'imperative' (", " (", 1)) from None
     if out is None:
         results = [NDArray(storage.empty(s, d, ctx), ctx) for s, d in call.outputs]
         call.run([a._data for a in inputs] + [r._data for r in results])
@@ -276,17 +366,59 @@ def clear_calls() -> None:
     _CALLS.clear()
 
 
-def nd_function(called: str) -> Any:
+def _half_on_cpu(args: tuple, kwargs: dict) -> bool:
+    return any(isinstance(a, NDArray) and a._data.dtype == np.float16 and a._ctx.device_type != "gpu"
+               for a in (*args, *kwargs.values()))
+
+
+def nd_function(called: str, float16: Any = None) -> Any:
     """``mx.nd.<called>``: the registered operator ``called`` (or alias) as an NDArray function:
     inputs positionally (in the operator's order) or by input name, params by keyword (or
     positionally after the inputs, in the operator's parameter order, as MXNet allows), ``out=``
     an NDArray (or a list, one per output); returns the output, or the list of visible outputs.
     It runs the operator's compiled program on the inputs' device (:func:`invoke`), in inference
     mode (BatchNorm with its moving statistics, Dropout as the identity), as MXNet's NDArray
-    functions do outside ``autograd.record``."""
+    functions do outside ``autograd.record``. A repeated call (the same params, input shapes and
+    dtypes, no ``out=``) goes straight to the compiled function (:func:`_fast_runner`).
+    ``float16``: the function float16 arrays on the CPU take instead (the compiled kernels have no
+    float16; :data:`REGISTRY_FIRST` keeps their numpy implementations for them)."""
     op = get_op(called)
+    fast: dict = {}     # (params, each input's shape, dtype, context) -> a runner (_fast_runner)
+    fast_ok = "update" not in op.extra
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        key = None
+        if out is None and fast_ok:
+            try:
+                if kwargs:
+                    key = (tuple(kwargs.items()),
+                           *[(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                elif len(args) == 1:
+                    d = args[0]._data
+                    key = (d.shape, d.dtype, type(d))
+                elif len(args) == 2:
+                    d, e = args[0]._data, args[1]._data
+                    key = (d.shape, d.dtype, type(d), e.shape, e.dtype, type(e))
+                else:
+                    key = tuple([(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                run = fast.get(key)
+            except (AttributeError, TypeError):     # a non-NDArray positional, an unhashable param
+                run = key = None
+            if run is not None and not _PROFILER.running:
+                return run(args)
+        elif type(out) is NDArray and fast_ok and not _PROFILER.running:
+            try:
+                od = out._data
+                key = ("out", tuple(kwargs.items()), od.shape, od.dtype, type(od),
+                       *[(a._data.shape, a._data.dtype, type(a._data), a._data is od) for a in args])
+                run = fast.get(key)
+            except (AttributeError, TypeError):
+                run = key = None
+            if run is not None and (any(k[3] for k in key[5:]) or not any(
+                    np.may_share_memory(od, a._data) for a in args)):
+                return run(args, out)
+        if float16 is not None and _half_on_cpu(args, kwargs):
+            return float16(*args, out=out, **kwargs)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays:]
         if any(isinstance(a, NDArray) for a in extra) or (extra and n_arrays < min_inputs(op, kwargs)):
@@ -318,7 +450,20 @@ def nd_function(called: str) -> Any:
         if "update" in op.extra and "runtime" not in op.extra:
             outs = _invoke_update(op, parsed, params, given, out, called)
         else:
-            outs = invoke(called, [given[s] for s in slots], params, out, called)
+            inputs = [given[s] for s in slots]
+            outs = invoke(called, inputs, params, out, called)
+            if key is not None and inputs and len(args) == len(inputs) and not given_kw \
+                    and len(fast) < MAX_CALLS:
+                call = _lookup(called, params, inputs, inputs[0].context)
+                if out is None:
+                    runner = _fast_runner(call, len(inputs))
+                elif all(not k[3] or (i, 0) in call.inplace or call.elementwise
+                         for i, k in enumerate(key[5:])) and _safe_target(call, out, 0, inputs):
+                    runner = _fast_into(call, len(inputs))
+                else:
+                    runner = None
+                if runner is not None:
+                    fast[key] = runner
         return outs[0] if len(outs) == 1 else outs
 
     fn.__name__ = fn.__qualname__ = called
@@ -344,10 +489,28 @@ def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, w
     return invoke(f"_rt_{op.name}", inputs, {k: v for k, v in params.items() if k not in runtime}, out, where)
 
 
+# mx.nd functions ndarray/ops.py also defines with numpy: the registry's compiled kernels run them,
+# numpy only float16 arrays on the CPU
+REGISTRY_FIRST = (
+    "exp", "log", "sqrt", "square", "abs", "sign", "negative", "reciprocal", "floor", "ceil", "round",
+    "trunc", "sin", "cos", "tanh", "sigmoid", "relu", "rsqrt", "log2", "log10", "log1p", "expm1",
+    "broadcast_add", "broadcast_plus", "broadcast_sub", "broadcast_minus", "broadcast_mul", "broadcast_div",
+    "broadcast_mod", "broadcast_power", "broadcast_maximum", "broadcast_minimum", "broadcast_equal",
+    "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal", "broadcast_lesser",
+    "broadcast_lesser_equal", "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
+    "sum", "mean", "max", "min", "prod", "norm", "argmax", "argmin", "dot", "clip")
+
+
 def install_nd_functions(module: Any) -> list[str]:
     """Give ``module`` (``mx.nd``) a function for every public registered operator and alias it
     does not define itself (Custom, which runs Python code, aside); return their names."""
+    from .ndarray import ops as numpy_ops
     from .ops.registry import aliases, all_ops
+    for n in REGISTRY_FIRST:      # compiled kernels; numpy (ndarray/ops.py) for float16 on the CPU
+        setattr(module, n, nd_function(n, float16=getattr(numpy_ops, n)))
+    from .ndarray import arith
+    for n in {*arith.ARRAY_OP.values(), "negative", "abs"}:     # NDArray arithmetic's operators
+        dispatch.install_function(n, getattr(module, n, None) or nd_function(n))
     names = sorted(n for n in [*all_ops(), *aliases()]
                    if not n.startswith("_") and n != "Custom" and not hasattr(module, n))
     for n in names:

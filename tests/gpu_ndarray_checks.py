@@ -215,7 +215,8 @@ def check_errors_name_the_operation() -> None:
 
 def check_streams_and_the_call_table() -> None:
     """GPU arrays are bound to their device's stream; ``waitall``/``wait_to_read`` wait for it;
-    an operator compiles once per (params, shapes, dtypes, device) and is then only called."""
+    an operator compiles once per (params, shapes, dtypes, device) and is then only called (an
+    array-scalar operation is the broadcast operator with the scalar as a (1,) array)."""
     s = storage.stream(G)
     assert s is storage.stream(G) and s != 0
     a = mx.nd.ones((5,), ctx=G)
@@ -226,9 +227,10 @@ def check_streams_and_the_call_table() -> None:
     b.wait_to_read()
     mx.nd.waitall()
     assert imperative.cached_calls() == 3, imperative.cached_calls()   # *2, +1, exp
-    a * 3
+    a * 3                        # a scalar is an array of one element: a new value, no new kernel
+    assert imperative.cached_calls() == 3
     mx.nd.ones((6,), ctx=G) * 2
-    assert imperative.cached_calls() == 5
+    assert imperative.cached_calls() == 4
     np.testing.assert_allclose(b.asnumpy(), np.exp(3.0) * np.ones(5), rtol=1e-6)
 
 

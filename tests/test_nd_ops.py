@@ -132,8 +132,7 @@ def test_binary_functions_and_scalars() -> None:
 def test_clip() -> None:
     assert np.array_equal(mx.nd.clip(nd(X), -0.5, 0.5).asnumpy(), np.clip(X, -0.5, 0.5))
     assert np.array_equal(nd(X).clip(0, 1).asnumpy(), np.clip(X, 0, 1))
-    with pytest.raises(ParamError, match="a_min <= a_max"):
-        mx.nd.clip(nd(X), 1, 0)
+    assert np.all(mx.nd.clip(nd(X), 1, 0).asnumpy() == 1)     # a_min wins, as in MXNet
 
 
 # -- reductions ----------------------------------------------------------------------------------
@@ -150,7 +149,7 @@ def test_reductions(name: str, ref) -> None:
                        ref(x3, axis=(0, 2), keepdims=True), rtol=1e-5)
     assert np.allclose(fn(nd(x3), axis=1, exclude=True).asnumpy(), ref(x3, axis=(0, 2)), rtol=1e-5)
     assert np.allclose(getattr(nd(x3), name)(axis=-1).asnumpy(), ref(x3, axis=-1), rtol=1e-5)
-    with pytest.raises(ShapeError, match=f"{name}: axis 3 is out of range"):
+    with pytest.raises(ShapeError, match=rf"{name} \(inputs: data=\(2,3,4\)\): axis=3 is out of range"):
         fn(nd(x3), axis=3)
 
 
@@ -186,9 +185,9 @@ def test_dot() -> None:
     y3 = RNG.standard_normal((4, 2, 2)).astype(np.float32)
     want = np.einsum("ijk,kab->ijab", x3, y3)
     assert np.allclose(mx.nd.dot(nd(x3), nd(y3)).asnumpy(), want, rtol=1e-5)
-    with pytest.raises(ShapeError, match=r"dot: shapes \(3,4\) and \(3,4\)"):
+    with pytest.raises(ShapeError, match=r"dot \(inputs: lhs=\(3,4\), rhs=\(3,4\)\).*dims 4 and 3"):
         mx.nd.dot(nd(a), nd(a))
-    with pytest.raises(DTypeError, match="float32 and float64"):
+    with pytest.raises(DTypeError, match="dot .*'rhs' has dtype float64 but the operator expects float32"):
         mx.nd.dot(nd(a), nd(b.astype(np.float64)))
 
 
@@ -246,9 +245,9 @@ def test_one_hot_broadcast_to_where() -> None:
 
 
 def test_non_ndarray_arguments_are_named() -> None:
-    with pytest.raises(DTypeError, match="sum: argument 'data' must be an NDArray, got ndarray"):
+    with pytest.raises(DTypeError, match="sum: positional input 0 must be an NDArray, got ndarray"):
         mx.nd.sum(X)
-    with pytest.raises(DTypeError, match="dot: argument 'rhs'"):
+    with pytest.raises(DTypeError, match="dot: positional input 1 must be an NDArray, got list"):
         mx.nd.dot(nd(X), [1])
 
 

@@ -152,6 +152,14 @@ def _value_host(value: Any, where: str) -> Any:
     raise DTypeError(f"{where}: cannot assign a value of type {type(value).__name__}")
 
 
+def _wrap_fast(data: np.ndarray, ctx: Context) -> NDArray:
+    """An NDArray over a fresh contiguous host array (no checks)."""
+    r = NDArray.__new__(NDArray)
+    r._data = data
+    r._ctx = ctx
+    return r
+
+
 class NDArray:
     """An n-dimensional array on a device, with MXNet 1.x's operators and methods.
 
@@ -413,12 +421,14 @@ class NDArray:
     def _operand(self, other: Any, where: str) -> Any:
         """``other`` as numpy in this array's dtype (an NDArray on a GPU stays as it is: the
         operator reads it there); None for unsupported types."""
-        dt = np.dtype(self._data.dtype)
+        dt = self._data.dtype
+        if type(other) is float and dt.kind == "f":     # the common case, without scalar_as's checks
+            return np.array((other,), dt)
         if isinstance(other, NDArray):
             if other._ctx != self._ctx:
                 raise MXNetError(f"{where}: operands are on different contexts {self._ctx} and "
                                  f"{other._ctx}; move one with as_in_context()")
-            return other if dispatch.on_gpu(other) else other._host()
+            return other if dispatch.compiled(self) else other._host()
         if arith.is_scalar(other):
             return arith.scalar_as(other, dt)
         if isinstance(other, np.ndarray) and other.dtype in DTYPE_TO_FLAG:
@@ -432,7 +442,7 @@ class NDArray:
             if name in ("eq", "ne"):
                 return NotImplemented
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
-        if dispatch.on_gpu(self):
+        if dispatch.compiled(self):
             return self._device_binary(rhs, name, reflect, where, None)
         lhs = self._host()
         a, b = (rhs, lhs) if reflect else (lhs, rhs)
@@ -440,29 +450,33 @@ class NDArray:
 
     def _device_binary(self, rhs: Any, name: str, reflect: bool, where: str,
                        out: NDArray | None) -> NDArray:
-        """``self <name> rhs`` by the registered operator on this array's GPU; ``rhs`` as
-        :meth:`_operand` gave it (a scalar already cast to this array's dtype, as MXNet casts)."""
-        if isinstance(rhs, NDArray) or rhs.ndim > 0:
-            if not isinstance(rhs, NDArray):
-                rhs = wrap(rhs, self._ctx)    # a numpy operand goes to the device once
-            elif rhs.dtype != self.dtype:
-                raise DTypeError(f"{where}: operands have different dtypes "
-                                 f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "
-                                 "convert one with astype()")
-            a, b = (rhs, self) if reflect else (self, rhs)
+        """``self <name> rhs`` by the registered broadcast operator's compiled kernel on this
+        array's device; ``rhs`` as :meth:`_operand` gave it. A scalar (already cast to this array's
+        dtype, as MXNet casts it) becomes an array of one element, so a new value needs no new
+        kernel."""
+        if not isinstance(rhs, NDArray):
+            rhs = wrap(np.ascontiguousarray(rhs.reshape(-1) if rhs.ndim == 0 else rhs), self._ctx) \
+                if rhs.ndim != 1 or self._ctx.device_type == "gpu" else _wrap_fast(rhs, self._ctx)
+        elif rhs._data.dtype != self._data.dtype:
+            raise DTypeError(f"{where}: operands have different dtypes "
+                             f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "
+                             "convert one with astype()")
+        a, b = (rhs, self) if reflect else (self, rhs)
+        if a._data.shape != b._data.shape and rhs._data.shape != (1,):    # (1,): a scalar, or as one
             arith.broadcast_shape(where, a.shape, b.shape)
-            return dispatch.invoke1(arith.ARRAY_OP[name], [a, b], out=out, where=where)
-        return dispatch.invoke1(arith.scalar_op(name, reflect), [self], {"scalar": float(rhs)},
-                                out=out, where=where)
+        fn = dispatch.function(arith.ARRAY_OP[name])
+        return fn(a, b) if out is None else fn(a, b, out=out)
 
     def _inplace(self, other: Any, name: str) -> NDArray:
         where = f"NDArray {arith.BINARY[name][0]}="
         rhs = self._operand(other, where)
         if rhs is None:
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
-        if dispatch.on_gpu(self):
-            shape = arith.broadcast_shape(where, self.shape, tuple(rhs.shape))
-            if shape != self.shape:
+        if dispatch.compiled(self):
+            rs = rhs._data.shape if isinstance(rhs, NDArray) else rhs.shape
+            shape = self._data.shape if rs in (self._data.shape, (), (1,)) else \
+                arith.broadcast_shape(where, self.shape, tuple(rs))
+            if shape != self._data.shape:
                 raise ShapeError(f"{where}: the result of shape {shape_str(shape)} does not fit the "
                                  f"array of shape {shape_str(self.shape)} updated in place")
             self._device_binary(rhs, name, False, where, self)
@@ -504,14 +518,14 @@ class NDArray:
     __idiv__ = __itruediv__
 
     def __neg__(self) -> NDArray:
-        if dispatch.on_gpu(self):
-            return dispatch.invoke1("negative", [self], where="NDArray -")
+        if dispatch.compiled(self):
+            return dispatch.function("negative")(self)
         return self._new(-self._host())
 
     def __pos__(self) -> NDArray:
         return self.copy()
 
     def __abs__(self) -> NDArray:
-        if dispatch.on_gpu(self):
-            return dispatch.invoke1("abs", [self], where="abs")
+        if dispatch.compiled(self):
+            return dispatch.function("abs")(self)
         return self._new(np.abs(self._host()))

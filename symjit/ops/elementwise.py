@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import intdiv
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
 from .registry import Kind, OpDef, Param, RuleError, register, same_shape
@@ -173,7 +174,7 @@ def _mul(a, b):
 
 
 def _div(a, b):
-    return a / b
+    return intdiv.div(a, b)      # ints: 0 for a zero divisor (see symjit.ops.intdiv)
 
 
 def _mod(a, b):
