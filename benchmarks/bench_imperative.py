@@ -1,7 +1,8 @@
-"""Per-call cost of imperative operator calls on the CPU: the registry path that GPU NDArrays use
-(``symjit.imperative.invoke``: a cached compiled program called on the arrays), the numpy path
-``mx.nd`` takes on the CPU today, and PyTorch eager when it is installed. Microseconds per call,
-best of several rounds, after a warm-up call (compiles or loads the kernel).
+"""Per-call cost of imperative operator calls on the CPU: ``mx.nd`` functions and NDArray arithmetic
+(the registry's compiled kernels, through the fast path of a repeated call), the generic
+``symjit.imperative.invoke`` they fall back on, numpy on the same host arrays, and PyTorch eager
+when it is installed. Microseconds per call, best of five rounds, after a warm-up call (which
+compiles or loads the kernel). PyTorch runs with one thread, as symjit's small kernels do.
 
     python benchmarks/bench_imperative.py [--calls 20000]
 """
@@ -27,39 +28,49 @@ def best_us(fn, calls: int, rounds: int = 5) -> float:
     return best * 1e6
 
 
+def _rows() -> dict:
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.uniform(-1, 1, 100))
+    y = mx.nd.array(rng.uniform(-1, 1, 100))
+    out = mx.nd.zeros((100,))
+    data = mx.nd.array(rng.uniform(-1, 1, (1, 784)))
+    w, b = mx.nd.array(rng.uniform(-1, 1, (128, 784))), mx.nd.zeros((128,))
+    xh, yh, dh, wh, bh = (a.asnumpy() for a in (x, y, data, w, b))
+    rows = {
+        "relu, 100 elements": {
+            "mx.nd.relu": lambda: mx.nd.relu(x),
+            "mx.nd.relu, out=": lambda: mx.nd.relu(x, out=out),
+            "invoke (generic path)": lambda: invoke("relu", [x]),
+            "numpy": lambda: np.maximum(xh, 0),
+        },
+        "FullyConnected, 1 x 784 -> 128": {
+            "mx.nd.FullyConnected": lambda: mx.nd.FullyConnected(data, w, b, num_hidden=128),
+            "invoke (generic path)": lambda: invoke("FullyConnected", [data, w, b], {"num_hidden": 128}),
+            "numpy": lambda: dh @ wh.T + bh,
+        },
+        "x * 2.0, 100 elements": {"NDArray": lambda: x * 2.0, "numpy": lambda: xh * 2.0},
+        "x + y, 100 elements": {"NDArray": lambda: x + y, "numpy": lambda: xh + yh},
+        "x += y, 100 elements": {"NDArray": lambda: x.__iadd__(y), "numpy": lambda: xh.__iadd__(yh)},
+    }
+    try:
+        import torch
+        torch.set_num_threads(1)
+        tx, ty, td, tw, tb = (torch.tensor(a) for a in (xh, yh, dh, wh, bh))
+        rows["relu, 100 elements"]["PyTorch eager"] = lambda: torch.relu(tx)
+        rows["FullyConnected, 1 x 784 -> 128"]["PyTorch eager"] = lambda: torch.nn.functional.linear(td, tw, tb)
+        rows["x * 2.0, 100 elements"]["PyTorch eager"] = lambda: tx * 2.0
+        rows["x + y, 100 elements"]["PyTorch eager"] = lambda: tx + ty
+        rows["x += y, 100 elements"]["PyTorch eager"] = lambda: tx.add_(ty)
+    except ImportError:
+        print("(PyTorch not installed: no PyTorch column)")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    x = mx.nd.array(rng.uniform(-1, 1, 100))
-    out = mx.nd.zeros((100,))
-    data = mx.nd.array(rng.uniform(-1, 1, (1, 784)))
-    w, b = mx.nd.array(rng.uniform(-1, 1, (128, 784))), mx.nd.zeros((128,))
-    fc_out = mx.nd.zeros((1, 128))
-    rows = {
-        "relu, 100 elements": {
-            "registry (invoke)": lambda: invoke("relu", [x]),
-            "registry, out=": lambda: invoke("relu", [x], out=[out]),
-            "numpy (mx.nd.relu)": lambda: mx.nd.relu(x),
-        },
-        "FullyConnected, 1 x 784 -> 128": {
-            "registry (invoke)": lambda: invoke("FullyConnected", [data, w, b], {"num_hidden": 128}),
-            "registry, out=": lambda: invoke("FullyConnected", [data, w, b], {"num_hidden": 128},
-                                             out=[fc_out]),
-            "numpy (mx.nd.dot + bias)": lambda: mx.nd.dot(data, w, transpose_b=True) + b,
-        },
-    }
-    try:
-        import torch
-        tx, tw, tb = torch.tensor(x.asnumpy()), torch.tensor(w.asnumpy()), torch.tensor(b.asnumpy())
-        td = torch.tensor(data.asnumpy())
-        rows["relu, 100 elements"]["PyTorch eager"] = lambda: torch.relu(tx)
-        rows["FullyConnected, 1 x 784 -> 128"]["PyTorch eager"] = \
-            lambda: torch.nn.functional.linear(td, tw, tb)
-    except ImportError:
-        print("(PyTorch not installed: no PyTorch column)")
-    for op, runs in rows.items():
+    for op, runs in _rows().items():
         print(op)
         for name, fn in runs.items():
             print(f"  {name:28s} {best_us(fn, args.calls):8.2f} us")

@@ -36,12 +36,12 @@ def _method(namespace: Any, function: str, method: str):
     return fluent
 
 
-def install(cls: type, namespace: Any) -> list[str]:
-    """Give ``cls`` every fluent method it lacks, over ``namespace`` (``mx.sym`` or ``mx.nd``);
-    return the names added."""
+def install(cls: type, namespace: Any, replace: tuple[str, ...] = ()) -> list[str]:
+    """Give ``cls`` every fluent method it lacks (and those named in ``replace``), over
+    ``namespace`` (``mx.sym`` or ``mx.nd``); return the names added."""
     added = []
     for method, function in FLUENT.items():
-        if method not in cls.__dict__ and hasattr(namespace, function):
+        if (method not in cls.__dict__ or method in replace) and hasattr(namespace, function):
             setattr(cls, method, _method(namespace, function, method))
             added.append(method)
     return added

@@ -436,6 +436,11 @@ class NDArray:
         return None
 
     def _binary(self, other: Any, name: str, reflect: bool = False, where: str | None = None) -> NDArray:
+        if type(other) is NDArray and other._data.shape == self._data.shape \
+                and other._data.dtype == self._data.dtype and other._ctx == self._ctx \
+                and dispatch.compiled(self):
+            a, b = (other, self) if reflect else (self, other)       # the common case, checked here
+            return dispatch.function(arith.ARRAY_OP[name])(a, b)
         where = where or f"NDArray {arith.BINARY[name][0]}"
         rhs = self._operand(other, where)
         if rhs is None:
