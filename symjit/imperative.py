@@ -147,7 +147,7 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         return None
     ins = [(i, s.index) for i, s in fills if s.index < n_in]
     outs = [(i, s.index - n_in) for i, s in fills if s.index >= n_in]
-    specs, ctx, base = list(call.outputs), call.ctx, list(template)
+    specs, base = list(call.outputs), list(template)
     empty, new = np.empty, NDArray.__new__
     if len(specs) == 1 and len(ins) == 1 and len(outs) == 1 and len(base) == 2 and ins[0][0] == 0:
         (shape, dtype), j_in = specs[0], ins[0][1]
@@ -156,10 +156,11 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
 
         def run1(arrays: Any) -> NDArray:
             o = empty(shape, dtype)
-            fn(arrays[j_in]._data, o)
+            a = arrays[j_in]
+            fn(a._data, o)
             r = new(NDArray)
             r._data = o
-            r._ctx = ctx
+            r._ctx = a._ctx       # the key says "host storage", not which cpu(i): the input's
             return r
         return run1
 
@@ -178,7 +179,7 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
             fn(*args)
             r = new(NDArray)
             r._data = o
-            r._ctx = ctx
+            r._ctx = arrays[j0]._ctx
             return r
         return run2
 
@@ -193,7 +194,7 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         wrapped = []
         for o in results:
             r = new(NDArray)
-            r._data, r._ctx = o, ctx
+            r._data, r._ctx = o, arrays[0]._ctx
             wrapped.append(r)
         return wrapped[0] if len(wrapped) == 1 else wrapped
     return run
