@@ -57,7 +57,8 @@ def _rows() -> dict:
         torch.set_num_threads(1)
         tx, ty, td, tw, tb = (torch.tensor(a) for a in (xh, yh, dh, wh, bh))
         rows["relu, 100 elements"]["PyTorch eager"] = lambda: torch.relu(tx)
-        rows["FullyConnected, 1 x 784 -> 128"]["PyTorch eager"] = lambda: torch.nn.functional.linear(td, tw, tb)
+        rows["FullyConnected, 1 x 784 -> 128"]["PyTorch eager"] = \
+            lambda: torch.nn.functional.linear(td, tw, tb)
         rows["x * 2.0, 100 elements"]["PyTorch eager"] = lambda: tx * 2.0
         rows["x + y, 100 elements"]["PyTorch eager"] = lambda: tx + ty
         rows["x += y, 100 elements"]["PyTorch eager"] = lambda: tx.add_(ty)
