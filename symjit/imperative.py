@@ -4,13 +4,14 @@
 arrays' device with the pipeline ``bind`` uses (inference mode, no gradient), binds the program to
 an arena of its own, and keeps that in a table keyed by (operator, params, input shapes and
 dtypes, device); the next call with the same key only fills in the input and output buffers and
-calls the compiled program. On a GPU this is how NDArray arithmetic and the ``mx.nd`` functions
-compute: kernels queued on the device's stream, no host copy. (On the CPU the ``mx.nd`` functions
-still compute with numpy; the registry path works there too and serves as the oracle.)
+calls the compiled program. This is how NDArray arithmetic and the ``mx.nd`` functions compute, on
+the CPU (float16 aside, which the kernels lack) and on a GPU (kernels queued on the device's
+stream, no host copy); a repeated ``mx.nd`` call skips even the table (:func:`nd_function`).
 
 Every distinct key compiles once per process (loading from the kernel cache when it can), so a
-scalar that changes every call (``x * lr`` with a new ``lr``) compiles a kernel per value: keep
-such scalars in arrays on hot paths. The table keeps the :data:`MAX_CALLS` most recent entries.
+scalar *param* that changes every call compiles a kernel per value; NDArray arithmetic passes a
+scalar operand as a (1,) array instead, and the update operators their float params as a vector.
+The table keeps the :data:`MAX_CALLS` most recent entries.
 
 >>> import symjit as mx
 >>> a = mx.nd.array([[1, 2], [3, 4]])
@@ -135,19 +136,28 @@ def _entry(fn: Any, args: list) -> Any:
     return fn if found is None else found.entry_point
 
 
-def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
-    """For a CPU program of one compiled function whose buffers are the inputs' and outputs' own
-    (no reshaped views): ``run(arrays)`` returning the new output NDArray (a list for several),
-    doing only what a call needs (allocate the outputs, fill the argument list, call); None for any
-    other program."""
+def _plain_step(call: _Call, n_in: int) -> tuple | None:
+    """``(function, argument template, [(argument, input)], [(argument, output)])`` of a CPU program
+    of one compiled function whose buffers are the inputs' and outputs' own (no reshaped views);
+    None for any other program."""
     if call.ctx.device_type == "gpu" or len(call.steps) != 1:
         return None
     fn, template, fills = call.steps[0]
     if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):
         return None
-    ins = [(i, s.index) for i, s in fills if s.index < n_in]
-    outs = [(i, s.index - n_in) for i, s in fills if s.index >= n_in]
-    specs, base = list(call.outputs), list(template)
+    return (fn, list(template), [(i, s.index) for i, s in fills if s.index < n_in],
+            [(i, s.index - n_in) for i, s in fills if s.index >= n_in])
+
+
+def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
+    """For a :func:`_plain_step` program: ``run(arrays)`` returning the new output NDArray (a list
+    for several), doing only what a call needs (allocate the outputs, fill the argument list, call);
+    None for any other program."""
+    step = _plain_step(call, n_in)
+    if step is None:
+        return None
+    fn, base, ins, outs = step
+    specs = list(call.outputs)
     empty, new = np.empty, NDArray.__new__
     if len(specs) == 1 and len(ins) == 1 and len(outs) == 1 and len(base) == 2 and ins[0][0] == 0:
         (shape, dtype), j_in = specs[0], ins[0][1]
@@ -203,14 +213,11 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
 def _fast_into(call: _Call, n_in: int) -> Any:
     """Like :func:`_fast_runner` for a one-output program writing into a given array:
     ``run(arrays, out)``; None for any other program."""
-    if call.ctx.device_type == "gpu" or len(call.steps) != 1 or len(call.outputs) != 1:
+    step = _plain_step(call, n_in) if len(call.outputs) == 1 else None
+    if step is None:
         return None
-    fn, template, fills = call.steps[0]
-    if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):
-        return None
-    ins = [(i, s.index) for i, s in fills if s.index < n_in]
-    out_pos = [i for i, s in fills if s.index >= n_in]
-    base = list(template)
+    fn, base, ins, outs = step
+    out_pos = [i for i, _ in outs]
 
     def run_into(arrays: Any, out: NDArray) -> NDArray:
         args = base[:]
@@ -382,8 +389,7 @@ def clear_calls() -> None:
 
 
 def _half_on_cpu(args: tuple, kwargs: dict) -> bool:
-    return any(isinstance(a, NDArray) and a._data.dtype == np.float16 and a._ctx.device_type != "gpu"
-               for a in (*args, *kwargs.values()))
+    return any(isinstance(a, NDArray) and not dispatch.compiled(a) for a in (*args, *kwargs.values()))
 
 
 def nd_function(called: str, float16: Any = None) -> Any:

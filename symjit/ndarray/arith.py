@@ -1,4 +1,5 @@
-"""Numpy kernels behind NDArray's arithmetic and comparison operators (MXNet 1.x semantics).
+"""NDArray arithmetic's tables (the registered operator of each operation) and the numpy kernels
+float16 arrays on the CPU compute with (MXNet 1.x semantics).
 
 Both operands arrive as numpy arrays of the same dtype (a Python scalar is first cast to the
 array's dtype, as MXNet casts the scalar of ``_plus_scalar`` to ``DType``), and the result keeps
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError, dtype_name, shape_str
 
-__all__ = ["compute", "broadcast_shape", "scalar_as", "is_scalar", "BINARY", "ARRAY_OP", "scalar_op"]
+__all__ = ["compute", "broadcast_shape", "scalar_as", "is_scalar", "BINARY", "ARRAY_OP"]
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -69,7 +70,7 @@ BINARY: dict[str, tuple[str, Callable]] = {
 }
 
 
-# the registered operator computing each binary operation on a GPU: two arrays (broadcasting) ...
+# the registered operator computing each binary operation (broadcasting; a scalar as a (1,) array)
 ARRAY_OP: dict[str, str] = {
     "add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul", "div": "broadcast_div",
     "mod": "broadcast_mod", "pow": "broadcast_power", "eq": "broadcast_equal",
@@ -77,28 +78,6 @@ ARRAY_OP: dict[str, str] = {
     "lt": "broadcast_lesser", "le": "broadcast_lesser_equal", "maximum": "broadcast_maximum",
     "minimum": "broadcast_minimum", "hypot": "broadcast_hypot",
 }
-# ... and an array with a scalar: (array op scalar, scalar op array)
-_SCALAR_OP: dict[str, tuple[str, str]] = {
-    "add": ("_plus_scalar", "_plus_scalar"), "sub": ("_minus_scalar", "_rminus_scalar"),
-    "mul": ("_mul_scalar", "_mul_scalar"), "div": ("_div_scalar", "_rdiv_scalar"),
-    "mod": ("_mod_scalar", "_rmod_scalar"), "pow": ("_power_scalar", "_rpower_scalar"),
-    "eq": ("_equal_scalar", "_equal_scalar"), "ne": ("_not_equal_scalar", "_not_equal_scalar"),
-    "gt": ("_greater_scalar", "_lesser_scalar"), "ge": ("_greater_equal_scalar", "_lesser_equal_scalar"),
-    "lt": ("_lesser_scalar", "_greater_scalar"), "le": ("_lesser_equal_scalar", "_greater_equal_scalar"),
-    "maximum": ("_maximum_scalar", "_maximum_scalar"), "minimum": ("_minimum_scalar", "_minimum_scalar"),
-    "hypot": ("_hypot_scalar", "_hypot_scalar"),
-}
-
-
-def scalar_op(name: str, reflect: bool) -> str:
-    """The registered operator of ``array <name> scalar`` (``scalar <name> array`` when ``reflect``).
-
-    >>> scalar_op('sub', True), scalar_op('gt', True)
-    ('_rminus_scalar', '_lesser_scalar')
-    """
-    return _SCALAR_OP[name][1 if reflect else 0]
-
-
 def is_scalar(x: Any) -> bool:
     """True for Python and numpy numbers (bools included), which operators take as scalars."""
     return isinstance(x, (int, float, np.number, np.bool_)) or (

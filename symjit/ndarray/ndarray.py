@@ -419,8 +419,8 @@ class NDArray:
 
     # -- arithmetic ---------------------------------------------------------------------------
     def _operand(self, other: Any, where: str) -> Any:
-        """``other`` as numpy in this array's dtype (an NDArray on a GPU stays as it is: the
-        operator reads it there); None for unsupported types."""
+        """``other`` as numpy in this array's dtype (an NDArray stays as it is where the compiled
+        operator reads it: :func:`dispatch.compiled`); None for unsupported types."""
         dt = self._data.dtype
         if type(other) is float and dt.kind == "f":     # the common case, without scalar_as's checks
             return np.array((other,), dt)

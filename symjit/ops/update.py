@@ -205,14 +205,15 @@ def _add_twin(op: OpDef) -> OpDef:
     def arguments(p: dict) -> list[str]:
         return op.list_arguments(p) + ["scalars"]
 
+    def full(p: dict) -> dict:      # the public op's params (its rules read only the twin's ones)
+        return {q.name: (p[q.name] if q.name in p else q.default) for q in op.params}
+
     def shape(p: dict, ins: list, aux: list):
-        full = {q.name: (p[q.name] if q.name in p else q.default) for q in op.params}
-        a, o, x = op.shape(full, list(ins[:-1]), aux)
+        a, o, x = op.shape(full(p), list(ins[:-1]), aux)
         return a + [(scalar_layout(spec, n_of(p))[""],)], o, x
 
     def dtype(p: dict, ins: list, aux: list):
-        full = {q.name: (p[q.name] if q.name in p else q.default) for q in op.params}
-        a, o, x = op.dtype(full, list(ins[:-1]), aux)
+        a, o, x = op.dtype(full(p), list(ins[:-1]), aux)
         return a + [np.dtype(np.float64)], o, x
 
     twin = OpDef(name=f"_rt_{op.name}", params=params, arguments=arguments, aux=op.aux, outputs=op.outputs,
