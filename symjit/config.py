@@ -17,6 +17,10 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     how many processes compile a bind's uncached kernels at once (default: the cores this process
     may use, divided by the distributed workers on this host; ``1`` compiles in the binding
     process only; see :mod:`symjit.compiler.workers`).
+``SYMJIT_BLAS_THREADS``
+    a fixed number of threads for the BLAS (OpenBLAS) GEMMs of compiled kernels (default: the cores
+    other processes leave free, re-measured while executors run; see :mod:`symjit.threads`; a
+    user's ``OPENBLAS_NUM_THREADS`` or ``OMP_NUM_THREADS`` is left as it is).
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
@@ -80,6 +84,7 @@ class Config:
     dist_timeout: float = 300.0
     dist_bucket_bytes: int = 64 << 20
     compile_workers: int | None = None   # None: automatic (symjit.compiler.workers.auto_workers)
+    blas_threads: int | None = None      # None: adaptive (symjit.threads)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -93,6 +98,7 @@ class Config:
             dist_timeout=_number(env, "SYMJIT_DIST_TIMEOUT", 300.0, float),
             dist_bucket_bytes=_number(env, "SYMJIT_DIST_BUCKET_BYTES", 64 << 20, int),
             compile_workers=_number(env, "SYMJIT_COMPILE_WORKERS", None, int),
+            blas_threads=_number(env, "SYMJIT_BLAS_THREADS", None, int),
         )
 
     def replace(self, **changes: object) -> Config:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import profiler
+from . import profiler, threads
 from .base import MXNetError, dtype_name, np_dtype, shape_str
 from .compiler import workers
 from .compiler.binding import bind_phases, value_arrays
@@ -213,6 +213,7 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
+        self._threads: Any = None   # the BLAS thread policy (CPU), made at the first forward
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
         check_group2ctx(symbol, ctx, group2ctx)
         self._target = target_for(ctx)
@@ -437,6 +438,11 @@ class Executor:
         """Run the forward pass; keyword arrays are copied into the bound arguments first."""
         for name, value in kwargs.items():
             self._set_arg(name, value)
+        if self._threads is None:
+            cpu = self._target == "cpu"
+            self._threads = (threads.policy(self._cfg.blas_threads) if cpu else None) or False
+        if self._threads:
+            self._threads.adapt()   # BLAS threads = the cores other processes leave free
         mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
         if self._monitor is not None and self._monitor[2]():
             mode += "_mon"

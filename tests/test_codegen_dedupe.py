@@ -29,9 +29,11 @@ def test_repeated_blocks_compile_one_kernel_per_form():
     for target in ("cpu", "cuda"):
         c = _compile(_blocks(4), target)
         fns = [c.program.kernel_of[f"k{grp.id}"] for grp in c.groups if not grp.view]
-        assert len(fns) == 4 and len(set(fns)) == 1, (target, fns)
-        # one kernel in the generated code (+ the programs): a kernel module's KERNEL on the cpu
-        assert c.program.source.count("\ndef k") + c.program.source.count("\ndef KERNEL(") == 1
+        # the first three blocks write their tanh in place over their GEMM's output (one array);
+        # the last one's output is the program's, a buffer of its own: a second form
+        assert len(fns) == 4 and len(set(fns[:3])) == 1 and fns[3] != fns[0], (target, fns)
+        # two kernels in the generated code (+ the programs): kernel modules' KERNELs on the cpu
+        assert c.program.source.count("\ndef k") + c.program.source.count("\ndef KERNEL(") == 2
         train = _compile(_blocks(4), target, train=True)   # the backward blocks repeat too
         groups = len(train.program.kernel_of)
         assert len(set(train.program.kernel_of.values())) <= groups // 2, (target, groups)
@@ -47,7 +49,8 @@ def test_shared_kernels_compute_each_group_on_its_own_arrays():
         args[f"fc{i}_bias"] = mx.nd.array(rng.standard_normal(6).astype(np.float32))
     grads = {k: mx.nd.zeros(v.shape) for k, v in args.items()}
     ex = sym.bind(mx.cpu(), args, args_grad=grads)
-    assert len(set(ex._programs["train"].program.kernel_of.values())) < 6
+    kernel_of = ex._programs["train"].program.kernel_of
+    assert len(set(kernel_of.values())) <= len(kernel_of) - 4, kernel_of   # groups share kernels
     out = ex.forward(is_train=True)[0].asnumpy()
     h, acts = x.astype(np.float64), []
     for i in range(3):

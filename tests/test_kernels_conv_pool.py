@@ -641,11 +641,14 @@ def test_pool_checks_name_argument_and_shapes():
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("hw,convention", [((8, 6), "valid"), ((5, 7), "valid"), ((5, 7), "full")])
 def test_max_pool_2x2_tiles_match_the_window_loop(dtype, hw, convention):
-    """Kernel = stride = 2 without padding takes the unrolled loop where every window is a whole
-    tile ('full' with an odd size cuts the last windows: the general loop); both give the numpy
-    reference, NaN and -inf included, wherever they sit in a tile."""
+    """Kernel = stride = 2 without padding takes the unrolled loops (forward and backward) where
+    every window is a whole tile ('full' with an odd size cuts the last windows: the general
+    loops); both give the numpy reference, NaN, -inf and ties included, wherever they sit in a
+    tile, and the backward zeroes the rows and columns no tile covers."""
     rng = np.random.default_rng(5)
     x = rand(rng, (2, 3) + hw, dtype)
+    x[1, 2, :2, :2] = 3.0                    # a tie: the first maximum takes the gradient
+    x[1, 1, 2:4, 2:4] = [[-np.inf, 4.0], [4.0, np.nan]]
     flat = x.reshape(-1)
     flat[rng.choice(flat.size, 6, replace=False)] = np.nan
     flat[rng.choice(flat.size, 6, replace=False)] = -np.inf
@@ -655,3 +658,8 @@ def test_max_pool_2x2_tiles_match_the_window_loop(dtype, hw, convention):
     expect, _ = ref_pool(x, *kp, convention, "max", True)
     np.testing.assert_array_equal(out, expect.astype(dtype))
     assert np.isnan(out).any() and (out == -np.inf).sum() <= 6
+    dout = rand(rng, out.shape, dtype)
+    dx = np.full(x.shape, 7.0, dtype)
+    pool.max_pool2d_backward(x, dout, dx, *kp)
+    ref = ref_pool_backward(x, dout.astype(np.float64), *kp, convention, "max", True)
+    np.testing.assert_array_equal(dx, ref.astype(dtype))

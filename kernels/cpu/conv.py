@@ -18,11 +18,14 @@ How they compute (whole-batch im2col, one GEMM per pass and group): with ``K = C
 ``y (F, B*P) = W (F, K/groups) @ cols`` per group, the data gradient ``dcols = W.T @ dy`` followed by
 col2im, the weight gradient ``dW.T = cols @ dy.T``, where ``y``/``dy`` are in filter-major ("CNHW")
 order, so a transpose copy moves them from/to NCHW. ``B`` is the whole batch unless the scratch
-would exceed ``max_elems`` elements (default :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
+would exceed ``max_elems`` elements (the compiler picks it per shape with
+:func:`conv2d_block_elems`; the default is :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
 float32); then the batch is cut into blocks of as many images as fit (a kernel reads ``B`` back from
 the length of ``cols``). Scratch size, in elements: ``(K + F) * B * P``, plus ``F * K/groups`` for
 the weight gradient's transposed product, plus ``F * N * P`` for :func:`conv2d_forward_cnhw`'s full
-output when ``B < N``. LeNet at batch 64 (float32): conv1 6.6 MB, conv2 9.0 MB, one block each.
+output when ``B < N`` (the compiler then calls :func:`conv2d_forward` instead, which writes NCHW
+block by block, see :func:`conv2d_images_per_block`). LeNet at batch 64 (float32), as compiled:
+conv1 0.21 MB (two images per block), conv2 2.4 MB (17 images).
 
 :func:`conv2d_forward_cnhw` stops before the transpose and returns the filter-major result, so the
 caller can fuse the transpose with the bias and an elementwise epilogue (the compiler's lowering
@@ -61,8 +64,9 @@ from symjit.base import shape_str
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
-    "conv2d_output_size", "conv2d_cols_shape", "conv2d_cols_length", "conv2d_scratch_length",
-    "check_conv2d", "check_conv_bias_grad", "CONV_SCRATCH_MAX",
+    "conv2d_output_size", "conv2d_cols_shape", "conv2d_images_per_block", "conv2d_block_elems",
+    "conv2d_cols_length", "conv2d_scratch_length", "check_conv2d", "check_conv_bias_grad",
+    "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
     "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
     "conv2d_forward_cnhw",
     "conv2d_backward_data", "conv2d_backward_data_parallel",
@@ -76,7 +80,34 @@ _pjit = numba.njit(cache=True, nogil=True, parallel=True)
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight")
 
 CONV_SCRATCH_MAX = 1 << 23
-"""Default cap on a kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
+"""Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
+
+CONV_BLOCK_CACHE = 1 << 16
+"""Block budget, in ``cols`` elements (256 KiB in float32), of a convolution with fewer than
+:data:`CONV_BLOCK_WIDE` filters per group: its GEMMs do little work per ``cols`` element, so blocks
+that stay in the L2 cache from im2col to GEMM win (LeNet's conv1, 20 filters: 1.7 ms for forward and
+both gradients at one or two images per block, 3.0 ms at the whole batch of 64)."""
+
+CONV_BLOCK_WIDE = 32
+CONV_BLOCK_PER_FILTER = 12 * 1024
+"""Block budget per filter of a group, in ``cols`` elements, of the other convolutions: wide GEMMs
+(BLAS's threads pay off) while LeNet's inference plan, scratch included, stays under 4 MB (conv2,
+50 filters: 17 images per block, within 5% of its fastest, 32)."""
+
+
+def conv2d_block_elems(w_shape: tuple[int, ...], groups: int) -> int:
+    """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
+    :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
+    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`. Figures in
+    ``docs/performance.md`` ("Convolution blocks").
+
+    >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
+    (65536, 614400)
+    """
+    fg = w_shape[0] // groups
+    if fg < CONV_BLOCK_WIDE:
+        return CONV_BLOCK_CACHE
+    return min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,6 +162,20 @@ def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
     fixed = f * kg if kind == _BACKWARD_WEIGHT else 0
     blocked = f * n * p if kind == _FORWARD_CNHW else 0
     return conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems)
+
+
+def conv2d_images_per_block(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                            out_shape: tuple[int, ...], max_elems: int = CONV_SCRATCH_MAX) -> int:
+    """Images per block of the kernels whose scratch is ``conv2d_cols_shape(..., max_elems)``.
+
+    >>> conv2d_images_per_block((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1 << 20)
+    29
+    >>> conv2d_images_per_block((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8))
+    64
+    """
+    n, k = x_shape[0], x_shape[1] * w_shape[2] * w_shape[3]
+    per_image = (k + w_shape[0]) * out_shape[2] * out_shape[3]
+    return min(n, max(1, max_elems // per_image))
 
 
 def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],

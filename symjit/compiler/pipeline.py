@@ -73,7 +73,8 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     tgt = get_target(target)
     groups = fuse(graph, tgt.name, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
-    program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile)
+    program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile,
+                       inplace=plan.inplace)
     out = Compiled(fwd, graph, groups, plan, program, target)
     if load:
         out.module = load_program(program, target, cfg)

@@ -60,6 +60,22 @@ def _shape4d(shape: tuple) -> tuple:
     return tuple(shape) if len(shape) == 4 else (shape[0], shape[1], 1, shape[2])
 
 
+def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) -> bool:
+    """Whether a forward convolution's im2col holds the whole batch in one block (the block size
+    is chosen per shape: :func:`~symjit.kernels.cpu.conv.conv2d_block_elems`)."""
+    from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_images_per_block
+    shapes = [_shape4d(s) for s in (x_shape, w_shape, out_shape)]
+    limit = conv2d_block_elems(shapes[1], groups)
+    return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
+
+
+def _conv_forward_workspace(node, ins, outs):
+    """The forward's scratch: filter-major for the whole batch when it fits in one block, else the
+    blocks of :func:`~symjit.kernels.cpu.conv.conv2d_forward` (see :func:`conv_lower`)."""
+    whole = _whole_batch(ins[0].shape, ins[1].shape, outs[0].shape, node.params["num_group"])
+    return _conv_workspace("forward_cnhw" if whole else "forward", (0, 0), (0, 1), (1, 0))(node, ins, outs)
+
+
 def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], out: tuple[int, int]):
     """The workspace rule of a convolution kernel: one ``cols`` row whose length is
     :func:`~symjit.kernels.cpu.conv.conv2d_cols_shape` of the 4-D shapes (whole-batch im2col while
@@ -67,20 +83,33 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
     ``data``/``weight``/``out`` name where the data-like, weight-like and output-like arrays are:
     ``(0, i)`` the node's input ``i``, ``(1, i)`` its output ``i``."""
     def workspace(node, ins, outs):
-        from symjit.kernels.cpu.conv import conv2d_cols_shape  # (the kernels load on first use)
+        from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_cols_shape  # (loaded on first use)
         pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
         shapes = [_shape4d(v.shape) for v in pick]
-        return [((conv2d_cols_shape(kind, *shapes, node.params["num_group"])[1],), pick[0].dtype)]
+        groups = node.params["num_group"]
+        limit = conv2d_block_elems(shapes[1], groups)
+        return [((conv2d_cols_shape(kind, *shapes, groups, limit)[1],), pick[0].dtype)]
     return workspace
 
 
 def conv_lower(k, node, ins, outs):
-    """Convolution: the kernel leaves ``y`` filter-major ``(F, N, OH, OW)``; the element expression
-    reads it transposed and adds ``bias[f]``, so the NCHW copy, the bias and any fused elementwise
-    consumers run in the one epilogue loop over the output (channel axis 1)."""
+    """Convolution. When the whole batch fits in one im2col block, the kernel leaves ``y``
+    filter-major ``(F, N, OH, OW)`` and the element expression reads it transposed and adds
+    ``bias[f]``, so the NCHW copy, the bias and any fused elementwise consumers run in the one
+    epilogue loop over the output (channel axis 1). Otherwise the kernel writes the output NCHW
+    block by block (a bounded scratch, no whole-batch filter-major copy) and the epilogue reads it
+    back in place."""
     x, w, out = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
     bias = None if node.params["no_bias"] else ins[2]
+    shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
+    if not _whole_batch(*shapes, node.params["num_group"]):
+        _emit_conv(k, "forward", [x, w, out], node.params)
+
+        def blocked(idx: list[str]) -> str:
+            val = f"{outs[0]}[{', '.join(idx)}]"
+            return val if bias is None else f"{val} + {bias}[{idx[1]}]"
+        return blocked
+    y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
 
     def expr(idx: list[str]) -> str:
         rest = f"{idx[2]}, {idx[3]}" if len(idx) == 4 else f"0, {idx[2]}"   # 1-D: (N, C, 1, W)
@@ -272,8 +301,7 @@ def fc_lower(k, node, ins, outs):
 
 
 rule("FullyConnected", "cpu", fc_lower, epilogue=True)
-rule("Convolution", "cpu", conv_lower, epilogue=True,
-     workspace=_conv_workspace("forward_cnhw", (0, 0), (0, 1), (1, 0)))
+rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_workspace)
 rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
      workspace=_conv_workspace("backward_data", (1, 0), (0, 2), (0, 0)))
 rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))

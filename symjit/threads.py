@@ -1,0 +1,148 @@
+"""How symjit's kernels use the cores: GEMMs in BLAS threads, sized to the cores other processes
+leave free; everything else (im2col, epilogues, pooling, updates) in the calling thread.
+
+Measured on our 2-core machines (``docs/performance.md``, "Thread policy"): on an idle machine two
+OpenBLAS threads run the tutorial MLP loop 25% faster and LeNet's step 30% faster than one; with
+one other busy process on the machine the same two threads collapse (the MLP loop 3-4x slower, as
+every GEMM waits at its join for the thread that shares a core with the other process), while one
+thread keeps its idle speed. Numba's ``prange`` kernels lost to the serial ones on every shape
+measured (their threads and BLAS's compete for the two cores), so generated code is serial.
+
+So the policy is: BLAS threads = the cores this process may use minus the cores other processes
+kept busy over the last :data:`INTERVAL` seconds (rounded, at least 1), re-read at most every
+:data:`INTERVAL` seconds when an executor runs a forward pass (two small ``/proc`` reads). Our own
+threads (BLAS's spinning ones included) do not count as load. It applies to the OpenBLAS that
+numba's GEMMs call (scipy's); numpy's own BLAS is left as the user has it.
+
+Where the user chose (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, or ``SYMJIT_BLAS_THREADS`` for a
+fixed count, see :mod:`symjit.config`), symjit never changes the count. Off Linux (no ``/proc``)
+the count stays OpenBLAS's default (the cores).
+
+>>> threads_for(2, 0.1), threads_for(2, 0.9), threads_for(2, 1.7), threads_for(8, 2.2)
+(2, 1, 1, 6)
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+__all__ = ["threads_for", "LoadProbe", "BlasThreads", "policy", "INTERVAL", "USER_VARIABLES"]
+
+INTERVAL = 0.1
+"""Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
+(~30 us each) against steps of milliseconds; /proc counts in 10 ms ticks, so a reading resolves
+a tenth of a core."""
+
+USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+"""Environment variables by which a user fixes BLAS's threads: symjit then leaves them alone."""
+
+
+def threads_for(cores: int, others: float) -> int:
+    """BLAS threads for ``cores`` usable cores when other processes kept ``others`` cores busy."""
+    return max(1, min(cores, round(cores - others)))
+
+
+class LoadProbe:
+    """CPU time other processes spent on this process's cores between two readings, in cores
+    (Linux: the ``cpuN`` lines of ``/proc/stat`` minus this process's ``/proc/self/stat``)."""
+
+    def __init__(self, cores: set[int] | None = None, stat: str = "/proc/stat",
+                 own: str = "/proc/self/stat", clock: Callable[[], float] = time.monotonic):
+        self.cores = cores if cores is not None else os.sched_getaffinity(0)
+        self.paths, self.clock = (stat, own), clock
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self._last = self._read()
+
+    def _read(self) -> tuple[float, int, int]:
+        busy = 0
+        with open(self.paths[0], "rb") as f:
+            for line in f:
+                if not line.startswith(b"cpu"):
+                    break
+                head, *vals = line.split()
+                if head == b"cpu" or int(head[3:]) not in self.cores:
+                    continue
+                user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in vals[:7])
+                busy += user + nice + system + irq + softirq
+        with open(self.paths[1], "rb") as f:
+            stat = f.read()
+        fields = stat[stat.rindex(b")") + 2:].split()   # after the command name
+        own = int(fields[11]) + int(fields[12])            # utime + stime, all threads
+        return self.clock(), busy, own
+
+    def others(self) -> float:
+        """Cores' worth of CPU time other processes used since the last call (or construction)."""
+        now, busy, own = self._read()
+        then, busy0, own0 = self._last
+        self._last = (now, busy, own)
+        if now <= then:
+            return 0.0
+        return max(0.0, ((busy - busy0) - (own - own0)) / self.hz / (now - then))
+
+
+class BlasThreads:
+    """Keeps BLAS's thread count at :func:`threads_for` of the measured load (``fixed`` is None),
+    or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load."""
+
+    def __init__(self, set_threads: Callable[[int], None], probe: LoadProbe | None,
+                 cores: int, fixed: int | None = None, interval: float = INTERVAL,
+                 clock: Callable[[], float] = time.monotonic):
+        self.set_threads, self.probe, self.cores = set_threads, probe, cores
+        self.fixed, self.interval, self.clock = fixed, interval, clock
+        self.current: int | None = None
+        self._next = clock() + interval   # the first reading covers a whole interval
+        if fixed is not None:
+            self._apply(fixed)
+
+    def _apply(self, n: int) -> None:
+        if n != self.current:
+            self.set_threads(n)
+            self.current = n
+
+    def adapt(self) -> None:
+        """Re-read the load if :attr:`interval` has passed, and set the count it calls for."""
+        if self.fixed is not None or self.probe is None:
+            return
+        now = self.clock()
+        if now < self._next:
+            return
+        self._next = now + self.interval
+        self._apply(threads_for(self.cores, self.probe.others()))
+
+
+_POLICY: list[BlasThreads | None] = []
+
+
+def _scipy_blas_setter() -> Callable[[int], None] | None:
+    """Set the thread count of the OpenBLAS numba's GEMMs call (scipy's), through threadpoolctl."""
+    import scipy.linalg.cython_blas  # noqa: F401  (loads the library numba binds)
+    from threadpoolctl import ThreadpoolController
+    libs = [lc for lc in ThreadpoolController().lib_controllers   # scipy's wheel: scipy.libs/
+            if lc.internal_api == "openblas"
+            and os.path.basename(os.path.dirname(lc.filepath)).startswith("scipy")]
+    if not libs:
+        return None
+
+    def set_threads(n: int) -> None:
+        for lc in libs:
+            lc.set_num_threads(n)
+    return set_threads
+
+
+def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasThreads | None:
+    """The process's policy (BLAS threads are process-wide), made at the first call: ``fixed``
+    threads (``Config.blas_threads``), else adaptive unless the user set :data:`USER_VARIABLES`.
+    None where there is nothing to control (no scipy OpenBLAS found, or the user fixed it)."""
+    if _POLICY:
+        return _POLICY[0]
+    env = dict(os.environ) if env is None else env
+    result = None
+    if fixed is not None or not any(env.get(v) for v in USER_VARIABLES):
+        setter = _scipy_blas_setter()
+        if setter is not None:
+            cores = len(os.sched_getaffinity(0))
+            probe = LoadProbe() if fixed is None and os.path.exists("/proc/stat") else None
+            result = BlasThreads(setter, probe, cores, fixed)
+    _POLICY.append(result)
+    return result
