@@ -117,7 +117,8 @@ def test_a_kernel_compiled_for_one_graph_serves_another_graph_and_process(tmp_pa
     x = mx.sym.Variable("data")
     h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=7, name="fa"), act_type="relu")
     a = mx.sym.FullyConnected(h, num_hidden=3, name="fo")
-    b = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=5, name="fb"), act_type="relu")
+    hb = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=5, name="fb"), act_type="relu")
+    b = mx.sym.softmax(hb, name="sm")   # fb's relu in place over its GEMM's output, as fa's
     ka = a.simple_bind(mx.cpu(), data=(3, 4), grad_req="null")._programs["infer"]
 
     def misses(prog):

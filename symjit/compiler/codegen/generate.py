@@ -166,10 +166,10 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     host = [(module, f) for _, module, f in k.host_args]
     consts = [v for _, v in k.consts]
     const_values.setdefault(fn, consts)
-    if k.per_block is not None:
-        return fn, params, k.per_block[0], k.block_kind, host, consts
+    if k.per_block is not None:   # launch sizes read the arrays the kernel gets: the same names
+        return fn, params, _one_name(k.per_block[0], same), k.block_kind, host, consts
     size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
-    return fn, params, size, "element", host, consts
+    return fn, params, _one_name(size, same), "element", host, consts
 
 
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
