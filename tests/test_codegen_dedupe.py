@@ -110,3 +110,25 @@ def test_convolutions_differing_only_in_geometry_share_a_kernel():
                            for i in range(oh)] for c in range(x.shape[1])] for n in range(x.shape[0])])
     np.testing.assert_allclose(outs[0], maxpool(conv(xs, ws["a"], 1, 1), 2, 2), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(outs[1], maxpool(conv(xs, ws["b"], 2, 0), 3, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_an_output_in_place_over_an_input_is_one_parameter():
+    """A kernel whose output the plan puts in place over one of its inputs takes that array once,
+    under the input's name (two names for one buffer made LLVM run the loop's scalar fallback);
+    a chain of in-place outputs of one kernel resolves to the first input."""
+    from types import SimpleNamespace
+
+    from symjit.compiler.codegen.generate import _same_arrays
+    c = _compile(_blocks(2))
+    src = c.program.kernel_texts
+    first = c.groups[0]
+    (fn_text,) = [text for name, (_, text) in src.items() if name == f"k{first.id}"]
+    head = fn_text[fn_text.index("def "):fn_text.index(":\n")]
+    pairs = dict(c.plan.inplace)
+    out = next(o for o in first.outputs if o in pairs)          # the tanh over the GEMM's output
+    assert f"v{out}" not in fn_text and f"v{pairs[out]}" in head, fn_text
+    v = SimpleNamespace(shape=(2, 3), dtype=np.dtype("float32"))
+    w = SimpleNamespace(shape=(3, 2), dtype=np.dtype("float32"))
+    g = SimpleNamespace(values={1: v, 2: v, 3: v, 4: w, 5: v, 6: v})
+    # 3 over 2 over 1 (all the kernel's), 4 over 1 with another shape, 6 over 5 (5 not the kernel's)
+    assert _same_arrays(g, [1, 2, 3, 4, 6], {2: 1, 3: 2, 4: 1, 6: 5}) == {2: 1, 3: 1}

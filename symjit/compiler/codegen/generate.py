@@ -189,6 +189,9 @@ def _same_arrays(g: Graph, params: list[int], inplace: dict[int, int]) -> dict[i
         vo, vi = g.values[o], g.values[i]
         if o in params and i in params and vo.shape == vi.shape and vo.dtype == vi.dtype:
             out[o] = i
+    for o in out:   # an output in place over another output of the kernel: the first input's name
+        while out[o] in out:
+            out[o] = out[out[o]]
     return out
 
 
