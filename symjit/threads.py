@@ -27,7 +27,7 @@ import os
 import time
 from collections.abc import Callable
 
-__all__ = ["threads_for", "LoadProbe", "BlasThreads", "policy", "INTERVAL", "USER_VARIABLES"]
+__all__ = ["usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy", "INTERVAL", "USER_VARIABLES"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
@@ -36,6 +36,13 @@ a tenth of a core."""
 
 USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 """Environment variables by which a user fixes BLAS's threads: symjit then leaves them alone."""
+
+
+def usable_cores() -> set[int]:
+    """The cores this process may run on (its affinity where the OS has one, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return os.sched_getaffinity(0)
+    return set(range(os.cpu_count() or 1))
 
 
 def threads_for(cores: int, others: float) -> int:
@@ -49,7 +56,7 @@ class LoadProbe:
 
     def __init__(self, cores: set[int] | None = None, stat: str = "/proc/stat",
                  own: str = "/proc/self/stat", clock: Callable[[], float] = time.monotonic):
-        self.cores = cores if cores is not None else os.sched_getaffinity(0)
+        self.cores = cores if cores is not None else usable_cores()
         self.paths, self.clock = (stat, own), clock
         self.hz = os.sysconf("SC_CLK_TCK")
         self._last = self._read()
@@ -141,8 +148,8 @@ def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasT
     if fixed is not None or not any(env.get(v) for v in USER_VARIABLES):
         setter = _scipy_blas_setter()
         if setter is not None:
-            cores = len(os.sched_getaffinity(0))
-            probe = LoadProbe() if fixed is None and os.path.exists("/proc/stat") else None
-            result = BlasThreads(setter, probe, cores, fixed)
+            cores = usable_cores()
+            probe = LoadProbe(cores) if fixed is None and os.path.exists("/proc/stat") else None
+            result = BlasThreads(setter, probe, len(cores), fixed)
     _POLICY.append(result)
     return result

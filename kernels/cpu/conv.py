@@ -99,7 +99,7 @@ def conv2d_block_elems(w_shape: tuple[int, ...], groups: int) -> int:
     """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
     :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
     ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`. Figures in
-    ``docs/performance.md`` ("Convolution blocks").
+    ``docs/performance.md`` ("LeNet: convolution blocks per shape").
 
     >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
     (65536, 614400)
@@ -129,6 +129,12 @@ def conv2d_output_size(hw: tuple[int, int], kernel: tuple[int, int], stride: tup
 
 
 @_jit
+def _block_images(n, per_image, max_elems):
+    """Images per block: all ``n`` when they fit in ``max_elems``, else as many as fit (at least one)."""
+    return min(n, max(1, max_elems // per_image))
+
+
+@_jit
 def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
     """Length of a ``cols`` scratch row: ``(k + f) * B * p + fixed``, plus ``blocked`` when ``B < n``.
 
@@ -140,7 +146,7 @@ def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
     2252800
     """
     per_image = (k + f) * p
-    nb = min(n, max(1, max_elems // per_image))
+    nb = _block_images(n, per_image, max_elems)
     return per_image * nb + fixed + (blocked if nb < n else 0)
 
 
@@ -173,9 +179,8 @@ def conv2d_images_per_block(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
     >>> conv2d_images_per_block((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8))
     64
     """
-    n, k = x_shape[0], x_shape[1] * w_shape[2] * w_shape[3]
-    per_image = (k + w_shape[0]) * out_shape[2] * out_shape[3]
-    return min(n, max(1, max_elems // per_image))
+    k = x_shape[1] * w_shape[2] * w_shape[3]
+    return int(_block_images(x_shape[0], (k + w_shape[0]) * out_shape[2] * out_shape[3], max_elems))
 
 
 def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
