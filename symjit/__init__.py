@@ -42,7 +42,7 @@ sym = symbol
 nd = ndarray
 imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
 fluent.install(symbol.Symbol, symbol)      # x.sum(), x.reshape(...), ...: MXNet's fluent methods
-fluent.install(ndarray.NDArray, ndarray, imperative.REGISTRY_FIRST)   # the compiled functions
+fluent.install(ndarray.NDArray, ndarray)
 unsupported.install(symbol, ndarray)       # sparse storage and quantization: clear errors
 init = initializer
 mon = monitor

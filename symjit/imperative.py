@@ -5,8 +5,11 @@ arrays' device with the pipeline ``bind`` uses (inference mode, no gradient), bi
 an arena of its own, and keeps that in a table keyed by (operator, params, input shapes and
 dtypes, device); the next call with the same key only fills in the input and output buffers and
 calls the compiled program. This is how NDArray arithmetic and the ``mx.nd`` functions compute, on
-the CPU (float16 aside, which the kernels lack) and on a GPU (kernels queued on the device's
-stream, no host copy); a repeated ``mx.nd`` call skips even the table (:func:`nd_function`).
+the CPU and on a GPU (kernels queued on the device's stream, no host copy); a repeated ``mx.nd``
+call skips even the table (:func:`nd_function`). The kernels have no float16: a call with float16
+arrays (or a float16 ``dtype`` param) runs the float32 kernel on widened copies and rounds back
+the outputs the float16 call types as float16 (:func:`_invoke_half`), which is what MXNet's CPU
+operators do element by element (their ``half_t`` arithmetic is float arithmetic rounded back).
 
 Every distinct key compiles once per process (loading from the kernel cache when it can), so a
 scalar *param* that changes every call compiles a kernel per value; NDArray arithmetic passes a
@@ -40,6 +43,7 @@ from .context import Context, current_context
 from .lower.rules import lookup
 from .lower.target import get_target, target_for
 from .ndarray import NDArray, dispatch, storage
+from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, make_op_symbol, min_inputs, positional_inputs
 
@@ -251,10 +255,64 @@ def _check_inputs(op: str, inputs: list, where: str, ctx: Context | None = None)
         if a.context != inputs[0].context:
             raise MXNetError(f"{where}: input {i} lives on {a.context}, input 0 on "
                              f"{inputs[0].context}; move one with as_in_context()")
-        if np.dtype(a.dtype) == np.float16:
-            raise DTypeError(f"{where}: input {i} has dtype float16, which the compiled kernels do "
-                             "not support (use float32 or float64)")
     return inputs[0].context
+
+
+_HALF = np.dtype(np.float16)
+
+
+def _is_half(v: Any) -> bool:
+    """Whether a param value names float16 (``'float16'``, ``np.float16``, its dtype)."""
+    if isinstance(v, str):
+        return v == "float16"
+    return v is np.float16 or (isinstance(v, np.dtype) and v == _HALF)
+
+
+def _has_half(inputs: list, params: dict) -> bool:
+    return any(a._data.dtype == _HALF for a in inputs) or any(_is_half(v) for v in params.values())
+
+
+@functools.lru_cache(maxsize=256)
+def _half_types(op: str, params_key: tuple, params: tuple, dtypes: tuple) -> tuple[list, int]:
+    """The output dtypes of ``op`` called with ``dtypes`` (float16 among them) and its number of
+    arguments (the inputs after them are aux states), by the operator's own type rule."""
+    names = [f"in{i}" for i in range(len(dtypes))]
+    sym = make_op_symbol(op, *[Variable(n) for n in names], name="imperative", **dict(params))
+    _, outs, _ = sym.infer_type(**dict(zip(names, dtypes)))
+    return [np.dtype(d) for d in outs], len(sym.list_arguments())
+
+
+def _converted(a: NDArray, dtype: Any) -> NDArray:
+    """``a`` converted to ``dtype`` on the host (a GPU array goes through a host copy: no kernel
+    takes float16)."""
+    return wrap(a._host().astype(dtype), a.context)
+
+
+def _invoke_half(op: str, inputs: list, params: dict, out: Any, where: str, ctx: Context) -> list[NDArray]:
+    """A call with float16 arrays or a float16 ``dtype`` param: the float32 kernel on widened
+    copies; the outputs the float16 call types as float16 are rounded back, and widened aux
+    states (the update ops' states, which they change in place) are written back."""
+    try:
+        dtypes, n_args = _half_types(op, _params_key(params), tuple(params.items()),
+                                     tuple(np.dtype(a.dtype).name for a in inputs))
+    except TypeError:   # an unhashable param value: the rule, uncached
+        dtypes, n_args = _half_types.__wrapped__(op, (), tuple(params.items()),
+                                                 tuple(np.dtype(a.dtype).name for a in inputs))
+    wide = [_converted(a, np.float32) if a._data.dtype == _HALF else a for a in inputs]
+    results = _invoke(op, wide, {k: "float32" if _is_half(v) else v for k, v in params.items()},
+                      None, where, ctx)
+    for a, w in list(zip(inputs, wide))[n_args:]:
+        if w is not a:
+            a._write(Ellipsis, w._host().astype(np.float16), where)
+    results = [_converted(r, d) if np.dtype(r.dtype) != d else r for r, d in zip(results, dtypes)]
+    if out is None:
+        return results
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(outs) != len(results):
+        raise MXNetError(f"{where}: {len(outs)} out array(s) for {len(results)} outputs")
+    for o, r in zip(outs, results):
+        _check_out(where, o, r.shape, np.dtype(r.dtype), ctx)._write(Ellipsis, r._data, where)
+    return outs
 
 
 def _lookup(op: str, params: dict, inputs: list, ctx: Context) -> _Call:
@@ -322,6 +380,8 @@ def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | N
     params = dict(params or {})
     where = where or op
     ctx = _check_inputs(op, list(inputs), where, ctx)
+    if _has_half(inputs, params):
+        return _invoke_half(op, list(inputs), params, out, where, ctx)
     try:
         call = _lookup(op, params, list(inputs), ctx)
     except MXNetError as exc:     # the one-node symbol's node name says nothing to the caller
@@ -388,11 +448,7 @@ def clear_calls() -> None:
     _CALLS.clear()
 
 
-def _half_on_cpu(args: tuple, kwargs: dict) -> bool:
-    return any(isinstance(a, NDArray) and not dispatch.compiled(a) for a in (*args, *kwargs.values()))
-
-
-def nd_function(called: str, float16: Any = None) -> Any:
+def nd_function(called: str) -> Any:
     """``mx.nd.<called>``: the registered operator ``called`` (or alias) as an NDArray function:
     inputs positionally (in the operator's order) or by input name, params by keyword (or
     positionally after the inputs, in the operator's parameter order, as MXNet allows), ``out=``
@@ -400,9 +456,8 @@ def nd_function(called: str, float16: Any = None) -> Any:
     It runs the operator's compiled program on the inputs' device (:func:`invoke`), in inference
     mode (BatchNorm with its moving statistics, Dropout as the identity), as MXNet's NDArray
     functions do outside ``autograd.record``. A repeated call (the same params, input shapes and
-    dtypes, no ``out=``) goes straight to the compiled function (:func:`_fast_runner`).
-    ``float16``: the function float16 arrays on the CPU take instead (the compiled kernels have no
-    float16; :data:`REGISTRY_FIRST` keeps their numpy implementations for them)."""
+    dtypes, no ``out=``) goes straight to the compiled function (:func:`_fast_runner`); float16
+    calls take :func:`_invoke_half` every time."""
     op = get_op(called)
     fast: dict = {}     # (params, each input's shape, dtype, storage type) -> a runner (_fast_runner)
     fast_get = fast.get
@@ -440,8 +495,6 @@ def nd_function(called: str, float16: Any = None) -> Any:
             if run is not None and (any(k[3] for k in key[5:]) or not any(
                     np.may_share_memory(od, a._data) for a in args)):
                 return run(args, out)
-        if float16 is not None and _half_on_cpu(args, kwargs):
-            return float16(*args, out=out, **kwargs)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays:]
         if any(isinstance(a, NDArray) for a in extra) or (extra and n_arrays < min_inputs(op, kwargs)):
@@ -476,7 +529,7 @@ def nd_function(called: str, float16: Any = None) -> Any:
             inputs = [given[s] for s in slots]
             outs = invoke(called, inputs, params, out, called)
             if key is not None and inputs and len(args) == len(inputs) and not given_kw \
-                    and len(fast) < MAX_CALLS:
+                    and len(fast) < MAX_CALLS and not _has_half(inputs, params):
                 call = _lookup(called, params, inputs, inputs[0].context)
                 if out is None:
                     runner = _fast_runner(call, len(inputs), inputs)
@@ -512,32 +565,17 @@ def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, w
     return invoke(f"_rt_{op.name}", inputs, {k: v for k, v in params.items() if k not in runtime}, out, where)
 
 
-# mx.nd functions ndarray/ops.py also defines with numpy: the registry's compiled kernels run them,
-# numpy only float16 arrays on the CPU
-REGISTRY_FIRST = (
-    "exp", "log", "sqrt", "square", "abs", "sign", "negative", "reciprocal", "floor", "ceil", "round",
-    "trunc", "sin", "cos", "tanh", "sigmoid", "relu", "rsqrt", "log2", "log10", "log1p", "expm1",
-    "broadcast_add", "broadcast_plus", "broadcast_sub", "broadcast_minus", "broadcast_mul", "broadcast_div",
-    "broadcast_mod", "broadcast_power", "broadcast_maximum", "broadcast_minimum", "broadcast_equal",
-    "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal", "broadcast_lesser",
-    "broadcast_lesser_equal", "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
-    "sum", "mean", "max", "min", "prod", "norm", "argmax", "argmin", "dot", "clip")
-
-
 def install_nd_functions(module: Any) -> list[str]:
     """Give ``module`` (``mx.nd``) a function for every public registered operator and alias it
     does not define itself (Custom, which runs Python code, aside); return their names."""
-    from .ndarray import ops as numpy_ops
-    from .ops.registry import aliases, all_ops
-    for n in REGISTRY_FIRST:      # compiled kernels; numpy (ndarray/ops.py) for float16 on the CPU
-        setattr(module, n, nd_function(n, float16=getattr(numpy_ops, n)))
     from .ndarray import arith
-    for n in {*arith.ARRAY_OP.values(), "negative", "abs"}:     # NDArray arithmetic's operators
-        dispatch.install_function(n, getattr(module, n, None) or nd_function(n))
+    from .ops.registry import aliases, all_ops
     names = sorted(n for n in [*all_ops(), *aliases()]
                    if not n.startswith("_") and n != "Custom" and not hasattr(module, n))
     for n in names:
         setattr(module, n, nd_function(n))
+    for n in {*arith.ARRAY_OP.values(), "negative", "abs"}:     # NDArray arithmetic's operators
+        dispatch.install_function(n, getattr(module, n))
     module.__all__ = [*module.__all__, *names]
     module.split_v2 = split_v2
     module.histogram = histogram

@@ -234,9 +234,23 @@ def check_streams_and_the_call_table() -> None:
     np.testing.assert_allclose(b.asnumpy(), np.exp(3.0) * np.ones(5), rtol=1e-6)
 
 
+def check_float16_matches_cpu() -> None:
+    """float16 arrays (no float16 kernels) compute in float32 on either device, rounded back,
+    update states included."""
+    h = np.array([[1.5, -2.25, 3.0], [0.125, -1.0, 7.5]], np.float16)
+    (c, g), (c2, g2) = _pair(h), _pair(h[::-1].copy())
+    _same(mx.nd.relu(c) * c2 + 1, mx.nd.relu(g) * g2 + 1, "float16 relu(a) * b + 1")
+    _same(mx.nd.sum(c, axis=1), mx.nd.sum(g, axis=1), "float16 sum")
+    (wc, wg), (mc, mg) = _pair(h), _pair(np.zeros_like(h))
+    for w, m, grad in ((wc, mc, c2), (wg, mg, g2)):
+        mx.nd.sgd_mom_update(w, grad, m, lr=0.5, momentum=0.9, out=w)
+    _same(wc, wg, "float16 sgd_mom_update weight")
+    _same(mc, mg, "float16 sgd_mom_update state")
+
+
 CHECKS = [check_arithmetic_matches_cpu, check_reductions_dot_clip_and_shape_functions_match_cpu,
           check_no_host_copies, check_copies_and_assignment, check_errors_name_the_operation,
-          check_streams_and_the_call_table]
+          check_streams_and_the_call_table, check_float16_matches_cpu]
 
 
 if __name__ == "__main__":

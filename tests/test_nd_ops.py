@@ -297,3 +297,42 @@ def test_randint_shuffle_and_errors() -> None:
         mx.random.seed("x")
     with pytest.raises(MXNetError, match="random.uniform: parameter 'low'"):
         mx.random.uniform("a")
+
+
+def test_float16_on_the_cpu_runs_the_float32_kernels_rounded_back() -> None:
+    """float16 arrays have no kernels of their own: each call runs the float32 kernel on widened
+    copies and rounds the float16 outputs back (MXNet's half arithmetic: float, rounded per op)."""
+    rng = np.random.default_rng(7)
+    a16 = rng.standard_normal((3, 4)).astype(np.float16)
+    b16 = rng.standard_normal((3, 4)).astype(np.float16)
+    a, b = mx.nd.array(a16, dtype="float16"), mx.nd.array(b16, dtype="float16")
+    a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
+    checks = [
+        (mx.nd.exp(a), np.exp(a32)),
+        (mx.nd.relu(a), np.maximum(a32, 0)),
+        (a * b + 1.5, a32 * b32 + np.float32(1.5)),
+        (mx.nd.dot(a, b, transpose_b=True), a32 @ b32.T),
+        (mx.nd.softmax(a, axis=1), np.exp(a32) / np.exp(a32).sum(axis=1, keepdims=True)),
+        (mx.nd.transpose(a), a32.T),
+        (mx.nd.concat(a, b, dim=0), np.concatenate([a32, b32])),
+        (mx.nd.where(a > 0, a, b), np.where(a32 > 0, a32, b32)),
+    ]
+    for got, want in checks:
+        assert got.dtype is np.float16
+        rounded = want.astype(np.float16).astype(np.float32)
+        np.testing.assert_allclose(got.asnumpy().astype(np.float32), rounded, rtol=1e-3, atol=1e-3)
+    assert mx.nd.argmax(a, axis=1).asnumpy().tolist() == np.argmax(a16, axis=1).tolist()
+    # exact where one float32 op rounds once: elementwise results are bit-equal to numpy's rounding
+    np.testing.assert_array_equal(mx.nd.broadcast_add(a, b).asnumpy(), (a32 + b32).astype(np.float16))
+    # out=, in place, and a float16 dtype param with float32 inputs
+    o = mx.nd.zeros((3, 4), dtype="float16")
+    assert mx.nd.relu(a, out=o) is o
+    np.testing.assert_array_equal(o.asnumpy(), np.maximum(a16, 0))
+    c = a.copy()
+    c += b
+    np.testing.assert_array_equal(c.asnumpy(), (a32 + b32).astype(np.float16))
+    assert mx.nd.cast(mx.nd.array(a32), dtype="float16").dtype is np.float16
+    assert mx.nd.one_hot(mx.nd.array([2, 0]), 3, dtype="float16").dtype is np.float16
+    assert mx.nd.cast(a, dtype="float64").dtype is np.float64
+    with pytest.raises(ShapeError, match=r"out has shape \(2,\) float16, the result \(3,4\) float16"):
+        mx.nd.relu(a, out=mx.nd.zeros((2,), dtype="float16"))

@@ -58,8 +58,31 @@ def test_bad_inputs_are_clear_errors():
         mx.nd.mp_sgd_update(mx.nd.ones((2,)), mx.nd.ones((2,)), mx.nd.ones((2,), dtype="float64"), lr=0.1)
     with pytest.raises(mx.MXNetError, match=r"multi_sgd_update.*'lrs' has 1 values for num_weights=2"):
         mx.nd.multi_sgd_update(*[mx.nd.ones((2,))] * 4, lrs=(0.1,), wds=(0.0, 0.0), num_weights=2)
-    with pytest.raises(mx.MXNetError, match=r"float16"):
-        mx.nd.sgd_update(mx.nd.ones((2,), dtype="float16"), mx.nd.ones((2,), dtype="float16"), lr=0.1)
+
+
+def test_float16_updates_compute_in_float32_and_write_their_states_back():
+    """float16 weights (no float16 kernels): the float32 kernel on widened copies, the new weight
+    and the changed states rounded back, as MXNet's float16 updates compute element by element."""
+    rng = np.random.default_rng(3)
+    w0, g0 = (rng.standard_normal(5).astype(np.float16) for _ in range(2))
+    m0 = rng.standard_normal(5).astype(np.float16)
+    w, m = mx.nd.array(w0, dtype="float16"), mx.nd.array(m0, dtype="float16")
+    out = mx.nd.sgd_mom_update(w, mx.nd.array(g0, dtype="float16"), m, lr=0.25, momentum=0.9, wd=0.01,
+                               out=w)
+    w32, m32 = mx.nd.array(w0, dtype="float32"), mx.nd.array(m0, dtype="float32")
+    mx.nd.sgd_mom_update(w32, mx.nd.array(g0, dtype="float32"), m32, lr=0.25, momentum=0.9, wd=0.01,
+                         out=w32)
+    assert out is w and w.dtype is np.float16 and m.dtype is np.float16
+    np.testing.assert_array_equal(w.asnumpy(), w32.asnumpy().astype(np.float16))
+    np.testing.assert_array_equal(m.asnumpy(), m32.asnumpy().astype(np.float16))
+    # multi-precision: the float32 master copy is updated in place, the output is float16
+    master = mx.nd.array(w0, dtype="float32")
+    new = mx.nd.mp_sgd_update(mx.nd.array(w0, dtype="float16"), mx.nd.array(g0, dtype="float16"), master,
+                              lr=0.5)
+    expect = w0.astype(np.float32) - np.float32(0.5) * g0.astype(np.float32)
+    assert new.dtype is np.float16
+    np.testing.assert_array_equal(master.asnumpy(), expect)
+    np.testing.assert_array_equal(new.asnumpy(), expect.astype(np.float16))
 
 
 def test_multi_update_writes_every_weight_in_place():

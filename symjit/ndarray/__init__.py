@@ -1,4 +1,5 @@
-"""``mx.nd`` / ``mx.ndarray``: MXNet 1.x's imperative NDArray API, computed with numpy.
+"""``mx.nd`` / ``mx.ndarray``: MXNet 1.x's imperative NDArray API; its operator functions run the
+registered operators' compiled kernels (:mod:`symjit.imperative`).
 
 >>> import symjit as mx
 >>> a = mx.nd.ones((2, 3))
@@ -34,12 +35,8 @@ from .ndarray import NDArray, NDArrayIndexError
 from .ops import *  # noqa: F403 - the operator functions are the public API
 from .shape_ops import *  # noqa: F403
 
-_FLUENT = (
-    "sum", "mean", "max", "min", "prod", "norm", "argmax", "argmin", "clip", "exp", "log", "sqrt",
-    "square", "abs", "sign", "floor", "ceil", "round", "trunc", "sin", "cos", "tanh", "sigmoid", "relu",
-    "reciprocal", "rsqrt", "log2", "log10", "log1p", "expm1", "transpose", "swapaxes", "flatten",
-    "expand_dims", "one_hot", "broadcast_to", "split",
-)
+# the fluent methods of shape_ops' functions; the others are the registry's (symjit.fluent)
+_FLUENT = ("transpose", "swapaxes", "flatten", "expand_dims", "one_hot", "broadcast_to", "split")
 
 
 def _fluent(fn: Callable) -> Callable:
@@ -51,7 +48,7 @@ def _fluent(fn: Callable) -> Callable:
 
 
 for _name in _FLUENT:
-    _fn = getattr(_ops, _name, None) or getattr(_shape_ops, _name)
+    _fn = getattr(_shape_ops, _name)
     setattr(NDArray, _name, _fluent(_fn))
 
 

@@ -1,10 +1,9 @@
 """The seam between NDArray and the compiled operators, which live in layers above it.
 
 NDArray arithmetic and the ``mx.nd`` functions run the registered operator's compiled kernels on
-the arrays' device (:mod:`symjit.imperative`, which needs the symbol layer and the compiler); on the
-CPU float16 arrays compute with numpy instead (:func:`compiled`). That module installs its
-``invoke`` and its ``mx.nd`` functions here when ``symjit`` is imported, so this layer never imports
-upwards; calling before that is a clear error.
+the arrays' device (:mod:`symjit.imperative`, which needs the symbol layer and the compiler). That
+module installs its ``invoke`` and its ``mx.nd`` functions here when ``symjit`` is imported, so this
+layer never imports upwards; calling before that is a clear error.
 
 >>> import symjit as mx
 >>> on_gpu(mx.nd.ones((1,)))
@@ -15,13 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..base import MXNetError
 
-_HALF = np.dtype(np.float16)
-
-__all__ = ["install", "invoke", "invoke1", "on_gpu", "install_function", "function", "compiled"]
+__all__ = ["install", "invoke", "invoke1", "on_gpu", "install_function", "function"]
 
 _INVOKE: list[Callable[..., list]] = []
 _FUNCTIONS: dict[str, Callable[..., Any]] = {}
@@ -39,12 +34,6 @@ def function(name: str) -> Callable[..., Any]:
     if fn is None:
         raise MXNetError(f"{name}: NDArray arithmetic needs the compiler: import symjit first")
     return fn
-
-
-def compiled(a: Any) -> bool:
-    """Whether operators on ``a`` run compiled kernels: every dtype but float16 on the CPU (the
-    kernels have no float16; those arrays compute with numpy), and everything on a GPU."""
-    return a._data.dtype != _HALF or a._ctx.device_type == "gpu"
 
 
 def install(fn: Callable[..., list]) -> None:

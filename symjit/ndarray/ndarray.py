@@ -419,8 +419,8 @@ class NDArray:
 
     # -- arithmetic ---------------------------------------------------------------------------
     def _operand(self, other: Any, where: str) -> Any:
-        """``other`` as numpy in this array's dtype (an NDArray stays as it is where the compiled
-        operator reads it: :func:`dispatch.compiled`); None for unsupported types."""
+        """``other`` as an operand of this array's compiled operator: an NDArray as it is, a number
+        or numpy array in this array's dtype; None for unsupported types."""
         dt = self._data.dtype
         if type(other) is float and dt.kind == "f":     # the common case, without scalar_as's checks
             return np.array((other,), dt)
@@ -428,7 +428,7 @@ class NDArray:
             if other._ctx != self._ctx:
                 raise MXNetError(f"{where}: operands are on different contexts {self._ctx} and "
                                  f"{other._ctx}; move one with as_in_context()")
-            return other if dispatch.compiled(self) else other._host()
+            return other
         if arith.is_scalar(other):
             return arith.scalar_as(other, dt)
         if isinstance(other, np.ndarray) and other.dtype in DTYPE_TO_FLAG:
@@ -437,8 +437,7 @@ class NDArray:
 
     def _binary(self, other: Any, name: str, reflect: bool = False, where: str | None = None) -> NDArray:
         if type(other) is NDArray and other._data.shape == self._data.shape \
-                and other._data.dtype == self._data.dtype and other._ctx == self._ctx \
-                and dispatch.compiled(self):
+                and other._data.dtype == self._data.dtype and other._ctx == self._ctx:
             a, b = (other, self) if reflect else (self, other)       # the common case, checked here
             return dispatch.function(arith.ARRAY_OP[name])(a, b)
         where = where or f"NDArray {arith.BINARY[name][0]}"
@@ -447,11 +446,7 @@ class NDArray:
             if name in ("eq", "ne"):
                 return NotImplemented
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
-        if dispatch.compiled(self):
-            return self._device_binary(rhs, name, reflect, where, None)
-        lhs = self._host()
-        a, b = (rhs, lhs) if reflect else (lhs, rhs)
-        return self._new(arith.compute(name, a, b, where))
+        return self._device_binary(rhs, name, reflect, where, None)
 
     def _device_binary(self, rhs: Any, name: str, reflect: bool, where: str,
                        out: NDArray | None) -> NDArray:
@@ -477,20 +472,13 @@ class NDArray:
         rhs = self._operand(other, where)
         if rhs is None:
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
-        if dispatch.compiled(self):
-            rs = rhs._data.shape if isinstance(rhs, NDArray) else rhs.shape
-            shape = self._data.shape if rs in (self._data.shape, (), (1,)) else \
-                arith.broadcast_shape(where, self.shape, tuple(rs))
-            if shape != self._data.shape:
-                raise ShapeError(f"{where}: the result of shape {shape_str(shape)} does not fit the "
-                                 f"array of shape {shape_str(self.shape)} updated in place")
-            self._device_binary(rhs, name, False, where, self)
-            return self
-        out = arith.compute(name, self._host(), rhs, where)
-        if out.shape != self.shape:
-            raise ShapeError(f"{where}: the result of shape {shape_str(out.shape)} does not fit the "
+        rs = rhs._data.shape if isinstance(rhs, NDArray) else rhs.shape
+        shape = self._data.shape if rs in (self._data.shape, (), (1,)) else \
+            arith.broadcast_shape(where, self.shape, tuple(rs))
+        if shape != self._data.shape:
+            raise ShapeError(f"{where}: the result of shape {shape_str(shape)} does not fit the "
                              f"array of shape {shape_str(self.shape)} updated in place")
-        self._write(Ellipsis, out, where)
+        self._device_binary(rhs, name, False, where, self)
         return self
 
     def __add__(self, o: Any) -> NDArray: return self._binary(o, "add")
@@ -523,14 +511,10 @@ class NDArray:
     __idiv__ = __itruediv__
 
     def __neg__(self) -> NDArray:
-        if dispatch.compiled(self):
-            return dispatch.function("negative")(self)
-        return self._new(-self._host())
+        return dispatch.function("negative")(self)
 
     def __pos__(self) -> NDArray:
         return self.copy()
 
     def __abs__(self) -> NDArray:
-        if dispatch.compiled(self):
-            return dispatch.function("abs")(self)
-        return self._new(np.abs(self._host()))
+        return dispatch.function("abs")(self)

@@ -1,5 +1,7 @@
 """``mx.nd`` functions that rearrange elements: transpose, concat, stack, split, expand_dims,
-flatten, reshape, one_hot, broadcast_to, where. Each returns a new array (no shared memory).
+flatten, reshape, one_hot, broadcast_to, where. Each checks its arguments (errors that name the
+function and the shapes) and runs the registered operator's compiled kernel; each returns a new
+array (no shared memory).
 
 >>> import symjit as mx
 >>> a = mx.nd.ones((2, 3))
@@ -15,9 +17,9 @@ import numpy as np
 
 from ..base import DTypeError, MXNetError, ParamError, ShapeError, dtype_name, np_dtype, shape_str
 from . import dispatch
-from .creation import norm_shape, place
+from .creation import norm_shape
 from .ndarray import NDArray, infer_reshape
-from .ops import need_nd, result
+from .ops import need_nd
 
 __all__ = ["transpose", "concat", "Concat", "concatenate", "stack", "split", "expand_dims", "flatten",
            "Flatten", "reshape", "Reshape", "one_hot", "broadcast_to", "where", "swapaxes", "moveaxis",
@@ -60,9 +62,7 @@ def transpose(data: NDArray, axes: Any = None, out: NDArray | None = None) -> ND
                              f"axes of shape {shape_str(data.shape)}")
     else:
         axes = None
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("transpose", [data], {"axes": axes or ()}, out=out, where="transpose")
-    return result(np.transpose(data._host(), axes), data, "transpose", out)
+    return dispatch.invoke1("transpose", [data], {"axes": axes or ()}, out=out, where="transpose")
 
 
 def swapaxes(data: NDArray, dim1: int = 0, dim2: int = 0, out: NDArray | None = None) -> NDArray:
@@ -74,9 +74,7 @@ def swapaxes(data: NDArray, dim1: int = 0, dim2: int = 0, out: NDArray | None = 
     """
     need_nd(data, "swapaxes")
     d1, d2 = _axis(dim1, data.ndim, "swapaxes", "dim1"), _axis(dim2, data.ndim, "swapaxes", "dim2")
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("SwapAxis", [data], {"dim1": d1, "dim2": d2}, out=out, where="swapaxes")
-    return result(np.swapaxes(data._host(), d1, d2), data, "swapaxes", out)
+    return dispatch.invoke1("SwapAxis", [data], {"dim1": d1, "dim2": d2}, out=out, where="swapaxes")
 
 
 def concat(*data: NDArray, dim: int = 1, num_args: int | None = None, out: NDArray | None = None) -> NDArray:
@@ -98,10 +96,8 @@ def concat(*data: NDArray, dim: int = 1, num_args: int | None = None, out: NDArr
         if not same:
             raise ShapeError(f"concat: data[{i}] has shape {shape_str(a.shape)}, incompatible with "
                              f"data[0]'s {shape_str(data[0].shape)} for dim={dim}")
-    if dispatch.on_gpu(data[0]):
-        return dispatch.invoke1("Concat", list(data), {"dim": ax, "num_args": len(data)}, out=out,
-                                where="concat")
-    return result(np.concatenate([a._host() for a in data], axis=ax), data[0], "concat", out)
+    return dispatch.invoke1("Concat", list(data), {"dim": ax, "num_args": len(data)}, out=out,
+                            where="concat")
 
 
 Concat = concat
@@ -138,10 +134,8 @@ def stack(*data: NDArray, axis: int = 0, num_args: int | None = None, out: NDArr
             raise ShapeError(f"stack: data[{i}] has shape {shape_str(a.shape)}, data[0] has "
                              f"{shape_str(data[0].shape)}")
     ax = _axis(axis, data[0].ndim + 1, "stack")
-    if dispatch.on_gpu(data[0]):
-        return dispatch.invoke1("stack", list(data), {"axis": ax, "num_args": len(data)}, out=out,
-                                where="stack")
-    return result(np.stack([a._host() for a in data], axis=ax), data[0], "stack", out)
+    return dispatch.invoke1("stack", list(data), {"axis": ax, "num_args": len(data)}, out=out,
+                            where="stack")
 
 
 def split(data: NDArray, num_outputs: int, axis: int = 1, squeeze_axis: bool = False) -> Any:
@@ -160,15 +154,8 @@ def split(data: NDArray, num_outputs: int, axis: int = 1, squeeze_axis: bool = F
     if squeeze_axis and data.shape[ax] != n:
         raise ShapeError(f"split: squeeze_axis needs shape[{axis}] == num_outputs, got shape "
                          f"{shape_str(data.shape)} and num_outputs={n}")
-    if dispatch.on_gpu(data):
-        outs = dispatch.invoke("SliceChannel", [data], {"num_outputs": n, "axis": ax,
-                                                        "squeeze_axis": bool(squeeze_axis)},
-                               where="split")
-        return outs[0] if n == 1 else outs
-    parts = np.split(data._host(), n, axis=ax)
-    if squeeze_axis:
-        parts = [np.squeeze(p, axis=ax) for p in parts]
-    outs = [result(p, data, "split") for p in parts]
+    outs = dispatch.invoke("SliceChannel", [data], {"num_outputs": n, "axis": ax,
+                                                    "squeeze_axis": bool(squeeze_axis)}, where="split")
     return outs[0] if n == 1 else outs
 
 
@@ -181,9 +168,7 @@ def expand_dims(data: NDArray, axis: int, out: NDArray | None = None) -> NDArray
     """
     need_nd(data, "expand_dims")
     ax = _axis(axis, data.ndim + 1, "expand_dims")
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("expand_dims", [data], {"axis": ax}, out=out, where="expand_dims")
-    return result(np.expand_dims(data._host(), ax), data, "expand_dims", out)
+    return dispatch.invoke1("expand_dims", [data], {"axis": ax}, out=out, where="expand_dims")
 
 
 def flatten(data: NDArray, out: NDArray | None = None) -> NDArray:
@@ -194,10 +179,9 @@ def flatten(data: NDArray, out: NDArray | None = None) -> NDArray:
     (3, 1)
     """
     need_nd(data, "flatten")
-    rest = int(np.prod(data.shape[1:], dtype=np.int64))
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("Flatten", [data], out=out, where="flatten")
-    return result(data._host().reshape(data.shape[0], rest), data, "flatten", out)
+    if data.ndim == 0:
+        raise ShapeError("flatten: the input must have at least one dimension, got shape ()")
+    return dispatch.invoke1("Flatten", [data], out=out, where="flatten")
 
 
 Flatten = flatten
@@ -212,9 +196,7 @@ def reshape(data: NDArray, shape: Any, reverse: bool = False, out: NDArray | Non
     """
     need_nd(data, "reshape")
     new = infer_reshape(data.shape, shape, reverse, "reshape")
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("Reshape", [data], {"shape": new}, out=out, where="reshape")
-    return result(data._host().reshape(new), data, "reshape", out)
+    return dispatch.invoke1("Reshape", [data], {"shape": new}, out=out, where="reshape")
 
 
 Reshape = reshape
@@ -232,15 +214,9 @@ def one_hot(indices: NDArray, depth: int, on_value: float = 1.0, off_value: floa
     if int(depth) < 1:
         raise ParamError(f"one_hot: depth must be >= 1, got {depth}")
     dt = np_dtype(dtype)
-    if dispatch.on_gpu(indices):
-        return dispatch.invoke1("one_hot", [indices], {"depth": int(depth), "on_value": float(on_value),
-                                                       "off_value": float(off_value), "dtype": dt.name},
-                                out=out, where="one_hot")
-    idx = indices._host().astype(np.int64)
-    hot = idx[..., None] == np.arange(int(depth))
-    with np.errstate(all="ignore"):
-        res = np.where(hot, np.asarray(on_value).astype(dt), np.asarray(off_value).astype(dt)).astype(dt)
-    return place(res, indices.context, "one_hot", out)
+    return dispatch.invoke1("one_hot", [indices], {"depth": int(depth), "on_value": float(on_value),
+                                                   "off_value": float(off_value), "dtype": dt.name},
+                            out=out, where="one_hot")
 
 
 def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None) -> NDArray:
@@ -260,9 +236,7 @@ def broadcast_to(data: NDArray, shape: Any, out: NDArray | None = None) -> NDArr
         if s != t and s != 1:
             raise ShapeError(f"broadcast_to: cannot broadcast shape {shape_str(data.shape)} to "
                              f"{shape_str(target)}: only dimensions of size 1 can grow")
-    if dispatch.on_gpu(data):
-        return dispatch.invoke1("broadcast_to", [data], {"shape": target}, out=out, where="broadcast_to")
-    return result(np.broadcast_to(data._host(), target), data, "broadcast_to", out)
+    return dispatch.invoke1("broadcast_to", [data], {"shape": target}, out=out, where="broadcast_to")
 
 
 def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None) -> NDArray:
@@ -286,12 +260,7 @@ def where(condition: NDArray, x: NDArray, y: NDArray, out: NDArray | None = None
                                            and condition.shape[0] == x.shape[0]):
         raise ShapeError(f"where: condition of shape {shape_str(condition.shape)} must have x's shape "
                          f"{shape_str(x.shape)} or be 1-D of length {x.shape[0] if x.ndim else 0}")
-    if dispatch.on_gpu(x):
-        return dispatch.invoke1("where", [condition, x, y], out=out, where="where")
-    cond = condition._host()
-    if cond.shape != x.shape:   # one value per row (checked above)
-        cond = cond.reshape((-1,) + (1,) * (x.ndim - 1))
-    return result(np.where(cond != 0, x._host(), y._host()), x, "where", out)
+    return dispatch.invoke1("where", [condition, x, y], out=out, where="where")
 
 
 def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:

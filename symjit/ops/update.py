@@ -17,7 +17,8 @@ that changes every step reuses one kernel. Lowering: :mod:`symjit.lower.update`.
 symjit's choices where MXNet's behaviour is not documented: ``mp_lamb_update_phase2`` writes the
 new weight to ``weight32`` too (as every other ``mp_*`` op; MXNet 1.9.1's CPU build leaves it); a
 skipped ``adamw_update`` (``rescale_grad`` nan, inf or 0) returns the weight unchanged (MXNet
-leaves a new output unwritten). float16 weights are refused (the compiled kernels have no float16).
+leaves a new output unwritten). float16 arrays compute in float32 and are rounded back, states
+included (:func:`symjit.imperative._invoke_half`; the compiled kernels have no float16).
 
 >>> import symjit as mx
 >>> w, m = mx.nd.ones((2,)), mx.nd.zeros((2,))
