@@ -168,10 +168,8 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     if n <= 0:
         raise ParamError(f"arange: invalid range (start, stop, step) = ({start}, {stop}, {step}): "
                          "it holds no values")
-    values = start + np.arange(n, dtype=np.float64) * step
-    values = np.repeat(values, int(repeat))
-    with np.errstate(all="ignore"):
-        return wrap(values.astype(_dtype(dtype)), storage.check_ctx(ctx, "arange"))
+    params = {"start": start, "stop": stop, "step": step, "repeat": int(repeat), "dtype": _dtype(dtype).name}
+    return dispatch.invoke("_arange", [], params, where="arange", ctx=storage.check_ctx(ctx, "arange"))[0]
 
 
 def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None, dtype: Any = None,
