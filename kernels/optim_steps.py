@@ -24,7 +24,8 @@ import math
 __all__ = ["sgd_step", "sgd_mom_step", "nag_mom_step", "adagrad_step", "adadelta_step",
            "adam_wdclip_step", "rmsprop_wdclip_step", "rmspropalex_step", "ftml_step", "ftrl_step",
            "signsgd_step", "signum_step", "adamw_step", "lamb_phase1_step", "lamb_phase2_step",
-           "multi_lars_step", "group_adagrad_row"]
+           "multi_lars_step", "group_adagrad_row", "adamax_step", "nadam_step", "dcasgd_step",
+           "dcasgd_mom_step"]
 
 
 def sgd_step(i, weight, grad, lr, wd, rescale, clip):
@@ -309,3 +310,71 @@ def group_adagrad_row(r, cols, weight, grad, history, lr, rescale, clip, eps):
             elif g < -clip:
                 g = -clip
         weight[r * cols + c] -= scale * g
+
+
+def adamax_step(i, weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip):
+    """AdaMax with ``g = clip(rescale*grad + wd*w)``: ``m = b1 m + (1-b1) g; u = max(b2 u, |g|);
+    w -= lr m / u`` (``lr`` already bias-corrected: ``lr / (1 - b1^t)``)."""
+    g = grad[i] * rescale + wd * weight[i]
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    m = beta1 * mean[i] + (1.0 - beta1) * g
+    mean[i] = m
+    uu = beta2 * u[i]
+    ag = g if g >= 0.0 else -g
+    if ag > uu or ag != ag:   # numpy's maximum: a nan wins
+        uu = ag
+    u[i] = uu
+    weight[i] -= lr * m / uu
+
+
+def nadam_step(i, weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m,
+               bias2):
+    """Nadam with ``g = clip(rescale*grad + wd*w)``: Adam's moments, ``m_bar = coef_g g + coef_m m``,
+    ``w -= lr m_bar / (sqrt(v / bias2) + eps)``; the momentum schedule's coefficients and ``bias2 =
+    1 - b2^t`` come from the host (they depend on the optimizer's update count only)."""
+    g = grad[i] * rescale + wd * weight[i]
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    m = beta1 * mean[i] + (1.0 - beta1) * g
+    mean[i] = m
+    v = beta2 * var[i] + (1.0 - beta2) * g * g
+    var[i] = v
+    weight[i] -= lr * (coef_g * g + coef_m * m) / (math.sqrt(v / bias2) + eps)
+
+
+def dcasgd_step(i, weight, grad, prev, lr, lamda, wd, rescale, clip):
+    """DCASGD without momentum, ``g = clip(rescale*grad)``: ``w_prev = w; w -= lr (g + wd w + lamda
+    g^2 (w - w_prev))`` (with ``w_prev`` the previous weight)."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    w = weight[i]
+    step = -lr * (g + wd * w + lamda * g * g * (w - prev[i]))
+    prev[i] = w
+    weight[i] = w + step
+
+
+def dcasgd_mom_step(i, weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip):
+    """DCASGD with momentum: ``mom = momentum mom - lr (g + wd w + lamda g^2 (w - w_prev));
+    w_prev = w; w += mom``."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    w = weight[i]
+    m = momentum * mom[i] - lr * (g + wd * w + lamda * g * g * (w - prev[i]))
+    mom[i] = m
+    prev[i] = w
+    weight[i] = w + m

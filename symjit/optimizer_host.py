@@ -1,9 +1,13 @@
-"""The optimizers updated one parameter at a time (``_fusable`` is false for them, so ``Updater``
-calls them per index), with MXNet 1.x's rules: Signum, FTML, Ftrl and LAMB call their registered
-update operators (``signum_update``/``signsgd_update``, ``ftml_update``, ``ftrl_update``,
-``lamb_update_phase1``/``phase2``) on the weight's device; Adamax, Nadam, DCASGD, SGLD, LARS and
-LBSGD, which MXNet has no operator for, compute with numpy on host copies of the weight and
-states (written back after each update). All are registered in ``mx.optimizer`` with the others.
+"""The optimizers beyond SGD, NAG, Adam, RMSProp, AdaGrad and AdaDelta, with MXNet 1.x's rules.
+
+Adamax, Nadam, Signum, FTML, Ftrl and DCASGD are compiled update kernels like those
+(``symjit.kernels.cpu.optim``/``cuda.optim``, per-element steps shared with the registered
+``signum_update``/``signsgd_update``, ``ftml_update`` and ``ftrl_update`` operators), so an
+``Updater`` given many indices updates all of them in one call per kernel. LAMB calls its
+registered operators (``lamb_update_phase1``/``phase2``) per parameter; SGLD, LARS and LBSGD
+compute with numpy on host copies of the weight and states (written back after each update), one
+parameter at a time (``_fusable`` is false for them). All are registered in ``mx.optimizer`` with
+the others.
 
 >>> import symjit as mx
 >>> opt, w = mx.optimizer.Signum(learning_rate=0.1, momentum=0.0), mx.nd.ones((2,))
@@ -65,8 +69,22 @@ class HostRule(Optimizer):
             nd_state[:] = new
 
 
+class _Fused(Optimizer):
+    """A rule run by a compiled update kernel (``_plan``), so that an ``Updater`` given many
+    indices updates them all in one call per kernel (:meth:`Optimizer._update_many`)."""
+
+    n_states = 0
+
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        states = tuple(self._zeros(weight) for _ in range(self.n_states))
+        return None if not states else states[0] if len(states) == 1 else states
+
+    def _scalars(self) -> tuple[float, float]:
+        return self.rescale_grad, _clip(self.clip_gradient)
+
+
 @register
-class Adamax(HostRule):
+class Adamax(_Fused):
     """AdaMax (Kingma & Ba, the infinity-norm Adam): ``m = b1 m + (1-b1) g; u = max(b2 u, |g|);
     w -= lr / (1 - b1^t) * m / u`` with ``g = clip(rescale grad + wd w)`` (weight decay before
     clipping, as MXNet)."""
@@ -77,17 +95,15 @@ class Adamax(HostRule):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1, self.beta2 = float(beta1), float(beta2)
 
-    def step(self, index, t, lr, wd, w, g, states):
-        m, u = states
-        g = self._clipped(g, w, wd)
-        m *= self.beta1
-        m += (1.0 - self.beta1) * g
-        np.maximum(self.beta2 * u, np.abs(g), out=u)
-        w -= lr / (1.0 - self.beta1 ** t) * m / u
+    def _plan(self, index, weight, state):
+        lr, wd = self._common(index)
+        lr /= 1.0 - self.beta1 ** self._index_update_count[index]
+        return "adamax_update", self._states(index, state, 2), (
+            lr, self.beta1, self.beta2, wd, *self._scalars())
 
 
 @register
-class Nadam(HostRule):
+class Nadam(_Fused):
     """Adam with Nesterov momentum (Dozat), MXNet's form with ``schedule_decay``: the momentum
     schedule ``m_schedule`` is the product over every update this optimizer made."""
 
@@ -99,26 +115,24 @@ class Nadam(HostRule):
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         self.schedule_decay, self.m_schedule = float(schedule_decay), 1.0
 
-    def step(self, index, t, lr, wd, w, g, states):
-        m, v = states
-        g = self._clipped(g, w, wd)
+    def _plan(self, index, weight, state):
+        lr, wd = self._common(index)
+        t = self._index_update_count[index]
         mom_t = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
         mom_t1 = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
         self.m_schedule *= mom_t
-        m_next = self.m_schedule * mom_t1
-        m *= self.beta1
-        m += (1.0 - self.beta1) * g
-        v *= self.beta2
-        v += (1.0 - self.beta2) * g * g
-        m_bar = (1.0 - mom_t) * g / (1.0 - self.m_schedule) + mom_t1 * m / (1.0 - m_next)
-        w -= lr * m_bar / (np.sqrt(v / (1.0 - self.beta2 ** t)) + self.epsilon)
+        coef_g = (1.0 - mom_t) / (1.0 - self.m_schedule)
+        coef_m = mom_t1 / (1.0 - self.m_schedule * mom_t1)
+        return "nadam_update", self._states(index, state, 2), (
+            lr, self.beta1, self.beta2, self.epsilon, wd, *self._scalars(), coef_g, coef_m,
+            1.0 - self.beta2 ** t)
 
 
 @register
-class Signum(HostRule):
+class Signum(_Fused):
     """SignSGD / Signum (Bernstein et al.): with ``momentum``, ``mom = momentum mom - (1-momentum)
     (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``; without, ``w = (1 - lr wd) w - lr sign(g)``
-    (``g`` the rescaled, clipped gradient)."""
+    (``g`` the rescaled, clipped gradient): the steps of ``signum_update``/``signsgd_update``."""
 
     def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0, **kwargs: Any):
         super().__init__(learning_rate=learning_rate, **kwargs)
@@ -127,20 +141,17 @@ class Signum(HostRule):
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
-    def update(self, index, weight, grad, state):
+    def _plan(self, index, weight, state):
         lr, wd = self._common(index)
-        common = {"lr": lr, "wd": wd, "rescale_grad": self.rescale_grad,
-                  "clip_gradient": _clip(self.clip_gradient)}
-        if state is not None:
-            nd.signum_update(weight, grad, state, momentum=self.momentum, wd_lh=self.wd_lh, out=weight,
-                             **common)
-        else:
-            nd.signsgd_update(weight, grad, out=weight, **common)
+        if state is None:
+            return "signsgd_update", (), (lr, wd, *self._scalars())
+        return "signum_update", self._states(index, state, 1), (
+            lr, self.momentum, wd, *self._scalars(), self.wd_lh)
 
 
 @register
-class FTML(HostRule):
-    """Follow the Moving Leader (Zheng & Kwok), states ``(d, v, z)``."""
+class FTML(_Fused):
+    """Follow the Moving Leader (Zheng & Kwok), states ``(d, v, z)``: the step of ``ftml_update``."""
 
     n_states = 3
 
@@ -149,18 +160,17 @@ class FTML(HostRule):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
 
-    def update(self, index, weight, grad, state):
+    def _plan(self, index, weight, state):
         lr, wd = self._common(index)
-        d, v, z = state
-        nd.ftml_update(weight, grad, d, v, z, lr=lr, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
-                       t=self._index_update_count[index], wd=wd, rescale_grad=self.rescale_grad,
-                       clip_grad=_clip(self.clip_gradient), out=weight)
+        return "ftml_update", self._states(index, state, 3), (
+            lr, self.beta1, self.beta2, self.epsilon, float(self._index_update_count[index]), wd,
+            *self._scalars())
 
 
 @register
-class Ftrl(HostRule):
+class Ftrl(_Fused):
     """FTRL-Proximal (McMahan et al.), states ``(z, n)``: ``w = (sign(z) lamda1 - z) / ((beta +
-    sqrt(n)) / lr + wd)`` where ``|z| > lamda1``, else 0."""
+    sqrt(n)) / lr + wd)`` where ``|z| > lamda1``, else 0 (the step of ``ftrl_update``)."""
 
     n_states = 2
 
@@ -168,15 +178,14 @@ class Ftrl(HostRule):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.lamda1, self.beta = float(lamda1), float(beta)
 
-    def update(self, index, weight, grad, state):
+    def _plan(self, index, weight, state):
         lr, wd = self._common(index)
-        z, n = state
-        nd.ftrl_update(weight, grad, z, n, lr=lr, lamda1=self.lamda1, beta=self.beta, wd=wd,
-                       rescale_grad=self.rescale_grad, clip_gradient=_clip(self.clip_gradient), out=weight)
+        return "ftrl_update", self._states(index, state, 2), (
+            lr, self.lamda1, self.beta, wd, *self._scalars())
 
 
 @register
-class DCASGD(HostRule):
+class DCASGD(_Fused):
     """Delay-compensated async SGD (Zheng et al.), states ``(momentum or None, previous weight)``:
     ``mom = momentum mom - lr (g + wd w + lamda g^2 (w - w_prev)); w_prev = w; w += mom``."""
 
@@ -188,17 +197,15 @@ class DCASGD(HostRule):
         mom = self._zeros(weight) if self.momentum != 0.0 else None
         return mom, weight.copy()
 
-    def update(self, index, weight, grad, state):
-        mom, prev = state
+    def _plan(self, index, weight, state):
         lr, wd = self._common(index)
-        w, g, p = _host(weight), self._clipped(_host(grad)), _host(prev)
-        step = -lr * (g + wd * w + self.lamda * g * g * (w - p))
-        if mom is not None:
-            m = _host(mom) * self.momentum + step
-            mom[:] = m
-            step = m
-        prev[:] = w
-        weight[:] = w + step
+        if not (isinstance(state, (tuple, list)) and len(state) == 2):
+            raise ParamError(f"DCASGD.update (index {index!r}): expected a state (momentum or None, "
+                             f"previous weight), got {type(state).__name__}")
+        mom, prev = state
+        if mom is None:
+            return "dcasgd_update", (prev,), (lr, self.lamda, wd, *self._scalars())
+        return "dcasgd_mom_update", (mom, prev), (lr, self.momentum, self.lamda, wd, *self._scalars())
 
 
 @register

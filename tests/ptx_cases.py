@@ -65,7 +65,8 @@ def nets_ptx(arch: str) -> int:
 
 # arrays (weight, grad, states) of each optimizer update kernel; its other arguments are scalars
 UPDATE_ARRAYS = {"sgd": 2, "sgd_mom": 3, "nag_mom": 3, "adagrad": 3, "adadelta": 4, "adam_wdclip": 4,
-                 "rmsprop_wdclip": 3, "rmspropalex": 5}
+                 "rmsprop_wdclip": 3, "rmspropalex": 5, "signsgd": 2, "signum": 3, "ftml": 5, "ftrl": 4,
+                 "adamax": 4, "nadam": 4, "dcasgd": 3, "dcasgd_mom": 4}
 
 
 def optim_ptx(arch: str) -> int:

@@ -137,7 +137,27 @@ OPTIMIZERS = [  # optimizer, the op it runs, the op's states from the optimizer'
      "signum_update", lambda s: [s], dict(lr=0.1, momentum=0.9, wd=0.01, wd_lh=0.02)),
     (lambda: mx.optimizer.Ftrl(learning_rate=0.1, lamda1=0.01, beta=1.0, wd=0.01),
      "ftrl_update", lambda s: list(s), dict(lr=0.1, lamda1=0.01, beta=1.0, wd=0.01)),
+    (lambda: mx.optimizer.Signum(learning_rate=0.1, momentum=0.0, wd=0.01, clip_gradient=0.3),
+     "signsgd_update", lambda s: [], dict(lr=0.1, wd=0.01, clip_gradient=0.3)),
 ]
+
+
+def test_ftml_and_its_operator_agree():
+    """FTML's ``t`` is the update count, which the operator takes as a param."""
+    rng = np.random.default_rng(6)
+    w0, g0 = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3))
+    opt = mx.optimizer.FTML(learning_rate=0.1, beta1=0.6, beta2=0.99, epsilon=1e-6, wd=0.01,
+                            clip_gradient=0.4)
+    w, w_op = mx.nd.array(w0, dtype="float64"), mx.nd.array(w0, dtype="float64")
+    state = opt.create_state(0, w)
+    st_op = [s.copy() for s in state]
+    for t in range(1, 4):
+        opt.update(0, w, mx.nd.array(g0 * t, dtype="float64"), state)
+        mx.nd.ftml_update(w_op, mx.nd.array(g0 * t, dtype="float64"), *st_op, lr=0.1, beta1=0.6, beta2=0.99,
+                          epsilon=1e-6, t=t, wd=0.01, clip_grad=0.4, out=w_op)
+    np.testing.assert_array_equal(w.asnumpy(), w_op.asnumpy())
+    for a, b in zip(state, st_op):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
 
 
 @pytest.mark.parametrize("make, op, states, params", OPTIMIZERS)

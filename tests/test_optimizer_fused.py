@@ -14,7 +14,9 @@ NAMES = {i: n for i, n in enumerate(["fc1_weight", "fc1_bias", "fc2_weight", "fc
                                       "scale_weight", "empty_bias"])}
 SPECS = [("sgd", {"momentum": 0.9}), ("sgd", {}), ("nag", {"momentum": 0.9}), ("adam", {}),
          ("rmsprop", {}), ("rmsprop", {"centered": True, "clip_weights": 0.5}), ("adagrad", {}),
-         ("adadelta", {})]
+         ("adadelta", {}), ("adamax", {}), ("nadam", {}), ("signum", {"wd_lh": 0.01}),
+         ("signum", {"momentum": 0.0}), ("ftml", {}), ("ftrl", {}), ("dcasgd", {"momentum": 0.9}),
+         ("dcasgd", {})]
 
 
 def _arrays(seed: int, dtype=np.float32):

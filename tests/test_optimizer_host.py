@@ -198,6 +198,23 @@ def test_on_a_gpu():
         assert w_gpu.context == mx.gpu(0)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["adamax", "nadam", "signum", "signsgd", "ftml", "ftrl", "dcasgd"])
+def test_fused_on_a_gpu_equals_the_cpu(name):
+    """The compiled rules' one launch for many parameters (an Updater given lists) on a GPU."""
+    make, _ = CASES[name]
+    results = []
+    for ctx in (mx.cpu(), mx.gpu(0)):
+        updater = mx.optimizer.get_updater(make())
+        ws = [mx.nd.array(np.linspace(-1, 1, n) + 0.5, ctx=ctx) for n in (5, 3)]
+        for step in range(2):
+            gs = [mx.nd.array(np.linspace(1, -1, n) * (step + 1), ctx=ctx) for n in (5, 3)]
+            updater([0, 1], gs, ws)
+        results.append([w.asnumpy() for w in ws])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
 def test_lbsgd_rejects_unknown_settings():
     with pytest.raises(mx.MXNetError, match="warmup_strategy must be one of"):
         mx.optimizer.LBSGD(warmup_strategy="cosine")

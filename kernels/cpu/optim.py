@@ -39,10 +39,27 @@ __all__ = [
     "multi_adam_wdclip_update",
     "multi_rmsprop_wdclip_update",
     "multi_rmspropalex_update",
+    "signsgd_update",
+    "signum_update",
+    "ftml_update",
+    "ftrl_update",
+    "adamax_update",
+    "nadam_update",
+    "dcasgd_update",
+    "dcasgd_mom_update",
+    "multi_signsgd_update",
+    "multi_signum_update",
+    "multi_ftml_update",
+    "multi_ftrl_update",
+    "multi_adamax_update",
+    "multi_nadam_update",
+    "multi_dcasgd_update",
+    "multi_dcasgd_mom_update",
     "view",
 ]
 
 _jit = numba.njit(cache=True, nogil=True, fastmath=False)
+_jit_nan = numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")   # x / 0: inf or nan
 _body = numba.njit(inline="always")
 view = make_view(_intrinsic, _types, _make_array, _populate_array)
 
@@ -228,3 +245,157 @@ def multi_rmspropalex_update(addrs, sizes, scalars, like):
         rescale, clip, cw = p[5], p[6], p[7]
         for i in range(n):
             _rmspropalex_step(i, w, g, s, avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, cw)
+
+
+# -- the rules mx.optimizer's Signum, FTML, Ftrl, Adamax, Nadam and DCASGD apply ------------------
+
+_signsgd_step = _body(_s.signsgd_step)
+_signum_step = _body(_s.signum_step)
+_ftml_step = _body(_s.ftml_step)
+_ftrl_step = _body(_s.ftrl_step)
+_adamax_step = _body(_s.adamax_step)
+_nadam_step = _body(_s.nadam_step)
+_dcasgd_step = _body(_s.dcasgd_step)
+_dcasgd_mom_step = _body(_s.dcasgd_mom_step)
+
+
+@_jit
+def signsgd_update(weight, grad, lr, wd, rescale, clip):
+    """``w = (1 - lr wd) w - lr sign(g)``."""
+    for i in range(weight.size):
+        _signsgd_step(i, weight, grad, lr, wd, rescale, clip)
+
+
+@_jit
+def signum_update(weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh):
+    """``mom = momentum mom - (1-momentum) (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``."""
+    for i in range(weight.size):
+        _signum_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh)
+
+
+@_jit
+def ftml_update(weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip):
+    """FTML, states ``(d, v, z)``."""
+    for i in range(weight.size):
+        _ftml_step(i, weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip)
+
+
+@_jit
+def ftrl_update(weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip):
+    """FTRL-Proximal, states ``(z, n)``."""
+    for i in range(weight.size):
+        _ftrl_step(i, weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip)
+
+
+@_jit_nan
+def adamax_update(weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip):
+    """AdaMax, states ``(m, u)``; ``lr`` already bias-corrected."""
+    for i in range(weight.size):
+        _adamax_step(i, weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip)
+
+
+@_jit
+def nadam_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m, bias2):
+    """Nadam, states ``(m, v)``; the schedule's coefficients from the host."""
+    for i in range(weight.size):
+        _nadam_step(i, weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m,
+                    bias2)
+
+
+@_jit
+def dcasgd_update(weight, grad, prev, lr, lamda, wd, rescale, clip):
+    """DCASGD without momentum, state: the previous weight."""
+    for i in range(weight.size):
+        _dcasgd_step(i, weight, grad, prev, lr, lamda, wd, rescale, clip)
+
+
+@_jit
+def dcasgd_mom_update(weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip):
+    """DCASGD with momentum, states ``(mom, previous weight)``."""
+    for i in range(weight.size):
+        _dcasgd_mom_step(i, weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip)
+
+
+@_jit
+def multi_signsgd_update(addrs, sizes, scalars, like):
+    """:func:`signsgd_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        for i in range(n):
+            _signsgd_step(i, w, g, p[0], p[1], p[2], p[3])
+
+
+@_jit
+def multi_signum_update(addrs, sizes, scalars, like):
+    """:func:`signum_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        for i in range(n):
+            _signum_step(i, w, g, m, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+@_jit
+def multi_ftml_update(addrs, sizes, scalars, like):
+    """:func:`ftml_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        d, v, z = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        for i in range(n):
+            _ftml_step(i, w, g, d, v, z, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+
+
+@_jit
+def multi_ftrl_update(addrs, sizes, scalars, like):
+    """:func:`ftrl_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        z, nn = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(n):
+            _ftrl_step(i, w, g, z, nn, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+@_jit_nan
+def multi_adamax_update(addrs, sizes, scalars, like):
+    """:func:`adamax_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, u = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(n):
+            _adamax_step(i, w, g, m, u, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+@_jit
+def multi_nadam_update(addrs, sizes, scalars, like):
+    """:func:`nadam_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, v = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(n):
+            _nadam_step(i, w, g, m, v, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+
+
+@_jit
+def multi_dcasgd_update(addrs, sizes, scalars, like):
+    """:func:`dcasgd_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, prev = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        for i in range(n):
+            _dcasgd_step(i, w, g, prev, p[0], p[1], p[2], p[3], p[4])
+
+
+@_jit
+def multi_dcasgd_mom_update(addrs, sizes, scalars, like):
+    """:func:`dcasgd_mom_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, prev = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(n):
+            _dcasgd_mom_step(i, w, g, m, prev, p[0], p[1], p[2], p[3], p[4], p[5])

@@ -34,6 +34,22 @@ __all__ = [
     "multi_adam_wdclip_update",
     "multi_rmsprop_wdclip_update",
     "multi_rmspropalex_update",
+    "signsgd_update",
+    "signum_update",
+    "ftml_update",
+    "ftrl_update",
+    "adamax_update",
+    "nadam_update",
+    "dcasgd_update",
+    "dcasgd_mom_update",
+    "multi_signsgd_update",
+    "multi_signum_update",
+    "multi_ftml_update",
+    "multi_ftrl_update",
+    "multi_adamax_update",
+    "multi_nadam_update",
+    "multi_dcasgd_update",
+    "multi_dcasgd_mom_update",
     "multi_launch",
 ]
 
@@ -326,3 +342,228 @@ def _multi_rmspropalex_kernel(addrs, sizes, scalars, like):
 def multi_rmspropalex_update(addrs, sizes, scalars, like, stream=0) -> None:
     """:func:`rmspropalex_update` of every row of the tables (``like``: the largest weight)."""
     _multi_rmspropalex_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+# -- the rules mx.optimizer's Signum, FTML, Ftrl, Adamax, Nadam and DCASGD apply ------------------
+
+_signsgd_step = cuda.jit(device=True)(_s.signsgd_step)
+_signum_step = cuda.jit(device=True)(_s.signum_step)
+_ftml_step = cuda.jit(device=True)(_s.ftml_step)
+_ftrl_step = cuda.jit(device=True)(_s.ftrl_step)
+_adamax_step = cuda.jit(device=True)(_s.adamax_step)
+_nadam_step = cuda.jit(device=True)(_s.nadam_step)
+_dcasgd_step = cuda.jit(device=True)(_s.dcasgd_step)
+_dcasgd_mom_step = cuda.jit(device=True)(_s.dcasgd_mom_step)
+
+
+@cuda.jit
+def _signsgd_step_kernel(weight, grad, lr, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _signsgd_step(i, weight, grad, lr, wd, rescale, clip)
+
+
+def signsgd_update(weight, grad, lr, wd, rescale, clip, stream=0) -> None:
+    """``w = (1 - lr wd) w - lr sign(g)``."""
+    _signsgd_step_kernel[launch(weight.size, stream)](weight, grad, lr, wd, rescale, clip)
+
+
+@cuda.jit
+def _signum_step_kernel(weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _signum_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh)
+
+
+def signum_update(weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh, stream=0) -> None:
+    """``mom = momentum mom - (1-momentum) (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``."""
+    _signum_step_kernel[launch(weight.size, stream)](
+        weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh)
+
+
+@cuda.jit
+def _ftml_step_kernel(weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _ftml_step(i, weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip)
+
+
+def ftml_update(weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip, stream=0) -> None:
+    """FTML, states ``(d, v, z)``."""
+    _ftml_step_kernel[launch(weight.size, stream)](
+        weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip)
+
+
+@cuda.jit
+def _ftrl_step_kernel(weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _ftrl_step(i, weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip)
+
+
+def ftrl_update(weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip, stream=0) -> None:
+    """FTRL-Proximal, states ``(z, n)``."""
+    _ftrl_step_kernel[launch(weight.size, stream)](weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip)
+
+
+@cuda.jit
+def _adamax_step_kernel(weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _adamax_step(i, weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip)
+
+
+def adamax_update(weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip, stream=0) -> None:
+    """AdaMax, states ``(m, u)``; ``lr`` already bias-corrected."""
+    _adamax_step_kernel[launch(weight.size, stream)](
+        weight, grad, mean, u, lr, beta1, beta2, wd, rescale, clip)
+
+
+@cuda.jit
+def _nadam_step_kernel(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m,
+                       bias2):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _nadam_step(i, weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m,
+                    bias2)
+
+
+def nadam_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m, bias2,
+                 stream=0) -> None:
+    """Nadam, states ``(m, v)``; the schedule's coefficients from the host."""
+    _nadam_step_kernel[launch(weight.size, stream)](
+        weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m, bias2)
+
+
+@cuda.jit
+def _dcasgd_step_kernel(weight, grad, prev, lr, lamda, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _dcasgd_step(i, weight, grad, prev, lr, lamda, wd, rescale, clip)
+
+
+def dcasgd_update(weight, grad, prev, lr, lamda, wd, rescale, clip, stream=0) -> None:
+    """DCASGD without momentum, state: the previous weight."""
+    _dcasgd_step_kernel[launch(weight.size, stream)](weight, grad, prev, lr, lamda, wd, rescale, clip)
+
+
+@cuda.jit
+def _dcasgd_mom_step_kernel(weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip):
+    for i in range(cuda.grid(1), weight.size, cuda.gridsize(1)):
+        _dcasgd_mom_step(i, weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip)
+
+
+def dcasgd_mom_update(weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip, stream=0) -> None:
+    """DCASGD with momentum, states ``(mom, previous weight)``."""
+    _dcasgd_mom_step_kernel[launch(weight.size, stream)](
+        weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip)
+
+
+@cuda.jit
+def _multi_signsgd_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _signsgd_step(i, w, g, p[0], p[1], p[2], p[3])
+
+
+def multi_signsgd_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`signsgd_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_signsgd_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_signum_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _signum_step(i, w, g, m, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+def multi_signum_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`signum_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_signum_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_ftml_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        d, v, z = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _ftml_step(i, w, g, d, v, z, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+
+
+def multi_ftml_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`ftml_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_ftml_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_ftrl_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        z, nn = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _ftrl_step(i, w, g, z, nn, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+def multi_ftrl_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`ftrl_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_ftrl_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_adamax_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, u = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _adamax_step(i, w, g, m, u, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+def multi_adamax_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`adamax_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_adamax_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_nadam_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, v = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _nadam_step(i, w, g, m, v, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+
+
+def multi_nadam_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`nadam_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_nadam_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_dcasgd_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g, prev = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _dcasgd_step(i, w, g, prev, p[0], p[1], p[2], p[3], p[4])
+
+
+def multi_dcasgd_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`dcasgd_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_dcasgd_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+
+
+@cuda.jit
+def _multi_dcasgd_mom_kernel(addrs, sizes, scalars, like):
+    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, prev = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            _dcasgd_mom_step(i, w, g, m, prev, p[0], p[1], p[2], p[3], p[4], p[5])
+
+
+def multi_dcasgd_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
+    """:func:`dcasgd_mom_update` of every row of the tables (``like``: the largest weight)."""
+    _multi_dcasgd_mom_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
