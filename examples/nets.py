@@ -93,3 +93,70 @@ def resnet(layers: int = 18, classes: int = 1000):
     x = mx.sym.Pooling(data=x, name="pool", pool_type="avg", global_pool=True, kernel=(7, 7))
     x = mx.sym.FullyConnected(data=mx.sym.Flatten(data=x), name="fc", num_hidden=classes)
     return mx.sym.SoftmaxOutput(data=x, name="softmax")
+
+
+def _relu6(x, name: str):
+    return mx.sym.clip(data=x, a_min=0.0, a_max=6.0, name=name)
+
+
+def mobilenet_v2(multiplier: float = 1.0, classes: int = 1000):
+    """MobileNet v2 (Sandler et al. 2018) at 224 x 224, the shape of the Gluon model zoo's: a 3x3/2
+    stem, inverted residual blocks (1x1 expansion, 3x3 depthwise, 1x1 linear projection; relu6;
+    a residual connection where stride 1 keeps the width), a 1x1 convolution to 1280 channels,
+    global average pooling, a 1x1 convolution classifier and SoftmaxOutput."""
+    def conv(x, name, filters, kernel=1, stride=1, groups=1, act=True):
+        pad = kernel // 2
+        x = mx.sym.Convolution(data=x, name=f"{name}_conv", num_filter=filters, kernel=(kernel, kernel),
+                               stride=(stride, stride), pad=(pad, pad), num_group=groups, no_bias=True)
+        x = mx.sym.BatchNorm(data=x, name=f"{name}_bn", fix_gamma=False, eps=1e-5)
+        return _relu6(x, f"{name}_relu6") if act else x
+
+    width = [int(c * multiplier) for c in (32, 16, 24, 32, 64, 96, 160, 320)]
+    x = conv(mx.sym.Variable("data"), "stem", width[0], 3, 2)
+    settings = [(1, width[1], 1, 1), (6, width[2], 2, 2), (6, width[3], 3, 2), (6, width[4], 4, 2),
+                (6, width[5], 3, 1), (6, width[6], 3, 2), (6, width[7], 1, 1)]
+    c_in = width[0]
+    for stage, (t, c, n, s) in enumerate(settings, 1):
+        for b in range(n):
+            name, stride = f"s{stage}b{b + 1}", s if b == 0 else 1
+            y = conv(x, f"{name}_expand", c_in * t) if t != 1 else x
+            y = conv(y, f"{name}_dw", c_in * t, 3, stride, groups=c_in * t)
+            y = conv(y, f"{name}_project", c, act=False)
+            x = x + y if stride == 1 and c_in == c else y
+            c_in = c
+    x = conv(x, "last", 1280 if multiplier <= 1.0 else int(1280 * multiplier))
+    x = mx.sym.Pooling(data=x, name="pool", pool_type="avg", global_pool=True, kernel=(7, 7))
+    x = mx.sym.Convolution(data=x, name="output", num_filter=classes, kernel=(1, 1), no_bias=True)
+    return mx.sym.SoftmaxOutput(data=mx.sym.Flatten(data=x), name="softmax")
+
+
+def squeezenet1_1(classes: int = 1000):
+    """SqueezeNet 1.1 (Iandola et al. 2016) at 224 x 224, the shape of the Gluon model zoo's: a 3x3/2
+    convolution, fire modules (1x1 squeeze, then 1x1 and 3x3 expands concatenated) between 3x3/2
+    max pools (ceil mode), a 1x1 convolution classifier, global average pooling and SoftmaxOutput."""
+    def relu_conv(x, name, filters, kernel=1, stride=1, pad=0):
+        x = mx.sym.Convolution(data=x, name=f"{name}_conv", num_filter=filters, kernel=(kernel, kernel),
+                               stride=(stride, stride), pad=(pad, pad))
+        return mx.sym.Activation(data=x, name=f"{name}_relu", act_type="relu")
+
+    def fire(x, name, squeeze, expand):
+        s = relu_conv(x, f"{name}_squeeze", squeeze)
+        return mx.sym.Concat(relu_conv(s, f"{name}_expand1", expand),
+                             relu_conv(s, f"{name}_expand3", expand, 3, pad=1), dim=1, name=f"{name}_concat")
+
+    def pool(x, name):
+        return mx.sym.Pooling(data=x, name=name, pool_type="max", kernel=(3, 3), stride=(2, 2),
+                              pooling_convention="full")
+
+    x = relu_conv(mx.sym.Variable("data"), "stem", 64, 3, 2)
+    x = pool(x, "pool1")
+    x = fire(fire(x, "fire2", 16, 64), "fire3", 16, 64)
+    x = pool(x, "pool3")
+    x = fire(fire(x, "fire4", 32, 128), "fire5", 32, 128)
+    x = pool(x, "pool5")
+    for i, (s, e) in enumerate(((48, 192), (48, 192), (64, 256), (64, 256)), 6):
+        x = fire(x, f"fire{i}", s, e)
+    x = mx.sym.Dropout(data=x, p=0.5, name="drop")
+    x = relu_conv(x, "output", classes)
+    x = mx.sym.Pooling(data=x, name="pool", pool_type="avg", global_pool=True, kernel=(13, 13))
+    return mx.sym.SoftmaxOutput(data=mx.sym.Flatten(data=x), name="softmax")

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from symjit.kernels.cpu import conv, gemm, pool
+from symjit.kernels.cpu.gemm import KernelArgError
 
 from symjit.base import MXNetError
 
@@ -182,6 +183,43 @@ def test_conv_forward(case, dtype):
     conv.conv2d_forward(x, w, out, cols, *args)
     conv.add_channel_bias(out, bias)
     np.testing.assert_allclose(out, expect + bias[None, :, None, None], **tol(dtype))
+
+
+# (x shape, w shape, stride, pad, dilate, groups) of the direct kernels (conv_direct.py)
+DIRECT_CASES = [
+    ((2, 3, 9, 8), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 3),      # depthwise 3x3, 'same'
+    ((2, 2, 9, 10), (4, 1, 3, 2), (2, 1), (1, 0), (2, 1), 2),     # multiplier 2, stride, dilate
+    ((1, 4, 6, 5), (4, 1, 5, 5), (1, 2), (3, 3), (1, 1), 4),      # pad beyond the kernel
+    ((3, 6, 5, 7), (6, 1, 2, 3), (3, 2), (1, 1), (1, 2), 6),      # CONV_CASES' depthwise one
+    ((2, 4, 23, 24), (6, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),    # pointwise
+    ((1, 4, 23, 24), (6, 2, 1, 1), (1, 1), (0, 0), (1, 1), 2),    # pointwise, two groups
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", DIRECT_CASES)
+def test_conv_direct_kernels(case, dtype):
+    from symjit.kernels.cpu import conv_direct as cd
+    x, w, out_shape, (stride, pad, dilate, groups) = make_conv(case, dtype)
+    out = np.full(out_shape, np.nan, dtype)
+    if cd.is_depthwise(x.shape, w.shape, groups):
+        cd.check_depthwise(x, w, out, stride, pad, dilate)
+        cd.conv2d_forward_depthwise(x, w, out, stride, pad, dilate)
+    else:
+        assert cd.is_pointwise(x.shape, w.shape, stride, pad)
+        cd.conv2d_forward_1x1(x, w, out, groups)
+    np.testing.assert_allclose(out, ref_conv(x, w, stride, pad, dilate, groups), **tol(dtype))
+
+
+def test_conv_direct_choice_and_checks():
+    from symjit.kernels.cpu import conv_direct as cd
+    assert not cd.is_depthwise((2, 4, 5, 5), (4, 2, 3, 3), 2)          # two channels per group
+    assert not cd.is_pointwise((2, 4, 5, 5), (4, 4, 1, 1), (1, 1), (0, 0))   # 25 pixels: im2col
+    x, w = np.ones((1, 2, 4, 4)), np.ones((2, 1, 3, 3))
+    with pytest.raises(KernelArgError, match=r"out \(1,2,4,4\) must be \(1,2,2,2\)"):
+        cd.check_depthwise(x, w, np.ones((1, 2, 4, 4)), (1, 1), (0, 0), (1, 1))
+    with pytest.raises(KernelArgError, match=r"weight \(3,1,3,3\) must be \(F, 1, KH, KW\)"):
+        cd.check_depthwise(x, np.ones((3, 1, 3, 3)), np.ones((1, 3, 2, 2)), (1, 1), (0, 0), (1, 1))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

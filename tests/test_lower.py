@@ -202,6 +202,29 @@ def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
     assert memory["workspace_bytes"] == want * 4
 
 
+@pytest.mark.parametrize("kind, x_shape, params", [
+    ("depthwise", (2, 8, 6, 6), dict(kernel=(3, 3), num_filter=8, num_group=8, pad=(1, 1))),
+    ("1x1", (2, 8, 24, 24), dict(kernel=(1, 1), num_filter=4)),
+    ("", (2, 8, 12, 12), dict(kernel=(1, 1), num_filter=4)),          # 144 pixels: im2col + GEMM
+    ("", (2, 8, 24, 24), dict(kernel=(1, 1), num_filter=4, stride=(2, 2))),
+])
+def test_cpu_convolution_picks_a_direct_kernel_by_shape(kind, x_shape, params):
+    """Depthwise and big-image 1x1 forwards call conv_direct's kernels and plan no scratch; the rest
+    im2col + GEMM with a planned workspace (the program is generated, not compiled)."""
+    net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), name="conv", no_bias=True,
+                                               **params), act_type="relu")
+    w_shape = (params["num_filter"], x_shape[1] // params.get("num_group", 1), *params["kernel"])
+    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape}, {"data": F32, "conv_weight": F32},
+                       {}, False, Config.from_env(), load=False)
+    src = c.program.source
+    fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
+    if kind:
+        assert f"conv2d_forward_{kind}(" in src and "im2col" not in src and not fwd.workspace
+    else:
+        assert "conv_direct" not in src and len(fwd.workspace) == 1
+    assert len(c.groups) == 1     # the relu stays in the convolution's epilogue
+
+
 def test_cuda_launch_plan_and_ptx_errors(tmp_path, capsys, monkeypatch):
     x = mx.sym.Variable("x")
     path = tmp_path / "n-symbol.json"

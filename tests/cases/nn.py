@@ -76,6 +76,11 @@ CONV_CASES = [
     _conv_case("relu_fused", [(2, 2, 4, 4), (3, 2, 2, 2), (3,)], relu=True, kernel=(2, 2), num_filter=3),
     _conv_case("dilate_pad", [(1, 2, 6, 6), (3, 2, 2, 2), (3,)], kernel=(2, 2), num_filter=3,
                dilate=(2, 2), pad=(1, 1), stride=(2, 1)),
+    # the CPU's direct kernels (symjit/kernels/cpu/conv_direct.py): depthwise, and 1x1 over >= 512 pixels
+    _conv_case("depthwise_s2", [(2, 3, 7, 7), (3, 1, 3, 3)], relu=True, kernel=(3, 3), num_filter=3,
+               stride=(2, 2), pad=(1, 1), num_group=3, no_bias=True),
+    _conv_case("pointwise", [(1, 4, 24, 24), (4, 2, 1, 1), (4,)], relu=True, kernel=(1, 1), num_filter=4,
+               num_group=2),
 ]
 
 

@@ -4,8 +4,10 @@ Convolution and Pooling run the 2-D NCHW kernels of :mod:`symjit.kernels.cpu.con
 :mod:`symjit.kernels.cpu.pool`; a 1-D (NCW) layer is the same kernel on an ``(N, C, 1, W)`` view
 with a ``(1, k)`` window. Geometry is emitted as ``np.int64`` constants so that one compiled
 kernel serves every geometry (plain literals would make Numba specialise on their values).
-Convolution runs whole-batch im2col + one GEMM per pass and group; its forward kernel leaves the
-result filter-major and the epilogue loop does the NCHW transpose together with bias and activation.
+Convolution runs im2col + one GEMM per pass and group; its forward kernel leaves the result
+filter-major and the epilogue loop does the NCHW transpose together with bias and activation. A
+depthwise forward (one group per channel, MobileNet's) or a 1x1 one over big images runs a direct
+kernel instead.
 FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as the epilogue.
 """
 from __future__ import annotations
@@ -69,9 +71,23 @@ def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) 
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
 
 
+def _direct(x_shape: tuple, w_shape: tuple, p: dict) -> str:
+    """Which direct forward kernel of :mod:`symjit.kernels.cpu.conv_direct` a convolution runs:
+    ``'depthwise'``, ``'1x1'`` or ``''`` (im2col + GEMM)."""
+    from symjit.kernels.cpu.conv_direct import is_depthwise, is_pointwise
+    x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
+    if is_depthwise(x4, w4, p["num_group"]):
+        return "depthwise"
+    stride, pad, _ = _geometry(p, len(p["kernel"]))
+    return "1x1" if is_pointwise(x4, w4, stride, pad) else ""
+
+
 def _conv_forward_workspace(node, ins, outs):
-    """The forward's scratch: filter-major for the whole batch when it fits in one block, else the
-    blocks of :func:`~symjit.kernels.cpu.conv.conv2d_forward` (see :func:`conv_lower`)."""
+    """The forward's scratch: none for a direct kernel (depthwise, 1x1); filter-major for
+    the whole batch when it fits in one block, else the blocks of
+    :func:`~symjit.kernels.cpu.conv.conv2d_forward` (see :func:`conv_lower`)."""
+    if _direct(ins[0].shape, ins[1].shape, node.params):
+        return []
     whole = _whole_batch(ins[0].shape, ins[1].shape, outs[0].shape, node.params["num_group"])
     return _conv_workspace("forward_cnhw" if whole else "forward", (0, 0), (0, 1), (1, 0))(node, ins, outs)
 
@@ -93,8 +109,11 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
 
 
 def conv_lower(k, node, ins, outs):
-    """Convolution. When the whole batch fits in one im2col block, the kernel leaves ``y``
-    filter-major ``(F, N, OH, OW)`` and the element expression reads it transposed and adds
+    """Convolution. A depthwise one (one group per input channel) or a 1x1 one at stride 1 over
+    big enough images runs a direct kernel of :mod:`symjit.kernels.cpu.conv_direct`, which writes
+    the output NCHW; the epilogue reads it back in place. Otherwise, when the whole batch fits in
+    one im2col block, the kernel leaves ``y`` filter-major ``(F, N, OH, OW)`` and the element
+    expression reads it transposed and adds
     ``bias[f]``, so the NCHW copy, the bias and any fused elementwise consumers run in the one
     epilogue loop over the output (channel axis 1). Otherwise the kernel writes the output NCHW
     block by block (a bounded scratch, no whole-batch filter-major copy) and the epilogue reads it
@@ -102,20 +121,30 @@ def conv_lower(k, node, ins, outs):
     x, w, out = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
     bias = None if node.params["no_bias"] else ins[2]
     shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
-    if not _whole_batch(*shapes, node.params["num_group"]):
+    groups = node.params["num_group"]
+    direct = _direct(shapes[0], shapes[1], node.params)
+    if direct == "depthwise":
+        stride, pad, dilate = (k.const(g) for g in _geometry(node.params, len(node.params["kernel"])))
+        fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_depthwise")
+        k.line(f"{fn}({x}, {w}, {out}, {stride}, {pad}, {dilate})")
+    elif direct == "1x1":
+        fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_1x1")
+        k.line(f"{fn}({x}, {w}, {out}, {k.const(groups)})")
+    elif not _whole_batch(*shapes, groups):
         _emit_conv(k, "forward", [x, w, out], node.params)
+    else:
+        y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
 
-        def blocked(idx: list[str]) -> str:
-            val = f"{outs[0]}[{', '.join(idx)}]"
+        def expr(idx: list[str]) -> str:
+            rest = f"{idx[2]}, {idx[3]}" if len(idx) == 4 else f"0, {idx[2]}"   # 1-D: (N, C, 1, W)
+            val = f"{y}[{idx[1]}, {idx[0]}, {rest}]"
             return val if bias is None else f"{val} + {bias}[{idx[1]}]"
-        return blocked
-    y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
+        return expr
 
-    def expr(idx: list[str]) -> str:
-        rest = f"{idx[2]}, {idx[3]}" if len(idx) == 4 else f"0, {idx[2]}"   # 1-D: (N, C, 1, W)
-        val = f"{y}[{idx[1]}, {idx[0]}, {rest}]"
+    def in_place(idx: list[str]) -> str:
+        val = f"{outs[0]}[{', '.join(idx)}]"
         return val if bias is None else f"{val} + {bias}[{idx[1]}]"
-    return expr
+    return in_place
 
 
 def conv_data_lower(k, node, ins, outs):

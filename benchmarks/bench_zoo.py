@@ -1,0 +1,221 @@
+"""Model-zoo inference beside the tools a user would pick instead, in one run on one machine:
+ResNet-18 v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224, random weights,
+batch 2 and 32, median warm forward time (ms).
+
+symjit runs the nets built with its symbol API (``examples/nets.py``, the Gluon model zoo's
+shapes) with this interpreter; PyTorch (eager, ``torch.no_grad``, twins written here with
+``torch.nn``: torchvision is not needed) with ``--peer-python``; MXNet 1.9.1 (its Gluon model zoo,
+hybridized, oneDNN) with ``--mxnet-python`` (its own venv, numpy < 1.24). Each framework runs in
+a process of its own, one after the other; a peer that is not installed is skipped. Peers are
+never a dependency of symjit or its tests.
+
+    python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10]
+        [--peer-python /path/to/torch-venv/bin/python] [--mxnet-python /path/to/mxnet-venv/bin/python]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+NETS = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1")
+MXNET_NAMES = {"resnet18": "resnet18_v1", "resnet50": "resnet50_v1", "mobilenet_v2": "mobilenetv2_1.0",
+               "squeezenet1_1": "squeezenet1.1"}
+
+
+def median_ms(run, runs: int) -> float:
+    """Median of ``runs`` timed calls of ``run()`` after two warm-up calls, in ms."""
+    run()
+    run()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+    sys.path.insert(0, str(ROOT))
+    import symjit as mx
+    from examples import nets as zoo
+    build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
+             "mobilenet_v2": zoo.mobilenet_v2, "squeezenet1_1": zoo.squeezenet1_1}
+    out = {}
+    for name in nets:
+        sym = build[name]()
+        for batch in batches:
+            ex = sym.simple_bind(mx.cpu(), data=(batch, 3, 224, 224), grad_req="null")
+            mx.random.seed(0)
+            init = mx.init.Xavier(magnitude=2.0)
+            for n, arr in ex.arg_dict.items():
+                if n not in ("data", "softmax_label"):
+                    init(mx.init.InitDesc(n), arr)
+            for n, arr in ex.aux_dict.items():
+                arr[:] = 1.0 if n.endswith("var") else 0.0
+            ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+
+            def run(ex=ex):
+                ex.forward(is_train=False)
+                ex.outputs[0].wait_to_read()
+            out[f"{name}/{batch}"] = median_ms(run, runs)
+    return out
+
+
+def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+    import torch
+    from torch import nn
+
+    def conv_bn(c_in, c_out, k, s=1, groups=1, act=nn.ReLU):
+        layers = [nn.Conv2d(c_in, c_out, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(c_out)]
+        return nn.Sequential(*layers, act()) if act else nn.Sequential(*layers)
+
+    class Basic(nn.Module):
+        def __init__(self, c_in, c, s, bottleneck):
+            super().__init__()
+            out = c * 4 if bottleneck else c
+            body = [conv_bn(c_in, c, 1), conv_bn(c, c, 3, s), conv_bn(c, out, 1, act=None)] if bottleneck \
+                else [conv_bn(c_in, c, 3, s), conv_bn(c, c, 3, act=None)]
+            self.body = nn.Sequential(*body)
+            self.down = conv_bn(c_in, out, 1, s, act=None) if s != 1 or c_in != out else nn.Identity()
+
+        def forward(self, x):
+            return torch.relu(self.body(x) + self.down(x))
+
+    def resnet(layers):
+        depth = {18: (2, 2, 2, 2), 50: (3, 4, 6, 3)}[layers]
+        bottleneck, mods, c_in = layers >= 50, [conv_bn(3, 64, 7, 2), nn.MaxPool2d(3, 2, 1)], 64
+        for stage, blocks in enumerate(depth):
+            c = 64 * 2 ** stage
+            for b in range(blocks):
+                mods.append(Basic(c_in, c, 2 if stage > 0 and b == 0 else 1, bottleneck))
+                c_in = c * 4 if bottleneck else c
+        return nn.Sequential(*mods, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, 1000))
+
+    class Inverted(nn.Module):
+        def __init__(self, c_in, c, t, s):
+            super().__init__()
+            mid = c_in * t
+            body = ([conv_bn(c_in, mid, 1, act=nn.ReLU6)] if t != 1 else []) + [
+                conv_bn(mid, mid, 3, s, groups=mid, act=nn.ReLU6), conv_bn(mid, c, 1, act=None)]
+            self.body, self.res = nn.Sequential(*body), s == 1 and c_in == c
+
+        def forward(self, x):
+            return x + self.body(x) if self.res else self.body(x)
+
+    def mobilenet_v2():
+        mods, c_in = [conv_bn(3, 32, 3, 2, act=nn.ReLU6)], 32
+        for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                           (6, 160, 3, 2), (6, 320, 1, 1)):
+            for b in range(n):
+                mods.append(Inverted(c_in, c, t, s if b == 0 else 1))
+                c_in = c
+        return nn.Sequential(*mods, conv_bn(c_in, 1280, 1, act=nn.ReLU6), nn.AdaptiveAvgPool2d(1),
+                             nn.Conv2d(1280, 1000, 1, bias=False), nn.Flatten())
+
+    class Fire(nn.Module):
+        def __init__(self, c_in, s, e):
+            super().__init__()
+            self.s = nn.Sequential(nn.Conv2d(c_in, s, 1), nn.ReLU())
+            self.e1 = nn.Sequential(nn.Conv2d(s, e, 1), nn.ReLU())
+            self.e3 = nn.Sequential(nn.Conv2d(s, e, 3, padding=1), nn.ReLU())
+
+        def forward(self, x):
+            x = self.s(x)
+            return torch.cat([self.e1(x), self.e3(x)], 1)
+
+    def squeezenet1_1():
+        pool = lambda: nn.MaxPool2d(3, 2, ceil_mode=True)   # noqa: E731
+        return nn.Sequential(nn.Conv2d(3, 64, 3, 2), nn.ReLU(), pool(), Fire(64, 16, 64), Fire(128, 16, 64),
+                             pool(), Fire(128, 32, 128), Fire(256, 32, 128), pool(), Fire(256, 48, 192),
+                             Fire(384, 48, 192), Fire(384, 64, 256), Fire(512, 64, 256), nn.Dropout(0.5),
+                             nn.Conv2d(512, 1000, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
+
+    build = {"resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50), "mobilenet_v2": mobilenet_v2,
+             "squeezenet1_1": squeezenet1_1}
+    out = {}
+    torch.manual_seed(0)
+    for name in nets:
+        model = build[name]().eval()
+        for batch in batches:
+            x = torch.rand(batch, 3, 224, 224)
+
+            def run(model=model, x=x):
+                with torch.no_grad():
+                    model(x)
+            out[f"{name}/{batch}"] = median_ms(run, runs)
+    return out
+
+
+def mxnet_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+    import mxnet
+    from mxnet.gluon.model_zoo import vision
+    out = {}
+    for name in nets:
+        for batch in batches:
+            model = vision.get_model(MXNET_NAMES[name])
+            model.initialize(mxnet.init.Xavier(magnitude=2.0))
+            model.hybridize(static_alloc=True, static_shape=True)
+            x = mxnet.nd.random.uniform(shape=(batch, 3, 224, 224))
+
+            def run(model=model, x=x):
+                model(x).wait_to_read()
+            out[f"{name}/{batch}"] = median_ms(run, runs)
+    return out
+
+
+WORKERS = {"symjit": symjit_worker, "torch": torch_worker, "mxnet": mxnet_worker}
+
+
+def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs: int) -> dict | None:
+    args = [python, __file__, "--worker", who, "--nets", ",".join(nets),
+            "--batches", ",".join(map(str, batches)), "--runs", str(runs)]
+    proc = subprocess.run(args, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"{who}: skipped ({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'})",
+              file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nets", default=",".join(NETS))
+    ap.add_argument("--batches", default="2,32")
+    ap.add_argument("--runs", type=int, default=10, help="timed forwards per (net, batch)")
+    ap.add_argument("--peer-python", default=None, help="an interpreter with PyTorch")
+    ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
+    ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    nets, batches = a.nets.split(","), [int(b) for b in a.batches.split(",")]
+    unknown = sorted(set(nets) - set(NETS))
+    if unknown:
+        ap.error(f"unknown nets {unknown}; choose from {list(NETS)}")
+    if a.worker:
+        print(json.dumps(WORKERS[a.worker](nets, batches, a.runs)))
+        return
+    results = {"symjit": run_worker(sys.executable, "symjit", nets, batches, a.runs)}
+    if a.peer_python:
+        results["torch"] = run_worker(a.peer_python, "torch", nets, batches, a.runs)
+    if a.mxnet_python:
+        results["mxnet"] = run_worker(a.mxnet_python, "mxnet", nets, batches, a.runs)
+    peers = [p for p in ("mxnet", "torch") if results.get(p)]
+    print(f"| net | batch | symjit (ms) | {' | '.join(f'{p} (ms)' for p in peers)} | symjit vs best peer |")
+    print("|---|---|---|" + "---|" * len(peers) + "---|")
+    for key in results["symjit"]:
+        name, batch = key.split("/")
+        mine = results["symjit"][key]
+        others = [results[p][key] for p in peers]
+        ratio = f"{min(others) / mine:.2f}x" if others else "-"
+        print(f"| {name} | {batch} | {mine:.1f} | {' | '.join(f'{v:.1f}' for v in others)} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""2-D convolution forwards (NCHW) that need no im2col, chosen by the compiler per shape:
+
+* **depthwise** (:func:`conv2d_forward_depthwise`): every filter reads one input channel
+  (``num_group`` equal to the channel count, ``F = C * multiplier`` filters of shape ``(1, KH,
+  KW)``), as MobileNet's 3x3 layers. No BLAS and no scratch: per output row, each tap adds
+  ``w * x[row]`` over the columns it reaches inside the image, so the row stays in L1 across the
+  taps and a unit-stride row is one vectorised loop. The im2col + GEMM path of
+  :mod:`symjit.kernels.cpu.conv` would make one tiny GEMM (one filter, ``KH*KW`` deep) per channel.
+* **pointwise** (:func:`conv2d_forward_1x1`): a 1x1 window at stride 1 without padding, whose
+  im2col would be a copy of the input: one GEMM per image and group, ``W (F, C) @ x[n] (C, H*W)``,
+  straight into the NCHW output.
+
+Figures in ``docs/performance.md``. Shape contract (validate with :func:`check_depthwise` first;
+Numba does no bounds checks): ``x`` ``(N, C, H, W)``, ``w`` ``(F, C/groups, KH, KW)``, ``out``
+``(N, F, OH, OW)`` with ``conv2d_output_size``'s ``OH, OW``; stride and dilate >= 1, pad >= 0;
+C-contiguous arrays of one float dtype.
+
+>>> import numpy as np
+>>> x = np.arange(16, dtype=np.float64).reshape(1, 1, 4, 4)
+>>> out = np.empty((1, 1, 2, 2))
+>>> check_depthwise(x, np.ones((1, 1, 2, 2)), out, (2, 2), (0, 0), (1, 1))
+>>> conv2d_forward_depthwise(x, np.ones((1, 1, 2, 2)), out, (2, 2), (0, 0), (1, 1))
+>>> out[0, 0]
+array([[10., 18.],
+       [42., 50.]])
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import uint64 as _u
+
+from symjit.base import shape_str
+
+from .conv import _valid_range, conv2d_output_size
+from .gemm import KernelArgError
+
+__all__ = ["conv2d_forward_depthwise", "conv2d_forward_1x1", "check_depthwise", "is_depthwise",
+           "is_pointwise", "POINTWISE_MIN_PIXELS"]
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+def is_depthwise(x_shape: tuple[int, ...], w_shape: tuple[int, ...], groups: int) -> bool:
+    """Whether a convolution is depthwise: one group per input channel (one input channel per
+    filter), the filters a multiple of the channels.
+
+    >>> is_depthwise((2, 32, 8, 8), (32, 1, 3, 3), 32), is_depthwise((2, 32, 8, 8), (64, 32, 1, 1), 1)
+    (True, False)
+    """
+    return groups > 1 and groups == x_shape[1] and w_shape[1] == 1 and w_shape[0] % groups == 0
+
+
+POINTWISE_MIN_PIXELS = 512
+"""The smallest image (``H*W``) whose 1x1 convolution runs :func:`conv2d_forward_1x1`: below it the
+per-image GEMMs are thinner than one whole-batch GEMM after a copy (32 images of 14x14, 576 -> 96
+channels: 12.7 ms against 8.2 ms; 28x28: 3.7 ms against 4.1 ms; ``docs/performance.md``)."""
+
+
+def is_pointwise(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad) -> bool:
+    """Whether a convolution runs :func:`conv2d_forward_1x1`: a 1x1 window at stride 1 without
+    padding (its im2col would be a copy of the input) over images of at least
+    :data:`POINTWISE_MIN_PIXELS` pixels.
+
+    >>> is_pointwise((2, 32, 56, 56), (64, 32, 1, 1), (1, 1), (0, 0))
+    True
+    >>> w = (64, 32, 1, 1)
+    >>> is_pointwise((2, 32, 56, 56), w, (2, 2), (0, 0)), is_pointwise((2, 32, 7, 7), w, (1, 1), (0, 0))
+    (False, False)
+    """
+    return (tuple(w_shape[2:]) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
+            and x_shape[2] * x_shape[3] >= POINTWISE_MIN_PIXELS)
+
+
+def check_depthwise(x: np.ndarray, w: np.ndarray, out: np.ndarray, stride, pad, dilate) -> None:
+    """Raise :class:`KernelArgError` unless the arrays fit :func:`conv2d_forward_depthwise`."""
+    if x.ndim != 4 or w.ndim != 4 or out.ndim != 4:
+        raise KernelArgError("conv2d_forward_depthwise: x, w and out must be 4-D, got "
+                             f"{shape_str(x.shape)}, {shape_str(w.shape)}, {shape_str(out.shape)}")
+    if w.shape[1] != 1 or w.shape[0] % x.shape[1]:
+        raise KernelArgError(f"conv2d_forward_depthwise: weight {shape_str(w.shape)} must be (F, 1, KH, KW) "
+                             f"with F a multiple of the {x.shape[1]} channels")
+    oh, ow = conv2d_output_size(x.shape[2:], w.shape[2:], stride, pad, dilate)
+    if out.shape != (x.shape[0], w.shape[0], oh, ow):
+        raise KernelArgError(f"conv2d_forward_depthwise: out {shape_str(out.shape)} must be "
+                             f"{shape_str((x.shape[0], w.shape[0], oh, ow))}")
+    if len({x.dtype, w.dtype, out.dtype}) != 1 or not all(a.flags.c_contiguous for a in (x, w, out)):
+        raise KernelArgError("conv2d_forward_depthwise: x, w and out must be C-contiguous arrays of "
+                             "one dtype")
+
+
+@_jit
+def _plane(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his):
+    """Output plane at ``of[ob:]`` from the input plane at ``xf[xb:]`` and the taps at ``wf[wb:]``;
+    ``los[j], his[j]``: the output columns tap column ``j`` reaches inside the image."""
+    sh, sw = stride
+    ph, pw = pad
+    dh, dw = dilate
+    for oh in range(oh_):
+        orow = ob + oh * ow_
+        for q in range(ow_):
+            of[_u(orow + q)] = 0
+        for i in range(kh_):
+            ih = oh * sh - ph + i * dh
+            if ih < 0 or ih >= h_:
+                continue
+            xrow = xb + ih * w_
+            for j in range(kw_):
+                wv = wf[_u(wb + i * kw_ + j)]
+                lo, hi = los[j], his[j]
+                s = xrow + j * dw - pw
+                if sw == 1:
+                    for o in range(lo, hi):
+                        of[_u(orow + o)] += wv * xf[_u(s + o)]
+                else:
+                    for o in range(lo, hi):
+                        of[_u(orow + o)] += wv * xf[_u(s + o * sw)]
+
+
+@_jit
+def conv2d_forward_depthwise(x, w, out, stride, pad, dilate):
+    """``out[n, f] = sum_ij w[f, 0, i, j] * x[n, f // (F/C), oh*sh - ph + i*dh, ow*sw - pw + j*dw]``
+    (0 outside the image), direct: no BLAS, no scratch."""
+    n_, c_, h_, w_ = x.shape
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    mult = f_ // c_
+    xf, of, wf = x.reshape(-1), out.reshape(-1), w.reshape(-1)
+    los, his = np.empty(kw_, np.int64), np.empty(kw_, np.int64)
+    for j in range(kw_):
+        los[j], his[j] = _valid_range(pad[1], j * dilate[1], stride[1], w_, ow_)
+    for n in range(n_):
+        for f in range(f_):
+            _plane(xf, of, wf, (n * c_ + f // mult) * h_ * w_, (n * f_ + f) * oh_ * ow_, f * kh_ * kw_,
+                   h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his)
+
+
+@_jit
+def conv2d_forward_1x1(x, w, out, groups):
+    """``out[n] = W @ x[n]`` per image and group for a 1x1 window at stride 1, pad 0 (``W`` the
+    weight as ``(F, C/groups)``): one GEMM each, written NCHW."""
+    n_, c_ = x.shape[0], x.shape[1]
+    f_ = w.shape[0]
+    p = x.shape[2] * x.shape[3]
+    cg, fg = c_ // groups, f_ // groups
+    w2 = w.reshape(f_, cg)
+    for n in range(n_):
+        xn, on = x[n].reshape(c_, p), out[n].reshape(f_, p)
+        for g in range(groups):
+            np.dot(w2[g * fg:(g + 1) * fg], xn[g * cg:(g + 1) * cg], on[g * fg:(g + 1) * fg])
