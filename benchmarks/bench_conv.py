@@ -4,6 +4,7 @@ Prints a table: shape, method, best time in ms over a few repeats, and GFLOP/s (
 multiply-add of the convolution itself). Run: ``python benchmarks/bench_conv.py [--dtype float64]``.
 ``--lenet`` times a LeNet training step instead (batch 64, forward + backward, parameter gradients
 only), then each generated kernel of its program that touches a 4-D array (convolution, pooling).
+``--direct`` times the direct depthwise and 1x1 forwards against im2col + GEMM.
 """
 from __future__ import annotations
 
@@ -169,6 +170,47 @@ def _argument(node: ast.expr, env: dict):
     raise KeyError(ast.dump(node))
 
 
+# (x shape, w shape, stride, groups) of MobileNet v2's depthwise layers and 1x1 layers of it and ResNet-50
+DIRECT = [
+    ((2, 32, 112, 112), (32, 1, 3, 3), 1, 32), ((2, 96, 112, 112), (96, 1, 3, 3), 2, 96),
+    ((2, 144, 56, 56), (144, 1, 3, 3), 1, 144), ((2, 576, 14, 14), (576, 1, 3, 3), 1, 576),
+    ((2, 960, 7, 7), (960, 1, 3, 3), 1, 960), ((32, 144, 56, 56), (144, 1, 3, 3), 1, 144),
+    ((2, 16, 112, 112), (96, 16, 1, 1), 1, 1), ((32, 144, 28, 28), (32, 144, 1, 1), 1, 1),
+    ((32, 64, 56, 56), (256, 64, 1, 1), 1, 1), ((32, 576, 14, 14), (96, 576, 1, 1), 1, 1),
+]
+
+
+def _direct_row(xs: tuple, ws: tuple, s: int, groups: int, dtype: np.dtype, rng) -> str:
+    from symjit.kernels.cpu import conv_direct as cd
+    x, w = rng.random(xs, dtype=np.float32).astype(dtype), rng.random(ws, dtype=np.float32).astype(dtype)
+    stride, pad, dil = (s, s), (ws[2] // 2,) * 2, (1, 1)
+    out = np.empty((xs[0], ws[0], *conv.conv2d_output_size(xs[2:], ws[2:], stride, pad, dil)), dtype)
+    limit = conv.conv2d_block_elems(ws, groups)
+    whole = conv.conv2d_images_per_block(xs, ws, out.shape, limit) == xs[0]
+    kind = "forward_cnhw" if whole else "forward"
+    cols = np.empty(conv.conv2d_cols_shape(kind, xs, ws, out.shape, groups, limit), dtype)
+    gemm = getattr(conv, f"conv2d_{kind}")
+    if cd.is_depthwise(xs, ws, groups):
+        name, direct = "depthwise", lambda: cd.conv2d_forward_depthwise(x, w, out, stride, pad, dil)
+    else:
+        name, direct = "1x1", lambda: cd.conv2d_forward_1x1(x, w, out, groups)
+    times: dict[str, list[float]] = {"gemm": [], "direct": []}
+    for _ in range(5):
+        times["gemm"].append(best_time(lambda: gemm(x, w, out, cols, stride, pad, dil, groups), 1, 0.05))
+        times["direct"].append(best_time(direct, 1, 0.05))
+    a, b = min(times["gemm"]) * 1e3, min(times["direct"]) * 1e3
+    return f"{str(xs):<20} {str(ws):<18} {s:>2} {a:>15.3f} {b:>10.3f} {a / b:>7.2f}x ({name})"
+
+
+def direct_table(dtype: np.dtype) -> None:
+    """The direct kernels (``conv_direct.py``) against im2col + GEMM (the compiler's whole-batch or
+    blocked forward, as it would choose), forward only, on MobileNet/ResNet shapes, interleaved."""
+    rng = np.random.default_rng(0)
+    print(f"{'x':<20} {'w':<18} {'s':>2} {'im2col+GEMM ms':>15} {'direct ms':>10} {'direct':>8}")
+    for xs, ws, s, groups in DIRECT:
+        print(_direct_row(xs, ws, s, groups, dtype, rng), flush=True)
+
+
 def main() -> None:
     """Run every case, each in a fresh process (so BLAS/Numba thread pools of one case cannot
     slow down the next), and print the table."""
@@ -176,8 +218,13 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--case", nargs=2, type=int, help=argparse.SUPPRESS)
     ap.add_argument("--lenet", action="store_true", help="time a LeNet training step and its kernels")
+    ap.add_argument("--direct", action="store_true",
+                    help="the direct depthwise and 1x1 kernels against im2col + GEMM")
     args = ap.parse_args()
     dtype = np.dtype(args.dtype)
+    if args.direct:
+        direct_table(dtype)
+        return
     if args.lenet:
         lenet_step()
         return
