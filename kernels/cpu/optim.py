@@ -248,6 +248,8 @@ def multi_rmspropalex_update(addrs, sizes, scalars, like):
 
 
 # -- the rules mx.optimizer's Signum, FTML, Ftrl, Adamax, Nadam and DCASGD apply ------------------
+# (the multi forms load a row's scalars into locals before its loop: read from the table inside
+# the loop, LLVM reloads them per element, as a store through a view might change them)
 
 _signsgd_step = _body(_s.signsgd_step)
 _signum_step = _body(_s.signum_step)
@@ -322,8 +324,9 @@ def multi_signsgd_update(addrs, sizes, scalars, like):
     for k in range(sizes.size):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        s0, s1, s2, s3 = p[0], p[1], p[2], p[3]
         for i in range(n):
-            _signsgd_step(i, w, g, p[0], p[1], p[2], p[3])
+            _signsgd_step(i, w, g, s0, s1, s2, s3)
 
 
 @_jit
@@ -332,8 +335,9 @@ def multi_signum_update(addrs, sizes, scalars, like):
     for k in range(sizes.size):
         n, p = sizes[k], scalars[k]
         w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(n):
-            _signum_step(i, w, g, m, p[0], p[1], p[2], p[3], p[4], p[5])
+            _signum_step(i, w, g, m, s0, s1, s2, s3, s4, s5)
 
 
 @_jit
@@ -343,8 +347,9 @@ def multi_ftml_update(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         d, v, z = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        s0, s1, s2, s3, s4, s5, s6, s7 = p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
         for i in range(n):
-            _ftml_step(i, w, g, d, v, z, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+            _ftml_step(i, w, g, d, v, z, s0, s1, s2, s3, s4, s5, s6, s7)
 
 
 @_jit
@@ -354,8 +359,9 @@ def multi_ftrl_update(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         z, nn = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(n):
-            _ftrl_step(i, w, g, z, nn, p[0], p[1], p[2], p[3], p[4], p[5])
+            _ftrl_step(i, w, g, z, nn, s0, s1, s2, s3, s4, s5)
 
 
 @_jit_nan
@@ -365,8 +371,9 @@ def multi_adamax_update(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, u = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(n):
-            _adamax_step(i, w, g, m, u, p[0], p[1], p[2], p[3], p[4], p[5])
+            _adamax_step(i, w, g, m, u, s0, s1, s2, s3, s4, s5)
 
 
 @_jit
@@ -376,8 +383,9 @@ def multi_nadam_update(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, v = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]
         for i in range(n):
-            _nadam_step(i, w, g, m, v, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+            _nadam_step(i, w, g, m, v, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9)
 
 
 @_jit
@@ -386,8 +394,9 @@ def multi_dcasgd_update(addrs, sizes, scalars, like):
     for k in range(sizes.size):
         n, p = sizes[k], scalars[k]
         w, g, prev = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        s0, s1, s2, s3, s4 = p[0], p[1], p[2], p[3], p[4]
         for i in range(n):
-            _dcasgd_step(i, w, g, prev, p[0], p[1], p[2], p[3], p[4])
+            _dcasgd_step(i, w, g, prev, s0, s1, s2, s3, s4)
 
 
 @_jit
@@ -397,5 +406,6 @@ def multi_dcasgd_mom_update(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, prev = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(n):
-            _dcasgd_mom_step(i, w, g, m, prev, p[0], p[1], p[2], p[3], p[4], p[5])
+            _dcasgd_mom_step(i, w, g, m, prev, s0, s1, s2, s3, s4, s5)

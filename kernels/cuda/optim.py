@@ -345,6 +345,8 @@ def multi_rmspropalex_update(addrs, sizes, scalars, like, stream=0) -> None:
 
 
 # -- the rules mx.optimizer's Signum, FTML, Ftrl, Adamax, Nadam and DCASGD apply ------------------
+# (the multi forms load a row's scalars into locals before its loop: read from the table inside
+# the loop, LLVM reloads them per element, as a store through a view might change them)
 
 _signsgd_step = cuda.jit(device=True)(_s.signsgd_step)
 _signum_step = cuda.jit(device=True)(_s.signum_step)
@@ -457,8 +459,9 @@ def _multi_signsgd_kernel(addrs, sizes, scalars, like):
     for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        s0, s1, s2, s3 = p[0], p[1], p[2], p[3]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _signsgd_step(i, w, g, p[0], p[1], p[2], p[3])
+            _signsgd_step(i, w, g, s0, s1, s2, s3)
 
 
 def multi_signsgd_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -471,8 +474,9 @@ def _multi_signum_kernel(addrs, sizes, scalars, like):
     for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
         n, p = sizes[k], scalars[k]
         w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _signum_step(i, w, g, m, p[0], p[1], p[2], p[3], p[4], p[5])
+            _signum_step(i, w, g, m, s0, s1, s2, s3, s4, s5)
 
 
 def multi_signum_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -486,8 +490,9 @@ def _multi_ftml_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         d, v, z = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        s0, s1, s2, s3, s4, s5, s6, s7 = p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _ftml_step(i, w, g, d, v, z, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+            _ftml_step(i, w, g, d, v, z, s0, s1, s2, s3, s4, s5, s6, s7)
 
 
 def multi_ftml_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -501,8 +506,9 @@ def _multi_ftrl_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         z, nn = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _ftrl_step(i, w, g, z, nn, p[0], p[1], p[2], p[3], p[4], p[5])
+            _ftrl_step(i, w, g, z, nn, s0, s1, s2, s3, s4, s5)
 
 
 def multi_ftrl_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -516,8 +522,9 @@ def _multi_adamax_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, u = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _adamax_step(i, w, g, m, u, p[0], p[1], p[2], p[3], p[4], p[5])
+            _adamax_step(i, w, g, m, u, s0, s1, s2, s3, s4, s5)
 
 
 def multi_adamax_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -531,8 +538,9 @@ def _multi_nadam_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, v = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _nadam_step(i, w, g, m, v, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9])
+            _nadam_step(i, w, g, m, v, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9)
 
 
 def multi_nadam_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -545,8 +553,9 @@ def _multi_dcasgd_kernel(addrs, sizes, scalars, like):
     for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):
         n, p = sizes[k], scalars[k]
         w, g, prev = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        s0, s1, s2, s3, s4 = p[0], p[1], p[2], p[3], p[4]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _dcasgd_step(i, w, g, prev, p[0], p[1], p[2], p[3], p[4])
+            _dcasgd_step(i, w, g, prev, s0, s1, s2, s3, s4)
 
 
 def multi_dcasgd_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -560,8 +569,9 @@ def _multi_dcasgd_mom_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
         m, prev = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            _dcasgd_mom_step(i, w, g, m, prev, p[0], p[1], p[2], p[3], p[4], p[5])
+            _dcasgd_mom_step(i, w, g, m, prev, s0, s1, s2, s3, s4, s5)
 
 
 def multi_dcasgd_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
