@@ -273,7 +273,7 @@ def _has_half(inputs: list, params: dict) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _half_types(op: str, params_key: tuple, params: tuple, dtypes: tuple) -> tuple[list, int]:
+def _half_types(op: str, params: tuple, dtypes: tuple) -> tuple[list, int]:
     """The output dtypes of ``op`` called with ``dtypes`` (float16 among them) and its number of
     arguments (the inputs after them are aux states), by the operator's own type rule."""
     names = [f"in{i}" for i in range(len(dtypes))]
@@ -292,12 +292,11 @@ def _invoke_half(op: str, inputs: list, params: dict, out: Any, where: str, ctx:
     """A call with float16 arrays or a float16 ``dtype`` param: the float32 kernel on widened
     copies; the outputs the float16 call types as float16 are rounded back, and widened aux
     states (the update ops' states, which they change in place) are written back."""
+    names = tuple(np.dtype(a.dtype).name for a in inputs)
     try:
-        dtypes, n_args = _half_types(op, _params_key(params), tuple(params.items()),
-                                     tuple(np.dtype(a.dtype).name for a in inputs))
-    except TypeError:   # an unhashable param value: the rule, uncached
-        dtypes, n_args = _half_types.__wrapped__(op, (), tuple(params.items()),
-                                                 tuple(np.dtype(a.dtype).name for a in inputs))
+        dtypes, n_args = _half_types(op, tuple(params.items()), names)
+    except TypeError:   # an unhashable param value (a list): the rule, uncached
+        dtypes, n_args = _half_types.__wrapped__(op, tuple(params.items()), names)
     wide = [_converted(a, np.float32) if a._data.dtype == _HALF else a for a in inputs]
     results = _invoke(op, wide, {k: "float32" if _is_half(v) else v for k, v in params.items()},
                       None, where, ctx)
