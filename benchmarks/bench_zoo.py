@@ -6,8 +6,10 @@ times and each keeps its best round (the machine's speed swings between runs).
 symjit runs the nets built with its symbol API (``examples/nets.py``, the Gluon model zoo's
 shapes) with this interpreter; PyTorch (eager, ``torch.no_grad``, twins written here with
 ``torch.nn``: torchvision is not needed) with ``--peer-python``; MXNet 1.9.1 (its Gluon model zoo,
-hybridized, oneDNN) with ``--mxnet-python`` (its own venv, numpy < 1.24). Each framework runs in
-a process of its own, one after the other; a peer that is not installed is skipped. Peers are
+hybridized, oneDNN) with ``--mxnet-python`` (its own venv, numpy < 1.24). Each framework runs each
+(net, batch) in a process of its own, one after the other (in one process, symjit's SqueezeNet ran
+1.5-1.8x slower after MobileNet's batch-32 bind than alone); a peer that is not installed is
+skipped. Peers are
 never a dependency of symjit or its tests.
 
     python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10] [--rounds 2]
@@ -207,11 +209,14 @@ def main() -> None:
     pythons = {"symjit": sys.executable, "torch": a.peer_python, "mxnet": a.mxnet_python}
     results: dict[str, dict | None] = {}
     for _ in range(a.rounds):     # the frameworks alternate; each key keeps its best round
-        for who, python in pythons.items():
-            if python and results.get(who, {}) is not None:
-                got = run_worker(python, who, nets, batches, a.runs)
-                results[who] = None if got is None else {
-                    k: min(v, (results.get(who) or {}).get(k, v)) for k, v in got.items()}
+        for name in nets:
+            for batch in batches:   # a process per (net, batch): an earlier big bind slowed later ones
+                for who, python in pythons.items():
+                    if python and results.get(who, {}) is not None:
+                        got = run_worker(python, who, [name], [batch], a.runs)
+                        results[who] = None if got is None else {
+                            **(results.get(who) or {}),
+                            **{k: min(v, (results.get(who) or {}).get(k, v)) for k, v in got.items()}}
     if not results.get("symjit"):
         sys.exit("bench_zoo: the symjit worker failed")
     peers = [p for p in ("mxnet", "torch") if results.get(p)]
