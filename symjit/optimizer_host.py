@@ -34,15 +34,20 @@ def _host(arr: NDArray) -> np.ndarray:
     return arr.asnumpy()
 
 
-class HostRule(Optimizer):
-    """An update rule computed on host copies: :meth:`step` changes ``w`` and the state arrays
-    in place (numpy, the weight's dtype); :meth:`update` writes them back."""
+class _ZeroStates(Optimizer):
+    """A rule whose state is ``n_states`` zero arrays shaped like the weight (None for none, the
+    array itself for one)."""
 
     n_states = 0
 
     def create_state(self, index: Any, weight: NDArray) -> Any:
         states = tuple(self._zeros(weight) for _ in range(self.n_states))
         return None if not states else states[0] if len(states) == 1 else states
+
+
+class HostRule(_ZeroStates):
+    """An update rule computed on host copies: :meth:`step` changes ``w`` and the state arrays
+    in place (numpy, the weight's dtype); :meth:`update` writes them back."""
 
     def _clipped(self, grad: np.ndarray, w: np.ndarray | None = None, wd: float = 0.0) -> np.ndarray:
         """``clip(rescale_grad * grad)``; with ``w``, ``clip(rescale_grad * grad + wd * w)`` (the
@@ -69,15 +74,9 @@ class HostRule(Optimizer):
             nd_state[:] = new
 
 
-class _Fused(Optimizer):
+class _Fused(_ZeroStates):
     """A rule run by a compiled update kernel (``_plan``), so that an ``Updater`` given many
     indices updates them all in one call per kernel (:meth:`Optimizer._update_many`)."""
-
-    n_states = 0
-
-    def create_state(self, index: Any, weight: NDArray) -> Any:
-        states = tuple(self._zeros(weight) for _ in range(self.n_states))
-        return None if not states else states[0] if len(states) == 1 else states
 
     def _scalars(self) -> tuple[float, float]:
         return self.rescale_grad, _clip(self.clip_gradient)
