@@ -25,7 +25,8 @@ __all__ = ["sgd_step", "sgd_mom_step", "nag_mom_step", "adagrad_step", "adadelta
            "adam_wdclip_step", "rmsprop_wdclip_step", "rmspropalex_step", "ftml_step", "ftrl_step",
            "signsgd_step", "signum_step", "adamw_step", "lamb_phase1_step", "lamb_phase2_step",
            "multi_lars_step", "group_adagrad_row", "adamax_step", "nadam_step", "dcasgd_step",
-           "dcasgd_mom_step"]
+           "dcasgd_mom_step", "sgld_step", "lamb_moments_step", "lamb_direction", "lamb_ratio",
+           "lars_rate", "lbsgd_mean_step", "lbsgd_trust"]
 
 
 def sgd_step(i, weight, grad, lr, wd, rescale, clip):
@@ -378,3 +379,81 @@ def dcasgd_mom_step(i, weight, grad, mom, prev, lr, momentum, lamda, wd, rescale
     mom[i] = m
     prev[i] = w
     weight[i] = w + m
+
+
+def sgld_step(i, weight, grad, noise, lr, wd, rescale, clip):
+    """SGLD with ``g = clip(rescale*grad)``: ``w += -lr/2 (g + wd w) + noise`` (the Gaussian noise,
+    standard deviation ``sqrt(lr)``, drawn by the host)."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    w = weight[i]
+    weight[i] = w + (-0.5 * lr * (g + wd * w) + noise[i])
+
+
+# -- the rules that scale a parameter's step by norms over the whole parameter ---------------------
+# (a first pass updates the moments or the summed gradient and accumulates squared norms in
+# float64, the scalar functions below turn them into a rate, a second pass steps)
+
+def lamb_moments_step(i, grad, mean, var, beta1, beta2, rescale, clip):
+    """LAMB's (Adam's) moments of ``g = clip(rescale*grad)``, in place."""
+    g = grad[i] * rescale
+    if clip >= 0.0:
+        if g > clip:
+            g = clip
+        elif g < -clip:
+            g = -clip
+    mean[i] = beta1 * mean[i] + (1.0 - beta1) * g
+    var[i] = beta2 * var[i] + (1.0 - beta2) * g * g
+
+
+def lamb_direction(i, weight, mean, var, eps, wd, inv1, inv2):
+    """LAMB's direction at ``i``: ``(m inv1) / (sqrt(v inv2) + eps) + wd w`` (``inv = 1 / (1 -
+    beta^t)`` with bias correction, else 1), from the stored moments."""
+    return (mean[i] * inv1) / (math.sqrt(var[i] * inv2) + eps) + wd * weight[i]
+
+
+def lamb_ratio(w_sq, r_sq, lower, upper):
+    """LAMB's trust ratio ``||w|| / ||r||`` from the squared norms, ``||w||`` clamped to the bounds
+    that are >= 0; 1 when either norm is 0."""
+    a = math.sqrt(w_sq)
+    b = math.sqrt(r_sq)
+    if lower >= 0.0 and a < lower:
+        a = lower
+    if upper >= 0.0 and a > upper:
+        a = upper
+    return a / b if a > 0.0 and b > 0.0 else 1.0
+
+
+def lars_rate(lr, eta, eps, wd, w_sq, g_sq, rescale, use_trust):
+    """LARS's layer learning rate, MXNet's: ``lr eta ||w|| / (||g|| + wd ||w|| + eps)`` with
+    ``||g||`` the norm of ``rescale*grad`` (not clipped); ``lr`` where either norm is 0 or where
+    ``use_trust`` is 0 (biases, BatchNorm's gamma and beta)."""
+    w = math.sqrt(w_sq)
+    g = math.sqrt(g_sq) * rescale
+    if use_trust != 0.0 and w > 0.0 and g > 0.0:
+        return lr * eta * w / (g + wd * w + eps)
+    return lr
+
+
+def lbsgd_mean_step(i, grad, acc, first, step, scale):
+    """LBSGD's summed gradient: ``acc = grad`` (``first`` non-zero: a new sum) or ``acc + grad``;
+    on a ``step`` the sum is replaced by its mean (``/ scale``), which the step then applies."""
+    a = grad[i] if first != 0.0 else acc[i] + grad[i]
+    acc[i] = a
+    if step != 0.0:
+        acc[i] = acc[i] / scale
+
+
+def lbsgd_trust(w_sq, g_sq, wd):
+    """LBSGD's 'lars' learning-rate multiplier ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` (with ``g`` the
+    mean gradient), clipped to [0.01, 100]."""
+    r = math.sqrt(w_sq / (g_sq + wd * w_sq + 1e-18))
+    if r < 0.01:
+        return 0.01
+    if r > 100.0:
+        return 100.0
+    return r

@@ -707,5 +707,5 @@ def _copy(opt: Optimizer) -> Optimizer:
     return new
 
 
-# the rules computed on the host (no fused kernel yet), registered like the others
+# the other rules (compiled kernels too), registered like the others
 from .optimizer_host import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: E402, F401

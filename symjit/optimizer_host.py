@@ -1,13 +1,12 @@
 """The optimizers beyond SGD, NAG, Adam, RMSProp, AdaGrad and AdaDelta, with MXNet 1.x's rules.
 
-Adamax, Nadam, Signum, FTML, Ftrl and DCASGD are compiled update kernels like those
-(``symjit.kernels.cpu.optim``/``cuda.optim``, per-element steps shared with the registered
-``signum_update``/``signsgd_update``, ``ftml_update`` and ``ftrl_update`` operators), so an
-``Updater`` given many indices updates all of them in one call per kernel. LAMB calls its
-registered operators (``lamb_update_phase1``/``phase2``) per parameter; SGLD, LARS and LBSGD
-compute with numpy on host copies of the weight and states (written back after each update), one
-parameter at a time (``_fusable`` is false for them). All are registered in ``mx.optimizer`` with
-the others.
+All are compiled update kernels like those (``symjit.kernels.cpu.optim``/``cuda.optim``, the
+per-element steps of ``symjit.kernels.optim_steps``, shared with the registered ``signum_update``/
+``signsgd_update``, ``ftml_update`` and ``ftrl_update`` operators), so an ``Updater`` given many
+indices updates all of them in one call per kernel. LAMB, LARS and LBSGD (with 'lars') scale a
+parameter's step by norms over the whole parameter: their kernels take two passes over it (on a
+GPU, a block per parameter). SGLD's noise is drawn on the host. All are registered in
+``mx.optimizer`` with the others.
 
 >>> import symjit as mx
 >>> opt, w = mx.optimizer.Signum(learning_rate=0.1, momentum=0.0), mx.nd.ones((2,))
@@ -20,9 +19,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
-from . import ndarray as nd
 from .base import ParamError
 from .ndarray import NDArray
 from .optimizer import Optimizer, _clip, register
@@ -30,13 +26,10 @@ from .optimizer import Optimizer, _clip, register
 __all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "LBSGD"]
 
 
-def _host(arr: NDArray) -> np.ndarray:
-    return arr.asnumpy()
-
-
-class _ZeroStates(Optimizer):
-    """A rule whose state is ``n_states`` zero arrays shaped like the weight (None for none, the
-    array itself for one)."""
+class _Fused(Optimizer):
+    """A rule run by a compiled update kernel (``_plan``), so that an ``Updater`` given many
+    indices updates them all in one call per kernel (:meth:`Optimizer._update_many`). Its state
+    is ``n_states`` zero arrays shaped like the weight (None for none, the array itself for one)."""
 
     n_states = 0
 
@@ -44,42 +37,16 @@ class _ZeroStates(Optimizer):
         states = tuple(self._zeros(weight) for _ in range(self.n_states))
         return None if not states else states[0] if len(states) == 1 else states
 
-
-class HostRule(_ZeroStates):
-    """An update rule computed on host copies: :meth:`step` changes ``w`` and the state arrays
-    in place (numpy, the weight's dtype); :meth:`update` writes them back."""
-
-    def _clipped(self, grad: np.ndarray, w: np.ndarray | None = None, wd: float = 0.0) -> np.ndarray:
-        """``clip(rescale_grad * grad)``; with ``w``, ``clip(rescale_grad * grad + wd * w)`` (the
-        rules that decay before clipping, as MXNet's Adam family)."""
-        g = grad * grad.dtype.type(self.rescale_grad)
-        if w is not None:
-            g = g + wd * w
-        return np.clip(g, -self.clip_gradient, self.clip_gradient) if self.clip_gradient else g
-
-    def step(self, index: Any, t: int, lr: float, wd: float, w: np.ndarray, g: np.ndarray,
-             states: list[np.ndarray]) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.step")
-
-    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """Update ``weight`` and ``state`` in place from ``grad``."""
-        lr, wd = self._common(index)
-        arrays = () if state is None else tuple(state) if isinstance(state, (tuple, list)) else (state,)
-        w, g = _host(weight), _host(grad)
-        states = [_host(s) for s in arrays]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.step(index, self._index_update_count[index], lr, wd, w, g, states)
-        weight[:] = w
-        for nd_state, new in zip(arrays, states):
-            nd_state[:] = new
-
-
-class _Fused(_ZeroStates):
-    """A rule run by a compiled update kernel (``_plan``), so that an ``Updater`` given many
-    indices updates them all in one call per kernel (:meth:`Optimizer._update_many`)."""
-
     def _scalars(self) -> tuple[float, float]:
         return self.rescale_grad, _clip(self.clip_gradient)
+
+    def _scratch(self, store: dict, index: Any, weight: NDArray) -> NDArray:
+        """``store[index]``: an array like ``weight`` kept across updates (not part of the state
+        MXNet saves), made anew when the weight's shape, dtype or device changes."""
+        buf = store.get(index)
+        if buf is None or (buf.shape, buf.dtype, buf.context) != (weight.shape, weight.dtype, weight.context):
+            buf = store[index] = self._zeros(weight)
+        return buf
 
 
 @register
@@ -208,22 +175,30 @@ class DCASGD(_Fused):
 
 
 @register
-class SGLD(HostRule):
-    """Stochastic gradient Langevin dynamics: ``w += -lr/2 (g + wd w) + N(0, sqrt(lr))``, the
-    noise from ``mx.random``'s generator (reproducible under ``mx.random.seed``)."""
+class SGLD(_Fused):
+    """Stochastic gradient Langevin dynamics: ``w += -lr/2 (g + wd w) + N(0, sqrt(lr))``. The noise
+    comes from ``mx.random``'s generator (reproducible under ``mx.random.seed``), drawn on the host
+    per parameter in update order into a buffer kept per index, which the kernel adds."""
 
-    def step(self, index, t, lr, wd, w, g, states):
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._noise: dict[Any, NDArray] = {}
+
+    def _plan(self, index, weight, state):
         from . import random as _random
-        g = self._clipped(g)
-        noise = _random._rng.normal(0.0, math.sqrt(lr), size=w.shape).astype(w.dtype)
-        w += -lr / 2.0 * (g + wd * w) + noise
+        lr, wd = self._common(index)
+        noise = self._scratch(self._noise, index, weight)
+        noise[:] = _random._rng.normal(0.0, math.sqrt(lr), size=weight.shape).astype(noise.dtype)
+        return "sgld_update", (noise,), (lr, wd, *self._scalars())
 
 
 @register
-class LAMB(HostRule):
+class LAMB(_Fused):
     """LAMB (You et al.), states ``(mean, var)``: Adam's direction ``r = m_hat / (sqrt(v_hat) + eps)
-    + wd w``, then ``w -= lr (||w|| / ||r||) r`` (``||w||`` clamped to ``[lower_bound,
-    upper_bound]`` when given; ratio 1 when a norm is 0)."""
+    + wd w`` of ``g = clip(rescale grad)``, then ``w -= lr (||w|| / ||r||) r`` (``||w||`` clamped to
+    ``[lower_bound, upper_bound]`` when given; ratio 1 when a norm is 0): the rule of
+    ``lamb_update_phase1`` and ``lamb_update_phase2`` in one kernel (norms summed in float64; ``r``
+    goes through a scratch array kept per index, as phase 1's output does in MXNet)."""
 
     n_states = 2
 
@@ -234,57 +209,74 @@ class LAMB(HostRule):
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
         self.bias_correction = bool(bias_correction)
+        self._direction: dict[Any, NDArray] = {}
 
-    def update(self, index, weight, grad, state):
+    def _plan(self, index, weight, state):
         lr, wd = self._common(index)
-        mean, var = state
-        g = nd.lamb_update_phase1(weight, grad, mean, var, beta1=self.beta1, beta2=self.beta2,
-                                  epsilon=self.epsilon, t=self._index_update_count[index],
-                                  bias_correction=self.bias_correction, wd=wd, rescale_grad=self.rescale_grad,
-                                  clip_gradient=_clip(self.clip_gradient))
-        bound = {k: -1.0 if v is None else float(v)
-                 for k, v in (("lower_bound", self.lower_bound), ("upper_bound", self.upper_bound))}
-        nd.lamb_update_phase2(weight, g, nd.norm(weight), nd.norm(g), lr=lr, out=weight, **bound)
+        t = self._index_update_count[index]
+        inv1, inv2 = ((1.0 / (1.0 - self.beta1 ** t), 1.0 / (1.0 - self.beta2 ** t)) if self.bias_correction
+                      else (1.0, 1.0))
+        lower = -1.0 if self.lower_bound is None else float(self.lower_bound)
+        upper = -1.0 if self.upper_bound is None else float(self.upper_bound)
+        arrays = (*self._states(index, state, 2), self._scratch(self._direction, index, weight))
+        return "lamb_update", arrays, (
+            lr, self.beta1, self.beta2, self.epsilon, wd, *self._scalars(), inv1, inv2, lower, upper)
+
+
+_NO_TRUST = ("gamma", "beta", "bias")
 
 
 @register
-class LARS(HostRule):
-    """LARS (You et al.): SGD with momentum whose learning rate per layer is scaled by ``eta
-    ||w|| / (||g|| + wd ||w|| + epsilon)`` (1 when a norm is 0); parameters named ``*bias``,
-    ``*gamma``, ``*beta`` keep the plain learning rate."""
+class LARS(_Fused):
+    """LARS (You et al.), MXNet 1.x's: SGD (with momentum) at a per-layer rate ``lr eta ||w|| /
+    (||g|| + wd ||w|| + eps)``, ``||g||`` the norm of ``rescale_grad * grad`` (``lr`` where a norm
+    is 0); parameters named ``*bias``, ``*gamma``, ``*beta`` keep ``lr``. With
+    ``momentum_correction`` the momentum is scaled by the ratio of the current to the previous
+    learning rate (1 unless a scheduler changes it), per update call as in MXNet's per-parameter
+    path. ``lazy_update`` is accepted for MXNet's signature (all arrays here are dense)."""
 
-    def __init__(self, momentum: float = 0.0, eta: float = 0.001, epsilon: float = 0.0, **kwargs: Any):
+    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0.0,
+                 momentum_correction: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
-        self.momentum, self.eta, self.epsilon = float(momentum), float(eta), float(epsilon)
+        self.momentum, self.eta, self.eps = float(momentum), float(eta), float(eps)
+        self.lazy_update, self.momentum_correction = bool(lazy_update), bool(momentum_correction)
+        self.cur_lr: float | None = None
+        self.last_lr: float | None = None
 
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None
 
-    def step(self, index, t, lr, wd, w, g, states):
-        g = self._clipped(g)
-        name = self.idx2name.get(index, str(index))
-        if not name.endswith(("bias", "gamma", "beta")):
-            w_norm, g_norm = float(np.linalg.norm(w)), float(np.linalg.norm(g))
-            trust = w_norm / (g_norm + wd * w_norm + self.epsilon) if w_norm > 0 and g_norm > 0 else 1.0
-            lr = lr * self.eta * trust
-        step = -lr * (g + wd * w)
-        if states:
-            mom = states[0]
-            mom *= self.momentum
-            mom += step
-            step = mom
-        w += step
+    def _momentum(self) -> float:
+        """The momentum of this update call (MXNet's ``cur_lr / last_lr`` correction)."""
+        base = self.learning_rate
+        self.last_lr = base if self.cur_lr is None else self.cur_lr
+        self.cur_lr = base
+        if self.momentum_correction and self.last_lr != 0:
+            return self.momentum * (self.cur_lr / self.last_lr)
+        return self.momentum
+
+    def _plan(self, index, weight, state):
+        lr, wd = self._common(index)
+        momentum = self._momentum()
+        trust = 0.0 if str(self.idx2name.get(index, index)).endswith(_NO_TRUST) else 1.0
+        rescale, clip = self._scalars()
+        if state is None:
+            return "lars_update", (), (lr, self.eta, self.eps, wd, rescale, clip, trust)
+        return "lars_mom_update", self._states(index, state, 1), (
+            lr, momentum, self.eta, self.eps, wd, rescale, clip, trust)
 
 
 @register
-class LBSGD(HostRule):
+class LBSGD(_Fused):
     """Large-batch SGD: emulates a batch ``batch_scale`` times larger. Each index's gradients are
     summed over ``batch_scale`` consecutive updates (counted from ``begin_epoch *
     updates_per_epoch``); at every ``batch_scale``-th one their mean takes an SGD (momentum)
     step, the others leave the weight as it is. The step's learning rate is multiplied by a
     warmup factor rising from 1 to ``batch_scale`` over ``warmup_epochs * updates_per_epoch``
     updates (``warmup_strategy`` 'linear', 'power2' or 'sqrt'), or, with 'lars', by the layer's
-    trust ratio ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped to [0.01, 100].
+    trust ratio ``sqrt(|w|^2 / (|g|^2 + wd |w|^2))`` clipped to [0.01, 100]. The summed gradient
+    is a buffer kept per index; the learning rate is read before the update is counted, as in
+    MXNet.
 
     >>> import symjit as mx
     >>> opt = mx.optimizer.LBSGD(learning_rate=0.1, batch_scale=2, warmup_epochs=0)   # lr x 2 at once
@@ -311,7 +303,8 @@ class LBSGD(HostRule):
         self.warmup_epochs, self.batch_scale = int(warmup_epochs), int(batch_scale)
         self.updates_per_epoch, self.num_epochs = int(updates_per_epoch), int(num_epochs)
         self.init_updates = int(begin_epoch) * self.updates_per_epoch
-        self._cumulated: dict[Any, list] = {}      # index -> [summed gradient, updates counted]
+        self._sums: dict[Any, NDArray] = {}           # index -> the summed gradient
+        self._counts: dict[Any, list] = {}            # index -> [updates counted, a new sum starts]
 
     def create_state(self, index, weight):
         return self._zeros(weight) if self.momentum != 0.0 else None
@@ -327,27 +320,19 @@ class LBSGD(HostRule):
         return 1.0 + (top - 1.0) * {"linear": frac, "power2": frac * frac, "sqrt": math.sqrt(frac)}[
             self.warmup_strategy]
 
-    @staticmethod
-    def _trust(w: np.ndarray, g: np.ndarray, wd: float) -> float:
-        w2, g2 = float(np.sum(w.astype(np.float64) ** 2)), float(np.sum(g.astype(np.float64) ** 2))
-        return min(max(math.sqrt(w2 / (g2 + wd * w2 + 1e-18)), 0.01), 100.0)
-
-    def step(self, index, t, lr, wd, w, g, states):
-        entry = self._cumulated.get(index)
-        if entry is None:
-            entry = self._cumulated[index] = [g.copy(), self.init_updates + 1]
-        else:
-            entry[0] = g.copy() if entry[0] is None else entry[0] + g
-            entry[1] += 1
-        if entry[1] % self.batch_scale:
-            return
-        mean = entry[0] / g.dtype.type(self.batch_scale)
-        entry[0] = None
-        scale = self._trust(w, mean, wd) if self.warmup_strategy == "lars" else self._warmup(entry[1])
-        step = -(lr * scale) * (self._clipped(mean) + wd * w)
-        if states:
-            mom = states[0]
-            mom *= self.momentum
-            mom += step
-            step = mom
-        w += step
+    def _plan(self, index, weight, state):
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        self._update_count(index)
+        sums = self._scratch(self._sums, index, weight)
+        count = self._counts.setdefault(index, [self.init_updates, True])
+        count[0] += 1
+        first, step = count[1], count[0] % self.batch_scale == 0
+        count[1] = step                              # a step starts a new sum
+        lars = self.warmup_strategy == "lars"
+        if step and not lars:
+            lr *= self._warmup(count[0])
+        flags = (float(first), float(step), float(self.batch_scale), float(lars))
+        if state is None:
+            return "lbsgd_update", (sums,), (lr, wd, *self._scalars(), *flags)
+        return "lbsgd_mom_update", (sums, *self._states(index, state, 1)), (
+            lr, self.momentum, wd, *self._scalars(), *flags)

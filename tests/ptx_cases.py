@@ -66,7 +66,8 @@ def nets_ptx(arch: str) -> int:
 # arrays (weight, grad, states) of each optimizer update kernel; its other arguments are scalars
 UPDATE_ARRAYS = {"sgd": 2, "sgd_mom": 3, "nag_mom": 3, "adagrad": 3, "adadelta": 4, "adam_wdclip": 4,
                  "rmsprop_wdclip": 3, "rmspropalex": 5, "signsgd": 2, "signum": 3, "ftml": 5, "ftrl": 4,
-                 "adamax": 4, "nadam": 4, "dcasgd": 3, "dcasgd_mom": 4}
+                 "adamax": 4, "nadam": 4, "dcasgd": 3, "dcasgd_mom": 4, "sgld": 3, "lamb": 5, "lars": 2,
+                 "lars_mom": 3, "lbsgd": 3, "lbsgd_mom": 4}
 
 
 def optim_ptx(arch: str) -> int:
@@ -75,16 +76,17 @@ def optim_ptx(arch: str) -> int:
     import inspect
 
     from numba import types
-    from symjit.kernels import optim_steps
-    from symjit.kernels.cuda import optim
+    from symjit.kernels.cpu import optim as cpu_optim
+    from symjit.kernels.cuda import optim, optim_norm
     n = 0
     for name, arrays in UPDATE_ARRAYS.items():
-        scalars = len(inspect.signature(getattr(optim_steps, f"{name}_step")).parameters) - 1 - arrays
+        scalars = len(inspect.signature(getattr(cpu_optim, f"{name}_update").py_func).parameters) - arrays
+        module = optim_norm if f"{name}_update" in optim_norm.__all__ else optim
         for dtype in (types.float32, types.float64):
             vec = types.Array(dtype, 1, "C")
-            function_ptx(f"{name}_update", getattr(optim, f"_{name}_step_kernel").py_func,
+            function_ptx(f"{name}_update", getattr(module, f"_{name}_step_kernel").py_func,
                          (vec,) * arrays + (types.float64,) * scalars, arch)
-            function_ptx(f"multi_{name}_update", getattr(optim, f"_multi_{name}_kernel").py_func,
+            function_ptx(f"multi_{name}_update", getattr(module, f"_multi_{name}_kernel").py_func,
                          (types.Array(types.int64, 2, "C"), types.Array(types.int64, 1, "C"),
                           types.Array(types.float64, 2, "C"), vec), arch)
             n += 2

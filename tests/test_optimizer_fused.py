@@ -16,7 +16,11 @@ SPECS = [("sgd", {"momentum": 0.9}), ("sgd", {}), ("nag", {"momentum": 0.9}), ("
          ("rmsprop", {}), ("rmsprop", {"centered": True, "clip_weights": 0.5}), ("adagrad", {}),
          ("adadelta", {}), ("adamax", {}), ("nadam", {}), ("signum", {"wd_lh": 0.01}),
          ("signum", {"momentum": 0.0}), ("ftml", {}), ("ftrl", {}), ("dcasgd", {"momentum": 0.9}),
-         ("dcasgd", {})]
+         ("dcasgd", {}), ("sgld", {}), ("lamb", {}), ("lamb", {"bias_correction": False, "lower_bound": 0.1,
+                                                                "upper_bound": 2.0}),
+         ("lars", {"momentum": 0.9, "eta": 0.01}), ("lars", {}),
+         ("lbsgd", {"momentum": 0.9, "batch_scale": 2, "warmup_epochs": 1, "updates_per_epoch": 2}),
+         ("lbsgd", {"warmup_strategy": "lars", "batch_scale": 2})]
 
 
 def _arrays(seed: int, dtype=np.float32):
@@ -28,6 +32,7 @@ def _run(name: str, kwargs: dict, fused: bool, dtypes=None, steps: int = 3):
     opt = mx.optimizer.create(name, learning_rate=0.1, wd=1e-2, rescale_grad=0.5, clip_gradient=1.0,
                               param_idx2name=NAMES, **kwargs)
     updater = mx.optimizer.get_updater(opt)
+    mx.random.seed(11)                       # SGLD's noise: the same draws in both runs
     dtypes = dtypes or [np.float32] * len(SHAPES)
     ws = [mx.nd.array(w, dtype=d) for w, d in zip(_arrays(0), dtypes)]
     for step in range(steps):
@@ -171,3 +176,37 @@ def test_module_update_is_one_kernel_call_per_step(monkeypatch):
     mod.fit(mx.io.NDArrayIter(x, y, batch_size=4), num_epoch=2, optimizer="sgd",
             optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
     assert calls == [4] * 4      # 2 epochs x 2 batches, each one call for the 4 parameters
+
+
+def test_every_update_kernel_has_both_targets_and_both_forms():
+    """Each CPU update kernel (one parameter, and the table form for many) has its GPU twin."""
+    from symjit.kernels.cpu import optim as cpu
+    from symjit.kernels.cuda import optim as gpu
+    from symjit.kernels.cuda import optim_norm as gpu_norm
+    names = set(cpu.__all__) - {"view"}
+    assert names == set(gpu.__all__) - {"multi_launch"} | set(gpu_norm.__all__)
+    singles = {n for n in names if not n.startswith("multi_")}
+    assert {f"multi_{n}" for n in singles} == names - singles
+
+
+def test_lars_momentum_follows_the_learning_rate_as_in_mxnet():
+    """MXNet's momentum correction: the momentum times (this call's rate / the previous call's);
+    a bias keeps the plain rate (no trust ratio) and no weight decay."""
+    rates = iter([0.1, 0.05, 0.025])
+
+    class Halving:
+        def __call__(self, num_update):
+            return self.lr
+
+    sched = Halving()
+    opt = mx.optimizer.LARS(momentum=0.9, eta=0.5, lr_scheduler=sched, param_idx2name={0: "fc_bias"})
+    w = mx.nd.ones((3,))
+    state = opt.create_state(0, w)
+    expect, mom, last = np.ones(3), np.zeros(3), None
+    for g in (1.0, -2.0, 0.5):
+        sched.lr = next(rates)
+        opt.update(0, w, mx.nd.full((3,), g), state)
+        ratio = 1.0 if last is None else sched.lr / last
+        mom = 0.9 * ratio * mom - sched.lr * g
+        expect, last = expect + mom, sched.lr
+        np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)

@@ -1,4 +1,4 @@
-"""The host-computed optimizers (Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS, LBSGD)
+"""The optimizers of ``optimizer_host`` (Adamax, Nadam, Signum, FTML, Ftrl, DCASGD, SGLD, LAMB, LARS, LBSGD)
 against numpy float64 re-implementations of MXNet 1.x's update rules, over several steps, with
 learning-rate/weight-decay multipliers, rescaling and clipping; also through an Updater given
 many indices, state save/load, and on a GPU (simulator)."""
@@ -82,10 +82,11 @@ def ref_lamb(w, g, s, t, lr, wd, b1=0.9, b2=0.999, eps=1e-6):
 
 
 def ref_lars(w, g, s, t, lr, wd, mom=0.9, eta=0.01):
-    g = clip(RESCALE * g)
-    wn, gn = np.linalg.norm(w), np.linalg.norm(g)
-    lr = lr * eta * (wn / (gn + wd * wn) if wn > 0 and gn > 0 else 1.0)
-    s["m"] = mom * s.get("m", 0.0) - lr * (g + wd * w)
+    """MXNet's LARS: the layer's rate from the norms of w and of rescale * grad (not clipped); the
+    plain rate where a norm is 0; then SGD with momentum on the clipped gradient."""
+    wn, gn = np.linalg.norm(w), np.linalg.norm(RESCALE * g)
+    lr = lr * eta * wn / (gn + wd * wn) if wn > 0 and gn > 0 else lr
+    s["m"] = mom * s.get("m", 0.0) - lr * (clip(RESCALE * g) + wd * w)
     return w + s["m"]
 
 
@@ -185,7 +186,7 @@ def test_updater_many_indices_and_states_round_trip():
 
 @pytest.mark.gpu
 def test_on_a_gpu():
-    for name in ("adamax", "lamb", "ftrl"):
+    for name in ("adamax", "lamb", "ftrl", "lars", "lbsgd_lars"):
         make, _ = CASES[name]
         cpu_opt, gpu_opt = make(), make()
         w_cpu, w_gpu = mx.nd.ones((5,)), mx.nd.ones((5,), ctx=mx.gpu(0))
@@ -199,12 +200,15 @@ def test_on_a_gpu():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["adamax", "nadam", "signum", "signsgd", "ftml", "ftrl", "dcasgd"])
+@pytest.mark.parametrize("name", ["adamax", "nadam", "signum", "signsgd", "ftml", "ftrl", "dcasgd", "lamb",
+                                  "lars", "lbsgd_linear", "lbsgd_lars", "sgld"])
 def test_fused_on_a_gpu_equals_the_cpu(name):
-    """The compiled rules' one launch for many parameters (an Updater given lists) on a GPU."""
-    make, _ = CASES[name]
+    """The compiled rules' one launch for many parameters (an Updater given lists) on a GPU; SGLD
+    with the same seed draws the same noise on both."""
+    make = CASES[name][0] if name != "sgld" else (lambda: mx.optimizer.SGLD(**COMMON))
     results = []
     for ctx in (mx.cpu(), mx.gpu(0)):
+        mx.random.seed(5)
         updater = mx.optimizer.get_updater(make())
         ws = [mx.nd.array(np.linspace(-1, 1, n) + 0.5, ctx=ctx) for n in (5, 3)]
         for step in range(2):

@@ -55,6 +55,18 @@ __all__ = [
     "multi_nadam_update",
     "multi_dcasgd_update",
     "multi_dcasgd_mom_update",
+    "sgld_update",
+    "lamb_update",
+    "lars_update",
+    "lars_mom_update",
+    "lbsgd_update",
+    "lbsgd_mom_update",
+    "multi_sgld_update",
+    "multi_lamb_update",
+    "multi_lars_update",
+    "multi_lars_mom_update",
+    "multi_lbsgd_update",
+    "multi_lbsgd_mom_update",
     "view",
 ]
 
@@ -409,3 +421,164 @@ def multi_dcasgd_mom_update(addrs, sizes, scalars, like):
         s0, s1, s2, s3, s4, s5 = p[0], p[1], p[2], p[3], p[4], p[5]
         for i in range(n):
             _dcasgd_mom_step(i, w, g, m, prev, s0, s1, s2, s3, s4, s5)
+
+
+# -- SGLD, and the rules scaled by norms over the parameter (LAMB, LARS, LBSGD) --------------------
+# Two passes over a parameter: the first updates moments / the summed gradient and accumulates
+# squared norms in float64, the second steps. The multi forms run both per row.
+
+_sgld_step = _body(_s.sgld_step)
+_lamb_moments_step = _body(_s.lamb_moments_step)
+_lamb_direction = _body(_s.lamb_direction)
+_lamb_ratio = _body(_s.lamb_ratio)
+_lars_rate = _body(_s.lars_rate)
+_lbsgd_mean_step = _body(_s.lbsgd_mean_step)
+_lbsgd_trust = _body(_s.lbsgd_trust)
+
+
+@_jit
+def sgld_update(weight, grad, noise, lr, wd, rescale, clip):
+    """SGLD, the noise drawn by the host (as a state array)."""
+    for i in range(weight.size):
+        _sgld_step(i, weight, grad, noise, lr, wd, rescale, clip)
+
+
+@_jit
+def lamb_update(weight, grad, mean, var, direction, lr, beta1, beta2, eps, wd, rescale, clip, inv1, inv2,
+                lower, upper):
+    """LAMB, states ``(mean, var)`` and a scratch array for Adam's direction ``r``; then ``w -= lr
+    (||w|| / ||r||) r``."""
+    w_sq = 0.0
+    r_sq = 0.0
+    for i in range(weight.size):
+        _lamb_moments_step(i, grad, mean, var, beta1, beta2, rescale, clip)
+        r = _lamb_direction(i, weight, mean, var, eps, wd, inv1, inv2)
+        direction[i] = r
+        w = float(weight[i])
+        w_sq += w * w
+        r_sq += r * r
+    rate = lr * _lamb_ratio(w_sq, r_sq, lower, upper)
+    for i in range(weight.size):
+        weight[i] -= rate * direction[i]
+
+
+@_jit
+def _lars_sums(weight, grad):
+    w_sq = 0.0
+    g_sq = 0.0
+    for i in range(weight.size):
+        w = float(weight[i])
+        g = float(grad[i])
+        w_sq += w * w
+        g_sq += g * g
+    return w_sq, g_sq
+
+
+@_jit
+def lars_update(weight, grad, lr, eta, eps, wd, rescale, clip, use_trust):
+    """LARS without momentum: SGD at the layer's rate (:func:`optim_steps.lars_rate`)."""
+    w_sq, g_sq = _lars_sums(weight, grad)
+    rate = _lars_rate(lr, eta, eps, wd, w_sq, g_sq, rescale, use_trust)
+    for i in range(weight.size):
+        _sgd_step(i, weight, grad, rate, wd, rescale, clip)
+
+
+@_jit
+def lars_mom_update(weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip, use_trust):
+    """LARS with momentum: SGD with momentum at the layer's rate."""
+    w_sq, g_sq = _lars_sums(weight, grad)
+    rate = _lars_rate(lr, eta, eps, wd, w_sq, g_sq, rescale, use_trust)
+    for i in range(weight.size):
+        _sgd_mom_step(i, weight, grad, mom, rate, momentum, wd, rescale, clip)
+
+
+@_jit
+def _lbsgd_rate(weight, grad, acc, lr, wd, first, step, scale, lars):
+    """The first pass of LBSGD (the summed gradient, its mean on a step); the step's rate."""
+    w_sq = 0.0
+    g_sq = 0.0
+    for i in range(weight.size):
+        _lbsgd_mean_step(i, grad, acc, first, step, scale)
+        if lars != 0.0 and step != 0.0:
+            w = float(weight[i])
+            g = float(acc[i])
+            w_sq += w * w
+            g_sq += g * g
+    return lr * _lbsgd_trust(w_sq, g_sq, wd) if lars != 0.0 else lr
+
+
+@_jit
+def lbsgd_update(weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars):
+    """LBSGD without momentum, state: the summed gradient. ``lr`` includes the warmup factor
+    (with ``lars`` non-zero the trust ratio is computed here); no step unless ``step``."""
+    rate = _lbsgd_rate(weight, grad, acc, lr, wd, first, step, scale, lars)
+    if step != 0.0:
+        for i in range(weight.size):
+            _sgd_step(i, weight, acc, rate, wd, rescale, clip)
+
+
+@_jit
+def lbsgd_mom_update(weight, grad, acc, mom, lr, momentum, wd, rescale, clip, first, step, scale, lars):
+    """LBSGD with momentum, states ``(summed gradient, momentum)``."""
+    rate = _lbsgd_rate(weight, grad, acc, lr, wd, first, step, scale, lars)
+    if step != 0.0:
+        for i in range(weight.size):
+            _sgd_mom_step(i, weight, acc, mom, rate, momentum, wd, rescale, clip)
+
+
+@_jit
+def multi_sgld_update(addrs, sizes, scalars, like):
+    """:func:`sgld_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, z = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        s0, s1, s2, s3 = p[0], p[1], p[2], p[3]
+        for i in range(n):
+            _sgld_step(i, w, g, z, s0, s1, s2, s3)
+
+
+@_jit
+def multi_lamb_update(addrs, sizes, scalars, like):
+    """:func:`lamb_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        m, v, r = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like), view(addrs[k, 4], n, like)
+        lamb_update(w, g, m, v, r, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10])
+
+
+@_jit
+def multi_lars_update(addrs, sizes, scalars, like):
+    """:func:`lars_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        lars_update(w, g, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
+
+
+@_jit
+def multi_lars_mom_update(addrs, sizes, scalars, like):
+    """:func:`lars_mom_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, m = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lars_mom_update(w, g, m, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+
+
+@_jit
+def multi_lbsgd_update(addrs, sizes, scalars, like):
+    """:func:`lbsgd_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g, a = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like), view(addrs[k, 2], n, like)
+        lbsgd_update(w, g, a, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+
+
+@_jit
+def multi_lbsgd_mom_update(addrs, sizes, scalars, like):
+    """:func:`lbsgd_mom_update` of every row of the tables."""
+    for k in range(sizes.size):
+        n, p = sizes[k], scalars[k]
+        w, g = view(addrs[k, 0], n, like), view(addrs[k, 1], n, like)
+        a, m = view(addrs[k, 2], n, like), view(addrs[k, 3], n, like)
+        lbsgd_mom_update(w, g, a, m, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8])

@@ -577,3 +577,4 @@ def _multi_dcasgd_mom_kernel(addrs, sizes, scalars, like):
 def multi_dcasgd_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
     """:func:`dcasgd_mom_update` of every row of the tables (``like``: the largest weight)."""
     _multi_dcasgd_mom_kernel[multi_launch(like, sizes.size, stream)](addrs, sizes, scalars, like)
+

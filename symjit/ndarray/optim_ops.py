@@ -12,14 +12,16 @@ __all__ = ["update_kernels", "MultiUpdate"]
 
 
 class _OnDevice:
-    """A GPU update-kernel module whose functions run with ``ctx``'s device current, queued on
+    """The GPU update-kernel modules, whose functions run with ``ctx``'s device current, queued on
     its stream."""
 
-    def __init__(self, module, ctx):
-        self._module, self._ctx = module, ctx
+    def __init__(self, modules, ctx):
+        self._modules, self._ctx = modules, ctx
 
     def __getattr__(self, name: str):
-        fn = getattr(self._module, name)
+        fn = next((getattr(m, name) for m in self._modules if name in m.__all__), None)
+        if fn is None:
+            raise AttributeError(f"no GPU update kernel {name!r}")
 
         def call(*args):
             with storage.device_scope(self._ctx):
@@ -29,8 +31,8 @@ class _OnDevice:
 
 def update_kernels(ctx):
     """The fused optimizer update kernels for arrays on ``ctx``: ``symjit.kernels.cpu.optim`` (one
-    ``njit`` loop each) or ``symjit.kernels.cuda.optim`` (one grid-stride kernel each, queued on the
-    device), with the same functions and arguments. Imported on first use (numba costs start-up).
+    ``njit`` loop each) or ``symjit.kernels.cuda.optim`` and ``optim_norm`` (one kernel each, queued
+    on the device), with the same functions and arguments. Imported on first use (numba costs start-up).
 
     >>> import symjit as mx
     >>> update_kernels(mx.cpu()).__name__
@@ -38,7 +40,8 @@ def update_kernels(ctx):
     """
     if ctx.device_type == "gpu":
         from symjit.kernels.cuda import optim as gpu_optim
-        return _OnDevice(gpu_optim, ctx)
+        from symjit.kernels.cuda import optim_norm as gpu_optim_norm
+        return _OnDevice((gpu_optim, gpu_optim_norm), ctx)
     from symjit.kernels.cpu import optim
     return optim
 
