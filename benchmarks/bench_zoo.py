@@ -1,5 +1,6 @@
 """Model-zoo inference beside the tools a user would pick instead, in one run on one machine:
-ResNet-18 v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224, random weights,
+ResNet-18 v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224 and Inception v3 at
+299 x 299, random weights,
 batch 2 and 32, median warm forward time (ms); with ``--rounds N`` the frameworks take turns N
 times and each keeps its best round (the machine's speed swings between runs).
 
@@ -28,9 +29,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-NETS = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1")
+NETS = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "inception_v3")
 MXNET_NAMES = {"resnet18": "resnet18_v1", "resnet50": "resnet50_v1", "mobilenet_v2": "mobilenetv2_1.0",
-               "squeezenet1_1": "squeezenet1.1"}
+               "squeezenet1_1": "squeezenet1.1", "inception_v3": "inceptionv3"}
+SIZE = {"inception_v3": 299}   # the image side of each net (224 unless given)
 
 
 def median_ms(run, runs: int) -> float:
@@ -50,12 +52,14 @@ def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
     import symjit as mx
     from examples import nets as zoo
     build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
-             "mobilenet_v2": zoo.mobilenet_v2, "squeezenet1_1": zoo.squeezenet1_1}
+             "mobilenet_v2": zoo.mobilenet_v2, "squeezenet1_1": zoo.squeezenet1_1,
+             "inception_v3": zoo.inception_v3}
     out = {}
     for name in nets:
         sym = build[name]()
+        side = SIZE.get(name, 224)
         for batch in batches:
-            ex = sym.simple_bind(mx.cpu(), data=(batch, 3, 224, 224), grad_req="null")
+            ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req="null")
             mx.random.seed(0)
             init = mx.init.Xavier(magnitude=2.0)
             for n, arr in ex.arg_dict.items():
@@ -63,7 +67,7 @@ def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
                     init(mx.init.InitDesc(n), arr)
             for n, arr in ex.aux_dict.items():
                 arr[:] = 1.0 if n.endswith("var") else 0.0
-            ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+            ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, side, side), np.float32)
 
             def run(ex=ex):
                 ex.forward(is_train=False)
@@ -141,14 +145,68 @@ def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
                              Fire(384, 48, 192), Fire(384, 64, 256), Fire(512, 64, 256), nn.Dropout(0.5),
                              nn.Conv2d(512, 1000, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten())
 
+    def conv(c_in, c_out, k=1, s=1, p=0):   # Inception's conv + BatchNorm (eps 0.001) + relu
+        return nn.Sequential(nn.Conv2d(c_in, c_out, k, s, p, bias=False), nn.BatchNorm2d(c_out, eps=1e-3),
+                             nn.ReLU())
+
+    def avg_branch(c_in, c_out):
+        return nn.Sequential(nn.AvgPool2d(3, 1, 1), conv(c_in, c_out))
+
+    class Cat(nn.Module):
+        def __init__(self, *branches):
+            super().__init__()
+            self.branches = nn.ModuleList(branches)
+
+        def forward(self, x):
+            return torch.cat([b(x) for b in self.branches], 1)
+
+    class Split(nn.Module):   # Inception E's 1x3 and 3x1 halves of one branch
+        def __init__(self, stem, c_in):
+            super().__init__()
+            self.stem = stem
+            self.a, self.b = conv(c_in, 384, (1, 3), p=(0, 1)), conv(c_in, 384, (3, 1), p=(1, 0))
+
+        def forward(self, x):
+            x = self.stem(x)
+            return torch.cat([self.a(x), self.b(x)], 1)
+
+    def inception_v3():
+        seq = nn.Sequential
+        k17, p17, k71, p71 = (1, 7), (0, 3), (7, 1), (3, 0)
+        mods = [conv(3, 32, 3, 2), conv(32, 32, 3), conv(32, 64, 3, p=1), nn.MaxPool2d(3, 2), conv(64, 80),
+                conv(80, 192, 3), nn.MaxPool2d(3, 2)]
+        c = 192
+        for pf in (32, 64, 64):
+            mods.append(Cat(conv(c, 64), seq(conv(c, 48), conv(48, 64, 5, p=2)),
+                            seq(conv(c, 64), conv(64, 96, 3, p=1), conv(96, 96, 3, p=1)), avg_branch(c, pf)))
+            c = 224 + pf
+        mods.append(Cat(conv(c, 384, 3, 2), seq(conv(c, 64), conv(64, 96, 3, p=1), conv(96, 96, 3, 2)),
+                        nn.MaxPool2d(3, 2)))
+        c = 768
+        for c7 in (128, 160, 160, 192):
+            b7 = seq(conv(c, c7), conv(c7, c7, k17, p=p17), conv(c7, 192, k71, p=p71))
+            mods.append(Cat(conv(c, 192), b7,
+                            seq(conv(c, c7), conv(c7, c7, k71, p=p71), conv(c7, c7, k17, p=p17),
+                                conv(c7, c7, k71, p=p71), conv(c7, 192, k17, p=p17)), avg_branch(c, 192)))
+        mods.append(Cat(seq(conv(c, 192), conv(192, 320, 3, 2)),
+                        seq(conv(c, 192), conv(192, 192, k17, p=p17), conv(192, 192, k71, p=p71),
+                            conv(192, 192, 3, 2)), nn.MaxPool2d(3, 2)))
+        c = 1280
+        for _ in range(2):
+            mods.append(Cat(conv(c, 320), Split(conv(c, 384), 384),
+                            Split(seq(conv(c, 448), conv(448, 384, 3, p=1)), 384), avg_branch(c, 192)))
+            c = 2048
+        return nn.Sequential(*mods, nn.AvgPool2d(8), nn.Dropout(0.5), nn.Flatten(), nn.Linear(2048, 1000))
+
     build = {"resnet18": lambda: resnet(18), "resnet50": lambda: resnet(50), "mobilenet_v2": mobilenet_v2,
-             "squeezenet1_1": squeezenet1_1}
+             "squeezenet1_1": squeezenet1_1, "inception_v3": inception_v3}
     out = {}
     torch.manual_seed(0)
     for name in nets:
         model = build[name]().eval()
+        side = SIZE.get(name, 224)
         for batch in batches:
-            x = torch.rand(batch, 3, 224, 224)
+            x = torch.rand(batch, 3, side, side)
 
             def run(model=model, x=x):
                 with torch.no_grad():
@@ -166,7 +224,8 @@ def mxnet_worker(nets: list[str], batches: list[int], runs: int) -> dict:
             model = vision.get_model(MXNET_NAMES[name])
             model.initialize(mxnet.init.Xavier(magnitude=2.0))
             model.hybridize(static_alloc=True, static_shape=True)
-            x = mxnet.nd.random.uniform(shape=(batch, 3, 224, 224))
+            side = SIZE.get(name, 224)
+            x = mxnet.nd.random.uniform(shape=(batch, 3, side, side))
 
             def run(model=model, x=x):
                 model(x).wait_to_read()

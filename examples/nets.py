@@ -160,3 +160,79 @@ def squeezenet1_1(classes: int = 1000):
     x = relu_conv(x, "output", classes)
     x = mx.sym.Pooling(data=x, name="pool", pool_type="avg", global_pool=True, kernel=(13, 13))
     return mx.sym.SoftmaxOutput(data=mx.sym.Flatten(data=x), name="softmax")
+
+
+def inception_v3(classes: int = 1000):
+    """Inception v3 (Szegedy et al. 2015) at 299 x 299, the shape of the Gluon model zoo's: a stem of
+    3x3 convolutions and max pools, three 35x35 blocks (1x1, 5x5, double 3x3 and pooled branches),
+    a grid reduction, four 17x17 blocks with factorised 7x7 convolutions (1x7 then 7x1), a second
+    reduction, two 8x8 blocks with split 1x3 / 3x1 branches, 8x8 average pooling, dropout, a
+    FullyConnected classifier and SoftmaxOutput. Every convolution is conv (no bias) + BatchNorm
+    (eps 0.001) + relu; the branch average pools count the padding, as MXNet's default does."""
+    def conv(x, name, filters, kernel=(1, 1), stride=1, pad=(0, 0)):
+        x = mx.sym.Convolution(data=x, name=f"{name}_conv", num_filter=filters, kernel=kernel,
+                               stride=(stride, stride), pad=pad, no_bias=True)
+        x = mx.sym.BatchNorm(data=x, name=f"{name}_bn", fix_gamma=False, eps=1e-3)
+        return mx.sym.Activation(data=x, name=f"{name}_relu", act_type="relu")
+
+    def max_pool(x, name):
+        return mx.sym.Pooling(data=x, name=name, pool_type="max", kernel=(3, 3), stride=(2, 2))
+
+    def avg_branch(x, name, filters):
+        x = mx.sym.Pooling(data=x, name=f"{name}_pool", pool_type="avg", kernel=(3, 3), stride=(1, 1),
+                           pad=(1, 1))
+        return conv(x, name, filters)
+
+    def cat(name, *xs):
+        return mx.sym.Concat(*xs, dim=1, name=f"{name}_concat")
+
+    k3, p3, k5, p5 = (3, 3), (1, 1), (5, 5), (2, 2)
+    k17, p17, k71, p71 = (1, 7), (0, 3), (7, 1), (3, 0)
+    k13, p13, k31, p31 = (1, 3), (0, 1), (3, 1), (1, 0)
+
+    def block_a(x, n, pool_features):
+        b5 = conv(conv(x, f"{n}_b5a", 48), f"{n}_b5b", 64, k5, pad=p5)
+        b3 = conv(conv(conv(x, f"{n}_b3a", 64), f"{n}_b3b", 96, k3, pad=p3), f"{n}_b3c", 96, k3, pad=p3)
+        return cat(n, conv(x, f"{n}_b1", 64), b5, b3, avg_branch(x, f"{n}_bp", pool_features))
+
+    def block_b(x, n):
+        b3 = conv(x, f"{n}_b3", 384, k3, 2)
+        bd = conv(conv(conv(x, f"{n}_bda", 64), f"{n}_bdb", 96, k3, pad=p3), f"{n}_bdc", 96, k3, 2)
+        return cat(n, b3, bd, max_pool(x, f"{n}_pool"))
+
+    def block_c(x, n, c7):
+        b7 = conv(conv(conv(x, f"{n}_b7a", c7), f"{n}_b7b", c7, k17, pad=p17), f"{n}_b7c", 192, k71, pad=p71)
+        bd = conv(x, f"{n}_bda", c7)
+        for i, (k, p, f) in enumerate(((k71, p71, c7), (k17, p17, c7), (k71, p71, c7), (k17, p17, 192))):
+            bd = conv(bd, f"{n}_bd{'bcde'[i]}", f, k, pad=p)
+        return cat(n, conv(x, f"{n}_b1", 192), b7, bd, avg_branch(x, f"{n}_bp", 192))
+
+    def block_d(x, n):
+        b3 = conv(conv(x, f"{n}_b3a", 192), f"{n}_b3b", 320, k3, 2)
+        b7 = conv(conv(x, f"{n}_b7a", 192), f"{n}_b7b", 192, k17, pad=p17)
+        b7 = conv(b7, f"{n}_b7c", 192, k71, pad=p71)
+        return cat(n, b3, conv(b7, f"{n}_b7d", 192, k3, 2), max_pool(x, f"{n}_pool"))
+
+    def split(x, n):
+        return [conv(x, f"{n}x", 384, k13, pad=p13), conv(x, f"{n}y", 384, k31, pad=p31)]
+
+    def block_e(x, n):
+        b3 = split(conv(x, f"{n}_b3a", 384), f"{n}_b3")
+        bd = split(conv(conv(x, f"{n}_bda", 448), f"{n}_bdb", 384, k3, pad=p3), f"{n}_bd")
+        return cat(n, conv(x, f"{n}_b1", 320), *b3, *bd, avg_branch(x, f"{n}_bp", 192))
+
+    x = conv(mx.sym.Variable("data"), "stem1", 32, k3, 2)
+    x = conv(x, "stem2", 32, k3)
+    x = max_pool(conv(x, "stem3", 64, k3, pad=p3), "stem_pool1")
+    x = conv(x, "stem4", 80)
+    x = max_pool(conv(x, "stem5", 192, k3), "stem_pool2")
+    for i, pool_features in enumerate((32, 64, 64)):
+        x = block_a(x, f"a{i + 1}", pool_features)
+    x = block_b(x, "b")
+    for i, c7 in enumerate((128, 160, 160, 192)):
+        x = block_c(x, f"c{i + 1}", c7)
+    x = block_e(block_e(block_d(x, "d"), "e1"), "e2")
+    x = mx.sym.Pooling(data=x, name="pool", pool_type="avg", kernel=(8, 8))
+    x = mx.sym.Dropout(data=x, p=0.5, name="drop")
+    x = mx.sym.FullyConnected(data=mx.sym.Flatten(data=x), name="fc", num_hidden=classes)
+    return mx.sym.SoftmaxOutput(data=x, name="softmax")
