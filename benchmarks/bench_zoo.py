@@ -80,16 +80,19 @@ def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
     import torch
     from torch import nn
 
-    def conv_bn(c_in, c_out, k, s=1, groups=1, act=nn.ReLU):
-        layers = [nn.Conv2d(c_in, c_out, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(c_out)]
+    def conv_bn(c_in, c_out, k, s=1, groups=1, act=nn.ReLU, bias=False):
+        layers = [nn.Conv2d(c_in, c_out, k, s, k // 2, groups=groups, bias=bias), nn.BatchNorm2d(c_out)]
         return nn.Sequential(*layers, act()) if act else nn.Sequential(*layers)
 
     class Basic(nn.Module):
         def __init__(self, c_in, c, s, bottleneck):
             super().__init__()
             out = c * 4 if bottleneck else c
-            body = [conv_bn(c_in, c, 1), conv_bn(c, c, 3, s), conv_bn(c, out, 1, act=None)] if bottleneck \
-                else [conv_bn(c_in, c, 3, s), conv_bn(c, c, 3, act=None)]
+            if bottleneck:   # Gluon's BottleneckV1: the stride and a bias on the 1x1 convolutions
+                body = [conv_bn(c_in, c, 1, s, bias=True), conv_bn(c, c, 3),
+                        conv_bn(c, out, 1, act=None, bias=True)]
+            else:
+                body = [conv_bn(c_in, c, 3, s), conv_bn(c, c, 3, act=None)]
             self.body = nn.Sequential(*body)
             self.down = conv_bn(c_in, out, 1, s, act=None) if s != 1 or c_in != out else nn.Identity()
 
@@ -110,8 +113,8 @@ def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
         def __init__(self, c_in, c, t, s):
             super().__init__()
             mid = c_in * t
-            body = ([conv_bn(c_in, mid, 1, act=nn.ReLU6)] if t != 1 else []) + [
-                conv_bn(mid, mid, 3, s, groups=mid, act=nn.ReLU6), conv_bn(mid, c, 1, act=None)]
+            body = [conv_bn(c_in, mid, 1, act=nn.ReLU6),   # Gluon's: also where t is 1
+                    conv_bn(mid, mid, 3, s, groups=mid, act=nn.ReLU6), conv_bn(mid, c, 1, act=None)]
             self.body, self.res = nn.Sequential(*body), s == 1 and c_in == c
 
         def forward(self, x):

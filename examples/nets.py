@@ -53,11 +53,11 @@ def lenet(classes: int = 10):
     return mx.sym.SoftmaxOutput(data=fc2, name="softmax")
 
 
-def _conv_bn(x, name: str, filters: int, kernel: int, stride: int, relu: bool = True):
-    """Convolution (no bias, 'same' padding) + BatchNorm (+ relu), as in the ResNet v1 papers."""
+def _conv_bn(x, name: str, filters: int, kernel: int, stride: int, relu: bool = True, bias: bool = False):
+    """Convolution ('same' padding, no bias unless ``bias``) + BatchNorm (+ relu), as in ResNet v1."""
     pad = kernel // 2
     x = mx.sym.Convolution(data=x, name=f"{name}_conv", num_filter=filters, kernel=(kernel, kernel),
-                           stride=(stride, stride), pad=(pad, pad), no_bias=True)
+                           stride=(stride, stride), pad=(pad, pad), no_bias=not bias)
     x = mx.sym.BatchNorm(data=x, name=f"{name}_bn", fix_gamma=False, eps=1e-5)
     return mx.sym.Activation(data=x, name=f"{name}_relu", act_type="relu") if relu else x
 
@@ -65,7 +65,8 @@ def _conv_bn(x, name: str, filters: int, kernel: int, stride: int, relu: bool = 
 def resnet(layers: int = 18, classes: int = 1000):
     """ResNet v1 (He et al. 2015) at 224 x 224: a 7x7/2 stem and 3x3/2 max pool, four stages of
     basic blocks (18, 34 layers) or bottleneck blocks (50, 101, 152), global average pooling, a
-    FullyConnected classifier and SoftmaxOutput; the shape of the Gluon model zoo's ResNet v1."""
+    FullyConnected classifier and SoftmaxOutput; the shape of the Gluon model zoo's ResNet v1 (whose
+    bottleneck blocks stride in their first 1x1 convolution, which has a bias, as has the last)."""
     depth = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3), 101: (3, 4, 23, 3), 152: (3, 8, 36, 3)}
     if layers not in depth:
         raise ValueError(f"resnet: layers must be one of {sorted(depth)}, got {layers}")
@@ -79,10 +80,10 @@ def resnet(layers: int = 18, classes: int = 1000):
         for b in range(blocks):
             stride = 2 if stage > 0 and b == 0 else 1
             name = f"s{stage + 1}b{b + 1}"
-            if bottleneck:
-                y = _conv_bn(x, f"{name}a", width, 1, 1)
-                y = _conv_bn(y, f"{name}b", width, 3, stride)
-                y = _conv_bn(y, f"{name}c", out, 1, 1, relu=False)
+            if bottleneck:   # Gluon's BottleneckV1: the stride and a bias on the 1x1 convolutions
+                y = _conv_bn(x, f"{name}a", width, 1, stride, bias=True)
+                y = _conv_bn(y, f"{name}b", width, 3, 1)
+                y = _conv_bn(y, f"{name}c", out, 1, 1, relu=False, bias=True)
             else:
                 y = _conv_bn(x, f"{name}a", width, 3, stride)
                 y = _conv_bn(y, f"{name}b", width, 3, 1, relu=False)
@@ -101,7 +102,8 @@ def _relu6(x, name: str):
 
 def mobilenet_v2(multiplier: float = 1.0, classes: int = 1000):
     """MobileNet v2 (Sandler et al. 2018) at 224 x 224, the shape of the Gluon model zoo's: a 3x3/2
-    stem, inverted residual blocks (1x1 expansion, 3x3 depthwise, 1x1 linear projection; relu6;
+    stem, inverted residual blocks (1x1 expansion, also at expansion 1, 3x3 depthwise, 1x1 linear
+    projection; relu6;
     a residual connection where stride 1 keeps the width), a 1x1 convolution to 1280 channels,
     global average pooling, a 1x1 convolution classifier and SoftmaxOutput."""
     def conv(x, name, filters, kernel=1, stride=1, groups=1, act=True):
@@ -119,7 +121,7 @@ def mobilenet_v2(multiplier: float = 1.0, classes: int = 1000):
     for stage, (t, c, n, s) in enumerate(settings, 1):
         for b in range(n):
             name, stride = f"s{stage}b{b + 1}", s if b == 0 else 1
-            y = conv(x, f"{name}_expand", c_in * t) if t != 1 else x
+            y = conv(x, f"{name}_expand", c_in * t)   # Gluon's: also where t is 1
             y = conv(y, f"{name}_dw", c_in * t, 3, stride, groups=c_in * t)
             y = conv(y, f"{name}_project", c, act=False)
             x = x + y if stride == 1 and c_in == c else y
