@@ -1,8 +1,12 @@
 """Model-zoo inference beside the tools a user would pick instead, in one run on one machine:
 ResNet-18 v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224 and Inception v3 at
 299 x 299, random weights,
-batch 2 and 32, median warm forward time (ms); with ``--rounds N`` the frameworks take turns N
-times and each keeps its best round (the machine's speed swings between runs).
+batch 2 and 32, median warm forward time (ms); with ``--train``, the median time of a training
+step instead (forward and backward in training mode, BatchNorm on batch statistics, a softmax
+cross-entropy head: symjit's ``SoftmaxOutput``, PyTorch's ``cross_entropy``, Gluon's
+``SoftmaxCrossEntropyLoss`` under ``autograd.record``; no parameter update). With ``--rounds N`` the
+frameworks take turns N times and each keeps its best round (the machine's speed swings between
+runs).
 
 symjit runs the nets built with its symbol API (``examples/nets.py``, the Gluon model zoo's
 shapes) with this interpreter; PyTorch (eager, ``torch.no_grad``, twins written here with
@@ -14,7 +18,8 @@ skipped. Peers are
 never a dependency of symjit or its tests.
 
     python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10] [--rounds 2]
-        [--peer-python /path/to/torch-venv/bin/python] [--mxnet-python /path/to/mxnet-venv/bin/python]
+        [--train] [--peer-python /path/to/torch-venv/bin/python]
+        [--mxnet-python /path/to/mxnet-venv/bin/python]
 """
 from __future__ import annotations
 
@@ -47,7 +52,7 @@ def median_ms(run, runs: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+def symjit_worker(nets: list[str], batches: list[int], runs: int, train: bool) -> dict:
     sys.path.insert(0, str(ROOT))
     import symjit as mx
     from examples import nets as zoo
@@ -59,7 +64,9 @@ def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
         sym = build[name]()
         side = SIZE.get(name, 224)
         for batch in batches:
-            ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req="null")
+            reqs = {n: ("write" if train and n not in ("data", "softmax_label") else "null")
+                    for n in sym.list_arguments()}
+            ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req=reqs)
             mx.random.seed(0)
             init = mx.init.Xavier(magnitude=2.0)
             for n, arr in ex.arg_dict.items():
@@ -68,15 +75,21 @@ def symjit_worker(nets: list[str], batches: list[int], runs: int) -> dict:
             for n, arr in ex.aux_dict.items():
                 arr[:] = 1.0 if n.endswith("var") else 0.0
             ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, side, side), np.float32)
+            ex.arg_dict["softmax_label"][:] = np.arange(batch) % 1000
 
             def run(ex=ex):
-                ex.forward(is_train=False)
+                ex.forward(is_train=train)
+                if train:
+                    ex.backward()
+                    for g in ex.grad_arrays:
+                        if g is not None:
+                            g.wait_to_read()
                 ex.outputs[0].wait_to_read()
             out[f"{name}/{batch}"] = median_ms(run, runs)
     return out
 
 
-def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+def torch_worker(nets: list[str], batches: list[int], runs: int, train: bool) -> dict:
     import torch
     from torch import nn
 
@@ -206,20 +219,25 @@ def torch_worker(nets: list[str], batches: list[int], runs: int) -> dict:
     out = {}
     torch.manual_seed(0)
     for name in nets:
-        model = build[name]().eval()
+        model = build[name]().train(train)
         side = SIZE.get(name, 224)
         for batch in batches:
-            x = torch.rand(batch, 3, side, side)
+            x, y = torch.rand(batch, 3, side, side), torch.arange(batch) % 1000
 
-            def run(model=model, x=x):
+            def run(model=model, x=x, y=y):
+                if train:
+                    model.zero_grad(set_to_none=True)
+                    torch.nn.functional.cross_entropy(model(x), y).backward()
+                    return
                 with torch.no_grad():
                     model(x)
             out[f"{name}/{batch}"] = median_ms(run, runs)
     return out
 
 
-def mxnet_worker(nets: list[str], batches: list[int], runs: int) -> dict:
+def mxnet_worker(nets: list[str], batches: list[int], runs: int, train: bool) -> dict:
     import mxnet
+    from mxnet import autograd, gluon
     from mxnet.gluon.model_zoo import vision
     out = {}
     for name in nets:
@@ -229,9 +247,19 @@ def mxnet_worker(nets: list[str], batches: list[int], runs: int) -> dict:
             model.hybridize(static_alloc=True, static_shape=True)
             side = SIZE.get(name, 224)
             x = mxnet.nd.random.uniform(shape=(batch, 3, side, side))
+            y = mxnet.nd.arange(batch) % 1000
+            loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 
-            def run(model=model, x=x):
-                model(x).wait_to_read()
+            def run(model=model, x=x, y=y, loss_fn=loss_fn):
+                if not train:
+                    model(x).wait_to_read()
+                    return
+                with autograd.record():
+                    loss = loss_fn(model(x), y)
+                loss.backward()
+                for p in model.collect_params().values():
+                    if p.grad_req != "null":
+                        p.grad().wait_to_read()
             out[f"{name}/{batch}"] = median_ms(run, runs)
     return out
 
@@ -239,9 +267,10 @@ def mxnet_worker(nets: list[str], batches: list[int], runs: int) -> dict:
 WORKERS = {"symjit": symjit_worker, "torch": torch_worker, "mxnet": mxnet_worker}
 
 
-def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs: int) -> dict | None:
+def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs: int,
+               train: bool) -> dict | None:
     args = [python, __file__, "--worker", who, "--nets", ",".join(nets),
-            "--batches", ",".join(map(str, batches)), "--runs", str(runs)]
+            "--batches", ",".join(map(str, batches)), "--runs", str(runs)] + (["--train"] if train else [])
     proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
         print(f"{who}: skipped ({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'})",
@@ -259,6 +288,8 @@ def main() -> None:
                     help="run the frameworks one after the other this many times; the best round counts")
     ap.add_argument("--peer-python", default=None, help="an interpreter with PyTorch")
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
+    ap.add_argument("--train", action="store_true",
+                    help="time a training step (forward and backward, softmax cross-entropy head) instead")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     nets, batches = a.nets.split(","), [int(b) for b in a.batches.split(",")]
@@ -266,7 +297,7 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown nets {unknown}; choose from {list(NETS)}")
     if a.worker:
-        print(json.dumps(WORKERS[a.worker](nets, batches, a.runs)))
+        print(json.dumps(WORKERS[a.worker](nets, batches, a.runs, a.train)))
         return
     pythons = {"symjit": sys.executable, "torch": a.peer_python, "mxnet": a.mxnet_python}
     results: dict[str, dict | None] = {}
@@ -275,7 +306,7 @@ def main() -> None:
             for batch in batches:   # a process per (net, batch): an earlier big bind slowed later ones
                 for who, python in pythons.items():
                     if python and results.get(who, {}) is not None:
-                        got = run_worker(python, who, [name], [batch], a.runs)
+                        got = run_worker(python, who, [name], [batch], a.runs, a.train)
                         results[who] = None if got is None else {
                             **(results.get(who) or {}),
                             **{k: min(v, (results.get(who) or {}).get(k, v)) for k, v in got.items()}}
