@@ -531,6 +531,7 @@ POOL_CASES = [
     ((1, 2, 6, 5), (3, 3), (1, 1), (2, 2), "valid"),  # pad ~ kernel: windows of pure padding
     ((2, 1, 5, 6), (5, 6), (1, 1), (0, 0), "valid"),  # global pooling
     ((1, 2, 13, 11), (4, 3), (3, 2), (1, 1), "full"),
+    ((2, 3, 9, 9), (3, 3), (1, 1), (1, 1), "valid"),  # Inception's branch pools
 ]
 
 
