@@ -71,25 +71,29 @@ def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) 
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
 
 
-def _direct(x_shape: tuple, w_shape: tuple, p: dict) -> str:
-    """Which direct forward kernel of :mod:`symjit.kernels.cpu.conv_direct` a convolution runs:
-    ``'depthwise'``, ``'1x1'`` or ``''`` (im2col + GEMM)."""
+def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> str:
+    """How a convolution's forward runs, decided once per shape for both its workspace rule and its
+    lowering: ``'depthwise'`` or ``'1x1'`` (a direct kernel of
+    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_cnhw'`` (im2col + GEMM of the
+    whole batch in one block, the result left filter-major) or ``'forward'`` (blocks of images,
+    written NCHW)."""
     from symjit.kernels.cpu.conv_direct import is_depthwise, is_pointwise
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
         return "depthwise"
     stride, pad, _ = _geometry(p, len(p["kernel"]))
-    return "1x1" if is_pointwise(x4, w4, stride, pad) else ""
+    if is_pointwise(x4, w4, stride, pad):
+        return "1x1"
+    return "forward_cnhw" if _whole_batch(x_shape, w_shape, out_shape, p["num_group"]) else "forward"
 
 
 def _conv_forward_workspace(node, ins, outs):
-    """The forward's scratch: none for a direct kernel (depthwise, 1x1); filter-major for
-    the whole batch when it fits in one block, else the blocks of
-    :func:`~symjit.kernels.cpu.conv.conv2d_forward` (see :func:`conv_lower`)."""
-    if _direct(ins[0].shape, ins[1].shape, node.params):
+    """The forward's scratch (:func:`_forward_kind`): none for a direct kernel, else the im2col
+    block of :func:`~symjit.kernels.cpu.conv.conv2d_forward` or ``conv2d_forward_cnhw``."""
+    kind = _forward_kind(ins[0].shape, ins[1].shape, outs[0].shape, node.params)
+    if kind in ("depthwise", "1x1"):
         return []
-    whole = _whole_batch(ins[0].shape, ins[1].shape, outs[0].shape, node.params["num_group"])
-    return _conv_workspace("forward_cnhw" if whole else "forward", (0, 0), (0, 1), (1, 0))(node, ins, outs)
+    return _conv_workspace(kind, (0, 0), (0, 1), (1, 0))(node, ins, outs)
 
 
 def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], out: tuple[int, int]):
@@ -122,15 +126,15 @@ def conv_lower(k, node, ins, outs):
     bias = None if node.params["no_bias"] else ins[2]
     shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
     groups = node.params["num_group"]
-    direct = _direct(shapes[0], shapes[1], node.params)
-    if direct == "depthwise":
+    kind = _forward_kind(*shapes, node.params)
+    if kind == "depthwise":
         stride, pad, dilate = (k.const(g) for g in _geometry(node.params, len(node.params["kernel"])))
         fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_depthwise")
         k.line(f"{fn}({x}, {w}, {out}, {stride}, {pad}, {dilate})")
-    elif direct == "1x1":
+    elif kind == "1x1":
         fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_1x1")
         k.line(f"{fn}({x}, {w}, {out}, {k.const(groups)})")
-    elif not _whole_batch(*shapes, groups):
+    elif kind == "forward":
         _emit_conv(k, "forward", [x, w, out], node.params)
     else:
         y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
