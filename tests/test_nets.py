@@ -24,5 +24,6 @@ def test_zoo_net_has_the_model_zoo_shape(name):
     sym = build()
     args, outs, _ = sym.infer_shape(data=(2, 3, side, side))
     assert outs == [(2, 1000)]
-    learned = sum(int(np.prod(s)) for n, s in zip(sym.list_arguments(), args) if n not in ("data", "softmax_label"))
+    learned = sum(int(np.prod(s)) for n, s in zip(sym.list_arguments(), args)
+                  if n not in ("data", "softmax_label"))
     assert learned == params
