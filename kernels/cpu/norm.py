@@ -62,20 +62,127 @@ _jit = numba.njit(cache=True, nogil=True)
 # BatchNorm on (N, C, S)
 
 
+# The per-channel sums run over contiguous rows ``x[i, c]`` with eight float64 accumulators in a
+# fixed order (lane k takes elements 8q + k, then the lanes are added pairwise, then the tail):
+# one accumulator's chain of dependent adds bounds the loop at one add per add latency, eight
+# independent ones let LLVM vectorise them (2x on ResNet's (32, 64, 112*112) statistics).
+
+
+@_jit
+def _sum_row(r, shift):
+    """``sum(r - shift)`` in float64."""
+    n = r.size
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for q in range(n // 8):
+        j = 8 * q
+        a0 += r[j] - shift
+        a1 += r[j + 1] - shift
+        a2 += r[j + 2] - shift
+        a3 += r[j + 3] - shift
+        a4 += r[j + 4] - shift
+        a5 += r[j + 5] - shift
+        a6 += r[j + 6] - shift
+        a7 += r[j + 7] - shift
+    t = 0.0
+    for j in range(n - n % 8, n):
+        t += r[j] - shift
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + t
+
+
+@_jit
+def _sumsq_row(r, shift):
+    """``sum((r - shift)^2)`` in float64."""
+    n = r.size
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    for q in range(n // 8):
+        j = 8 * q
+        d0, d1, d2, d3 = r[j] - shift, r[j + 1] - shift, r[j + 2] - shift, r[j + 3] - shift
+        d4, d5, d6, d7 = r[j + 4] - shift, r[j + 5] - shift, r[j + 6] - shift, r[j + 7] - shift
+        a0 += d0 * d0
+        a1 += d1 * d1
+        a2 += d2 * d2
+        a3 += d3 * d3
+        a4 += d4 * d4
+        a5 += d5 * d5
+        a6 += d6 * d6
+        a7 += d7 * d7
+    t = 0.0
+    for j in range(n - n % 8, n):
+        d = r[j] - shift
+        t += d * d
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + t
+
+
+@_jit
+def _grad_sums_row(r, g, mean):
+    """``(sum(g), sum(g * (r - mean)))`` in float64 (four lanes each)."""
+    n = r.size
+    s0 = s1 = s2 = s3 = 0.0
+    p0 = p1 = p2 = p3 = 0.0
+    for q in range(n // 4):
+        j = 4 * q
+        g0, g1, g2, g3 = g[j] * 1.0, g[j + 1] * 1.0, g[j + 2] * 1.0, g[j + 3] * 1.0
+        s0 += g0
+        s1 += g1
+        s2 += g2
+        s3 += g3
+        p0 += g0 * (r[j] - mean)
+        p1 += g1 * (r[j + 1] - mean)
+        p2 += g2 * (r[j + 2] - mean)
+        p3 += g3 * (r[j + 3] - mean)
+    ts = 0.0
+    tp = 0.0
+    for j in range(n - n % 4, n):
+        gj = g[j] * 1.0
+        ts += gj
+        tp += gj * (r[j] - mean)
+    return (s0 + s1) + (s2 + s3) + ts, (p0 + p1) + (p2 + p3) + tp
+
+
+@_jit
+def _relu_sums_row(r, g, mean, scale, b):
+    """:func:`_grad_sums_row` of ``g * (y > 0)`` with ``y = (r - mean) * scale + b``."""
+    n = r.size
+    s0 = s1 = s2 = s3 = 0.0
+    p0 = p1 = p2 = p3 = 0.0
+    for q in range(n // 4):
+        j = 4 * q
+        d0, d1, d2, d3 = r[j] - mean, r[j + 1] - mean, r[j + 2] - mean, r[j + 3] - mean
+        g0, g1, g2, g3 = g[j] * 1.0, g[j + 1] * 1.0, g[j + 2] * 1.0, g[j + 3] * 1.0   # loaded first:
+        g0 = g0 if d0 * scale + b > 0 else 0.0    # a select, not a branch (random signs mispredict)
+        g1 = g1 if d1 * scale + b > 0 else 0.0
+        g2 = g2 if d2 * scale + b > 0 else 0.0
+        g3 = g3 if d3 * scale + b > 0 else 0.0
+        s0 += g0
+        s1 += g1
+        s2 += g2
+        s3 += g3
+        p0 += g0 * d0
+        p1 += g1 * d1
+        p2 += g2 * d2
+        p3 += g3 * d3
+    ts = 0.0
+    tp = 0.0
+    for j in range(n - n % 4, n):
+        d = r[j] - mean
+        gj = g[j] * 1.0
+        gj = gj if d * scale + b > 0 else 0.0
+        ts += gj
+        tp += gj * d
+    return (s0 + s1) + (s2 + s3) + ts, (p0 + p1) + (p2 + p3) + tp
+
+
 @_jit
 def _channel_mean_var(x, c):
     """Batch mean and biased variance of channel ``c`` (two passes, float64)."""
     n, _, s = x.shape
     total = 0.0
     for i in range(n):
-        for j in range(s):
-            total += x[i, c, j]
+        total += _sum_row(x[i, c], 0.0)
     mean = total / (n * s)
     sq = 0.0
     for i in range(n):
-        for j in range(s):
-            d = x[i, c, j] - mean
-            sq += d * d
+        sq += _sumsq_row(x[i, c], mean)
     return mean, sq / (n * s)
 
 
@@ -144,10 +251,9 @@ def _channel_grad_sums(x, dout, c, mean):
     sg = 0.0
     dotp = 0.0
     for i in range(x.shape[0]):
-        for j in range(x.shape[2]):
-            g = dout[i, c, j] * 1.0
-            sg += g
-            dotp += g * (x[i, c, j] - mean)
+        a, b = _grad_sums_row(x[i, c], dout[i, c], mean)
+        sg += a
+        dotp += b
     return sg, dotp
 
 
@@ -189,12 +295,9 @@ def _relu_masked_sums(x, dout, c, mean, scale, b):
     sg = 0.0
     dotp = 0.0
     for i in range(x.shape[0]):
-        for j in range(x.shape[2]):
-            d = x[i, c, j] - mean
-            if d * scale + b > 0:
-                g = dout[i, c, j] * 1.0
-                sg += g
-                dotp += g * d
+        s_, p_ = _relu_sums_row(x[i, c], dout[i, c], mean, scale, b)
+        sg += s_
+        dotp += p_
     return sg, dotp
 
 
