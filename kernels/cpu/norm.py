@@ -343,15 +343,8 @@ def layernorm_forward(x, gamma, beta, out, save_mean, save_std, eps):
     """
     k = x.shape[1]
     for i in range(x.shape[0]):
-        total = 0.0
-        for j in range(k):
-            total += x[i, j]
-        mean = total / k
-        sq = 0.0
-        for j in range(k):
-            d = x[i, j] - mean
-            sq += d * d
-        std = math.sqrt(sq / k + eps)
+        mean = _sum_row(x[i], 0.0) / k
+        std = math.sqrt(_sumsq_row(x[i], mean) / k + eps)
         inv = 0.0 if std == 0.0 else 1.0 / std
         for j in range(k):
             out[i, j] = (x[i, j] - mean) * inv * gamma[j] + beta[j]
