@@ -267,12 +267,9 @@ def _full_span(lo, hi, k):
 def _row_sums(xf, off, t, wlo, whi, a, b, k, s):
     """``t[ow]``: the sum (float64) of the input row at ``xf[off:]`` over column window ``ow``; the
     whole windows ``[a, b)`` tap by tap over all outputs (one vectorisable loop per tap)."""
-    for ow in range(a):
-        acc = 0.0
-        for j in range(wlo[ow], whi[ow]):
-            acc += xf[off + j]
-        t[ow] = acc
-    for ow in range(b, wlo.size):
+    for ow in range(wlo.size):
+        if a <= ow < b:
+            continue
         acc = 0.0
         for j in range(wlo[ow], whi[ow]):
             acc += xf[off + j]
