@@ -1,9 +1,8 @@
-"""Model-zoo inference beside the tools a user would pick instead, in one run on one machine:
-ResNet-18 v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224 and Inception v3 at
-299 x 299, random weights,
-batch 2 and 32, median warm forward time (ms); with ``--train``, the median time of a training
-step instead (forward and backward in training mode, BatchNorm on batch statistics, a softmax
-cross-entropy head: symjit's ``SoftmaxOutput``, PyTorch's ``cross_entropy``, Gluon's
+"""Model-zoo inference beside the tools a user would pick instead, in one run on one machine: ResNet-18
+v1, ResNet-50 v1, MobileNet v2 1.0 and SqueezeNet 1.1 at 224 x 224 and Inception v3 at 299 x 299,
+random weights, batch 2 and 32, median warm forward time (ms); with ``--train``, the median time of
+a training step instead (forward and backward in training mode, BatchNorm on batch statistics, a
+softmax cross-entropy head: symjit's ``SoftmaxOutput``, PyTorch's ``cross_entropy``, Gluon's
 ``SoftmaxCrossEntropyLoss`` under ``autograd.record``; no parameter update). With ``--rounds N`` the
 frameworks take turns N times and each keeps its best round (the machine's speed swings between
 runs).
@@ -14,8 +13,7 @@ shapes) with this interpreter; PyTorch (eager, ``torch.no_grad``, twins written 
 hybridized, oneDNN) with ``--mxnet-python`` (its own venv, numpy < 1.24). Each framework runs each
 (net, batch) in a process of its own, one after the other (in one process, symjit's SqueezeNet ran
 1.5-1.8x slower after MobileNet's batch-32 bind than alone); a peer that is not installed is
-skipped. Peers are
-never a dependency of symjit or its tests.
+skipped. Peers are never a dependency of symjit or its tests.
 
     python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10] [--rounds 2]
         [--train] [--peer-python /path/to/torch-venv/bin/python]
