@@ -1,9 +1,12 @@
 """Cold and warm bind time of real networks: a new process binds the net (inference, or training
 with forward and backward) and runs its first forward (and backward), with an empty kernel cache
-(cold) and then with the cache that run filled (warm). Prints seconds (bind and first step, and
-the bind alone: both include numba's once-per-process start, ~0.3-0.45 s), the kernel count and
-the distinct kernels compiled (groups of one kernel form share a kernel). ``SYMJIT_COMPILE_WORKERS``
-in the environment sets how many processes compile (default: the cores).
+(cold), then with the cache that run filled (warm: numba loads the cached kernels, which costs its
+once-per-process start, ~0.3-0.45 s), then once more after the program's ahead-of-time module was
+built (``SYMJIT_AOT=sync`` in a run of its own, timed as "aot build"; ``auto`` builds it in the
+background after a warm bind), which a new process loads without numba. Prints seconds (bind and
+first step, and the bind alone), the kernel count and the distinct kernels compiled (groups of one
+kernel form share a kernel). ``SYMJIT_COMPILE_WORKERS`` in the environment sets how many processes
+compile (default: the cores).
 
     python benchmarks/bench_compile.py [--nets resnet18,resnet50] [--batch 2] [--train]
 """
@@ -35,6 +38,7 @@ def child(net: str, batch: int, train: bool) -> dict:
     ex = sym.simple_bind(mx.cpu(), grad_req=reqs, data=(batch, 3, 224, 224))
     t_bind = time.perf_counter()
     ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+    module = type(ex._programs["train" if train else "infer"].module).__name__
     out = ex.forward(is_train=train)[0].asnumpy()
     if train:
         ex.backward()
@@ -43,11 +47,12 @@ def child(net: str, batch: int, train: bool) -> dict:
     prog = ex._programs["train" if train else "infer"].program
     kernel_of = getattr(prog, "kernel_of", None) or {k: k for k in prog.kernels}   # older symjit
     return {"import": t1 - t0, "bind_and_first_step": t2 - t1, "bind": t_bind - t1, "kernels": len(kernel_of),
-            "distinct": len(set(kernel_of.values())), "finite": bool(np.isfinite(out).all())}
+            "distinct": len(set(kernel_of.values())), "finite": bool(np.isfinite(out).all()),
+            "aot": module == "Loaded", "numba": "numba" in sys.modules}
 
 
-def run(net: str, batch: int, train: bool, cache: str) -> dict:
-    env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+def run(net: str, batch: int, train: bool, cache: str, aot: str = "off") -> dict:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT), SYMJIT_AOT=aot)
     cmd = [sys.executable, __file__, "--child", net, "--batch", str(batch)] + (["--train"] if train else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -67,11 +72,18 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as cache:
             cold = run(net, args.batch, args.train, cache)
             warm = run(net, args.batch, args.train, cache)
+            start = time.perf_counter()
+            run(net, args.batch, args.train, cache, "sync")
+            build = time.perf_counter() - start
+            ahead = run(net, args.batch, args.train, cache, "auto")
         mode = "training" if args.train else "inference"
+        aot_note = (f"ahead of time {ahead['bind_and_first_step']:.2f} s (bind {ahead['bind']:.2f} s, "
+                    f"numba imported: {ahead['numba']}; aot build {build:.0f} s)" if ahead["aot"]
+                    else f"no ahead-of-time module (see {cache}/aot)")
         print(f"{net} {mode} batch {args.batch}: bind + first step cold {cold['bind_and_first_step']:.1f} s, "
               f"warm {warm['bind_and_first_step']:.2f} s (of which bind {cold['bind']:.1f} s / "
-              f"{warm['bind']:.2f} s), {cold['kernels']} kernels, {cold['distinct']} distinct "
-              f"(import {warm['import']:.2f} s)", flush=True)
+              f"{warm['bind']:.2f} s), {aot_note}; {cold['kernels']} kernels, {cold['distinct']} distinct "
+              f"(import {warm['import']:.2f} s / {ahead['import']:.2f} s)", flush=True)
 
 
 if __name__ == "__main__":

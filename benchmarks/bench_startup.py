@@ -5,7 +5,10 @@ with a warm kernel cache against MXNet 1.9.1 (when its interpreter is given), in
 Each round starts a new interpreter per framework running the same program text (`import symjit as
 mx` or `import mxnet as mx`) and times the whole process from the outside: interpreter start,
 imports, bind, one forward/backward/update step, the metric, exit. A first symjit run fills the
-kernel cache (not counted). Prints the median and best of the rounds and the ratio.
+kernel cache and builds the program's and the update kernels' ahead-of-time modules
+(`SYMJIT_AOT=sync`; not counted). symjit runs twice per round: as a user's process runs by default
+(the ahead-of-time modules found: no numba) and with `SYMJIT_AOT=off` (numba loads the cached
+kernels). Prints the median and best of the rounds and the ratios.
 
     python benchmarks/bench_startup.py [--rounds 7] [--mxnet-python /path/to/mxnet-venv/bin/python]
 """
@@ -71,22 +74,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        runs: dict[str, list[float]] = {"symjit": []}
-        peers = {"symjit": (sys.executable, "symjit")}
+        peers = {"symjit": (sys.executable, "symjit", {"SYMJIT_AOT": "auto"}),
+                 "symjit (numba cache)": (sys.executable, "symjit", {"SYMJIT_AOT": "off"})}
         if args.mxnet_python:
-            peers["mxnet"] = (args.mxnet_python, "mxnet")
-            runs["mxnet"] = []
-        for python, module in peers.values():   # fill the kernel cache, warm the .pyc files
-            run(python, module, env)
-        for _ in range(args.rounds):   # interleaved, so a slow spell of the machine hits both
-            for who, (python, module) in peers.items():
-                runs[who].append(run(python, module, env))
+            peers["mxnet"] = (args.mxnet_python, "mxnet", {})
+        runs: dict[str, list[float]] = {who: [] for who in peers}
+        run(sys.executable, "symjit", dict(env, SYMJIT_AOT="sync"))   # kernels and ahead-of-time modules
+        for python, module, extra in peers.values():   # warm the .pyc files
+            run(python, module, dict(env, **extra))
+        for _ in range(args.rounds):   # interleaved, so a slow spell of the machine hits all
+            for who, (python, module, extra) in peers.items():
+                runs[who].append(run(python, module, dict(env, **extra)))
     for who, times in runs.items():
         print(f"{who}: process to first finished step, median {statistics.median(times):.3f} s, "
               f"best {min(times):.3f} s ({args.rounds} rounds)")
     if "mxnet" in runs:
-        print(f"symjit / mxnet: {statistics.median(runs['symjit']) / statistics.median(runs['mxnet']):.2f}x "
-              "(median over median; lower is faster)")
+        for who in ("symjit", "symjit (numba cache)"):
+            print(f"{who} / mxnet: {statistics.median(runs[who]) / statistics.median(runs['mxnet']):.2f}x "
+                  "(median over median; lower is faster)")
 
 
 if __name__ == "__main__":

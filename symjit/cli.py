@@ -205,7 +205,8 @@ def _cache_command(action: str, fmt: str) -> int:
         print(json.dumps(info, indent=1))
     else:
         print(f"kernel cache: {info['directory']}\n  {info['modules']} generated modules, "
-              f"{info['compiled_functions']} compiled functions, {info['bytes'] / 2**20:.1f} MiB")
+              f"{info['compiled_functions']} compiled functions, {info['aot_modules']} ahead-of-time "
+              f"modules, {info['bytes'] / 2**20:.1f} MiB")
     return 0
 
 

@@ -21,6 +21,10 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     a fixed number of threads for the BLAS (OpenBLAS) GEMMs of compiled kernels (default: the cores
     other processes leave free, re-measured while executors run; see :mod:`symjit.threads`; a
     user's ``OPENBLAS_NUM_THREADS`` or ``OMP_NUM_THREADS`` is left as it is).
+``SYMJIT_AOT``
+    when ahead-of-time modules of bound programs and update kernels are built (loaded by later
+    processes without importing numba; see :mod:`symjit.compiler.aot`): ``auto`` (default: in the
+    background, for programs bound before), ``sync`` (at the bind, waiting) or ``off``.
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
@@ -64,6 +68,15 @@ def _number(env: dict[str, str], key: str, default: float, kind: type) -> Any:
     return value
 
 
+def _choice(env: dict[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() not in choices:
+        raise MXNetError(f"environment setting {key}={raw!r} is not one of {', '.join(choices)}")
+    return raw.lower()
+
+
 def _default_cache_dir(env: dict[str, str]) -> Path:
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "symjit"
@@ -85,6 +98,7 @@ class Config:
     dist_bucket_bytes: int = 64 << 20
     compile_workers: int | None = None   # None: automatic (symjit.compiler.workers.auto_workers)
     blas_threads: int | None = None      # None: adaptive (symjit.threads)
+    aot: str = "auto"                     # "auto" | "sync" | "off" (symjit.compiler.aot)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -99,6 +113,7 @@ class Config:
             dist_bucket_bytes=_number(env, "SYMJIT_DIST_BUCKET_BYTES", 64 << 20, int),
             compile_workers=_number(env, "SYMJIT_COMPILE_WORKERS", None, int),
             blas_threads=_number(env, "SYMJIT_BLAS_THREADS", None, int),
+            aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "off")),
         )
 
     def replace(self, **changes: object) -> Config:

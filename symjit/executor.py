@@ -25,7 +25,7 @@ import numpy as np
 
 from . import profiler, threads
 from .base import MXNetError, dtype_name, np_dtype, shape_str
-from .compiler import workers
+from .compiler import aot, workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
@@ -102,6 +102,15 @@ def cache_stats(prog: Compiled) -> dict[str, tuple[int, int]]:
         st = getattr(getattr(prog.module, f, None), "stats", None)
         out[f] = (sum(st.cache_hits.values()), sum(st.cache_misses.values())) if st is not None else (0, 0)
     return out
+
+
+def _from_cache(prog: Compiled, before: dict, in_workers: int) -> bool:
+    """Whether a bind found every kernel in numba's disk cache (none compiled here or by workers,
+    at least one loaded from the cache, not all of them already in this process)."""
+    now = cache_stats(prog)
+    old = {f: before.get(f, (0, 0)) for f in now}
+    return (not in_workers and all(now[f][1] == old[f][1] for f in now)
+            and any(now[f][0] > old[f][0] for f in now))
 
 
 def compile_summary(prog: Compiled, seconds: float, before: dict | None = None,
@@ -295,10 +304,18 @@ class Executor:
             prog.module = load_program(prog.program, prog.target, self._cfg)
         return prog
 
+    def _load(self, mode: str) -> Compiled:
+        """The program of ``mode`` with its module loaded: the ahead-of-time entry built for these
+        arrays when there is one (the process then needs no numba), else numba's module."""
+        prog = self._program(mode, load=False)
+        if prog.module is None:
+            prog.module = aot.load_program(prog, self._arrays(mode), self._cfg)
+        return self._program(mode)
+
     def _arrays(self, mode: str) -> dict[str, list[np.ndarray]]:
         if mode in self._bound:
             return self._bound[mode]
-        prog = self._program(mode)
+        prog = self._program(mode, load=False)
         g = prog.graph
         arena = storage.arena(prog.plan.planned_bytes, self._ctx)
         ext = {"arg": dict(zip(self._arg_names, self.arg_arrays)),
@@ -331,6 +348,8 @@ class Executor:
         preparation longer than :data:`COMPILE_LOG_SECONDS` logs one line (``symjit`` logger)."""
         target = get_target(self._target)
         start = time.perf_counter()
+        if isinstance(self._load(mode).module, aot.Loaded):
+            return      # compiled ahead of time for these arrays: nothing to load or compile
         for attempt in (0, 1):
             prog = self._program(mode)
             before = cache_stats(prog)
@@ -352,6 +371,7 @@ class Executor:
                 elapsed = time.perf_counter() - start
                 if elapsed > COMPILE_LOG_SECONDS:
                     _LOG.info("%s", compile_summary(prog, elapsed, before, in_workers))
+                aot.after_bind(prog, self._arrays(mode), self._cfg, _from_cache(prog, before, in_workers))
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
@@ -406,11 +426,13 @@ class Executor:
     def _prepare_calls(self, mode: str, steps: list) -> list[Callable[[], Any]]:
         """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
         host call as it is)."""
-        prog, target = self._program(mode), get_target(self._target)
+        prog, target = self._load(mode), get_target(self._target)
 
         def one(seg: Any, payload: Any) -> Callable[[], Any]:
             if seg.kind == "host":
                 return payload
+            if isinstance(prog.module, aot.Loaded):
+                return prog.module.call(seg, payload)
             if seg.kind == "calls":   # kernels called one by one from here (big programs)
                 return _run_all(target.prepare_calls(prog.module, seg.launches, dict(zip(seg.vids, payload))))
             return target.prepare(prog.module, seg.name, payload)
@@ -427,6 +449,8 @@ class Executor:
                 raise
             except Exception:   # a cache entry numba cannot load: purge and compile again once
                 prog = self._program(mode)
+                if isinstance(prog.module, aot.Loaded):
+                    raise
                 purge_program(prog.program, prog.module)
                 prog.module = None
                 self._programs[mode] = prog

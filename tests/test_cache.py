@@ -201,3 +201,28 @@ def test_parallel_compile_matches_serial(tmp_path):
     assert _net_run(par, "2", tmp_path / "warm.npz")["in_workers"] == 0
     warm = np.load(tmp_path / "warm.npz")
     assert all(warm[k].tobytes() == a[k].tobytes() for k in a.files)
+
+
+def test_import_symjit_does_not_import_numba():
+    """numba (and scipy, which numba's start imports) come in at the first compile, not at import:
+    a process that only builds symbols, reads files or runs `symjit --help` never pays for them."""
+    code = ("import sys, symjit as mx\n"
+            "x = mx.sym.FullyConnected(mx.sym.Variable('x'), num_hidden=2)\n"
+            "assert x.infer_shape(x=(3, 4))[1] == [(3, 2)]\n"
+            "print(sorted(m for m in ('numba', 'scipy', 'llvmlite') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_jitables_marked_after_install_are_registered_at_once():
+    from symjit import jitext
+    jitext.install()
+
+    @jitext.jitable
+    def late(v):
+        return v + 1.0
+
+    import numba
+    assert numba.njit(lambda v: late(v))(1.0) == 2.0

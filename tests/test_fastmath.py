@@ -13,8 +13,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from symjit.jitext import install
 from symjit.ops import fastmath
 from symjit.ops.fastmath import sigmoid, tanh
+
+install()    # compiling symjit's helpers directly, not through a bind: register them first
 
 
 @numba.njit(cache=False)

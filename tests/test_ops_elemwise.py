@@ -18,11 +18,14 @@ from hypothesis import strategies as st
 
 import symjit as mx
 from symjit.base import DTypeError, MXNetError, ParamError, ShapeError
+from symjit.jitext import install
 from symjit.lower import LOOP, lookup
 from symjit.ops import Kind, all_ops, find_op
 from symjit.ops import broadcast as bmod
 from symjit.ops import elementwise as emod
 from symjit.ops.registry import aliases
+
+install()    # these tests compile the scalar bodies with numba directly: register the helpers first
 
 MY_MODULES = {emod.__name__, bmod.__name__}
 

@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 
 import symjit as mx
 from symjit.base import MXNetError, ParamError
+from symjit.jitext import install
 from symjit.lower import LOOP, lookup
 from symjit.ops import Kind, get_op
 from symjit.ops.rules import window_out_len
+
+install()    # these tests compile the scalar bodies with numba directly: register the helpers first
 
 V = mx.sym.Variable
 

@@ -60,7 +60,22 @@ from numba import prange
 from numba import uint64 as _u
 
 from symjit.base import shape_str
+from symjit.jitext import install
 
+from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of this module's API)
+    CONV_BLOCK_CACHE,
+    CONV_BLOCK_PER_FILTER,
+    CONV_BLOCK_WIDE,
+    CONV_SCRATCH_MAX,
+    KINDS,
+    _block_images,
+    conv2d_block_elems,
+    conv2d_cols_length,
+    conv2d_cols_shape,
+    conv2d_images_per_block,
+    conv2d_output_size,
+    conv2d_scratch_length,
+)
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
@@ -76,136 +91,7 @@ __all__ = [
 
 _jit = numba.njit(cache=True, nogil=True)
 _pjit = numba.njit(cache=True, nogil=True, parallel=True)
-
-KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight")
-
-CONV_SCRATCH_MAX = 1 << 23
-"""Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
-
-CONV_BLOCK_CACHE = 1 << 16
-"""Block budget, in ``cols`` elements (256 KiB in float32), of a convolution with fewer than
-:data:`CONV_BLOCK_WIDE` filters per group: its GEMMs do little work per ``cols`` element, so blocks
-that stay in the L2 cache from im2col to GEMM win (LeNet's conv1, 20 filters: 1.7 ms for forward and
-both gradients at one or two images per block, 3.0 ms at the whole batch of 64)."""
-
-CONV_BLOCK_WIDE = 32
-CONV_BLOCK_PER_FILTER = 12 * 1024
-"""Block budget per filter of a group, in ``cols`` elements, of the other convolutions: wide GEMMs
-(BLAS's threads pay off) while LeNet's inference plan, scratch included, stays under 4 MB (conv2,
-50 filters: 17 images per block, within 5% of its fastest, 32)."""
-
-
-def conv2d_block_elems(w_shape: tuple[int, ...], groups: int) -> int:
-    """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
-    :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
-    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`. Figures in
-    ``docs/performance.md`` ("LeNet: convolution blocks per shape").
-
-    >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
-    (65536, 614400)
-    """
-    fg = w_shape[0] // groups
-    if fg < CONV_BLOCK_WIDE:
-        return CONV_BLOCK_CACHE
-    return min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
-
-
-# ---------------------------------------------------------------------------------------------
-# Sizes: shared by Python callers and generated kernels.
-
-
-def conv2d_output_size(hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
-                       pad: tuple[int, int], dilate: tuple[int, int]) -> tuple[int, int]:
-    """Output height and width of a convolution: ``(H + 2p - d(k-1) - 1) // s + 1`` per axis.
-
-    >>> conv2d_output_size((28, 28), (5, 5), (1, 1), (0, 0), (1, 1))
-    (24, 24)
-    """
-    out = []
-    for x, k, s, p, d in zip(hw, kernel, stride, pad, dilate):
-        span = d * (k - 1) + 1
-        out.append((x + 2 * p - span) // s + 1 if x + 2 * p >= span else 0)
-    return out[0], out[1]
-
-
-@_jit
-def _block_images(n, per_image, max_elems):
-    """Images per block: all ``n`` when they fit in ``max_elems``, else as many as fit (at least one)."""
-    return min(n, max(1, max_elems // per_image))
-
-
-@_jit
-def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
-    """Length of a ``cols`` scratch row: ``(k + f) * B * p + fixed``, plus ``blocked`` when ``B < n``.
-
-    ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``p = OH*OW``; ``B`` (images per block) is ``n``
-    when the block part fits in ``max_elems``, else as many as fit (at least one). ``fixed`` and
-    ``blocked`` are the kind's additional space (see :func:`conv2d_cols_shape`).
-
-    >>> int(conv2d_cols_length(64, 500, 50, 64, 0, 0, 1 << 23))
-    2252800
-    """
-    per_image = (k + f) * p
-    nb = _block_images(n, per_image, max_elems)
-    return per_image * nb + fixed + (blocked if nb < n else 0)
-
-
-_FORWARD_CNHW, _BACKWARD_WEIGHT = KINDS.index("forward_cnhw"), KINDS.index("backward_weight")
-
-
-@_jit
-def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
-    """Length of the ``cols`` row of the kernel ``KINDS[kind]`` (the one rule for the scratch size).
-
-    ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``kg = C/groups*KH*KW``, ``p = OH*OW``. Beyond its
-    block of im2col + output, the weight gradient needs its transposed ``(K/groups, F)`` product, and
-    :func:`conv2d_forward_cnhw` the whole filter-major output when the batch is cut into blocks.
-    Python callers use :func:`conv2d_cols_shape`; generated kernels call this on runtime shapes.
-
-    >>> int(conv2d_scratch_length(KINDS.index("backward_weight"), 64, 500, 50, 500, 64, 1 << 23))
-    2277800
-    """
-    fixed = f * kg if kind == _BACKWARD_WEIGHT else 0
-    blocked = f * n * p if kind == _FORWARD_CNHW else 0
-    return conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems)
-
-
-def conv2d_images_per_block(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
-                            out_shape: tuple[int, ...], max_elems: int = CONV_SCRATCH_MAX) -> int:
-    """Images per block of the kernels whose scratch is ``conv2d_cols_shape(..., max_elems)``.
-
-    >>> conv2d_images_per_block((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1 << 20)
-    29
-    >>> conv2d_images_per_block((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8))
-    64
-    """
-    k = x_shape[1] * w_shape[2] * w_shape[3]
-    return int(_block_images(x_shape[0], (k + w_shape[0]) * out_shape[2] * out_shape[3], max_elems))
-
-
-def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
-                      out_shape: tuple[int, ...], groups: int,
-                      max_elems: int = CONV_SCRATCH_MAX) -> tuple[int, int]:
-    """Shape ``(1, length)`` of the ``cols`` scratch of a ``kind`` kernel.
-
-    ``kind`` is one of ``'forward'``, ``'forward_cnhw'``, ``'backward_data'``,
-    ``'backward_weight'``. The row holds the im2col matrix and the filter-major output (or output
-    gradient) of a block of images (the whole batch when it fits in ``max_elems`` elements); see
-    the module docstring. Serial and ``*_parallel`` kernels take the same scratch.
-
-    >>> conv2d_cols_shape("forward", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
-    (1, 1658880)
-    >>> conv2d_cols_shape("backward_weight", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1,
-    ...                   max_elems=45 * 576 * 8)
-    (1, 207860)
-    """
-    if kind not in KINDS:
-        raise KernelArgError(f"conv2d_cols_shape: kind must be one of {KINDS}, got {kind!r}")
-    n, c = x_shape[0], x_shape[1]
-    f, cg, kh, kw = w_shape
-    p = out_shape[2] * out_shape[3]
-    return 1, int(conv2d_scratch_length(KINDS.index(kind), n, c * kh * kw, f, cg * kh * kw, p, max_elems))
-
+install()   # the scratch-length helpers (conv_shapes) are called by the kernels below
 
 # ---------------------------------------------------------------------------------------------
 # Validation.

@@ -33,43 +33,13 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 
 from .conv import _valid_range, conv2d_output_size
+from .conv_shapes import POINTWISE_MIN_PIXELS, is_depthwise, is_pointwise  # noqa: F401  (re-exported)
 from .gemm import KernelArgError
 
 __all__ = ["conv2d_forward_depthwise", "conv2d_forward_1x1", "check_depthwise", "is_depthwise",
            "is_pointwise", "POINTWISE_MIN_PIXELS"]
 
 _jit = numba.njit(cache=True, nogil=True)
-
-
-def is_depthwise(x_shape: tuple[int, ...], w_shape: tuple[int, ...], groups: int) -> bool:
-    """Whether a convolution is depthwise: one group per input channel (one input channel per
-    filter), the filters a multiple of the channels.
-
-    >>> is_depthwise((2, 32, 8, 8), (32, 1, 3, 3), 32), is_depthwise((2, 32, 8, 8), (64, 32, 1, 1), 1)
-    (True, False)
-    """
-    return groups > 1 and groups == x_shape[1] and w_shape[1] == 1 and w_shape[0] % groups == 0
-
-
-POINTWISE_MIN_PIXELS = 512
-"""The smallest image (``H*W``) whose 1x1 convolution runs :func:`conv2d_forward_1x1`: below it the
-per-image GEMMs are thinner than one whole-batch GEMM after a copy (32 images of 14x14, 576 -> 96
-channels: 12.7 ms against 8.2 ms; 28x28: 3.7 ms against 4.1 ms; ``docs/performance.md``)."""
-
-
-def is_pointwise(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad) -> bool:
-    """Whether a convolution runs :func:`conv2d_forward_1x1`: a 1x1 window at stride 1 without
-    padding (its im2col would be a copy of the input) over images of at least
-    :data:`POINTWISE_MIN_PIXELS` pixels.
-
-    >>> is_pointwise((2, 32, 56, 56), (64, 32, 1, 1), (1, 1), (0, 0))
-    True
-    >>> w = (64, 32, 1, 1)
-    >>> is_pointwise((2, 32, 56, 56), w, (2, 2), (0, 0)), is_pointwise((2, 32, 7, 7), w, (1, 1), (0, 0))
-    (False, False)
-    """
-    return (tuple(w_shape[2:]) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
-            and x_shape[2] * x_shape[3] >= POINTWISE_MIN_PIXELS)
 
 
 def check_depthwise(x: np.ndarray, w: np.ndarray, out: np.ndarray, stride, pad, dilate) -> None:

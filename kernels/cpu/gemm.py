@@ -22,7 +22,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from symjit.base import ShapeError, shape_str
+from symjit.base import shape_str
+
+from .errors import KernelArgError
 
 __all__ = [
     "gemm_nt", "gemm_nn", "gemm_tn", "gemm_nt_bias", "add_bias_rows", "col_sum", "col_sum_accumulate",
@@ -32,10 +34,6 @@ __all__ = [
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 _jit = numba.njit(cache=True, nogil=True)
-
-
-class KernelArgError(ShapeError):
-    """A kernel argument with the wrong shape, dtype or memory layout (a ``ValueError``)."""
 
 
 # ---------------------------------------------------------------------------------------------

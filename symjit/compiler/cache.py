@@ -30,9 +30,9 @@ import types
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
 
+from .. import jitext
 from ..base import write_atomic
 from ..config import Config
 
@@ -54,11 +54,18 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def _numba_version() -> str:
+    """numba's version, read from its installed metadata (``import numba`` is not needed for a key)."""
+    import importlib.metadata
+    return importlib.metadata.version("numba")
+
+
 def source_key(source: str, target: str) -> str:
     """The cache key of a generated module."""
     from .. import __version__
     h = hashlib.sha256()
-    for part in (source, target, __version__, numba.__version__, np.__version__, code_fingerprint()):
+    for part in (source, target, __version__, _numba_version(), np.__version__, code_fingerprint()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
@@ -97,6 +104,7 @@ def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> type
     name = module_name(source, target) + (f"_r{attempt}" if attempt else "")
     if name in sys.modules:
         return sys.modules[name]
+    jitext.install()     # the helpers generated code calls, registered with numba before it compiles
     if not cfg.cache:
         module = types.ModuleType(name)
         module.__file__ = f"<symjit generated {name}>"
@@ -118,27 +126,35 @@ def load_module(source: str, target: str, cfg: Config, attempt: int = 0) -> type
 
 
 def _entries(cfg: Config) -> list[Path]:
-    """Every file of the cache that symjit wrote: generated modules and numba's files of them."""
+    """Every file of the cache that symjit wrote: generated modules, numba's files of them, and the
+    ahead-of-time modules with their records (``aot/``, see :mod:`symjit.compiler.aot`)."""
+    files: list[Path] = []
     root = Path(cfg.cache_dir) / "kernels"
-    if not root.is_dir():
-        return []
-    files = list(root.glob("symjit_gen_*.py"))
-    pycache = root / "__pycache__"
-    return files + (list(pycache.glob("symjit_gen_*")) if pycache.is_dir() else [])
+    if root.is_dir():
+        files += list(root.glob("symjit_gen_*.py"))
+        pycache = root / "__pycache__"
+        files += list(pycache.glob("symjit_gen_*")) if pycache.is_dir() else []
+    aot = Path(cfg.cache_dir) / "aot"
+    if aot.is_dir():
+        files += list(aot.glob("symjit_aot_*")) + list(aot.glob("kernels-*.json"))
+    return files
 
 
 def cache_info(cfg: Config) -> dict:
     """What the kernel cache holds: its directory, the generated modules, numba's compiled
-    entries (one index file per kernel function compiled from them) and the bytes of all of it.
+    entries (one index file per kernel function compiled from them), the ahead-of-time modules
+    and the bytes of all of it.
 
     >>> import tempfile
-    >>> cache_info(Config(cache_dir=tempfile.mkdtemp()))["modules"]
-    0
+    >>> info = cache_info(Config(cache_dir=tempfile.mkdtemp()))
+    >>> info["modules"], info["aot_modules"]
+    (0, 0)
     """
     files = _entries(cfg)
     return {"directory": str(Path(cfg.cache_dir) / "kernels"),
             "modules": sum(f.suffix == ".py" for f in files),
             "compiled_functions": sum(f.suffix == ".nbi" for f in files),
+            "aot_modules": sum(f.name.startswith("symjit_aot_") and f.suffix == ".json" for f in files),
             "bytes": sum(f.stat().st_size for f in files if f.is_file())}
 
 

@@ -33,6 +33,9 @@ def update_kernels(ctx):
     """The fused optimizer update kernels for arrays on ``ctx``: ``symjit.kernels.cpu.optim`` (one
     ``njit`` loop each) or ``symjit.kernels.cuda.optim`` and ``optim_norm`` (one kernel each, queued
     on the device), with the same functions and arguments. Imported on first use (numba costs start-up).
+    On the CPU, with the kernel cache and ``Config.aot`` on (read once, at the first call), the
+    kernels are called through an ahead-of-time module when one was built for their argument types
+    (no numba in the process; :class:`symjit.compiler.aot.Kernels`).
 
     >>> import symjit as mx
     >>> update_kernels(mx.cpu()).__name__
@@ -42,8 +45,20 @@ def update_kernels(ctx):
         from symjit.kernels.cuda import optim as gpu_optim
         from symjit.kernels.cuda import optim_norm as gpu_optim_norm
         return _OnDevice((gpu_optim, gpu_optim_norm), ctx)
-    from symjit.kernels.cpu import optim
-    return optim
+    if _CPU:
+        return _CPU[0]
+    from ..config import default_config
+    cfg = default_config()
+    if cfg.cache and cfg.aot != "off":
+        from ..compiler.aot import Kernels
+        _CPU.append(Kernels("symjit.kernels.cpu.optim", cfg))
+    else:
+        from symjit.kernels.cpu import optim
+        _CPU.append(optim)
+    return _CPU[0]
+
+
+_CPU: list = []   # the CPU's update kernels, chosen at the first call
 
 
 class MultiUpdate:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
 
+from ..jitext import jitable
 from .elementwise import _identity, _round, _sign, _unary_shape, const_body, fixed_body
 from .norm import BatchNorm
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
@@ -451,7 +451,7 @@ register(OpDef(
 ))
 
 
-@register_jitable
+@jitable
 def resize_source(i, n_in, n_out, align):
     """The (fractional) source row of output row ``i`` when ``n_in`` rows are resized to ``n_out``
     (a scalar helper the lowerings wrap per target)."""

@@ -5,12 +5,12 @@ iterations write one element). Coordinates are the unpadded inputs'; reads outsi
 """
 from __future__ import annotations
 
-from numba.extending import register_jitable
+from ..jitext import jitable
 
 __all__ = ["at", "corr_element", "corr_backward1", "corr_backward2"]
 
 
-@register_jitable
+@jitable
 def at(x, n, c, y, xx):
     if y < 0 or xx < 0 or y >= x.shape[2] or xx >= x.shape[3]:
         return 0.0

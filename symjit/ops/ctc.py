@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import math
 
-from numba.extending import register_jitable
-
+from ..jitext import jitable
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_float, shape_str
 
 __all__ = ["ctc_sequence"]
 
 
-@register_jitable
+@jitable
 def _lse(a, b):
     m = max(a, b)
     if m == -math.inf:

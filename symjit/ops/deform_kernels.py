@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 
-from numba.extending import register_jitable
+from ..jitext import jitable
 
 __all__ = ["sample_point", "corners", "pixel", "bilinear", "bilinear_grad", "scatter", "deform_col_element",
            "deform_data_backward", "deform_offset_backward", "deform_mask_backward"]
 
 
-@register_jitable
+@jitable
 def sample_point(offset, n, dg, t, oh, ow, kw, k, sh, sw, ph, pw, dh, dw):
     """(y, x) of tap ``t`` of group ``dg`` at output (oh, ow)."""
     i = t // kw
@@ -33,7 +33,7 @@ def sample_point(offset, n, dg, t, oh, ow, kw, k, sh, sw, ph, pw, dh, dw):
     return y, x
 
 
-@register_jitable
+@jitable
 def corners(y, x, h, w, v1):
     """The interpolation cell of (y, x): ``(y0, x0, y1, x1, ly, lx, ok)``. DCN v2 (``v1`` false)
     reads points in (-1, h) x (-1, w), its corners outside the map counting 0; MXNet's DCN v1 reads
@@ -60,7 +60,7 @@ def corners(y, x, h, w, v1):
     return y0, x0, y1, x1, ly, lx, True
 
 
-@register_jitable
+@jitable
 def pixel(data, n, c, yy, xx, h, w):
     """data[n, c, yy, xx], 0 outside the map."""
     if yy < 0 or xx < 0 or yy > h - 1 or xx > w - 1:
@@ -68,7 +68,7 @@ def pixel(data, n, c, yy, xx, h, w):
     return data[n, c, yy, xx]
 
 
-@register_jitable
+@jitable
 def bilinear(data, n, c, y, x, h, w, v1):
     """The data of map (n, c) interpolated at (y, x)."""
     y0, x0, y1, x1, ly, lx, ok = corners(y, x, h, w, v1)
@@ -79,7 +79,7 @@ def bilinear(data, n, c, y, x, h, w, v1):
     return (1.0 - ly) * top + ly * bottom
 
 
-@register_jitable
+@jitable
 def bilinear_grad(data, n, c, y, x, h, w, v1):
     """(d value / dy, d value / dx) of :func:`bilinear` at (y, x)."""
     y0, x0, y1, x1, ly, lx, ok = corners(y, x, h, w, v1)
@@ -92,7 +92,7 @@ def bilinear_grad(data, n, c, y, x, h, w, v1):
     return (1.0 - lx) * (v10 - v00) + lx * (v11 - v01), (1.0 - ly) * (v01 - v00) + ly * (v11 - v10)
 
 
-@register_jitable
+@jitable
 def scatter(dx, n, c, yy, xx, h, w, g):
     if yy >= 0 and xx >= 0 and yy <= h - 1 and xx <= w - 1:
         dx[n, c, yy, xx] += g

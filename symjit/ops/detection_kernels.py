@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 
-from numba.extending import register_jitable
+from ..jitext import jitable
 
 __all__ = ["box_iou", "match_anchors", "decode_detections", "suppress", "corner_iou", "nms_candidates",
            "nms_write", "nms_backward", "encode_boxes", "greedy_match", "proposal_boxes", "proposal_select"]
 
 
-@register_jitable
+@jitable
 def box_iou(ax0, ay0, ax1, ay1, bx0, by0, bx1, by1):
     """Intersection over union of two boxes (0 when the union is empty)."""
     iw = min(ax1, bx1) - max(ax0, bx0)
@@ -199,7 +199,7 @@ def suppress(rows, order, out, n, count, num_anchors, keep, nms_threshold, force
                     out[n, r, 0] = -1.0
 
 
-@register_jitable
+@jitable
 def corner_iou(a0, a1, a2, a3, b0, b1, b2, b3, center):
     """IoU of two boxes given as corners, or as (x, y, width, height) with ``center``."""
     if center:
@@ -367,7 +367,7 @@ def proposal_boxes(cls_prob, bbox, info, anchors, props, scores, n, height, widt
                 i += 1
 
 
-@register_jitable
+@jitable
 def _pixel_iou(a0, a1, a2, a3, b0, b1, b2, b3):
     """IoU of boxes in pixel coordinates (inclusive corners: sizes + 1)."""
     iw = min(a2, b2) - max(a0, b0) + 1.0

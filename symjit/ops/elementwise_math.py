@@ -6,8 +6,8 @@ same-shape and broadcast logical ops (``broadcast_logical_and``/``or``/``xor``).
 As in :mod:`symjit.ops.elementwise`, each op is one record with a scalar ``body`` written once
 (wrapped by the compiler for ``numba.njit`` and ``numba.cuda.jit(device=True)``) and a gradient
 built from an internal ``_backward_*`` op with its own scalar body. Helpers the bodies share
-(:func:`digamma`, :func:`cbrt`) are ``register_jitable`` functions, callable from Python, from
-``njit`` code and from CUDA device code alike.
+(:func:`digamma`, :func:`cbrt`) are plain functions marked :func:`symjit.jitext.jitable`, callable
+from Python, from ``njit`` code and from CUDA device code alike.
 
 Domains follow MXNet (numpy's conventions): outside an inverse's domain the result is NaN
 (``arcsin(2)``), at a pole of ``gamma`` it is +-inf or NaN. ``rint`` rounds halves to even
@@ -24,8 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from numba.extending import register_jitable
-
+from ..jitext import jitable
 from .broadcast import _binary_shape
 from .elementwise import BINARY_FNS, _unary_shape, _with, const_body, fixed_body
 from .registry import Kind, OpDef, Param, register, same_shape
@@ -38,7 +37,7 @@ _HALF_SQRT_PI = 0.5 * math.sqrt(math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-@register_jitable
+@jitable
 def digamma(x):
     """The digamma function psi(x) = d ln(gamma(x)) / dx (reflection for x <= 0, the recurrence
     psi(x) = psi(x + 1) - 1/x up to 10, then the asymptotic series); NaN at the poles 0, -1, ...
@@ -60,7 +59,7 @@ def digamma(x):
     return acc + math.log(x) - 0.5 / x - series
 
 
-@register_jitable
+@jitable
 def cbrt(x):
     """The real cube root (negative for negative x), refined by one Newton step.
 

@@ -28,6 +28,8 @@ rounded once to float32: accurate in relative terms also for large negative ``x`
 results included (``|x|`` is clamped to 104, where the float32 result is 0). NaN stays NaN.
 
 >>> import numba, numpy as np
+>>> from symjit.jitext import install
+>>> install()       # symjit registers its numba extensions before it compiles; here by hand
 >>> f = numba.njit(lambda v: tanh(v))
 >>> float(f(np.float32(0.5))) == float(np.float32(np.tanh(0.5)))
 True
@@ -39,9 +41,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic, overload, register_jitable
+
+from ..jitext import jitable, on_install
 
 __all__ = ["tanh", "sigmoid", "fit_tanh", "TANH_CLAMP", "TANH_P", "TANH_Q"]
 
@@ -111,19 +112,13 @@ def fit_tanh(m: int = 5, n: int = 4, c: float = TANH_CLAMP, iters: int = 60,
 # The float32 formulas (CPU).
 
 
-@intrinsic
-def _f64_from_bits(typingctx, bits):
-    """Reinterpret an int64 as a float64 (an LLVM bitcast, which vectorizes)."""
-    if bits != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
+def _f64_from_bits(bits):
+    """Reinterpret an int64 as a float64 (an LLVM bitcast, which vectorizes); compiled code sees
+    the intrinsic :func:`_register` puts in its place."""
+    return float(np.int64(bits).view(np.float64))
 
 
-@register_jitable(**_JIT)
+@jitable(**_JIT)
 def _tanh_f32(x):
     xd = np.float64(x)
     xc = _C if xd > _C else (-_C if xd < -_C else xd)    # NaN passes through
@@ -133,7 +128,7 @@ def _tanh_f32(x):
     return np.float32(xc * p / q)
 
 
-@register_jitable(**_JIT)
+@jitable(**_JIT)
 def _exp_neg(a):
     """``exp(-a)`` for a float64 ``0 <= a <= _EXP_ARG_MAX`` (not NaN: it is converted to int)."""
     t = -a * _LOG2E
@@ -144,7 +139,7 @@ def _exp_neg(a):
     return p * _f64_from_bits((n + 1023) << 52)
 
 
-@register_jitable(**_JIT)
+@jitable(**_JIT)
 def _sigmoid_f32(x):
     xd = np.float64(x)
     a = -xd if xd < 0.0 else xd
@@ -155,28 +150,44 @@ def _sigmoid_f32(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-target, per-type dispatch.
+# Per-target, per-type dispatch (registered with numba at ``symjit.jitext.install``).
 
 
-@overload(tanh, target="cpu", jit_options=_JIT)
-def _tanh_cpu(x):
-    if x == types.float32:
-        return lambda x: _tanh_f32(x)
-    return lambda x: math.tanh(x)
+@on_install
+def _register() -> None:
+    global _f64_from_bits
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic, overload
 
+    @intrinsic
+    def f64_from_bits(typingctx, bits):
+        if bits != types.int64:
+            return None
 
-@overload(sigmoid, target="cpu", jit_options=_JIT)
-def _sigmoid_cpu(x):
-    if x == types.float32:
-        return lambda x: _sigmoid_f32(x)
-    return _sigmoid_libm
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.DoubleType())
 
+        return types.float64(types.int64), codegen
 
-@overload(tanh, target="cuda")
-def _tanh_cuda(x):
-    return lambda x: math.tanh(x)
+    _f64_from_bits = f64_from_bits
 
+    @overload(tanh, target="cpu", jit_options=_JIT)
+    def _tanh_cpu(x):
+        if x == types.float32:
+            return lambda x: _tanh_f32(x)
+        return lambda x: math.tanh(x)
 
-@overload(sigmoid, target="cuda")
-def _sigmoid_cuda(x):
-    return _sigmoid_libm
+    @overload(sigmoid, target="cpu", jit_options=_JIT)
+    def _sigmoid_cpu(x):
+        if x == types.float32:
+            return lambda x: _sigmoid_f32(x)
+        return _sigmoid_libm
+
+    @overload(tanh, target="cuda")
+    def _tanh_cuda(x):
+        return lambda x: math.tanh(x)
+
+    @overload(sigmoid, target="cuda")
+    def _sigmoid_cuda(x):
+        return _sigmoid_libm

@@ -31,8 +31,8 @@ symjit follows the documentation: its ``flip_left_right`` zeroes the middle colu
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
 
+from ..jitext import jitable
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_float, shape_str
 
@@ -294,7 +294,7 @@ def _hue(b, x, a):
     return b.add1("_image_adjust_hue", x, b.add1("Reshape", a, shape=(1,)))
 
 
-@register_jitable
+@jitable
 def _hls_channel(m1, m2, hue):
     hue = hue % 1.0
     if hue < 1.0 / 6.0:

@@ -12,8 +12,8 @@ function itself.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import overload
+
+from ..jitext import on_install
 
 __all__ = ["div"]
 
@@ -24,11 +24,15 @@ def div(a, b):
     return a / b
 
 
-def _typed(a, b):
-    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
-        return lambda a, b: 0.0 if b == 0 else a / b
-    return lambda a, b: a / b
+@on_install
+def _register() -> None:
+    from numba import types
+    from numba.extending import overload
 
+    def typed(a, b):
+        if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+            return lambda a, b: 0.0 if b == 0 else a / b
+        return lambda a, b: a / b
 
-overload(div, target="cpu", jit_options={"error_model": "numpy"})(_typed)
-overload(div, target="cuda")(_typed)
+    overload(div, target="cpu", jit_options={"error_model": "numpy"})(typed)
+    overload(div, target="cuda")(typed)

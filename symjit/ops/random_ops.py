@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
 
+from ..jitext import jitable
 from .registry import Kind, OpDef, Param, register
 
 __all__ = ["uniform01", "SAMPLERS", "OPS"]
@@ -34,7 +34,7 @@ __all__ = ["uniform01", "SAMPLERS", "OPS"]
 _BLOCK = 1024   # counters per element
 
 
-@register_jitable
+@jitable
 def uniform01(seed, counter):
     """A uniform number in [0, 1) from ``seed`` and ``counter`` (53 random bits from two rounds of
     murmur3's 32-bit finaliser).
@@ -58,14 +58,14 @@ def uniform01(seed, counter):
     return ((h >> 5) * 67108864.0 + (g >> 6)) * 1.1102230246251565e-16   # (a * 2**26 + b) / 2**53
 
 
-@register_jitable
+@jitable
 def _normal01(seed, counter):
     u1 = 1.0 - uniform01(seed, counter)   # (0, 1]
     u2 = uniform01(seed, counter + 1)
     return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
 
 
-@register_jitable
+@jitable
 def _gamma1(seed, counter, alpha):
     """Gamma(alpha, 1) by Marsaglia-Tsang (alpha < 1 boosted by u**(1/alpha))."""
     boost = 1.0
@@ -88,7 +88,7 @@ def _gamma1(seed, counter, alpha):
     return d * boost
 
 
-@register_jitable
+@jitable
 def _poisson(seed, counter, lam):
     if lam <= 0.0:
         return 0.0

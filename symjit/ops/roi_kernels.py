@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from numba.extending import register_jitable
+from ..jitext import jitable
 
 __all__ = ["dps_box", "dps_bin", "dps_count", "dps_element", "dps_data_backward", "dps_trans_backward",
            "rroi_align_element", "pool_window", "roi_pool_element", "roi_pool_backward", "align_geometry",
@@ -16,7 +16,7 @@ __all__ = ["dps_box", "dps_bin", "dps_count", "dps_element", "dps_data_backward"
            "psroi_backward"]
 
 
-@register_jitable
+@jitable
 def pool_window(rois, r, i, j, ph, pw, scale, h, w):
     """ROIPooling's bin (i, j) of roi r: (batch, hstart, hend, wstart, wend), clipped to the map
     (Caffe's quantisation: corners rounded to the feature grid, bins floor/ceil)."""
@@ -73,7 +73,7 @@ def roi_pool_backward(x, rois, g, dx, b, c, nrois, ph, pw, scale, h, w):
                 dx[b, c, ay, ax] += g[r, c, i, j]
 
 
-@register_jitable
+@jitable
 def align_geometry(rois, r, ph, pw, scale, ratio, aligned):
     """ROIAlign's roi r: (batch, y1, x1, bin height, bin width, samples per bin row, per column)."""
     off = 0.5 if aligned else 0.0
@@ -89,7 +89,7 @@ def align_geometry(rois, r, ph, pw, scale, ratio, aligned):
     return int(rois[r, 0]), y1, x1, rh / ph, rw / pw, gh, gw
 
 
-@register_jitable
+@jitable
 def bilinear_corners(y, x, h, w):
     """(inside, y_low, y_high, x_low, x_high, frac_y, frac_x) of a sample at (y, x)."""
     if y < -1.0 or y > h or x < -1.0 or x > w:
@@ -160,7 +160,7 @@ def roi_align_backward(rois, g, dx, b, cin, nrois, ph, pw, scale, ratio, aligned
                             dx[b, cin, yh, xh] += ly * lx * share
 
 
-@register_jitable
+@jitable
 def psroi_window(rois, r, i, j, ps, scale, h, w):
     """PSROIPooling's bin (i, j) of roi r (R-FCN's geometry): (batch, hstart, hend, wstart, wend)."""
     b = int(rois[r, 0])
@@ -251,7 +251,7 @@ def rroi_align_element(x, rois, out, r, c, i, j, ph, pw, scale, ratio, n, h, w):
 
 
 # --- DeformablePSROIPooling (Dai et al. 2017) ----------------------------------------------------------
-@register_jitable
+@jitable
 def dps_box(rois, r, scale):
     """(batch, x start, y start, width, height) of roi r: corners rounded, scaled, half-pixel shift."""
     sw = round(rois[r, 1]) * scale - 0.5
@@ -261,7 +261,7 @@ def dps_box(rois, r, scale):
     return int(rois[r, 0]), sw, sh, max(ew - sw, 0.1), max(eh - sh, 0.1)
 
 
-@register_jitable
+@jitable
 def dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale, trans_std, no_trans, each):
     """Bin (i, j) of output channel ct of roi r: (batch, x start, y start, roi width, roi height,
     input channel, trans class, part row, part column)."""
@@ -280,7 +280,7 @@ def dps_bin(rois, trans, r, ct, i, j, ps, gs, part, scale, trans_std, no_trans, 
             cls, pi, pj)
 
 
-@register_jitable
+@jitable
 def dps_count(x0, y0, sbw, sbh, spp, h, w):
     cnt = 0
     for ih in range(spp):

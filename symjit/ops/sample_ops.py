@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba.extending import register_jitable
 
+from ..jitext import jitable
 from .random_ops import SAMPLERS, uniform01
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_float, shape_str
@@ -69,7 +69,7 @@ for _dist, _names in SAMPLE_ARGS.items():
 
 
 # --- multinomial ---------------------------------------------------------------------------------
-@register_jitable
+@jitable
 def categorical(probs, row, k, u):
     """The category whose cumulative probability first exceeds ``u`` (the last one at worst)."""
     acc = 0.0

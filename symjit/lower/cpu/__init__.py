@@ -8,7 +8,7 @@ from ..writer import KernelWriter, ModuleWriter
 from . import elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
 
 
-def _typed(value):
+def const_arg(value):
     """A const argument as the compiled programs pass it (int64, or a tuple of int64)."""
     import numpy as np
     return tuple(np.int64(v) for v in value) if isinstance(value, tuple) else np.int64(value)
@@ -51,7 +51,7 @@ class CPUTarget(Target):
 
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
-        return [(getattr(module, fn), tuple([by_vid[v] for v in vids] + [_typed(c) for c in consts]))
+        return [(getattr(module, fn), tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
                 for fn, vids, consts in launches]
 
 

@@ -65,7 +65,7 @@ def _shape4d(shape: tuple) -> tuple:
 def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) -> bool:
     """Whether a forward convolution's im2col holds the whole batch in one block (the block size
     is chosen per shape: :func:`~symjit.kernels.cpu.conv.conv2d_block_elems`)."""
-    from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_images_per_block
+    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, conv2d_images_per_block
     shapes = [_shape4d(s) for s in (x_shape, w_shape, out_shape)]
     limit = conv2d_block_elems(shapes[1], groups)
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
@@ -77,7 +77,7 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> 
     :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_cnhw'`` (im2col + GEMM of the
     whole batch in one block, the result left filter-major) or ``'forward'`` (blocks of images,
     written NCHW)."""
-    from symjit.kernels.cpu.conv_direct import is_depthwise, is_pointwise
+    from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
         return "depthwise"
@@ -103,7 +103,7 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
     ``data``/``weight``/``out`` name where the data-like, weight-like and output-like arrays are:
     ``(0, i)`` the node's input ``i``, ``(1, i)`` its output ``i``."""
     def workspace(node, ins, outs):
-        from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_cols_shape  # (loaded on first use)
+        from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, conv2d_cols_shape
         pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
         shapes = [_shape4d(v.shape) for v in pick]
         groups = node.params["num_group"]

@@ -65,7 +65,10 @@ def function_ptx(name: str, fn: Any, sig: tuple, arch: str = "sm_90") -> str:
     """The PTX of one CUDA kernel (its Python function ``fn``, argument types ``sig``) for
     ``arch``, compiled without a GPU; the compiler's refusal is an MXNetError naming the kernel."""
     from unittest import mock
+
+    from ... import jitext
     cuda, cc = _cuda(), parse_arch(arch)
+    jitext.install()
     with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
         try:
             return cuda.compile_ptx(fn, sig, cc=cc)[0]

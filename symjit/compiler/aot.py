@@ -1,0 +1,506 @@
+"""Ahead-of-time modules: a warm process runs a bind's compiled code without importing numba.
+
+numba's own cache still needs numba in the process: ``import numba``, its target's registries and
+the ``scipy.linalg`` import they make cost ~0.4 s before the first cached kernel runs, which is
+most of a warm bind and of a small training program's process. So once a program's kernels are in
+the kernel cache, a builder process (``python -m symjit.compiler.aot SPEC``) compiles the
+functions the executor calls for that bind into one CPython extension module with numba's
+ahead-of-time compiler (``numba.pycc``, which needs a C compiler), stored in the cache beside the
+kernels: every phase function, and every kernel call of a phase whose kernels are called one by one
+from the host. A later process that binds the same program on arrays of the same types imports the
+module and calls its functions instead; it never imports numba. The same holds for the optimizers'
+update kernels (:class:`Kernels`).
+
+A *unit* is one exported function: ``(export name, module, attribute, argument types)``, where the
+module is a generated one of the kernel cache or an importable one (``symjit.kernels.cpu.optim``),
+and each exported function calls that module's compiled function, which keeps its own options
+(``error_model``, ``fastmath``). Argument types are read from the call's arguments without numba
+(:func:`arg_type`: an array's dtype, ndim, layout, writeability and alignment, what numba's
+``typeof`` tells apart; a scalar's type). An entry is named by a hash of its units, so it is only
+ever loaded for exactly the argument types it was built for: pycc's wrappers do not check the
+types they are given.
+
+When entries are built is ``Config.aot`` (``SYMJIT_AOT``):
+
+* ``auto`` (the default): a bind whose kernels all came from numba's cache (the program has been
+  compiled before, by another process) starts the builder in the background, at most one per entry
+  (a lock file); the next process finds the entry;
+* ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
+* ``off``: entries are neither built nor loaded.
+
+An entry the builder could not make (no C compiler, a ``parallel=True`` kernel, which pycc cannot
+compile) records why, logged once per process (``symjit`` logger); binds then use numba's cache
+as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
+is deleted and never loaded.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..base import write_atomic
+from ..config import Config
+
+__all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "request", "Loaded", "Kernels",
+           "load_program", "after_bind", "program_units"]
+
+_LOG = logging.getLogger("symjit")
+MODES = ("off", "auto", "sync")
+STALE_LOCK_SECONDS = 1800.0
+_BUILDER = "import sys; from symjit.compiler.aot import main; sys.exit(main(sys.argv[1:]))"
+BUILD_TIMEOUT = 3600.0
+
+Unit = tuple   # (export name, module name, attribute, argument types)
+
+
+class Unsupported(Exception):
+    """An argument whose numba type :func:`arg_type` does not describe."""
+
+
+_SCALARS = {bool: "boolean", int: "int64", float: "float64"}
+
+
+def arg_type(value: Any) -> tuple:
+    """The numba type of a call argument, described without numba.
+
+    >>> arg_type(np.zeros((2, 3), np.float32))
+    ('array', '<f4', 2, 'C', True, True)
+    >>> arg_type(0.5), arg_type(np.int64(3)), arg_type((np.int64(1), np.int64(2)))
+    (('scalar', 'float64'), ('scalar', 'int64'), ('tuple', 2, 'int64'))
+    """
+    if isinstance(value, np.ndarray):
+        if not value.dtype.isnative:
+            raise Unsupported(f"array of non-native byte order {value.dtype.str}")
+        f = value.flags
+        layout = "C" if f.c_contiguous else ("F" if f.f_contiguous else "A")
+        return ("array", value.dtype.str, value.ndim, layout, bool(f.writeable), bool(f.aligned))
+    kind = _SCALARS.get(type(value))
+    if kind == "int64" and not -2 ** 63 <= value < 2 ** 63:
+        raise Unsupported(f"integer {value} out of int64's range")
+    if kind is not None:
+        return ("scalar", kind)
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return ("scalar", "boolean" if value.dtype.kind == "b" else value.dtype.name)
+    if isinstance(value, tuple) and value:
+        inner = {arg_type(v) for v in value}
+        if len(inner) == 1 and next(iter(inner))[0] == "scalar":
+            return ("tuple", len(value), next(iter(inner))[1])
+    raise Unsupported(f"argument of type {type(value).__name__}")
+
+
+def arg_types(args: Iterable[Any]) -> tuple:
+    """:func:`arg_type` of each argument."""
+    return tuple(arg_type(a) for a in args)
+
+
+def entry_name(units: list[Unit]) -> str:
+    """The extension module name of the entry holding ``units`` (a hash of all of them)."""
+    from .cache import code_fingerprint
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(json.dumps(sorted(units, key=lambda u: u[0])).encode())
+    return f"symjit_aot_{h.hexdigest()[:24]}"
+
+
+def _aot_dir(cfg: Config) -> Path:
+    path = Path(cfg.cache_dir) / "aot"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _so_path(cfg: Config, name: str) -> Path:
+    return _aot_dir(cfg) / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@functools.cache
+def _log_once(name: str, message: str) -> None:
+    _LOG.info("symjit: no ahead-of-time module %s: %s; using numba's kernel cache", name, message)
+
+
+def find(cfg: Config, units: list[Unit]) -> types.ModuleType | None:
+    """The loaded entry of ``units``, or None when there is none (yet) or it cannot be used."""
+    name = entry_name(units)
+    if name in sys.modules:
+        return sys.modules[name]
+    meta = _aot_dir(cfg) / f"{name}.json"
+    if not meta.is_file():
+        return None
+    try:
+        info = json.loads(meta.read_text())    # written by the builder: data only
+    except (OSError, ValueError):
+        return None
+    if info.get("error"):
+        _log_once(name, info["error"])
+        return None
+    so = _so_path(cfg, name)
+    try:
+        if _sha256(so) != info.get("sha256"):
+            raise ImportError("its shared object does not match the recorded hash")
+        loader = importlib.machinery.ExtensionFileLoader(name, str(so))
+        spec = importlib.util.spec_from_file_location(name, so, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except (OSError, ImportError) as exc:
+        _LOG.info("symjit: ahead-of-time module %s removed (%s)", name, exc)
+        for f in (meta, so):
+            f.unlink(missing_ok=True)
+        return None
+    sys.modules[name] = module
+    return module
+
+
+def _lock(cfg: Config, name: str) -> bool:
+    """Take the entry's build lock (False when another builder holds a fresh one)."""
+    lock = _aot_dir(cfg) / f"{name}.lock"
+    try:
+        if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+            lock.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
+    """Build the entry of ``units`` in a builder process (unless built, failed or being built);
+    ``wait`` waits for it. Returns whether a build was started."""
+    name = entry_name(units)
+    if (_aot_dir(cfg) / f"{name}.json").is_file() or not _lock(cfg, name):
+        return False
+    spec_path = _aot_dir(cfg) / f"{name}.spec.json"
+    write_atomic(spec_path, json.dumps({"name": name, "cache_dir": str(cfg.cache_dir),
+                                        "units": [list(u) for u in units]}))
+    import symjit
+    root = str(Path(symjit.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-c", _BUILDER, str(spec_path)]
+    log = open(_aot_dir(cfg) / f"{name}.log", "wb")   # noqa: SIM115 - the child owns it
+    try:
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+    finally:
+        log.close()
+    if wait:
+        proc.wait(timeout=BUILD_TIMEOUT)
+    return True
+
+
+# --- programs ---------------------------------------------------------------------------------
+
+
+def _enabled(cfg: Config, target: str) -> bool:
+    return cfg.aot != "off" and cfg.cache and target == "cpu"
+
+
+def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
+    """The units of a bound CPU program (``steps``: ``bind_phases``'s segments with their
+    arguments): each phase function, each kernel call of a ``calls`` segment. None when an
+    argument has no description (the program then runs from numba's cache)."""
+    from ..lower.cpu import const_arg
+    from .cache import module_name
+    module = module_name(compiled.program.module_source, compiled.target)
+    units: list[Unit] = []
+    try:
+        for segs in steps.values():
+            for seg, payload in segs:
+                if seg.kind == "njit":
+                    units.append((seg.name, module, seg.name, arg_types(payload)))
+                elif seg.kind == "calls":
+                    by_vid = dict(zip(seg.vids, payload))
+                    for i, (fn, vids, consts) in enumerate(seg.launches):
+                        args = [by_vid[v] for v in vids] + [const_arg(c) for c in consts]
+                        units.append((f"{seg.name}__{i}", module, fn, arg_types(args)))
+    except Unsupported:
+        return None
+    return units
+
+
+class Loaded:
+    """A program's entry in place of its numba module: the prepared call of each segment. A
+    segment whose bound arguments are not of the types the entry was built for (arrays of
+    another executor sharing the program) runs numba's module instead (``numba_module()``)."""
+
+    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any]):
+        self.module = module
+        self.__name__ = module.__name__
+        self.sigs = {u[0]: u[3] for u in units}
+        self.numba_module = numba_module
+
+    def call(self, seg: Any, payload: Any) -> Callable[[], None]:
+        """The call of an ``njit`` or ``calls`` segment on its bound ``payload``."""
+        from ..lower.cpu import const_arg
+        from ..lower.target import get_target
+        if seg.kind == "njit":
+            calls = [(seg.name, tuple(payload))]
+        else:
+            by_vid = dict(zip(seg.vids, payload))
+            calls = [(f"{seg.name}__{i}", tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
+                     for i, (_, vids, consts) in enumerate(seg.launches)]
+        try:
+            fits = all(self.sigs.get(name) == arg_types(args) for name, args in calls)
+        except Unsupported:
+            fits = False
+        if not fits:
+            _LOG.info("symjit: segment %s runs numba's kernels: its arrays are not of the types "
+                      "ahead-of-time module %s was built for", seg.name, self.__name__)
+            cpu = get_target("cpu")
+            if seg.kind == "njit":
+                return cpu.prepare(self.numba_module(), seg.name, payload)
+            calls = cpu.prepare_calls(self.numba_module(), seg.launches, dict(zip(seg.vids, payload)))
+        else:
+            calls = [(getattr(self.module, name), args) for name, args in calls]
+        if len(calls) == 1:
+            return functools.partial(calls[0][0], *calls[0][1])
+
+        def run() -> None:
+            for fn, args in calls:
+                fn(*args)
+        return run
+
+
+def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded | None:
+    """The entry of a bound program, if one was built for these argument types."""
+    if not _enabled(cfg, compiled.target):
+        return None
+    units = program_units(compiled, steps)
+    module = find(cfg, units) if units else None
+    if module is None:
+        return None
+
+    @functools.lru_cache(maxsize=1)
+    def numba_module() -> types.ModuleType:
+        from .cache import load_program as load_numba
+        return load_numba(compiled.program, compiled.target, cfg)
+    return Loaded(module, units, numba_module)
+
+
+AUTO_MAX_PROGRAMS = 4   # ``auto`` builds at exit for a process that bound at most this many programs
+_auto_pending: dict[str, tuple[Config, list[Unit]]] = {}
+
+
+def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -> None:
+    """After a bind through numba: build the program's entry as ``cfg.aot`` says. ``sync``: now,
+    waiting for it. ``auto``: when every kernel came from numba's disk cache (``warm``: the program
+    was compiled before), by a background builder started when this process exits (so it does not
+    compete with the run), and only for a process that bound few programs (a training script,
+    not a test suite)."""
+    if not _enabled(cfg, compiled.target) or (cfg.aot == "auto" and not warm):
+        return
+    units = program_units(compiled, steps)
+    if not units:
+        return
+    if cfg.aot == "sync":
+        request(cfg, units, wait=True)
+        return
+    if not _auto_pending:
+        atexit.register(_build_pending)
+    _auto_pending[entry_name(units)] = (cfg, units)
+
+
+def _build_pending() -> None:
+    if len(_auto_pending) > AUTO_MAX_PROGRAMS:
+        _LOG.info("symjit: %d programs bound from the kernel cache; ahead-of-time modules are built "
+                  "for processes binding at most %d (SYMJIT_AOT=sync builds them all)",
+                  len(_auto_pending), AUTO_MAX_PROGRAMS)
+        return
+    for name, (cfg, units) in _auto_pending.items():
+        if request(cfg, units, wait=False):
+            _LOG.info("symjit: building ahead-of-time module %s in the background", name)
+
+
+# --- hand-written kernels called from Python (the optimizers' updates) --------------------------
+
+
+def _fast_key(args: tuple) -> tuple:
+    """What tells two calls' argument types apart, cheaply (~1 us for eight arguments)."""
+    return tuple([(a.dtype, a.ndim, a.flags.c_contiguous, a.flags.f_contiguous, a.flags.writeable,
+                   a.flags.aligned) if type(a) is np.ndarray
+                  else (arg_type(a) if type(a) is tuple else type(a)) for a in args])
+
+
+class _Dispatch:
+    """One kernel of a :class:`Kernels`: its entry's function for these argument types."""
+
+    __slots__ = ("owner", "name", "table")
+
+    def __init__(self, owner: Kernels, name: str):
+        self.owner, self.name, self.table = owner, name, {}
+
+    def __call__(self, *args: Any) -> None:
+        fn = self.table.get(_fast_key(args))
+        if fn is None:
+            fn = self.table[_fast_key(args)] = self.owner.resolve(self.name, args)
+        fn(*args)
+
+
+class Kernels:
+    """A module of hand-written kernels called from Python (``symjit.kernels.cpu.optim``) through
+    an entry built for every argument-type signature this cache has seen them called with, so a
+    warm process updates its weights without numba. A call with a signature the entry lacks runs
+    numba's kernel and records the signature; the entry is rebuilt with it as ``cfg.aot`` says
+    (``auto``: when the process exits; ``sync``: at once). Attributes are the kernels.
+
+    >>> import tempfile, numpy as np
+    >>> from symjit.config import Config
+    >>> k = Kernels("symjit.kernels.cpu.optim", Config(cache_dir=tempfile.mkdtemp(), aot="off"))
+    >>> w = np.ones(3, np.float32)
+    >>> k.sgd_update(w, np.ones(3, np.float32), 0.5, 0.0, 1.0, -1.0)
+    >>> w.tolist()
+    [0.5, 0.5, 0.5]
+    """
+
+    def __init__(self, module: str, cfg: Config):
+        self.__name__ = module
+        self._cfg = cfg
+        self._registry = _aot_dir(cfg) / f"kernels-{module}.json" if cfg.aot != "off" else None
+        self._units = self._read() if self._registry else []
+        self._entry = find(cfg, self._units) if self._units else None
+        self._requested = False
+
+    def _read(self) -> list[Unit]:
+        try:
+            units = json.loads(self._registry.read_text())["units"]    # ours: data only
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+        return [_unit(u) for u in units]
+
+    def __getattr__(self, name: str) -> _Dispatch:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        fn = _Dispatch(self, name)
+        setattr(self, name, fn)
+        return fn
+
+    def resolve(self, name: str, args: tuple) -> Callable:
+        """The function running kernel ``name`` on ``args``' types: the entry's, else numba's
+        (recording the signature for the next entry)."""
+        try:
+            sig = arg_types(args)
+        except Unsupported:
+            sig = None
+        if sig is not None and self._entry is not None:
+            for export, _, attr, usig in self._units:
+                if attr == name and usig == sig:
+                    return getattr(self._entry, export)
+        if sig is not None and self._registry is not None:
+            self._record((f"{name}__{hashlib.sha1(json.dumps(sig).encode()).hexdigest()[:10]}",
+                          self.__name__, name, sig))
+        return getattr(importlib.import_module(self.__name__), name)
+
+    def _record(self, unit: Unit) -> None:
+        units = sorted(set(self._read()) | set(self._units) | {unit})
+        write_atomic(self._registry, json.dumps({"units": [list(u) for u in units]}))
+        self._units = units
+        if self._cfg.aot == "sync":
+            request(self._cfg, units, wait=True)
+        elif not self._requested:
+            self._requested = True
+            atexit.register(self._build_at_exit)
+
+    def _build_at_exit(self) -> None:
+        units = sorted(set(self._read()) | set(self._units))
+        if request(self._cfg, units, wait=False):
+            _LOG.info("symjit: building ahead-of-time module %s of %s in the background",
+                      entry_name(units), self.__name__)
+
+
+def _unit(u: list) -> Unit:
+    """A unit read back from JSON (lists to tuples, so units compare and hash)."""
+    def tup(x: Any) -> Any:
+        return tuple(tup(v) for v in x) if isinstance(x, list) else x
+    export, module, attr, sig = u
+    return (export, module, attr, tup(sig))
+
+
+# --- the builder process ----------------------------------------------------------------------
+
+
+def _numba_type(t: list) -> Any:
+    from numba.core import types as nt
+    from numba.np.numpy_support import from_dtype
+    if t[0] == "array":
+        _, dtype, ndim, layout, writeable, aligned = t
+        return nt.Array(from_dtype(np.dtype(dtype)), ndim, layout, readonly=not writeable, aligned=aligned)
+    if t[0] == "tuple":
+        return nt.UniTuple(getattr(nt, t[2]), t[1])
+    return getattr(nt, t[1])
+
+
+def _wrapper(export: str, fn: Any, n: int) -> Callable:
+    """``def export(a0, ..): fn(a0, ..)``: the exported function calls the module's compiled
+    function, which keeps its own numba options."""
+    params = ", ".join(f"a{i}" for i in range(n))
+    ns = {"_fn": fn}
+    exec(f"def {export}({params}):\n    _fn({params})\n", ns)   # our own generated code
+    return ns[export]
+
+
+def build(spec: dict) -> None:
+    """Compile ``spec``'s units into its entry (run by the builder process)."""
+    import tempfile
+
+    from numba.core import types as nt
+    from numba.pycc import CC
+
+    from .. import jitext
+    jitext.install()
+    cfg = Config.from_env().replace(cache_dir=Path(spec["cache_dir"]))
+    kernel_dir = str(Path(cfg.cache_dir) / "kernels")
+    if kernel_dir not in sys.path:
+        sys.path.insert(0, kernel_dir)   # generated modules import their kernel modules by name
+    name = spec["name"]
+    cc = CC(name)
+    cc.verbose = False
+    for export, module, attr, sig in spec["units"]:
+        fn = getattr(importlib.import_module(module), attr)
+        cc.export(export, nt.void(*[_numba_type(t) for t in sig]))(_wrapper(export, fn, len(sig)))
+    with tempfile.TemporaryDirectory(dir=_aot_dir(cfg)) as tmp:
+        cc.output_dir = tmp
+        cc.compile()
+        built = Path(tmp) / _so_path(cfg, name).name
+        os.replace(built, _so_path(cfg, name))
+    return _so_path(cfg, name)
+
+
+def main(argv: list[str]) -> int:
+    spec_path = Path(argv[0])
+    spec = json.loads(spec_path.read_text())
+    cfg = Config(cache_dir=Path(spec["cache_dir"]))
+    name = spec["name"]
+    meta = _aot_dir(cfg) / f"{name}.json"
+    try:
+        so = build(spec)
+        write_atomic(meta, json.dumps({"sha256": _sha256(so), "units": len(spec["units"])}))
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - recorded for every later process, then re-raised
+        reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        write_atomic(meta, json.dumps({"error": f"the builder failed ({reason[:300]})"}))
+        raise
+    finally:
+        (_aot_dir(cfg) / f"{name}.lock").unlink(missing_ok=True)
+        spec_path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

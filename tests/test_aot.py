@@ -1,0 +1,150 @@
+"""Ahead-of-time modules (symjit.compiler.aot): a warm process runs its programs and its optimizer
+updates without importing numba, with the same results bit for bit; argument types as numba types
+them; a corrupt or failed entry is never loaded."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from symjit.compiler import aot
+from symjit.compiler.cache import cache_info, clear_cache
+from symjit.config import Config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Ten hidden layers: the forward phase is one compiled function, the backward phase (more than 16
+# kernels) calls its kernels one by one from the host, so both kinds of segment are exported.
+SCRIPT = """
+import json, sys, numpy as np, symjit as mx
+net = mx.sym.Variable('data')
+for i in range(10):
+    net = mx.sym.Activation(mx.sym.FullyConnected(net, num_hidden=16, name=f'fc{i}'), act_type='relu')
+net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=4, name='out'), name='softmax')
+ex = net.simple_bind(mx.cpu(), data=(8, 12))
+rng = np.random.default_rng(0)
+for name, a in sorted(ex.arg_dict.items()):
+    a[:] = rng.standard_normal(a.shape).astype(np.float32) * 0.5
+ex.arg_dict['softmax_label'][:] = rng.integers(0, 4, 8)
+ex.forward(is_train=True)
+ex.backward()
+updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9))
+params = [n for n in net.list_arguments() if n not in ('data', 'softmax_label')]
+for step in range(2):
+    for i, n in enumerate(params):
+        updater(i, ex.grad_dict[n], ex.arg_dict[n])
+result = [ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in params] + \\
+    [ex.arg_dict[n].asnumpy() for n in params]
+np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
+kinds = {m: type(p.module).__name__ for m, p in ex._programs.items()}
+print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules}))
+"""
+
+
+def _run(cache: Path, mode: str, out: Path) -> dict:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache), SYMJIT_AOT=mode, PYTHONPATH=str(ROOT),
+               SYMJIT_COMPILE_WORKERS="1")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _wait_for_builders(cache: Path, timeout: float = 600.0) -> None:
+    """Background builders hold a lock file per entry until they finish."""
+    end = time.time() + timeout
+    while list((cache / "aot").glob("*.lock")):
+        assert time.time() < end, "an ahead-of-time builder did not finish"
+        time.sleep(0.5)
+
+
+def test_warm_process_runs_without_numba_and_matches(tmp_path):
+    cache = tmp_path / "cache"
+    first = _run(cache, "auto", tmp_path / "r1.npy")       # cold: compiles with numba
+    assert first == {"kinds": {"train": "module"}, "numba": True}
+    _wait_for_builders(cache)                               # the update kernels' entry (at exit)
+    second = _run(cache, "auto", tmp_path / "r2.npy")      # warm: numba's cache; builds at exit
+    assert second["kinds"] == {"train": "module"}
+    _wait_for_builders(cache)
+    entries = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.json"))
+    assert len(entries) == 2, entries                       # the program's and the updates'
+    third = _run(cache, "auto", tmp_path / "r3.npy")
+    assert third == {"kinds": {"train": "Loaded"}, "numba": False}
+    r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
+    assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
+    assert cache_info(Config(cache_dir=cache))["aot_modules"] == 2
+
+    # A corrupt shared object is removed, never loaded; the process runs from numba's cache.
+    for so in (cache / "aot").glob("symjit_aot_*.so"):
+        so.write_bytes(so.read_bytes()[:1000])
+    fourth = _run(cache, "off", tmp_path / "r4.npy")        # off: entries ignored, nothing built
+    assert fourth == {"kinds": {"train": "module"}, "numba": True}
+    fifth = _run(cache, "auto", tmp_path / "r5.npy")
+    assert fifth["kinds"] == {"train": "module"} and fifth["numba"]
+    assert np.array_equal(r1, np.load(tmp_path / "r5.npy"))
+    _wait_for_builders(cache)
+    clear_cache(Config(cache_dir=cache))                   # `symjit cache clear` removes them too
+    assert not [p for p in (cache / "aot").iterdir() if p.name.startswith(("symjit_aot_", "kernels-"))]
+
+
+@pytest.mark.parametrize("value", [
+    np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float64).T, np.zeros((4, 4), np.float32)[:, ::2],
+    np.zeros(5, np.int64), np.zeros((), np.float32),
+    np.frombuffer(b"\0" * 16, np.float32), 0.5, 3, True, np.float32(1.5), np.int64(7), np.bool_(False),
+    (np.int64(1), np.int64(2)),
+])
+def test_argument_types_are_numbas(value):
+    assert aot._numba_type(json.loads(json.dumps(aot.arg_type(value)))) == numba.typeof(value)
+
+
+def test_unsupported_arguments_are_named():
+    with pytest.raises(aot.Unsupported, match="list"):
+        aot.arg_type([1.0])
+    with pytest.raises(aot.Unsupported, match="int64"):
+        aot.arg_type(2 ** 70)
+    with pytest.raises(aot.Unsupported, match=">f4"):
+        aot.arg_type(np.zeros(2, ">f4"))
+
+
+def test_a_failed_build_is_recorded_and_skipped(tmp_path, caplog):
+    cfg = Config(cache_dir=tmp_path, aot="sync")
+    units = [("f", "symjit.kernels.cpu.no_such_module", "f", (("scalar", "float64"),))]
+    assert aot.request(cfg, units, wait=True)
+    meta = json.loads((tmp_path / "aot" / f"{aot.entry_name(units)}.json").read_text())
+    assert "ModuleNotFoundError" in meta["error"]
+    with caplog.at_level("INFO", logger="symjit"):
+        assert aot.find(cfg, units) is None
+    assert "no ahead-of-time module" in caplog.text
+    assert not aot.request(cfg, units, wait=True)          # recorded: not tried again
+    assert not list((tmp_path / "aot").glob("*.lock"))
+
+
+def test_aot_setting_is_checked():
+    from symjit.base import MXNetError
+    assert Config.from_env({"SYMJIT_AOT": "sync"}).aot == "sync"
+    with pytest.raises(MXNetError, match="SYMJIT_AOT"):
+        Config.from_env({"SYMJIT_AOT": "always"})
+
+
+def test_a_segment_bound_to_other_argument_types_runs_numbas_kernels():
+    import types
+
+    from symjit.compiler.codegen.generate import Segment
+    a = np.zeros(3, np.float32)
+    ran = []
+    entry = types.ModuleType("symjit_aot_example")
+    entry.forward = lambda *args: ran.append("aot")
+    numba_module = types.SimpleNamespace(forward=lambda *args: ran.append("numba"))
+    loaded = aot.Loaded(entry, [("forward", "m", "forward", aot.arg_types([a, a]))], lambda: numba_module)
+    seg = Segment("njit", "forward", [0, 1])
+    loaded.call(seg, [a, a])()
+    loaded.call(seg, [a, a.astype(np.float64)])()
+    loaded.call(seg, [a, a[::2]])()
+    assert ran == ["aot", "numba", "numba"]
