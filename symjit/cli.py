@@ -163,6 +163,17 @@ def _dot(c: Compiled, path: str) -> None:
         f.write(dot.source)
 
 
+def _kernel_order(name: str) -> tuple[int, int]:
+    """Sort key of a kernel name, ``k<group>`` or ``k<group>p<i>`` (a building block the program runs
+    before the group's kernel): the group, then the building blocks first.
+
+    >>> _kernel_order("k12"), _kernel_order("k12p0")
+    ((12, 1), (12, 0))
+    """
+    group, _, prior = name[1:].partition("p")
+    return int(group), 0 if prior else 1
+
+
 def kernel_timings(c: Compiled) -> list[dict]:
     """Compile every distinct kernel of a loaded cpu program for its argument types, one at a time,
     timing each; ``origin`` says whether numba compiled it, loaded it from the kernel cache, or
@@ -170,12 +181,12 @@ def kernel_timings(c: Compiled) -> list[dict]:
     import time
     prog = c.program
     out = []
-    for fn in sorted(set(prog.kernel_of.values()), key=lambda f: int(f[1:])):
+    for fn in sorted(set(prog.kernel_of.values()), key=_kernel_order):
         disp = getattr(c.module, fn)
         known = bool(disp.overloads)
         start = time.perf_counter()
         disp.compile(kernel_signature(c, fn))
-        groups = sorted(int(k[1:]) for k, f in prog.kernel_of.items() if f == fn)
+        groups = sorted(_kernel_order(k)[0] for k, f in prog.kernel_of.items() if f == fn)
         origin = ("this process" if known else "kernel cache" if sum(disp.stats.cache_hits.values())
                   else "compiled")
         out.append({"kernel": fn, "groups": groups, "seconds": round(time.perf_counter() - start, 4),

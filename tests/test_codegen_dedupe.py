@@ -132,3 +132,29 @@ def test_an_output_in_place_over_an_input_is_one_parameter():
     g = SimpleNamespace(values={1: v, 2: v, 3: v, 4: w, 5: v, 6: v})
     # 3 over 2 over 1 (all the kernel's), 4 over 1 with another shape, 6 over 5 (5 not the kernel's)
     assert _same_arrays(g, [1, 2, 3, 4, 6], {2: 1, 3: 2, 4: 1, 6: 5}) == {2: 1, 3: 1}
+
+
+def test_convolutions_with_different_epilogues_share_one_building_block_kernel():
+    """Each forward convolution's im2col + GEMM runs as a kernel of its own (k<group>p0) before its
+    epilogue's: three layers with three different epilogues call one such kernel, and no epilogue
+    kernel links the building block (numba would re-optimise it in each)."""
+    x = mx.sym.Variable("data")
+    a = mx.sym.Activation(mx.sym.Convolution(x, num_filter=4, kernel=(3, 3), pad=(1, 1), name="c0"),
+                          act_type="relu")
+    b = mx.sym.tanh(mx.sym.Convolution(a, num_filter=4, kernel=(3, 3), pad=(1, 1), name="c1"))
+    out = mx.sym.Convolution(b, num_filter=4, kernel=(3, 3), pad=(1, 1), name="c2") * 2.0
+    shapes, _, _ = out.infer_shape(data=(2, 4, 6, 6))
+    names = out.list_arguments()
+    c = compile_symbol(out, dict(zip(names, shapes)), {n: np.float32 for n in names}, {}, False,
+                       Config(cache=False), target="cpu", load=False)
+    kernel_of = c.program.kernel_of
+    prior = {k: f for k, f in kernel_of.items() if "p" in k}
+    epilogues = {f for k, f in kernel_of.items() if "p" not in k}
+    assert len(prior) == 3 and len(set(prior.values())) == 1, kernel_of
+    assert len(epilogues) == 3, kernel_of
+    texts = c.program.kernel_texts      # each kernel function's source, as written for its first group
+    assert "conv2d_forward" in texts[next(iter(prior.values()))][1]
+    assert not any("conv2d_forward" in texts[f][1] for f in epilogues)
+    launches = [fn for seg in c.program.segments["forward"] for fn, *_ in seg.launches]
+    groups = sorted(int(k[1:-2]) for k in prior)             # each building block right before its group
+    assert launches == [kernel_of[f"k{g}{part}"] for g in groups for part in ("p0", "")], launches

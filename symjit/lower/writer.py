@@ -6,6 +6,8 @@ they never see the module layout.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["KernelWriter", "ModuleWriter"]
 
 
@@ -80,6 +82,11 @@ class KernelWriter:
         # (a convolution's strides and pads), so kernels differing only in them share one form:
         # (parameter, the value the program passes: an int or a tuple of ints)
         self.consts: list[tuple[str, int | tuple[int, ...]]] = []
+        # building-block calls the program makes before this kernel, as kernels of their own:
+        # (the array parameters they take, a function writing their body into a KernelWriter).
+        # A convolution's im2col + GEMM is one such kernel, shared by every layer of its kind,
+        # instead of being linked and re-optimised by numba inside each fused epilogue's kernel.
+        self.prior: list[tuple[list[str], Callable[[KernelWriter], None]]] = []
         self.name = name
         self.params = params
         self.lines: list[str] = []

@@ -21,6 +21,7 @@ host op splits it into ``forward_0``, host call, ``forward_1``...
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from ...base import MXNetError
@@ -130,7 +131,9 @@ def _kernel_module(kmw: ModuleWriter, form: str, target: Target) -> str:
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
                   spans: dict[str, tuple[str, int]], forms: dict[str, str],
                   kernel_of: dict[str, str], const_values: dict[str, list],
-                  kmods: dict[str, str], new_writer, inplace: dict[int, int]) -> Launch:
+                  kmods: dict[str, str], new_writer, inplace: dict[int, int]) -> list[Launch]:
+    """The launches of a group: its kernel, after the kernels of any building-block calls its
+    rule asked to run on their own (``KernelWriter.prior``)."""
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
     same = _same_arrays(g, params, inplace)
     kmw = new_writer() if target.kernel_modules else mw
@@ -149,12 +152,29 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op is not anchor]
     if loop_ops or elem:
         emit_loop(target, k, g, grp, loop_ops, elem)
+    reg = functools.partial(_register, mw, target, g, grp, spans, forms, kernel_of, const_values, kmods, same)
+    launches = []
+    by_name = {vname(v): same.get(v, v) for v in params}
+    for i, (names, emit) in enumerate(k.prior):
+        vids = list(dict.fromkeys(by_name[n] for n in names))
+        pk = KernelWriter(new_writer() if target.kernel_modules else mw, f"k{grp.id}p{i}",
+                          [vname(v) for v in vids], {vname(v): g.values[v] for v in vids})
+        emit(pk)
+        launches.append(reg(pk, vids, loop=False))
+    return launches + [reg(k, [v for v in params if v not in same])]
+
+
+def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dict, forms: dict,
+              kernel_of: dict, const_values: dict, kmods: dict, same: dict[int, int], k: KernelWriter,
+              params: list[int], loop: bool = True) -> Launch:
+    """Name a written kernel by its canonical form (one function per distinct form: a module of its
+    own on targets with kernel modules) and return its launch (``loop``: sized by the group's loop,
+    else a single call)."""
     text = _one_name(k.finish(), same)
-    params = [v for v in params if v not in same]
     form = canonical_form(text, k.name, k.params)
     fn = forms.setdefault(form, k.name)
     if fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
-        source = _kernel_module(kmw, form, target)
+        source = _kernel_module(k.module, form, target)
         name = module_name(source, target.name)
         kmods[name] = source
         kmods.setdefault("", {})[k.name] = (name, source.replace(form, text))   # value names, to read
@@ -168,7 +188,7 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     const_values.setdefault(fn, consts)
     if k.per_block is not None:   # launch sizes read the arrays the kernel gets: the same names
         return fn, params, _one_name(k.per_block[0], same), k.block_kind, host, consts
-    size = " * ".join(loop_dims(g, grp)) if grp.loop_shape is not None else "1"
+    size = " * ".join(loop_dims(g, grp)) if loop and grp.loop_shape is not None else "1"
     return fn, params, _one_name(size, same), "element", host, consts
 
 
@@ -257,7 +277,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
             if profile or not steps or isinstance(steps[-1], Segment):
                 steps.append([])
                 labels[id(steps[-1])] = group_label(grp)
-            steps[-1].append(_group_kernel(mw, target, g, grp, spans, forms, kernel_of, const_values,
+            steps[-1].extend(_group_kernel(mw, target, g, grp, spans, forms, kernel_of, const_values,
                                            kmods, lambda: target.module_writer(cache, fastmath), inplace))
     entries, segments = {}, {}
 

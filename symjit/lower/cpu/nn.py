@@ -5,9 +5,11 @@ Convolution and Pooling run the 2-D NCHW kernels of :mod:`symjit.kernels.cpu.con
 with a ``(1, k)`` window. Geometry is emitted as ``np.int64`` constants so that one compiled
 kernel serves every geometry (plain literals would make Numba specialise on their values).
 Convolution runs im2col + one GEMM per pass and group; its forward kernel leaves the result
-filter-major and the epilogue loop does the NCHW transpose together with bias and activation. A
-depthwise forward (one group per channel, MobileNet's) or a 1x1 one over big images runs a direct
-kernel instead.
+filter-major and the epilogue loop does the NCHW transpose together with bias and activation. The
+forward's im2col + GEMM runs as a kernel of its own before the epilogue's (``KernelWriter.prior``),
+one kernel for every layer of its kind, so numba compiles the building block once per net instead
+of once per distinct epilogue. A depthwise forward (one group per channel, MobileNet's) or a 1x1
+one over big images runs a direct kernel instead.
 FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as the epilogue.
 """
 from __future__ import annotations
@@ -112,6 +114,30 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
     return workspace
 
 
+def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
+    """A forward convolution's im2col + GEMM as a kernel of its own, run before the group's kernel
+    (``KernelWriter.prior``): every layer of one kind shares that kernel, so it is compiled once
+    per net, where inside each fused epilogue's kernel numba linked and re-optimised it anew
+    (1.5-2 s per distinct conv + epilogue kernel). The group's kernel then reads the result: the
+    output written NCHW (``'forward'``), or the filter-major ``y`` (``'forward_cnhw'``), which that
+    kernel always leaves at the start of its scratch row; the returned name is that view. A 1-D
+    convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
+    if not all(a in k.info for a in args):
+        return _emit_conv(k, kind, args, p)
+    ws = k.workspace[0]
+
+    def emit(pk) -> None:
+        pk.workspace = [ws]
+        _emit_conv(pk, kind, args, p)
+    k.prior.append(([*args, ws], emit))
+    y = k.tmp("y")
+    if kind == "forward_cnhw":
+        out = args[2]
+        dims = [f"{out}.shape[{d}]" for d in (1, 0, 2, 3)]
+        k.line(f"{y} = {ws}[:{' * '.join(dims)}].reshape({', '.join(dims)})")
+    return y
+
+
 def conv_lower(k, node, ins, outs):
     """Convolution. A depthwise one (one group per input channel) or a 1x1 one at stride 1 over
     big enough images runs a direct kernel of :mod:`symjit.kernels.cpu.conv_direct`, which writes
@@ -135,9 +161,9 @@ def conv_lower(k, node, ins, outs):
         fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_1x1")
         k.line(f"{fn}({x}, {w}, {out}, {k.const(groups)})")
     elif kind == "forward":
-        _emit_conv(k, "forward", [x, w, out], node.params)
+        _prior_conv(k, "forward", [x, w, out], node.params)
     else:
-        y = _emit_conv(k, "forward_cnhw", [x, w, out], node.params)
+        y = _prior_conv(k, "forward_cnhw", [x, w, out], node.params)
 
         def expr(idx: list[str]) -> str:
             rest = f"{idx[2]}, {idx[3]}" if len(idx) == 4 else f"0, {idx[2]}"   # 1-D: (N, C, 1, W)
