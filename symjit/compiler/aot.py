@@ -60,7 +60,6 @@ __all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "request", "Lo
            "load_program", "after_bind", "program_units"]
 
 _LOG = logging.getLogger("symjit")
-MODES = ("off", "auto", "sync")
 STALE_LOCK_SECONDS = 1800.0
 _BUILDER = "import sys; from symjit.compiler.aot import main; sys.exit(main(sys.argv[1:]))"
 BUILD_TIMEOUT = 3600.0
@@ -109,9 +108,13 @@ def arg_types(args: Iterable[Any]) -> tuple:
 
 
 def entry_name(units: list[Unit]) -> str:
-    """The extension module name of the entry holding ``units`` (a hash of all of them)."""
-    from .cache import code_fingerprint
-    h = hashlib.sha256(code_fingerprint().encode())
+    """The extension module name of the entry holding ``units``: a hash of all of them, of symjit's
+    code and of the versions the shared object was built against (numba, numpy, Python)."""
+    from .cache import _numba_version, code_fingerprint
+    h = hashlib.sha256()
+    for part in (code_fingerprint(), _numba_version(), np.__version__, sys.version,
+                 importlib.machinery.EXTENSION_SUFFIXES[0]):
+        h.update(part.encode() + b"\0")
     h.update(json.dumps(sorted(units, key=lambda u: u[0])).encode())
     return f"symjit_aot_{h.hexdigest()[:24]}"
 
@@ -202,7 +205,11 @@ def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
     finally:
         log.close()
     if wait:
-        proc.wait(timeout=BUILD_TIMEOUT)
+        try:
+            proc.wait(timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            _LOG.info("symjit: ahead-of-time module %s still building after %.0f s; not waiting",
+                      name, BUILD_TIMEOUT)
     return True
 
 
@@ -456,6 +463,23 @@ def _wrapper(export: str, fn: Any, n: int) -> Callable:
     return ns[export]
 
 
+def _release_gil() -> None:
+    """Make pycc's wrappers release the GIL around the compiled call, as numba's ``nogil=True``
+    dispatchers do (a forward pass must not stop the image pipeline's threads). pycc has no option
+    for it: its compile flags are numba's ``Flags``, and ``release_gil`` is the flag ``nogil`` sets.
+    Only this builder process is changed; if a numba release moves the name, the build fails and
+    records why."""
+    from numba.pycc import compiler as pycc_compiler
+
+    class NoGilFlags(pycc_compiler.Flags):
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+    if not hasattr(pycc_compiler.Flags(), "release_gil"):
+        raise RuntimeError("numba's compile flags have no release_gil")
+    pycc_compiler.Flags = NoGilFlags
+
+
 def build(spec: dict) -> None:
     """Compile ``spec``'s units into its entry (run by the builder process)."""
     import tempfile
@@ -465,6 +489,7 @@ def build(spec: dict) -> None:
 
     from .. import jitext
     jitext.install()
+    _release_gil()
     cfg = Config.from_env().replace(cache_dir=Path(spec["cache_dir"]))
     kernel_dir = str(Path(cfg.cache_dir) / "kernels")
     if kernel_dir not in sys.path:
