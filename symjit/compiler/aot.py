@@ -3,7 +3,7 @@
 numba's own cache still needs numba in the process: ``import numba``, its target's registries and
 the ``scipy.linalg`` import they make cost ~0.4 s before the first cached kernel runs, which is
 most of a warm bind and of a small training program's process. So once a program's kernels are in
-the kernel cache, a builder process (``python -m symjit.compiler.aot SPEC``) compiles the
+the kernel cache, a builder process (:func:`main`, started by :func:`request`) compiles the
 functions the executor calls for that bind into one CPython extension module with numba's
 ahead-of-time compiler (``numba.pycc``, which needs a C compiler), stored in the cache beside the
 kernels: every phase function, and every kernel call of a phase whose kernels are called one by one
@@ -17,14 +17,18 @@ and each exported function calls that module's compiled function, which keeps it
 (``error_model``, ``fastmath``). Argument types are read from the call's arguments without numba
 (:func:`arg_type`: an array's dtype, ndim, layout, writeability and alignment, what numba's
 ``typeof`` tells apart; a scalar's type). An entry is named by a hash of its units, so it is only
-ever loaded for exactly the argument types it was built for: pycc's wrappers do not check the
-types they are given.
+ever loaded for exactly the argument types it was built for (pycc's wrappers do not check the
+types they are given), and by symjit's code, the numba, numpy and Python versions and the processor
+(entries use its instruction set, as numba's jit does). The wrappers release the GIL around the
+call, as numba's ``nogil=True`` dispatchers do.
 
 When entries are built is ``Config.aot`` (``SYMJIT_AOT``):
 
-* ``auto`` (the default): a bind whose kernels all came from numba's cache (the program has been
-  compiled before, by another process) starts the builder in the background, at most one per entry
-  (a lock file); the next process finds the entry;
+* ``auto`` (the default): after a bind whose kernels all came from numba's disk cache (the program
+  was compiled before, by another process), the builder starts in the background when the process
+  exits (for a process that bound at most :data:`AUTO_MAX_PROGRAMS` such programs), at most one
+  per entry (a lock file); the next process finds the entry. The update kernels' entry is rebuilt
+  the same way when a process called them with argument types it lacks;
 * ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
 * ``off``: entries are neither built nor loaded.
 
