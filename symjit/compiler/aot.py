@@ -238,27 +238,31 @@ def _enabled(cfg: Config, target: str) -> bool:
     return cfg.aot != "off" and cfg.cache and target == "cpu"
 
 
+def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple]]:
+    """``(export name, attribute of the program's module, arguments)`` of each compiled call of a
+    bound ``njit`` or ``calls`` segment (none for a host segment)."""
+    from ..lower.cpu import const_arg
+    if seg.kind == "njit":
+        return [(seg.name, seg.name, tuple(payload))]
+    if seg.kind != "calls":
+        return []
+    by_vid = dict(zip(seg.vids, payload))
+    return [(f"{seg.name}__{i}", fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
+            for i, (fn, vids, consts) in enumerate(seg.launches)]
+
+
 def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
     """The units of a bound CPU program (``steps``: ``bind_phases``'s segments with their
     arguments): each phase function, each kernel call of a ``calls`` segment. None when an
     argument has no description (the program then runs from numba's cache)."""
-    from ..lower.cpu import const_arg
     from .cache import module_name
     module = module_name(compiled.program.module_source, compiled.target)
-    units: list[Unit] = []
     try:
-        for segs in steps.values():
-            for seg, payload in segs:
-                if seg.kind == "njit":
-                    units.append((seg.name, module, seg.name, arg_types(payload)))
-                elif seg.kind == "calls":
-                    by_vid = dict(zip(seg.vids, payload))
-                    for i, (fn, vids, consts) in enumerate(seg.launches):
-                        args = [by_vid[v] for v in vids] + [const_arg(c) for c in consts]
-                        units.append((f"{seg.name}__{i}", module, fn, arg_types(args)))
+        return [(export, module, attr, arg_types(args))
+                for segs in steps.values() for seg, payload in segs
+                for export, attr, args in _segment_calls(seg, payload)]
     except Unsupported:
         return None
-    return units
 
 
 class Loaded:
@@ -274,14 +278,8 @@ class Loaded:
 
     def call(self, seg: Any, payload: Any) -> Callable[[], None]:
         """The call of an ``njit`` or ``calls`` segment on its bound ``payload``."""
-        from ..lower.cpu import const_arg
         from ..lower.target import get_target
-        if seg.kind == "njit":
-            calls = [(seg.name, tuple(payload))]
-        else:
-            by_vid = dict(zip(seg.vids, payload))
-            calls = [(f"{seg.name}__{i}", tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
-                     for i, (_, vids, consts) in enumerate(seg.launches)]
+        calls = [(export, args) for export, _, args in _segment_calls(seg, payload)]
         try:
             fits = all(self.sigs.get(name) == arg_types(args) for name, args in calls)
         except Unsupported:
@@ -376,9 +374,10 @@ class _Dispatch:
         self.owner, self.name, self.table = owner, name, {}
 
     def __call__(self, *args: Any) -> None:
-        fn = self.table.get(_fast_key(args))
+        key = _fast_key(args)
+        fn = self.table.get(key)
         if fn is None:
-            fn = self.table[_fast_key(args)] = self.owner.resolve(self.name, args)
+            fn = self.table[key] = self.owner.resolve(self.name, args)
         fn(*args)
 
 
