@@ -306,3 +306,17 @@ def test_gpu_storage_under_cuda_simulator() -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def test_zero_filled_storage_is_zero_and_keeps_a_negative_zero_fill():
+    """A +0 fill allocates zeroed pages (calloc); every other fill is written, -0.0 included."""
+    from symjit.ndarray import storage
+    ctx = mx.cpu()
+    for fill in (0, 0.0, np.float32(0), np.asarray(0.0, np.float32), False):
+        out = storage.alloc((3, 5), np.dtype("float32"), ctx, fill)
+        assert out.shape == (3, 5) and out.dtype == np.float32 and not out.any()
+        assert not np.signbit(out).any()
+    neg = storage.alloc((4,), np.dtype("float64"), ctx, np.asarray(-0.0))
+    assert np.signbit(neg).all() and not neg.any()
+    assert storage.alloc((2,), np.dtype("int32"), ctx, 7).tolist() == [7, 7]
+    assert mx.nd.zeros((2, 3), dtype="int8").asnumpy().tolist() == [[0] * 3] * 2

@@ -3,6 +3,8 @@ cores, a user's choice is never changed, and the /proc probe measures real load.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -118,3 +120,31 @@ def test_executor_applies_the_policy_at_forward(monkeypatch):
     ex.forward()
     assert sets == [1]
     np.testing.assert_array_equal(ex.outputs[0].shape, (2, 3))
+
+
+def test_scipy_blas_is_loaded_without_the_scipy_linalg_package():
+    """The BLAS module numba's GEMMs import is loaded alone (the package's ``__init__`` imports
+    most of scipy.linalg); a later ``import scipy.linalg`` still runs and attaches it."""
+    code = """if True:
+        import sys
+        from symjit import threads
+        blas = threads.import_scipy_blas()
+        assert blas.__name__ == "scipy.linalg.cython_blas", blas
+        assert "scipy.linalg" not in sys.modules, "package imported"
+        assert "sgemm" in blas.__pyx_capi__
+        assert threads.import_scipy_blas() is blas
+        import scipy.linalg
+        assert scipy.linalg.cython_blas is blas
+        assert scipy.linalg.inv([[2.0]])[0][0] == 0.5
+        import scipy.linalg.cython_blas
+        from scipy.linalg import cython_blas
+        assert cython_blas is blas
+        assert not any(type(f).__name__ == "_AttachToPackage" for f in sys.meta_path)
+        import numba
+        import numpy as np
+        a = np.arange(6, dtype=np.float32).reshape(2, 3)
+        assert np.array_equal(numba.njit(lambda x, y: x @ y)(a, a.T), a @ a.T)
+        print("ok")
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

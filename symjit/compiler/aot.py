@@ -59,6 +59,7 @@ import numpy as np
 
 from ..base import write_atomic
 from ..config import Config
+from ..threads import import_scipy_blas
 
 __all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "request", "Loaded", "Kernels",
            "load_program", "after_bind", "program_units"]
@@ -310,6 +311,7 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     module = find(cfg, units) if units else None
     if module is None:
         return None
+    import_scipy_blas()   # what its GEMMs import, without scipy.linalg's package (see there)
 
     @functools.lru_cache(maxsize=1)
     def numba_module() -> types.ModuleType:

@@ -18,6 +18,7 @@ waits for that stream, :func:`synchronize` waits for one device or all.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,16 @@ def from_host(arr: np.ndarray, ctx: Context) -> Any:
     return out
 
 
+def _is_zero(fill: Any) -> bool:
+    """``fill`` is +0 (a -0.0 fill keeps its sign bit)."""
+    if isinstance(fill, np.ndarray):
+        if fill.ndim:
+            return False
+        fill = fill[()]
+    return (isinstance(fill, (int, float, bool, np.number, np.bool_)) and fill == 0
+            and math.copysign(1.0, float(fill)) > 0)
+
+
 def alloc(shape: tuple[int, ...], dtype: np.dtype, ctx: Context, fill: Any = 0) -> Any:
     """New storage of ``shape``/``dtype`` on ``ctx``, every element set to ``fill`` (on a GPU by a
     fill kernel on the device, no host buffer).
@@ -233,8 +244,8 @@ def alloc(shape: tuple[int, ...], dtype: np.dtype, ctx: Context, fill: Any = 0) 
     >>> alloc((2,), np.dtype('int32'), cpu(), 3).tolist()
     [3, 3]
     """
-    if ctx.device_type != "gpu":
-        return np.full(shape, fill, dtype=dtype)
+    if ctx.device_type != "gpu":   # zeros: calloc's pages, zeroed when first touched
+        return np.zeros(shape, dtype) if _is_zero(fill) else np.full(shape, fill, dtype=dtype)
     out = empty(shape, dtype, ctx)
     if out.size:
         from symjit.kernels.cuda.copy import fill as fill_kernel
