@@ -226,3 +226,10 @@ def test_jitables_marked_after_install_are_registered_at_once():
 
     import numba
     assert numba.njit(lambda v: late(v))(1.0) == 2.0
+
+
+def test_numba_version_read_without_importing_numba_is_its_installed_version():
+    import importlib.metadata
+
+    from symjit.compiler.cache import _numba_version
+    assert _numba_version() == importlib.metadata.version("numba")

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import types
 from pathlib import Path
@@ -47,18 +48,40 @@ def code_fingerprint() -> str:
     import symjit.kernels
     h = hashlib.sha256()
     for root in (*symjit.__path__, *symjit.kernels.__path__):
-        for path in sorted(Path(root).rglob("*.py")):
-            h.update(path.relative_to(root).as_posix().encode())
+        for rel in _python_files(root):
+            h.update(rel.encode())
             h.update(b"\0")
-            h.update(path.read_bytes())
+            with open(os.path.join(root, rel), "rb") as f:
+                h.update(f.read())
     return h.hexdigest()
+
+
+def _python_files(root: str) -> list[str]:
+    """The ``.py`` files under ``root``, as sorted ``/``-separated relative paths."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root)
+        out += [f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files if f.endswith(".py")]
+    return sorted(out)
 
 
 @functools.lru_cache(maxsize=1)
 def _numba_version() -> str:
-    """numba's version, read from its installed metadata (``import numba`` is not needed for a key)."""
-    import importlib.metadata
-    return importlib.metadata.version("numba")
+    """numba's version, without importing numba: from the ``_version.py`` its wheels ship (a
+    regular expression over one small file), else its installed metadata (``importlib.metadata``,
+    whose own import costs 10-50 ms)."""
+    spec = importlib.util.find_spec("numba")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            with open(os.path.join(folder, "_version.py"), encoding="utf-8") as f:
+                found = re.search(r'"version":\s*"([^"]+)"', f.read())
+        except OSError:
+            continue
+        if found:
+            return found.group(1)
+    from importlib.metadata import version
+    return version("numba")
 
 
 def source_key(source: str, target: str) -> str:
