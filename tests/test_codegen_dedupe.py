@@ -158,3 +158,42 @@ def test_convolutions_with_different_epilogues_share_one_building_block_kernel()
     launches = [fn for seg in c.program.segments["forward"] for fn, *_ in seg.launches]
     groups = sorted(int(k[1:-2]) for k in prior)             # each building block right before its group
     assert launches == [kernel_of[f"k{g}{part}"] for g in groups for part in ("p0", "")], launches
+
+
+def test_a_kernel_that_only_calls_a_building_block_is_that_building_block():
+    """The prior convolution kernel's body is one call of ``conv2d_forward_cnhw`` with its own
+    arguments: the program imports that compiled function under the kernel's name instead of
+    generating (and numba compiling) a kernel module that would link and re-optimise it."""
+    from symjit.kernels.cpu import conv
+    x = mx.sym.Variable("data")
+    out = mx.sym.Activation(mx.sym.Convolution(x, num_filter=4, kernel=(3, 3), pad=(1, 1), name="c0"),
+                            act_type="relu")
+    shapes, _, _ = out.infer_shape(data=(2, 4, 6, 6))
+    names = out.list_arguments()
+    c = compile_symbol(out, dict(zip(names, shapes)), {n: np.float32 for n in names}, {}, False,
+                       Config(cache=False), target="cpu", load=True)
+    prior = c.program.kernel_of["k0p0"]
+    assert f"from symjit.kernels.cpu.conv import conv2d_forward_cnhw as {prior}" in c.program.module_source
+    assert getattr(c.module, prior) is conv.conv2d_forward_cnhw
+    assert len(c.program.kernel_modules) == 1          # the epilogue's kernel only
+    assert c.program.kernel_texts[prior][0] == "symjit.kernels.cpu.conv"
+
+
+def test_kernel_writer_direct_only_for_a_lone_call_of_its_own_arguments():
+    from symjit.lower.writer import KernelWriter, ModuleWriter
+
+    def writer(params):
+        return KernelWriter(ModuleWriter("@numba.njit", ""), "k1", params)
+    k = writer(["v1", "v2"])
+    c = k.const((1, 1))
+    k.call("m", "f", ["v1", "v2", c])
+    assert k.direct == ("m", "f")
+    k.line("v2[0] = 1")                         # more than the call
+    assert k.direct is None
+    k = writer(["v1", "v2"])
+    k.call("m", "f", ["v2", "v1"])              # another order
+    assert k.direct is None
+    k = writer(["v1", "v2"])
+    k.line("t = v1.reshape(-1)")
+    k.call("m", "f", ["v1", "v2"])              # a line before it
+    assert k.direct is None

@@ -168,12 +168,17 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
               kernel_of: dict, const_values: dict, kmods: dict, same: dict[int, int], k: KernelWriter,
               params: list[int], loop: bool = True) -> Launch:
     """Name a written kernel by its canonical form (one function per distinct form: a module of its
-    own on targets with kernel modules) and return its launch (``loop``: sized by the group's loop,
-    else a single call)."""
+    own on targets with kernel modules; a kernel that only calls a building block with its own
+    arguments, ``KernelWriter.direct``, is that building block) and return its launch (``loop``:
+    sized by the group's loop, else a single call)."""
     text = _one_name(k.finish(), same)
-    form = canonical_form(text, k.name, k.params)
+    direct = k.direct if target.kernel_modules else None
+    form = f"{direct[0]}.{direct[1]}" if direct else canonical_form(text, k.name, k.params)
     fn = forms.setdefault(form, k.name)
-    if fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
+    if fn == k.name and direct:   # only a building block's call: the program calls it itself
+        mw.imp_as(direct[0], direct[1], fn)
+        kmods.setdefault("", {})[k.name] = (direct[0], text)
+    elif fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
         source = _kernel_module(k.module, form, target)
         name = module_name(source, target.name)
         kmods[name] = source

@@ -52,11 +52,9 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     mod = "symjit.kernels.cpu.conv"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
     groups = k.const(p["num_group"])
-    ws, cols, res = k.workspace[0], k.tmp("cols"), k.tmp("y")
-    k.line(f"{cols} = {ws}.reshape(1, {ws}.shape[0])")
-    call_args = ", ".join([*args, cols, stride, pad, dilate, groups])
-    assign = f"{res} = " if kind == "forward_cnhw" else ""   # only that kernel returns an array
-    k.line(f"{assign}{k.imp(mod, f'conv2d_{kind}')}({call_args})")
+    res = k.tmp("y")   # only the forward_cnhw kernel returns an array
+    k.call(mod, f"conv2d_{kind}", [*args, k.workspace[0], stride, pad, dilate, groups],
+           res if kind == "forward_cnhw" else None)
     return res
 
 
@@ -110,7 +108,7 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
         shapes = [_shape4d(v.shape) for v in pick]
         groups = node.params["num_group"]
         limit = conv2d_block_elems(shapes[1], groups)
-        return [((conv2d_cols_shape(kind, *shapes, groups, limit)[1],), pick[0].dtype)]
+        return [(conv2d_cols_shape(kind, *shapes, groups, limit), pick[0].dtype)]
     return workspace
 
 
@@ -120,7 +118,9 @@ def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
     per net, where inside each fused epilogue's kernel numba linked and re-optimised it anew
     (1.5-2 s per distinct conv + epilogue kernel). The group's kernel then reads the result: the
     output written NCHW (``'forward'``), or the filter-major ``y`` (``'forward_cnhw'``), which that
-    kernel always leaves at the start of its scratch row; the returned name is that view. A 1-D
+    kernel always leaves at the start of its scratch row; the returned name is that view. That
+    kernel is only the building block's call with its own arguments (``KernelWriter.direct``), so
+    the program calls the building block itself: no kernel is compiled for it at all. A 1-D
     convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
     if not all(a in k.info for a in args):
         return _emit_conv(k, kind, args, p)
@@ -134,7 +134,7 @@ def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
     if kind == "forward_cnhw":
         out = args[2]
         dims = [f"{out}.shape[{d}]" for d in (1, 0, 2, 3)]
-        k.line(f"{y} = {ws}[:{' * '.join(dims)}].reshape({', '.join(dims)})")
+        k.line(f"{y} = {ws}[0, :{' * '.join(dims)}].reshape({', '.join(dims)})")
     return y
 
 
