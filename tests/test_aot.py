@@ -20,11 +20,13 @@ from symjit.config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Ten hidden layers: the forward phase is one compiled function, the backward phase (more than 16
-# kernels) calls its kernels one by one from the host, so both kinds of segment are exported.
+# A convolution and ten hidden layers: the forward phase is one compiled function, the backward
+# phase (more than 16 kernels) calls its kernels one by one from the host, so both kinds of segment
+# are exported; the convolution's kernels are building blocks the program calls directly.
 SCRIPT = """
 import json, sys, numpy as np, symjit as mx
-net = mx.sym.Variable('data')
+net = mx.sym.Reshape(mx.sym.Variable('data'), shape=(8, 1, 3, 4))
+net = mx.sym.Flatten(mx.sym.Convolution(net, kernel=(3, 3), pad=(1, 1), num_filter=2, name='conv'))
 for i in range(10):
     net = mx.sym.Activation(mx.sym.FullyConnected(net, num_hidden=16, name=f'fc{i}'), act_type='relu')
 net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=4, name='out'), name='softmax')
@@ -44,7 +46,8 @@ result = [ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in params]
     [ex.arg_dict[n].asnumpy() for n in params]
 np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
 kinds = {m: type(p.module).__name__ for m, p in ex._programs.items()}
-print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules}))
+direct = 'from symjit.kernels.cpu.conv import conv2d_backward_weight as' in ex._programs['train'].program.module_source
+print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules, 'direct': direct}))
 """
 
 
@@ -68,7 +71,7 @@ def _wait_for_builders(cache: Path, timeout: float = 600.0) -> None:
 def test_warm_process_runs_without_numba_and_matches(tmp_path):
     cache = tmp_path / "cache"
     first = _run(cache, "auto", tmp_path / "r1.npy")       # cold: compiles with numba
-    assert first == {"kinds": {"train": "module"}, "numba": True}
+    assert first == {"kinds": {"train": "module"}, "numba": True, "direct": True}
     _wait_for_builders(cache)                               # the update kernels' entry (at exit)
     second = _run(cache, "auto", tmp_path / "r2.npy")      # warm: numba's cache; builds at exit
     assert second["kinds"] == {"train": "module"}
@@ -76,7 +79,7 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path):
     entries = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.json"))
     assert len(entries) == 2, entries                       # the program's and the updates'
     third = _run(cache, "auto", tmp_path / "r3.npy")
-    assert third == {"kinds": {"train": "Loaded"}, "numba": False}
+    assert third == {"kinds": {"train": "Loaded"}, "numba": False, "direct": True}
     r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
     assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
     assert cache_info(Config(cache_dir=cache))["aot_modules"] == 2

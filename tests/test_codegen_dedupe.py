@@ -187,11 +187,21 @@ def test_kernel_writer_direct_only_for_a_lone_call_of_its_own_arguments():
     k = writer(["v1", "v2"])
     c = k.const((1, 1))
     k.call("m", "f", ["v1", "v2", c])
-    assert k.direct == ("m", "f")
+    assert k.direct == ("m", "f", ["v1", "v2"])
     k.line("v2[0] = 1")                         # more than the call
     assert k.direct is None
+    k = writer(["v1", "v2", "v3"])
+    k.call("m", "f", ["v3", "v1"])              # some of its arrays, in another order
+    assert k.direct == ("m", "f", ["v3", "v1"])
     k = writer(["v1", "v2"])
-    k.call("m", "f", ["v2", "v1"])              # another order
+    c = k.const(2)
+    k.call("m", "f", [c, "v1"])                 # consts not last
+    assert k.direct is None
+    k = writer(["v1", "v2"])
+    k.call("m", "f", ["v1", "v1"])              # an array twice
+    assert k.direct is None
+    k = writer(["v1"])
+    k.call("m", "f", ["v1", "t"])               # a name that is not a parameter
     assert k.direct is None
     k = writer(["v1", "v2"])
     k.line("t = v1.reshape(-1)")

@@ -87,7 +87,7 @@ class KernelWriter:
         # A convolution's im2col + GEMM is one such kernel, shared by every layer of its kind,
         # instead of being linked and re-optimised by numba inside each fused epilogue's kernel.
         self.prior: list[tuple[list[str], Callable[[KernelWriter], None]]] = []
-        self._direct: tuple[str, str, str] | None = None   # see ``call``
+        self._direct: tuple[str, str, str, list[str]] | None = None   # see ``call``
         self.name = name
         self.params = params
         self.lines: list[str] = []
@@ -113,23 +113,27 @@ class KernelWriter:
 
     def call(self, module: str, name: str, args: list[str], result: str | None = None) -> None:
         """Emit a call of the compiled function ``name`` of ``module`` (a building block), its
-        result assigned to ``result`` if given. A kernel whose whole body is this call, with the
-        kernel's own parameters in order, is that function itself (:attr:`direct`)."""
+        result assigned to ``result`` if given. A kernel whose whole body is this call, on some
+        of the kernel's array parameters and then all its consts in order, is that function
+        itself (:attr:`direct`)."""
         text = f"{self.imp(module, name)}({', '.join(args)})"
         self.line(f"{result} = {text}" if result else text)
-        if args == self.params + [c for c, _ in self.consts]:
-            self._direct = (module, name, self.lines[-1])
+        consts = [c for c, _ in self.consts]
+        arrays = args[:len(args) - len(consts)]
+        if (args[len(arrays):] == consts and len(set(arrays)) == len(arrays)
+                and all(a in self.params for a in arrays)):
+            self._direct = (module, name, self.lines[-1], arrays)
 
     @property
-    def direct(self) -> tuple[str, str] | None:
-        """``(module, function)`` when the kernel only calls that function with its own arguments
-        (see :meth:`call`): the program can call the function instead of compiling a kernel that
-        numba would link it into and optimise again. None otherwise."""
+    def direct(self) -> tuple[str, str, list[str]] | None:
+        """``(module, function, the array parameters it takes in order)`` when the kernel only
+        calls that function (see :meth:`call`): the program can call the function itself instead
+        of compiling a kernel that numba would link it into and optimise again. None otherwise."""
         d = self._direct
         if d is None or self.lines != [d[2]] or self.host_args or self.per_block or self.loop \
                 or self.error_flag:
             return None
-        return d[0], d[1]
+        return d[0], d[1], d[3]
 
     def finish(self, decorator: str | None = None) -> str:
         deco = self.module.decorator if decorator is None else decorator

@@ -175,7 +175,9 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
     direct = k.direct if target.kernel_modules else None
     form = f"{direct[0]}.{direct[1]}" if direct else canonical_form(text, k.name, k.params)
     fn = forms.setdefault(form, k.name)
-    if fn == k.name and direct:   # only a building block's call: the program calls it itself
+    if direct:   # only a building block's call: the program calls it on the arrays it takes
+        params = [dict(zip(k.params, params))[a] for a in direct[2]]
+    if fn == k.name and direct:
         mw.imp_as(direct[0], direct[1], fn)
         kmods.setdefault("", {})[k.name] = (direct[0], text)
     elif fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
