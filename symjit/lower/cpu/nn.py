@@ -138,6 +138,19 @@ def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
     return y
 
 
+def _prior_direct(k, name: str, arrays: list[str], consts: list) -> None:
+    """A direct convolution of :mod:`symjit.kernels.cpu.conv_direct` (it writes the output NCHW),
+    run as a kernel of its own before the group's (``KernelWriter.prior``), which is that building
+    block itself (``KernelWriter.direct``): none is compiled for it, and no epilogue kernel links it.
+    A 1-D convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
+    def emit(pk) -> None:
+        pk.call("symjit.kernels.cpu.conv_direct", name, [*arrays, *(pk.const(c) for c in consts)])
+    if all(a in k.info for a in arrays):
+        k.prior.append((arrays, emit))
+    else:
+        emit(k)
+
+
 def conv_lower(k, node, ins, outs):
     """Convolution. A depthwise one (one group per input channel) or a 1x1 one at stride 1 over
     big enough images runs a direct kernel of :mod:`symjit.kernels.cpu.conv_direct`, which writes
@@ -154,12 +167,10 @@ def conv_lower(k, node, ins, outs):
     groups = node.params["num_group"]
     kind = _forward_kind(*shapes, node.params)
     if kind == "depthwise":
-        stride, pad, dilate = (k.const(g) for g in _geometry(node.params, len(node.params["kernel"])))
-        fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_depthwise")
-        k.line(f"{fn}({x}, {w}, {out}, {stride}, {pad}, {dilate})")
+        _prior_direct(k, "conv2d_forward_depthwise", [x, w, out],
+                      _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
-        fn = k.imp("symjit.kernels.cpu.conv_direct", "conv2d_forward_1x1")
-        k.line(f"{fn}({x}, {w}, {out}, {k.const(groups)})")
+        _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
     elif kind == "forward":
         _prior_conv(k, "forward", [x, w, out], node.params)
     else:
