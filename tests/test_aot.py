@@ -46,7 +46,8 @@ result = [ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in params]
     [ex.arg_dict[n].asnumpy() for n in params]
 np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
 kinds = {m: type(p.module).__name__ for m, p in ex._programs.items()}
-direct = 'from symjit.kernels.cpu.conv import conv2d_backward_weight as' in ex._programs['train'].program.module_source
+source = ex._programs['train'].program.module_source
+direct = 'from symjit.kernels.cpu.conv import conv2d_backward_weight as' in source
 print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules, 'direct': direct}))
 """
 
