@@ -179,9 +179,10 @@ def import_scipy_blas() -> ModuleType:
     if "scipy.linalg" in sys.modules:
         return importlib.import_module(BLAS_MODULE)
     scipy = importlib.util.find_spec("scipy")
-    folder = os.path.join(scipy.submodule_search_locations[0], "linalg") if scipy else ""
-    files = [os.path.join(folder, "cython_blas" + s) for s in importlib.machinery.EXTENSION_SUFFIXES]
-    path = next((f for f in files if os.path.exists(f)), None)
+    roots = (scipy.submodule_search_locations or []) if scipy is not None else []
+    files = [os.path.join(root, "linalg", "cython_blas" + suffix) for root in roots
+             for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    path = next((f for f in files if os.path.isfile(f)), None)
     if path is None:    # scipy missing or laid out otherwise: the usual import (or its error)
         return importlib.import_module(BLAS_MODULE)
     spec = importlib.util.spec_from_file_location(BLAS_MODULE, path)
