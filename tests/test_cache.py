@@ -233,3 +233,35 @@ def test_numba_version_read_without_importing_numba_is_its_installed_version():
 
     from symjit.compiler.cache import _numba_version
     assert _numba_version() == importlib.metadata.version("numba")
+
+
+def test_hand_written_kernels_recompile_when_a_file_they_inline_changes(tmp_path):
+    """numba keys a cached kernel by its own file alone; `kernels/cpu/optim.py` compiles the step
+    bodies of `kernels/optim_steps.py`. After an edit of that file only, the kernel must compile
+    anew (kernels/cpu/_cache_stamp.py), not load the machine code numba cached before it."""
+    import shutil
+    shutil.copytree(ROOT / "kernels", tmp_path / "kernels",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("import numpy as np\n"
+            "from kernels.cpu import optim\n"
+            "w = np.ones(2)\n"
+            "optim.sgd_update(w, np.ones(2), 0.5, 0.0, 1.0, -1.0)\n"
+            "print(w[0], type(optim.sgd_update._cache._impl.locator).__name__)")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def run() -> list[str]:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             timeout=300, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    assert run() == ["0.5", "_KernelsInTree"]
+    assert list((tmp_path / "kernels" / "cpu" / "__pycache__").glob("optim.sgd_update-*.nbc"))
+    steps = tmp_path / "kernels" / "optim_steps.py"
+    text = steps.read_text()
+    edited = text.replace("weight[i] -= lr * (g + wd * weight[i])",
+                          "weight[i] -= 2.0 * lr * (g + wd * weight[i])")
+    assert edited != text
+    steps.write_text(edited)
+    assert run() == ["0.0", "_KernelsInTree"]   # numba's own stamp alone: 0.5 again

@@ -62,6 +62,7 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 from symjit.jitext import install
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of this module's API)
     CONV_BLOCK_CACHE,
     CONV_BLOCK_PER_FILTER,

@@ -32,6 +32,7 @@ from numba import uint64 as _u
 
 from symjit.base import shape_str
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .conv import _valid_range, conv2d_output_size
 from .conv_shapes import POINTWISE_MIN_PIXELS, is_depthwise, is_pointwise  # noqa: F401  (re-exported)
 from .gemm import KernelArgError

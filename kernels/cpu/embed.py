@@ -35,6 +35,7 @@ import numpy as np
 
 from symjit.base import shape_str
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = ["embedding_forward", "embedding_backward", "clip_index", "check_embedding", "count_out_of_range"]

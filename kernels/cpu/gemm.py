@@ -24,6 +24,7 @@ import numpy as np
 
 from symjit.base import shape_str
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .errors import KernelArgError
 
 __all__ = [

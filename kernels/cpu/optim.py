@@ -21,6 +21,7 @@ from numba.np.arrayobj import populate_array as _populate_array
 
 from .. import optim_steps as _s
 from ..views import make_view
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 
 __all__ = [
     "sgd_update",

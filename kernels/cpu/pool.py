@@ -41,6 +41,7 @@ import numpy as np
 
 from symjit.base import shape_str
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [

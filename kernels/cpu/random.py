@@ -31,6 +31,7 @@ import math
 import numba
 import numpy as np
 
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .gemm import KernelArgError, check_arrays, need_shape
 
 __all__ = ["seed", "dropout_mask", "dropout_apply", "check_dropout"]

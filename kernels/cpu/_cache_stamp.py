@@ -1,0 +1,76 @@
+"""numba's on-disk cache of these kernels, keyed by every source file of ``symjit.kernels``.
+
+numba keys a ``cache=True`` function's cached machine code by its own file alone (a hash of
+that file's bytes). These kernels inline code from other files (``optim.py`` compiles the bodies
+of ``kernels/optim_steps.py``, ``conv_direct.py`` calls ``conv.py``'s helpers), so an edit there,
+or a symjit upgrade that leaves the kernel's own file unchanged, would load stale code from the
+``__pycache__`` numba wrote. Importing this module puts two locators in front of numba's own
+(:func:`register`): for files inside ``symjit.kernels`` they add a hash of all of the package's
+sources to the stamp; other files get numba's usual ones. Both cache where numba's would (beside
+the source, or the user-wide cache directory when that is not writable). Every kernel module
+imports it before its ``numba.njit(cache=True)`` decorators run (``kernels.cpu`` itself does not:
+the ahead-of-time path imports its pure-Python modules without numba).
+
+>>> import numba.core.caching as caching
+>>> caching.CacheImpl._locator_classes[0].__name__
+'_KernelsInTree'
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from numba.core import caching
+
+_ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
+
+
+@functools.lru_cache(maxsize=1)
+def kernels_digest() -> str:
+    """A hash of every ``.py`` file under ``symjit.kernels`` (names and bytes; ~1 ms, once)."""
+    h = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(_ROOT)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            h.update(os.path.relpath(path, _ROOT).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def _inside(py_file: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(py_file), _ROOT]) == _ROOT
+    except ValueError:      # another drive (Windows)
+        return False
+
+
+class _PackageStamp:
+    """The source stamp of numba's locator, with the package's digest beside it."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        return super().from_function(py_func, py_file) if _inside(py_file) else None
+
+    def get_source_stamp(self):
+        return (super().get_source_stamp(), kernels_digest())
+
+
+class _KernelsInTree(_PackageStamp, caching.InTreeCacheLocator):
+    pass
+
+
+class _KernelsUserWide(_PackageStamp, caching.UserWideCacheLocator):
+    pass
+
+
+def register() -> None:
+    """Put the two locators first in numba's list (once; this module's import does it)."""
+    locators = caching.CacheImpl._locator_classes
+    if _KernelsInTree not in locators:
+        locators[:0] = [_KernelsInTree, _KernelsUserWide]
+
+
+register()
