@@ -619,6 +619,22 @@ def test_max_pool_backward_nan_and_minus_infinity_windows():
     np.testing.assert_array_equal(dx[0, 0], [[0, 1, 10, 0, 0, 100], [0, 0, 0, 0, 0, 0]])
 
 
+@pytest.mark.parametrize("case", [c for c in POOL_CASES if c[1] != (2, 2)])
+def test_max_pool_nan_and_minus_infinity_in_every_window_shape(case):
+    """The separable forward (windows of 3x3 and others that all hold an input element) and the
+    per-window one (windows of pure padding) agree with the reference on NaN (propagated from
+    any tap) and -inf (a window of -inf only is -inf)."""
+    x, out_shape, kp = make_pool(case, np.float32, seed=5)
+    rng = np.random.default_rng(6)
+    x.reshape(-1)[rng.choice(x.size, max(1, x.size // 15), replace=False)] = np.nan
+    x[..., :2, :3] = -np.inf
+    out = np.full(out_shape, 7.0, np.float32)
+    pool.max_pool2d_forward(x, out, *kp)
+    expect, _ = ref_pool(x, *kp, case[4], "max")
+    assert np.isnan(expect).any()   # (the -inf corner fills the first window of the 3x3 cases)
+    np.testing.assert_array_equal(out, expect.astype(np.float32))
+
+
 @pytest.mark.parametrize("pool_type,include", POOL_KINDS)
 def test_pool_backward_finite_differences(pool_type, include):
     case = ((1, 2, 5, 6), (3, 2), (2, 2), (1, 1), "full")

@@ -195,21 +195,64 @@ def _max_pool_2x2_forward(x, out):
                 of[ob + np.uint64(ow)] = np.nan if nan else m
 
 
+@numba.njit(inline="always")
+def _nan_max(v, m):
+    """``max(v, m)`` that keeps a NaN of either (a select LLVM vectorises)."""
+    return v if (v > m) | (v != v) else m
+
+
+@_jit
+def _max_pool_separable(x, out, kernel, stride, pad, hlo, hhi):
+    """:func:`max_pool2d_forward` when no window is empty: per output row, the column maxima
+    over its input rows first (contiguous rows, vectorised), then the maxima over each window's
+    columns, read tap by tap from a row padded with -inf (3x faster than one loop per window at
+    3x3 windows of ResNet's stem and Inception's reductions)."""
+    n_, c_, h_, w_ = x.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    kw, sw, pw = kernel[1], stride[1], pad[1]
+    cm = np.full((ow_ - 1) * sw + kw, -np.inf, x.dtype)   # padded column maxima of one output row
+    wn = min(w_, cm.shape[0] - pw)                          # the input columns some window reads
+    inner = cm[pw:pw + wn]
+    xf, of = x.reshape(-1), out.reshape(-1)
+    for q in range(n_ * c_):
+        xb, ob = q * h_ * w_, q * oh_ * ow_
+        for oh in range(oh_):
+            r = xb + hlo[oh] * w_
+            src = xf[r:r + wn]
+            for w in range(wn):
+                inner[w] = src[w]
+            for i in range(hlo[oh] + 1, hhi[oh]):
+                r = xb + i * w_
+                src = xf[r:r + wn]
+                for w in range(wn):
+                    inner[w] = _nan_max(src[w], inner[w])
+            dst = of[ob + oh * ow_:ob + (oh + 1) * ow_]
+            for ow in range(ow_):
+                dst[ow] = cm[ow * sw]
+            for j in range(1, kw):
+                for ow in range(ow_):
+                    dst[ow] = _nan_max(cm[ow * sw + j], dst[ow])
+
+
 @_jit
 def max_pool2d_forward(x, out, kernel, stride, pad):
     """Max pooling: ``out[n, c, oh, ow]`` = max over the clipped window (module contract).
 
-    Branch-free inner loop (a running max by select, NaN recorded in a flag): flat ``uint64``
-    offsets, so Numba adds no negative-index wraparound checks. Whole 2x2 tiles (kernel = stride
-    = 2, no padding) take an unrolled loop.
+    Whole 2x2 tiles (kernel = stride = 2, no padding) take an unrolled loop, other shapes whose
+    windows all hold an input element a separable one (:func:`_max_pool_separable`). Otherwise a
+    branch-free loop per window (a running max by select, NaN recorded in a flag), flat
+    ``uint64`` offsets, so Numba adds no negative-index wraparound checks.
     """
     if _tiles_2x2(x, out, kernel, stride, pad):
         _max_pool_2x2_forward(x, out)
         return
+    hlo, hhi = _ranges(out.shape[2], stride[0], pad[0], kernel[0], x.shape[2])
+    wlo, whi = _ranges(out.shape[3], stride[1], pad[1], kernel[1], x.shape[3])
+    if np.all(hhi > hlo) and np.all(whi > wlo):
+        _max_pool_separable(x, out, kernel, stride, pad, hlo, hhi)
+        return
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
-    hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)
-    wlo, whi = _ranges(ow_, stride[1], pad[1], kernel[1], w_)
     lowest = np.finfo(x.dtype).min
     xf, of = x.reshape(-1), out.reshape(-1)
     for q in range(n_ * c_):
