@@ -1,0 +1,47 @@
+"""Time the CPU max-pooling forward kernel on the model zoo's pooling shapes: best milliseconds of
+several calls per shape, float32.
+
+    python benchmarks/bench_pool.py [--calls 7]
+
+To compare two revisions, run it from each one's checkout in turn (alternate them: the machine's
+speed drifts).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from symjit.kernels.cpu import pool
+
+# (name, x shape, kernel, stride, pad)
+CASES = [
+    ("ResNet stem, batch 2", (2, 64, 112, 112), (3, 3), (2, 2), (1, 1)),
+    ("ResNet stem, batch 32", (32, 64, 112, 112), (3, 3), (2, 2), (1, 1)),
+    ("SqueezeNet pool1, batch 2", (2, 64, 111, 111), (3, 3), (2, 2), (0, 0)),
+    ("Inception stem pool, batch 2", (2, 192, 71, 71), (3, 3), (2, 2), (0, 0)),
+    ("Inception branch (3x3/1 pad 1), batch 2", (2, 288, 35, 35), (3, 3), (1, 1), (1, 1)),
+    ("LeNet pool1 (2x2 tiles), batch 64", (64, 20, 24, 24), (2, 2), (2, 2), (0, 0)),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=7)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    for name, shape, kernel, stride, pad in CASES:
+        x = rng.standard_normal(shape).astype(np.float32)
+        oh, ow = pool.pool_output_size(shape[2:], kernel, stride, pad, "valid")
+        out = np.empty(shape[:2] + (oh, ow), np.float32)
+        pool.max_pool2d_forward(x, out, kernel, stride, pad)
+        best = float("inf")
+        for _ in range(args.calls):
+            t = time.perf_counter()
+            pool.max_pool2d_forward(x, out, kernel, stride, pad)
+            best = min(best, time.perf_counter() - t)
+        print(f"{name}: {best * 1e3:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()
