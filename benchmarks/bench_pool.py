@@ -1,5 +1,5 @@
-"""Time the CPU max-pooling forward kernel on the model zoo's pooling shapes: best milliseconds of
-several calls per shape, float32.
+"""Time the CPU pooling forward kernels on the model zoo's pooling shapes: best milliseconds of
+several calls per shape, float32 (max pooling, then Inception's average pools).
 
     python benchmarks/bench_pool.py [--calls 7]
 
@@ -23,6 +23,11 @@ CASES = [
     ("Inception branch (3x3/1 pad 1), batch 2", (2, 288, 35, 35), (3, 3), (1, 1), (1, 1)),
     ("LeNet pool1 (2x2 tiles), batch 64", (64, 20, 24, 24), (2, 2), (2, 2), (0, 0)),
 ]
+AVG_CASES = [   # Inception v3's branch pools (3x3, stride 1, pad 1, the padding counted)
+    ("avg (2, 288, 35, 35)", (2, 288, 35, 35), (3, 3), (1, 1), (1, 1)),
+    ("avg (2, 768, 17, 17)", (2, 768, 17, 17), (3, 3), (1, 1), (1, 1)),
+    ("avg (2, 2048, 8, 8)", (2, 2048, 8, 8), (3, 3), (1, 1), (1, 1)),
+]
 
 
 def main() -> None:
@@ -30,15 +35,17 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=7)
     args = ap.parse_args()
     rng = np.random.default_rng(0)
-    for name, shape, kernel, stride, pad in CASES:
+    runs = [(c, pool.max_pool2d_forward, ()) for c in CASES]
+    runs += [(c, pool.avg_pool2d_forward, (True,)) for c in AVG_CASES]
+    for (name, shape, kernel, stride, pad), kernel_fn, extra in runs:
         x = rng.standard_normal(shape).astype(np.float32)
         oh, ow = pool.pool_output_size(shape[2:], kernel, stride, pad, "valid")
         out = np.empty(shape[:2] + (oh, ow), np.float32)
-        pool.max_pool2d_forward(x, out, kernel, stride, pad)
+        kernel_fn(x, out, kernel, stride, pad, *extra)
         best = float("inf")
         for _ in range(args.calls):
             t = time.perf_counter()
-            pool.max_pool2d_forward(x, out, kernel, stride, pad)
+            kernel_fn(x, out, kernel, stride, pad, *extra)
             best = min(best, time.perf_counter() - t)
         print(f"{name}: {best * 1e3:.3f} ms")
 

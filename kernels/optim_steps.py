@@ -10,10 +10,12 @@ is a ``pow`` call, ten times slower in Adam's update), so that both wrappers com
 unchanged. The centered RMSProp keeps ``** 0.5``: its argument ``n - a^2 + eps`` may round below
 zero, where ``math.sqrt`` would raise on the simulator instead of giving nan.
 
-The elementwise steps compute in the weight's dtype, their float scalars cast to it first (``t =
+The steps of SGD, NAG, AdaGrad, AdaDelta, Adam, RMSProp, Signum/signSGD, Adamax, Nadam, DCASGD
+and SGLD compute in the weight's dtype, their float scalars cast to it first (``t =
 weight.dtype.type``), as MXNet 1.x's update kernels do. A float32 update is float32 arithmetic:
 Adam's weight and moments and SGD's momentum weight come out bit-identical to MXNet 1.9.1's on
-random inputs, and the loop runs 2-3x faster than float64 arithmetic with conversions.
+random inputs, and the loop runs 2-3x faster than float64 arithmetic with conversions. AdamW,
+FTML, FTRL and the norm-scaled rules (LAMB, LARS, LBSGD) still compute in float64.
 
 >>> import numpy as np
 >>> w, g, m = np.ones(2), np.ones(2), np.zeros(2)

@@ -58,11 +58,16 @@ class _PackageStamp:
         return (super().get_source_stamp(), kernels_digest())
 
 
-class _KernelsInTree(_PackageStamp, caching.InTreeCacheLocator):
+def _numba_locator(name: str) -> type:
+    """numba's locator class ``name`` (numba < 0.61 names it with a leading underscore)."""
+    return getattr(caching, name, None) or getattr(caching, "_" + name)
+
+
+class _KernelsInTree(_PackageStamp, _numba_locator("InTreeCacheLocator")):
     pass
 
 
-class _KernelsUserWide(_PackageStamp, caching.UserWideCacheLocator):
+class _KernelsUserWide(_PackageStamp, _numba_locator("UserWideCacheLocator")):
     pass
 
 

@@ -295,65 +295,38 @@ def _divisor(h0, h1, w0, w1, ph, pw, count_include_pad):
 
 
 @_jit
-def _full_span(lo, hi, k):
-    """``[a, b)``: the outputs of an axis whose windows hold ``k`` real elements (a contiguous run
-    between the windows cut by the padding or the edge)."""
-    a = 0
-    while a < lo.size and hi[a] - lo[a] != k:
-        a += 1
-    b = a
-    while b < lo.size and hi[b] - lo[b] == k:
-        b += 1
-    return a, b
-
-
-@_jit
-def _row_sums(xf, off, t, wlo, whi, a, b, k, s):
-    """``t[ow]``: the sum (float64) of the input row at ``xf[off:]`` over column window ``ow``; the
-    whole windows ``[a, b)`` tap by tap over all outputs (one vectorisable loop per tap)."""
-    for ow in range(wlo.size):
-        if a <= ow < b:
-            continue
-        acc = 0.0
-        for j in range(wlo[ow], whi[ow]):
-            acc += xf[off + j]
-        t[ow] = acc
-    if b > a:
-        base = off + wlo[a] - a * s
-        for ow in range(a, b):
-            t[ow] = xf[base + ow * s]
-        for j in range(1, k):
-            for ow in range(a, b):
-                t[ow] += xf[base + ow * s + j]
-
-
-@_jit
 def _separable_sum(x, out, kernel, stride, pad, scale):
-    """``out = scale * (window sum)``, the sum taken separably: every input row's sums over the
-    column windows first, then those over the row windows (float64 throughout; ~3-4x faster than
-    a loop per window on Inception's 3x3 stride-1 pools). ``scale``: ``(OH, OW)`` float64."""
+    """``out = scale * (window sum)``, the sum taken separably in ``x``'s dtype (as MXNet sums a
+    float32 pool): per output row, the column sums over its window rows first (contiguous rows,
+    vectorised), then each window's sum over its columns, read tap by tap from that row padded
+    with zeros. ~2x faster than the float64 form it replaced on Inception's 3x3 stride-1 pools,
+    ~6x faster than a loop per window. ``scale``: ``(OH, OW)`` float64."""
     n_, c_, h_, w_ = x.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     hlo, hhi = _ranges(oh_, stride[0], pad[0], kernel[0], h_)
-    wlo, whi = _ranges(ow_, stride[1], pad[1], kernel[1], w_)
-    a, b = _full_span(wlo, whi, kernel[1])
+    kw, sw, pw = kernel[1], stride[1], pad[1]
+    cs = np.zeros((ow_ - 1) * sw + kw, x.dtype)   # padded column sums of one output row
+    wn = max(0, min(w_, cs.shape[0] - pw))        # the input columns some window reads
+    inner = cs[pw:pw + wn]
+    acc = np.empty(ow_, x.dtype)
+    sc = scale.astype(x.dtype)
     xf, of = x.reshape(-1), out.reshape(-1)
-    t = np.empty((h_, ow_), np.float64)
-    acc = np.empty(ow_, np.float64)
     for q in range(n_ * c_):
-        for r in range(h_):
-            _row_sums(xf, (q * h_ + r) * w_, t[r], wlo, whi, a, b, kernel[1], stride[1])
+        xb, ob = q * h_ * w_, q * oh_ * ow_
         for oh in range(oh_):
-            for ow in range(ow_):
-                acc[ow] = 0.0
+            inner[:] = 0
             for i in range(hlo[oh], hhi[oh]):
-                ti = t[i]
-                for ow in range(ow_):
-                    acc[ow] += ti[ow]
-            base = (q * oh_ + oh) * ow_
-            sc = scale[oh]
+                src = xf[xb + i * w_:xb + i * w_ + wn]
+                for w in range(wn):
+                    inner[w] += src[w]
             for ow in range(ow_):
-                of[base + ow] = acc[ow] * sc[ow]
+                acc[ow] = cs[ow * sw]
+            for j in range(1, kw):
+                for ow in range(ow_):
+                    acc[ow] += cs[ow * sw + j]
+            dst, so = of[ob + oh * ow_:ob + (oh + 1) * ow_], sc[oh]
+            for ow in range(ow_):
+                dst[ow] = acc[ow] * so[ow]
 
 
 @_jit
