@@ -342,6 +342,38 @@ def block_scratch(kind, x, w, out_shape, groups, images):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CONV_CASES)
+def test_conv_forward_in_blocks_of_output_rows(case, dtype):
+    """A scratch smaller than one image: the forward runs blocks of output rows of one image (one
+    row, two, a count that does not divide the rows, all but one) give the whole-batch result, with
+    and without bias, the serial and parallel kernels alike (to rounding: BLAS may order a sum
+    differently in a GEMM of another width)."""
+    x, w, out_shape, args = make_conv(case, dtype)
+    groups, oh, ow = args[3], out_shape[2], out_shape[3]
+    bias = rand(np.random.default_rng(5), (w.shape[0],), dtype)
+    whole, whole_b = np.empty(out_shape, dtype), np.empty(out_shape, dtype)
+    conv.conv2d_forward(x, w, whole, scratch("forward", x, w, out_shape, groups), *args)
+    conv.conv2d_forward_bias(x, w, bias, whole_b, scratch("forward", x, w, out_shape, groups), *args)
+    np.testing.assert_allclose(whole, ref_conv(x, w, *args), **tol(dtype))
+    per_row = (x.shape[1] * w.shape[2] * w.shape[3] + w.shape[0]) * ow
+    for rows in sorted({1, 2, 3, max(1, oh - 1)}):
+        if rows >= oh:
+            continue
+        shape = conv.conv2d_cols_shape("forward", x.shape, w.shape, out_shape, groups,
+                                       max_elems=rows * per_row)
+        assert shape == (1, rows * per_row)
+        cols = np.full(shape, np.nan, dtype)
+        out = np.full(out_shape, np.nan, dtype)
+        conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
+        for kernel in (conv.conv2d_forward, conv.conv2d_forward_parallel):
+            out[:] = np.nan
+            kernel(x, w, out, cols, *args)
+            np.testing.assert_allclose(out, whole, **tol(dtype), err_msg=f"{rows} rows")
+        conv.conv2d_forward_bias(x, w, bias, out, cols, *args)
+        np.testing.assert_allclose(out, whole_b, **tol(dtype), err_msg=f"{rows} rows, bias")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CONV_CASES)
 def test_conv_forward_cnhw(case, dtype):
     x, w, out_shape, args = make_conv(case, dtype)
     expect = ref_conv(x, w, *args).transpose(1, 0, 2, 3)
@@ -422,11 +454,16 @@ def test_conv_cols_sizes():
     assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=cap) == (1, 10 * (k + f) * p)
     assert conv.conv2d_cols_shape("forward_cnhw", xs, ws, os_, 1, max_elems=cap) == \
         (1, 10 * (k + f) * p + f * 64 * p)
-    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
+    # less than one image: the forward takes blocks of output rows (8 per image here), the other
+    # kernels one image
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * 8)
+    assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=(k + f) * 8 * 3 + 1) == \
+        (1, (k + f) * 8 * 3)
+    assert conv.conv2d_cols_shape("backward_data", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
     for kind in conv.KINDS:
         fixed = f * k if kind == "backward_weight" else 0
         blocked = f * 64 * p if kind == "forward_cnhw" else 0
-        for limit in (0, cap, conv.CONV_SCRATCH_MAX):
+        for limit in ((cap, conv.CONV_SCRATCH_MAX) if kind == "forward" else (0, cap, conv.CONV_SCRATCH_MAX)):
             assert conv.conv2d_cols_length(64, k, f, p, fixed, blocked, limit) == \
                 conv.conv2d_cols_shape(kind, xs, ws, os_, 1, max_elems=limit)[1] == \
                 conv.conv2d_scratch_length(conv.KINDS.index(kind), 64, k, f, k, p, limit)
@@ -435,6 +472,11 @@ def test_conv_cols_sizes():
 def test_conv_checks_cols_length():
     x, w = np.zeros((3, 4, 8, 8), np.float32), np.zeros((6, 2, 3, 3), np.float32)
     out, args = np.zeros((3, 6, 6, 6), np.float32), ((1, 1), (0, 0), (1, 1), 2)
+    row = (4 * 9 + 6) * 6   # the forward's least: one output row of one image
+    conv.check_conv2d("forward", x, w, out, np.zeros((1, row), np.float32), *args)
+    with pytest.raises(ValueError, match=rf"argument 'cols' has shape \(1,{row - 1}\), expected \(1,\d+\) "
+                                         rf"\(at least \(1,{row}\): one output row per block\)"):
+        conv.check_conv2d("forward", x, w, out, np.zeros((1, row - 1), np.float32), *args)
     least = conv.conv2d_cols_shape("backward_weight", x.shape, w.shape, out.shape, 2, max_elems=0)
     for length in (least[1], least[1] + 7, 10**6):   # any length from one image per block up
         conv.check_conv2d("backward_weight", x, w, out, np.zeros((1, length), np.float32), *args)

@@ -202,6 +202,34 @@ def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
     assert memory["workspace_bytes"] == want[1] * 4
 
 
+def test_convolution_of_an_image_bigger_than_its_block_runs_blocks_of_output_rows():
+    """A layer whose one image's im2col exceeds its block budget (32 filters: 32 * 12 Ki elements)
+    plans a workspace of whole output rows, and the compiled net computes the convolution."""
+    from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_cols_shape, conv2d_forward_rows
+    x_shape, w_shape, out_shape = (2, 16, 64, 64), (32, 16, 3, 3), (2, 32, 62, 62)
+    net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=32,
+                                               name="conv"), act_type="relu")
+    limit = conv2d_block_elems(w_shape, 1)
+    rows = conv2d_forward_rows(16 * 9, 32, 62, 62, limit)
+    assert 1 < rows < 62 and (16 * 9 + 32) * 62 * 62 > limit
+    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (32,)},
+                       {"data": F32, "conv_weight": F32, "conv_bias": F32}, {}, False, Config.from_env(),
+                       load=False)
+    fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
+    (ws,) = fwd.workspace
+    assert c.graph.values[ws].shape == conv2d_cols_shape("forward", x_shape, w_shape, out_shape, 1, limit) \
+        == (1, (16 * 9 + 32) * rows * 62)
+    rng = np.random.default_rng(0)
+    args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.1,
+            "conv_bias": rng.standard_normal(32)}
+    ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()}, grad_req="null")
+    got = ex.forward()[0].asnumpy()
+    windows = np.lib.stride_tricks.sliding_window_view(args["data"], (3, 3), axis=(2, 3))
+    want = np.einsum("nchwij,fcij->nfhw", windows, args["conv_weight"])
+    want += args["conv_bias"][None, :, None, None]
+    np.testing.assert_allclose(got, np.maximum(want, 0.0), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("kind, x_shape, params", [
     ("depthwise", (2, 8, 6, 6), dict(kernel=(3, 3), num_filter=8, num_group=8, pad=(1, 1))),
     ("1x1", (2, 8, 24, 24), dict(kernel=(1, 1), num_filter=4)),

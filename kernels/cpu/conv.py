@@ -21,8 +21,11 @@ order, so a transpose copy moves them from/to NCHW. ``B`` is the whole batch unl
 would exceed ``max_elems`` elements (the compiler picks it per shape with
 :func:`conv2d_block_elems`; the default is :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
 float32); then the batch is cut into blocks of as many images as fit (a kernel reads ``B`` back from
-the length of ``cols``). Scratch size, in elements: ``(K + F) * B * P``, plus ``F * K/groups`` for
-the weight gradient's transposed product, plus ``F * N * P`` for :func:`conv2d_forward_cnhw`'s full
+the length of ``cols``). When one image alone does not fit, :func:`conv2d_forward` takes blocks of
+output rows of one image instead (:func:`conv2d_forward_rows`; its scratch then holds ``(K + F) * R *
+OW`` elements for ``R`` rows), so im2col's block is still in the cache when the GEMM reads it.
+Scratch size, in elements: ``(K + F) * B * P``, plus ``F * K/groups`` for the weight gradient's
+transposed product, plus ``F * N * P`` for :func:`conv2d_forward_cnhw`'s full
 output when ``B < N`` (the compiler then calls :func:`conv2d_forward` instead, which writes NCHW
 block by block, see :func:`conv2d_images_per_block`). LeNet at batch 64 (float32), as compiled:
 conv1 0.21 MB (two images per block), conv2 2.4 MB (17 images).
@@ -73,6 +76,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     conv2d_block_elems,
     conv2d_cols_length,
     conv2d_cols_shape,
+    conv2d_forward_rows,
     conv2d_images_per_block,
     conv2d_output_size,
     conv2d_scratch_length,
@@ -81,7 +85,8 @@ from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "conv2d_output_size", "conv2d_cols_shape", "conv2d_images_per_block", "conv2d_block_elems",
-    "conv2d_cols_length", "conv2d_scratch_length", "check_conv2d", "check_conv_bias_grad",
+    "conv2d_cols_length", "conv2d_scratch_length", "conv2d_forward_rows", "check_conv2d",
+    "check_conv_bias_grad",
     "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
     "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
     "conv2d_forward_cnhw",
@@ -110,13 +115,15 @@ def _check_conv_params(name: str, stride, pad, dilate, groups) -> None:
 
 def _check_cols(name: str, kind: str, cols: np.ndarray, data: np.ndarray, w: np.ndarray,
                 out: np.ndarray, groups: int) -> None:
-    """``cols`` must be one row at least as long as the one-image-per-block scratch."""
+    """``cols`` must be one row at least as long as the smallest block's scratch: one image, or
+    one output row for the ``'forward'`` kernel."""
     need_ndim(name, "cols", cols, 2)
     shape = conv2d_cols_shape(kind, data.shape, w.shape, out.shape, groups)
     least = conv2d_cols_shape(kind, data.shape, w.shape, out.shape, groups, max_elems=0)
     if cols.shape[0] != 1 or cols.shape[1] < least[1]:
+        block = "one output row" if kind == "forward" else "one image"
         raise KernelArgError(f"{name}: argument 'cols' has shape {shape_str(cols.shape)}, expected "
-                             f"{shape_str(shape)} (at least {shape_str(least)}: one image per block)")
+                             f"{shape_str(shape)} (at least {shape_str(least)}: {block} per block)")
 
 
 def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, cols: np.ndarray,
@@ -233,6 +240,42 @@ def _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
     nb = cols2.shape[1] // (oh_ * ow_)
     for r in range(cols2.shape[0]):
         _im2col_row(xf, cf, r, n0, nb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+
+
+@_jit
+def _im2col_rows(xf, cf, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Row ``r`` of the im2col matrix of output rows ``oh0 .. oh0+nr-1`` of image ``n`` into flat
+    ``cf`` (``(C*KH*KW, nr*OW)``; column ``(oh - oh0)*OW + ow``), as :func:`_im2col_row` does for
+    whole images."""
+    c_, h_, w_ = x_shape[1], x_shape[2], x_shape[3]
+    sh, sw = stride
+    ph, pw = pad
+    dh, dw = dilate
+    c, i, j = r // (kh_ * kw_), (r // kw_) % kh_, r % kw_
+    lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
+    hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
+    a = min(max(hlo, oh0), oh0 + nr)        # the block's rows that read inside the image: [a, e)
+    e = max(min(hhi, oh0 + nr), a)
+    b = r * nr * ow_
+    _zero(cf, b, b + (a - oh0) * ow_)
+    b += (a - oh0) * ow_
+    s = (n * c_ + c) * h_ * w_ + (a * sh - ph + i * dh) * w_ + j * dw - pw
+    step = sh * w_
+    if sw == 1 and lo == 0 and hi == ow_:   # whole output rows inside the image
+        for _ in range(a, e):
+            for o in range(ow_):
+                cf[_u(b + o)] = xf[_u(s + o)]
+            b += ow_
+            s += step
+    else:
+        for _ in range(a, e):
+            _zero(cf, b, b + lo)
+            for o in range(lo, hi):
+                cf[_u(b + o)] = xf[_u(s + o * sw)]
+            _zero(cf, b + hi, b + ow_)
+            b += ow_
+            s += step
+    _zero(cf, b, b + (oh0 + nr - e) * ow_)
 
 
 @_jit
@@ -381,12 +424,41 @@ def _forward_gemm(w, cols2, y2, groups):
 
 
 @_jit
+def _forward_rows(x, w, bias, out, cols, stride, pad, dilate, groups):
+    """:func:`_forward` in blocks of output rows of one image, as many as ``cols`` holds
+    (:func:`conv2d_forward_rows`): im2col ``(K, R*OW)``, the GEMM, the rows copied into ``out``."""
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    cf = cols[0]
+    rows = max(1, cf.shape[0] // ((k + f_) * ow_))
+    xf, of = x.reshape(-1), out.reshape(-1)
+    zero = out.dtype.type(0)
+    for n in range(x.shape[0]):
+        for oh0 in range(0, oh_, rows):
+            nr = min(rows, oh_ - oh0)
+            y2, cols2 = _block_views(cf, 0, 1, k, f_, nr * ow_)
+            c2f = cols2.reshape(-1)
+            for r in range(k):
+                _im2col_rows(xf, c2f, r, n, oh0, nr, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+            _forward_gemm(w, cols2, y2, groups)
+            for f in range(f_):
+                bv = bias[f] if bias.shape[0] > 0 else zero
+                d = (n * f_ + f) * p + oh0 * ow_
+                for q in range(nr * ow_):
+                    of[_u(d + q)] = y2[f, q] + bv
+
+
+@_jit
 def _forward(x, w, bias, out, cols, stride, pad, dilate, groups):
     n_ = x.shape[0]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
     cf = cols[0]
+    if cf.shape[0] < (k + f_) * p:   # one image does not fit: blocks of output rows
+        _forward_rows(x, w, bias, out, cols, stride, pad, dilate, groups)
+        return
     nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
     for n0 in range(0, n_, nb):
         y2, cols2 = _block_views(cf, 0, min(nb, n_ - n0), k, f_, p)
@@ -417,6 +489,9 @@ def conv2d_forward_parallel(x, w, out, cols, stride, pad, dilate, groups):
     cf = cols[0]
     xf, outf = x.reshape(-1), out.reshape(-1)
     nobias = np.empty(0, out.dtype)
+    if cf.shape[0] < (k + f_) * p:   # blocks of output rows: serial
+        _forward_rows(x, w, nobias, out, cols, stride, pad, dilate, groups)
+        return
     nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)

@@ -17,8 +17,8 @@ from .errors import KernelArgError
 __all__ = [
     "KINDS", "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
     "POINTWISE_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size", "conv2d_cols_length",
-    "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_cols_shape", "is_depthwise",
-    "is_pointwise",
+    "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
+    "is_depthwise", "is_pointwise",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight")
@@ -127,6 +127,24 @@ def conv2d_images_per_block(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
     return int(_block_images(x_shape[0], (k + w_shape[0]) * out_shape[2] * out_shape[3], max_elems))
 
 
+def conv2d_forward_rows(k: int, f: int, oh: int, ow: int, max_elems: int) -> int:
+    """Output rows per block of :func:`conv2d_forward` when one image's im2col block alone, ``(k +
+    f) * oh * ow`` elements, exceeds ``max_elems``: as many rows of ``ow`` outputs as fit (at least
+    one), so the block stays in the cache from im2col to GEMM; ``oh`` (whole images) otherwise.
+    Inception v3's stem layers (32 or 64 filters over 147 x 147 outputs) run 1.15-1.45x faster so,
+    the other measured layers as fast (``docs/performance.md``).
+
+    >>> conv2d_forward_rows(288, 32, 147, 147, 32 * 12 * 1024), conv2d_forward_rows(500, 50, 8, 8, 0)
+    (8, 1)
+    >>> conv2d_forward_rows(500, 50, 8, 8, 1 << 23)
+    8
+    """
+    per_row = (k + f) * ow
+    if per_row * oh <= max_elems:
+        return oh
+    return max(1, min(oh, max_elems // per_row))
+
+
 def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
                       out_shape: tuple[int, ...], groups: int,
                       max_elems: int = CONV_SCRATCH_MAX) -> tuple[int, int]:
@@ -135,7 +153,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     ``kind`` is one of ``'forward'``, ``'forward_cnhw'``, ``'backward_data'``,
     ``'backward_weight'``. The row holds the im2col matrix and the filter-major output (or output
     gradient) of a block of images (the whole batch when it fits in ``max_elems`` elements); see
-    the module docstring. Serial and ``*_parallel`` kernels take the same scratch.
+    the module docstring. Serial and ``*_parallel`` kernels take the same scratch. The
+    ``'forward'`` kernel, when one image does not fit, takes blocks of output rows
+    (:func:`conv2d_forward_rows`) instead.
 
     >>> conv2d_cols_shape("forward", (64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
     (1, 1658880)
@@ -148,6 +168,10 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     n, c = x_shape[0], x_shape[1]
     f, cg, kh, kw = w_shape
     p = out_shape[2] * out_shape[3]
+    if kind == "forward":
+        rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
+        if rows < out_shape[2]:
+            return 1, (c * kh * kw + f) * rows * out_shape[3]
     return 1, int(conv2d_scratch_length(KINDS.index(kind), n, c * kh * kw, f, cg * kh * kw, p, max_elems))
 
 
