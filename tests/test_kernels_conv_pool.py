@@ -358,10 +358,7 @@ def test_conv_forward_in_blocks_of_output_rows(case, dtype):
     for rows in sorted({1, 2, 3, max(1, oh - 1)}):
         if rows >= oh:
             continue
-        shape = conv.conv2d_cols_shape("forward", x.shape, w.shape, out_shape, groups,
-                                       max_elems=rows * per_row)
-        assert shape == (1, rows * per_row)
-        cols = np.full(shape, np.nan, dtype)
+        cols = np.full((1, rows * per_row), np.nan, dtype)   # the kernel reads the rows from it
         out = np.full(out_shape, np.nan, dtype)
         conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
         for kernel in (conv.conv2d_forward, conv.conv2d_forward_parallel):
@@ -457,8 +454,12 @@ def test_conv_cols_sizes():
     # less than one image: the forward takes blocks of output rows (8 per image here), the other
     # kernels one image
     assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * 8)
+    # (a plane of 64 outputs takes whole images unless asked for the least: conv2d_forward_rows)
     assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1, max_elems=(k + f) * 8 * 3 + 1) == \
-        (1, (k + f) * 8 * 3)
+        (1, (k + f) * p)
+    big = ((2, 20, 68, 68), (50, 20, 5, 5), (2, 50, 64, 64))   # 4096 outputs: rows
+    assert conv.conv2d_cols_shape("forward", *big, 1, max_elems=(k + f) * 64 * 3 + 1) == \
+        (1, (k + f) * 64 * 3)
     assert conv.conv2d_cols_shape("backward_data", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
     for kind in conv.KINDS:
         fixed = f * k if kind == "backward_weight" else 0

@@ -204,21 +204,22 @@ def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
 
 def test_convolution_of_an_image_bigger_than_its_block_runs_blocks_of_output_rows():
     """A layer whose one image's im2col exceeds its block budget (32 filters: 32 * 12 Ki elements)
-    plans a workspace of whole output rows, and the compiled net computes the convolution."""
+    over a plane of >= ROWS_MIN_PIXELS outputs plans a workspace of whole output rows, and the
+    compiled net computes the convolution."""
     from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_cols_shape, conv2d_forward_rows
-    x_shape, w_shape, out_shape = (2, 16, 64, 64), (32, 16, 3, 3), (2, 32, 62, 62)
+    x_shape, w_shape, out_shape = (2, 16, 70, 70), (32, 16, 3, 3), (2, 32, 68, 68)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=32,
                                                name="conv"), act_type="relu")
     limit = conv2d_block_elems(w_shape, 1)
-    rows = conv2d_forward_rows(16 * 9, 32, 62, 62, limit)
-    assert 1 < rows < 62 and (16 * 9 + 32) * 62 * 62 > limit
+    rows = conv2d_forward_rows(16 * 9, 32, 68, 68, limit)
+    assert 1 < rows < 68 and (16 * 9 + 32) * 68 * 68 > limit
     c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (32,)},
                        {"data": F32, "conv_weight": F32, "conv_bias": F32}, {}, False, Config.from_env(),
                        load=False)
     fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
     (ws,) = fwd.workspace
     assert c.graph.values[ws].shape == conv2d_cols_shape("forward", x_shape, w_shape, out_shape, 1, limit) \
-        == (1, (16 * 9 + 32) * rows * 62)
+        == (1, (16 * 9 + 32) * rows * 68)
     rng = np.random.default_rng(0)
     args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.1,
             "conv_bias": rng.standard_normal(32)}

@@ -16,7 +16,8 @@ from .errors import KernelArgError
 
 __all__ = [
     "KINDS", "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
-    "POINTWISE_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size", "conv2d_cols_length",
+    "POINTWISE_MIN_PIXELS", "ROWS_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size",
+    "conv2d_cols_length",
     "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
     "is_depthwise", "is_pointwise",
 ]
@@ -127,20 +128,28 @@ def conv2d_images_per_block(x_shape: tuple[int, ...], w_shape: tuple[int, ...],
     return int(_block_images(x_shape[0], (k + w_shape[0]) * out_shape[2] * out_shape[3], max_elems))
 
 
+ROWS_MIN_PIXELS = 4096
+"""The smallest output plane (``OH*OW``) whose forward takes blocks of output rows when one image
+does not fit its block (:func:`conv2d_forward_rows`). Measured on 2 cores, rows against whole
+images: Inception v3's 147 x 147 stem layers 1.42x and 1.47x, its 71 x 71 one 1.14x, ResNet's 7x7
+stem (112 x 112) 1.18x, a 224 x 224 VGG layer 1.27x; but ResNet's 56 x 56 3x3 layers 0.86-0.93x
+and Inception's 35 x 35 5x5 one 0.86x, whose GEMMs over whole images are the faster."""
+
+
 def conv2d_forward_rows(k: int, f: int, oh: int, ow: int, max_elems: int) -> int:
-    """Output rows per block of :func:`conv2d_forward` when one image's im2col block alone, ``(k +
-    f) * oh * ow`` elements, exceeds ``max_elems``: as many rows of ``ow`` outputs as fit (at least
-    one), so the block stays in the cache from im2col to GEMM; ``oh`` (whole images) otherwise.
-    Inception v3's stem layers (32 or 64 filters over 147 x 147 outputs) run 1.15-1.45x faster so,
-    the other measured layers as fast (``docs/performance.md``).
+    """Output rows per block of :func:`conv2d_forward`: when one image's im2col block alone, ``(k +
+    f) * oh * ow`` elements, exceeds ``max_elems`` and the plane has at least
+    :data:`ROWS_MIN_PIXELS` outputs, as many rows of ``ow`` outputs as fit (at least one), so the
+    block stays in the cache from im2col to GEMM; ``oh`` (whole images) otherwise. ``max_elems=0``
+    asks for the least any scratch holds: one row.
 
     >>> conv2d_forward_rows(288, 32, 147, 147, 32 * 12 * 1024), conv2d_forward_rows(500, 50, 8, 8, 0)
     (8, 1)
-    >>> conv2d_forward_rows(500, 50, 8, 8, 1 << 23)
-    8
+    >>> conv2d_forward_rows(500, 50, 8, 8, 1 << 23), conv2d_forward_rows(576, 64, 56, 56, 64 * 12 * 1024)
+    (8, 56)
     """
     per_row = (k + f) * ow
-    if per_row * oh <= max_elems:
+    if per_row * oh <= max_elems or (0 < max_elems and oh * ow < ROWS_MIN_PIXELS):
         return oh
     return max(1, min(oh, max_elems // per_row))
 
