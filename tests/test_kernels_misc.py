@@ -403,6 +403,39 @@ def test_batchnorm_backward_matches_formula(dtype, fix_gamma):
 
 
 @pytest.mark.parametrize("use_batch_stats", [True, False])
+@pytest.mark.parametrize("kernel", ["batchnorm_backward", "batchnorm_relu_backward"])
+def test_batchnorm_backward_in_place_over_dout_or_x(kernel, use_batch_stats):
+    """The compiler may plan dx in place over dout or x (the rules' ``inplace``): the kernels give
+    the same dx, dgamma and dbeta as into a buffer of its own (they pick a row loop per case, so
+    one buffer under two names does not fall back to scalar code); BatchNorm's global-statistics
+    gradient never reads x (an inf in x stays out of dx)."""
+    rng = np.random.default_rng(10)
+    x, gamma, beta = bn_arrays(rng, np.float32, (3, 4, 37))
+    dout = rng.standard_normal(x.shape).astype(np.float32)
+    mean, inv = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
+    plain = kernel == "batchnorm_backward"
+    if plain and not use_batch_stats:
+        x[0, 1, 5] = np.inf
+    fn = getattr(norm, kernel)
+    head = (gamma, beta) if kernel == "batchnorm_relu_backward" else (gamma,)
+
+    def run(x_, dout_, dx_):
+        dg, db = np.empty(4, np.float32), np.empty(4, np.float32)
+        fn(x_, dout_, *head, mean, inv, dx_, dg, db, False, use_batch_stats)
+        return dx_, dg, db
+
+    want = run(x.copy(), dout.copy(), np.full_like(x, np.nan))
+    assert np.isfinite(want[0]).all()
+    d = dout.copy()
+    on_dout = run(x.copy(), d, d)
+    xx = x.copy()
+    on_x = run(xx, dout.copy(), xx)
+    for got in (on_dout, on_x):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("use_batch_stats", [True, False])
 def test_batchnorm_backward_finite_differences(use_batch_stats):
     rng = np.random.default_rng(9)
     x, gamma, beta = bn_arrays(rng, np.float64, (3, 2, 2))
