@@ -200,37 +200,11 @@ def _im2col_row(xf, cf, r, n0, nb, x_shape, kh_, kw_, oh_, ow_, stride, pad, dil
 
     The matrix is ``(C*KH*KW, nb*OH*OW)``; row ``r = (c*KH + i)*KW + j``, column
     ``(n - n0)*OH*OW + oh*OW + ow`` holds ``x[n, c, oh*sh - ph + i*dh, ow*sw - pw + j*dw]`` (0 outside).
-    Output rows ``[hlo, hhi)`` read inside the image, columns ``[lo, hi)`` inside a row.
     """
-    c_, h_, w_ = x_shape[1], x_shape[2], x_shape[3]
-    sh, sw = stride
-    ph, pw = pad
-    dh, dw = dilate
-    c, i, j = r // (kh_ * kw_), (r // kw_) % kh_, r % kw_
-    lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
-    hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
-    step = sh * w_
-    b = r * nb * oh_ * ow_
+    p = oh_ * ow_
     for n in range(n0, n0 + nb):
-        s = (n * c_ + c) * h_ * w_ + (hlo * sh - ph + i * dh) * w_ + j * dw - pw
-        _zero(cf, b, b + hlo * ow_)
-        b += hlo * ow_
-        if sw == 1 and lo == 0 and hi == ow_:   # whole output rows inside the image
-            for _ in range(hlo, hhi):
-                for o in range(ow_):
-                    cf[_u(b + o)] = xf[_u(s + o)]
-                b += ow_
-                s += step
-        else:
-            for _ in range(hlo, hhi):
-                _zero(cf, b, b + lo)
-                for o in range(lo, hi):
-                    cf[_u(b + o)] = xf[_u(s + o * sw)]
-                _zero(cf, b + hi, b + ow_)
-                b += ow_
-                s += step
-        _zero(cf, b, b + (oh_ - hhi) * ow_)
-        b += (oh_ - hhi) * ow_
+        _im2col_rows(xf, cf, (r * nb + n - n0) * p, r, n, 0, oh_, x_shape, kh_, kw_, oh_, ow_, stride,
+                     pad, dilate)
 
 
 @_jit
@@ -243,10 +217,11 @@ def _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
 
 
 @_jit
-def _im2col_rows(xf, cf, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
-    """Row ``r`` of the im2col matrix of output rows ``oh0 .. oh0+nr-1`` of image ``n`` into flat
-    ``cf`` (``(C*KH*KW, nr*OW)``; column ``(oh - oh0)*OW + ow``), as :func:`_im2col_row` does for
-    whole images."""
+def _im2col_rows(xf, cf, b, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Output rows ``oh0 .. oh0+nr-1`` of image ``n`` in row ``r`` of an im2col matrix (see
+    :func:`_im2col_row`), written to flat ``cf`` from offset ``b``: ``nr*OW`` values, column
+    ``(oh - oh0)*OW + ow``. Output rows ``[a, e)`` read inside the image, columns ``[lo, hi)``
+    inside a row."""
     c_, h_, w_ = x_shape[1], x_shape[2], x_shape[3]
     sh, sw = stride
     ph, pw = pad
@@ -254,9 +229,8 @@ def _im2col_rows(xf, cf, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad
     c, i, j = r // (kh_ * kw_), (r // kw_) % kh_, r % kw_
     lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
     hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
-    a = min(max(hlo, oh0), oh0 + nr)        # the block's rows that read inside the image: [a, e)
+    a = min(max(hlo, oh0), oh0 + nr)
     e = max(min(hhi, oh0 + nr), a)
-    b = r * nr * ow_
     _zero(cf, b, b + (a - oh0) * ow_)
     b += (a - oh0) * ow_
     s = (n * c_ + c) * h_ * w_ + (a * sh - ph + i * dh) * w_ + j * dw - pw
@@ -440,7 +414,8 @@ def _forward_rows(x, w, bias, out, cols, stride, pad, dilate, groups):
             y2, cols2 = _block_views(cf, 0, 1, k, f_, nr * ow_)
             c2f = cols2.reshape(-1)
             for r in range(k):
-                _im2col_rows(xf, c2f, r, n, oh0, nr, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+                _im2col_rows(xf, c2f, r * nr * ow_, r, n, oh0, nr, x.shape, kh_, kw_, oh_, ow_, stride,
+                             pad, dilate)
             _forward_gemm(w, cols2, y2, groups)
             for f in range(f_):
                 bv = bias[f] if bias.shape[0] > 0 else zero
