@@ -6,8 +6,10 @@ the operator, the argument and the shapes or dtypes involved.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +107,31 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def source_digest(roots: Iterable[str]) -> str:
+    """A hash of the ``.py`` files under each folder of ``roots``: their ``/``-separated paths
+    relative to it and their bytes, in sorted order (~5 ms for symjit and its kernels).
+
+    >>> import symjit
+    >>> len(source_digest(symjit.__path__))
+    64
+    """
+    h = hashlib.sha256()
+    for root in roots:
+        for rel in _python_files(root):
+            h.update(rel.encode())
+            h.update(b"\0")
+            with open(os.path.join(root, rel), "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def _python_files(root: str) -> list[str]:
+    """The ``.py`` files under ``root``, as sorted ``/``-separated relative paths."""
+    out = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root)
+        out += [f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files if f.endswith(".py")]
+    return sorted(out)

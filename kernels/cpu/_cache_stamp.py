@@ -18,10 +18,11 @@ the ahead-of-time path imports its pure-Python modules without numba).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 
 from numba.core import caching
+
+from symjit.base import source_digest
 
 _ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
 
@@ -29,15 +30,7 @@ _ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir))
 @functools.lru_cache(maxsize=1)
 def kernels_digest() -> str:
     """A hash of every ``.py`` file under ``symjit.kernels`` (names and bytes; ~1 ms, once)."""
-    h = hashlib.sha256()
-    for folder, dirs, files in sorted(os.walk(_ROOT)):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(f for f in files if f.endswith(".py")):
-            path = os.path.join(folder, name)
-            h.update(os.path.relpath(path, _ROOT).encode() + b"\0")
-            with open(path, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+    return source_digest([_ROOT])
 
 
 def _inside(py_file: str) -> bool:

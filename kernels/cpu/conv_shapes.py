@@ -100,7 +100,9 @@ _FORWARD_CNHW, _BACKWARD_WEIGHT = KINDS.index("forward_cnhw"), KINDS.index("back
 
 @jitable
 def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
-    """Length of the ``cols`` row of the kernel ``KINDS[kind]`` (the one rule for the scratch size).
+    """Length of the ``cols`` row of the kernel ``KINDS[kind]`` over blocks of whole images (the
+    rule for the scratch size; :func:`conv2d_cols_shape` takes the ``'forward'`` kernel's blocks
+    of output rows instead when :func:`conv2d_forward_rows` asks for them).
 
     ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``kg = C/groups*KH*KW``, ``p = OH*OW``. Beyond its
     block of im2col + output, the weight gradient needs its transposed ``(K/groups, F)`` product, and

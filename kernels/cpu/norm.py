@@ -272,22 +272,27 @@ def _alias(dx, dout, x):
     return 2 if dx.ctypes.data == x.ctypes.data else 0
 
 
+@numba.njit(inline="always")
+def _bn_dx(xv, gv, mean, gm, k, iw):
+    return (gv - gm - (xv - mean) * k) * iw
+
+
 @_jit
 def _bn_dx_row(xr, gr, dr, mean, gm, k, iw):
     for j in range(xr.size):
-        dr[j] = (gr[j] - gm - (xr[j] - mean) * k) * iw
+        dr[j] = _bn_dx(xr[j], gr[j], mean, gm, k, iw)
 
 
 @_jit
 def _bn_dx_row_on_g(xr, gr, mean, gm, k, iw):
     for j in range(xr.size):
-        gr[j] = (gr[j] - gm - (xr[j] - mean) * k) * iw
+        gr[j] = _bn_dx(xr[j], gr[j], mean, gm, k, iw)
 
 
 @_jit
 def _bn_dx_row_on_x(xr, gr, mean, gm, k, iw):
     for j in range(xr.size):
-        xr[j] = (gr[j] - gm - (xr[j] - mean) * k) * iw
+        xr[j] = _bn_dx(xr[j], gr[j], mean, gm, k, iw)
 
 
 @_jit
@@ -316,31 +321,32 @@ def _scale_rows(dout, dx, c, iw, alias):
                 dr[j] = gr[j] * iw
 
 
+@numba.njit(inline="always")
+def _relu_dx(xv, gv, mean, scale, b, gm, k):
+    """dx of BatchNorm + relu at one element: ``dout`` masked where the recomputed output is <= 0
+    (a select, not a branch)."""
+    d = xv - mean
+    g = gv * 1.0
+    g = g if d * scale + b > 0 else 0.0
+    return (g - gm - d * k) * scale
+
+
 @_jit
 def _relu_dx_row(xr, gr, dr, mean, scale, b, gm, k):
     for j in range(xr.size):
-        d = xr[j] - mean
-        g = gr[j] * 1.0
-        g = g if d * scale + b > 0 else 0.0
-        dr[j] = (g - gm - d * k) * scale
+        dr[j] = _relu_dx(xr[j], gr[j], mean, scale, b, gm, k)
 
 
 @_jit
 def _relu_dx_row_on_g(xr, gr, mean, scale, b, gm, k):
     for j in range(xr.size):
-        d = xr[j] - mean
-        g = gr[j] * 1.0
-        g = g if d * scale + b > 0 else 0.0
-        gr[j] = (g - gm - d * k) * scale
+        gr[j] = _relu_dx(xr[j], gr[j], mean, scale, b, gm, k)
 
 
 @_jit
 def _relu_dx_row_on_x(xr, gr, mean, scale, b, gm, k):
     for j in range(xr.size):
-        d = xr[j] - mean
-        g = gr[j] * 1.0
-        g = g if d * scale + b > 0 else 0.0
-        xr[j] = (g - gm - d * k) * scale
+        xr[j] = _relu_dx(xr[j], gr[j], mean, scale, b, gm, k)
 
 
 @_jit

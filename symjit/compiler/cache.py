@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import jitext
-from ..base import write_atomic
+from ..base import source_digest, write_atomic
 from ..config import Config
 
 __all__ = ["source_key", "module_name", "load_module", "load_program", "purge", "purge_program",
@@ -46,24 +46,7 @@ def code_fingerprint() -> str:
     """A hash of the source of every module of ``symjit`` and ``symjit.kernels`` (~5 ms, once)."""
     import symjit
     import symjit.kernels
-    h = hashlib.sha256()
-    for root in (*symjit.__path__, *symjit.kernels.__path__):
-        for rel in _python_files(root):
-            h.update(rel.encode())
-            h.update(b"\0")
-            with open(os.path.join(root, rel), "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
-
-
-def _python_files(root: str) -> list[str]:
-    """The ``.py`` files under ``root``, as sorted ``/``-separated relative paths."""
-    out = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        rel = os.path.relpath(folder, root)
-        out += [f if rel == "." else f"{rel}/{f}".replace(os.sep, "/") for f in files if f.endswith(".py")]
-    return sorted(out)
+    return source_digest((*symjit.__path__, *symjit.kernels.__path__))
 
 
 @functools.lru_cache(maxsize=1)
