@@ -16,8 +16,11 @@ bounds checks):
 How they compute (whole-batch im2col, one GEMM per pass and group): with ``K = C*KH*KW`` and
 ``P = OH*OW``, a block of ``B`` images is unrolled into ``cols (K, B*P)``; the forward pass is
 ``y (F, B*P) = W (F, K/groups) @ cols`` per group, the data gradient ``dcols = W.T @ dy`` followed by
-col2im, the weight gradient ``dW.T = cols @ dy.T``, where ``y``/``dy`` are in filter-major ("CNHW")
-order, so a transpose copy moves them from/to NCHW. ``B`` is the whole batch unless the scratch
+col2im, the weight gradient ``dW.T = cols @ dy.T`` (summed over the blocks by BLAS itself,
+``beta = 1``, and transposed into ``dW`` once), where ``y``/``dy`` are in filter-major ("CNHW")
+order, so a transpose copy moves them from/to NCHW; a block of one image needs none (its
+filter-major order is NCHW): the GEMMs read ``dout`` and write ``out`` in place
+(:func:`~symjit.kernels.cpu.blas.xgemm`). ``B`` is the whole batch unless the scratch
 would exceed ``max_elems`` elements (the compiler picks it per shape with
 :func:`conv2d_block_elems`; the default is :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
 float32); then the batch is cut into blocks of as many images as fit (a kernel reads ``B`` back from

@@ -1,0 +1,97 @@
+"""Two versions of the convolution kernels, call by call in one process: ResNet-18's layers.
+
+The machine's speed swings by up to 1.6x for tens of seconds at a time (separate processes of the
+same code gave ResNet-18's training step 2.9 s and 4.8 s), so two versions are compared by
+alternating their calls on the same arrays: each layer's forward, data gradient and weight gradient
+run ``--reps`` times, this checkout's kernel right after the other's, and the best of each is kept.
+
+The other version is a copy of another checkout's ``kernels`` folder under another package name,
+made by this script::
+
+    git worktree add /tmp/wt_old <rev>
+    python benchmarks/bench_conv_ab.py --old /tmp/wt_old/kernels [--batch 32] [--reps 5]
+        [--layers stem,s1,s2,s3,s4,s2a,d2,d4]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# name: (C, F, kernel, stride, pad, image side) of ResNet-18's convolutions
+LAYERS = {"stem": (3, 64, 7, 2, 3, 224), "s1": (64, 64, 3, 1, 1, 56), "s2": (128, 128, 3, 1, 1, 28),
+          "s3": (256, 256, 3, 1, 1, 14), "s4": (512, 512, 3, 1, 1, 7), "s2a": (64, 128, 3, 2, 1, 56),
+          "d2": (64, 128, 1, 2, 0, 56), "d4": (256, 512, 1, 2, 0, 14)}
+KINDS = ("forward", "backward_data", "backward_weight")
+
+
+def load_other(kernels: Path):
+    """``kernels/cpu/conv.py`` of another checkout, imported as ``kernels_other.cpu.conv``."""
+    tmp = Path(tempfile.mkdtemp(prefix="symjit_ab_"))
+    shutil.copytree(kernels, tmp / "kernels_other", ignore=shutil.ignore_patterns("__pycache__"))
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("kernels_other.cpu.conv")
+
+
+def compare(old, new, layer: str, batch: int, reps: int) -> list[tuple[str, float, float]]:
+    c, f, k, s, p, h = LAYERS[layer]
+    rng = np.random.default_rng(0)
+    x = rng.random((batch, c, h, h), np.float32)
+    w = rng.random((f, c, k, k), np.float32) - 0.5
+    oh = (h + 2 * p - k) // s + 1
+    out = np.empty((batch, f, oh, oh), np.float32)
+    dout = rng.random(out.shape, np.float32) - 0.5
+    geometry = ((s, s), (p, p), (1, 1), 1)
+    limit = new.conv2d_block_elems(w.shape, 1)
+    rows = []
+    for kind in KINDS:
+        cols = np.empty(new.conv2d_cols_shape(kind, x.shape, w.shape, out.shape, 1, limit), np.float32)
+        arrays = {"forward": (x, w, out), "backward_data": (dout, w, np.empty_like(x)),
+                  "backward_weight": (dout, x, np.empty_like(w))}[kind]
+        calls = [getattr(m, f"conv2d_{kind}") for m in (old, new)]
+        best = [np.inf, np.inf]
+        for fn in calls:
+            fn(*arrays, cols, *geometry)
+        for _ in range(reps):
+            for i, fn in enumerate(calls):
+                t = time.perf_counter()
+                fn(*arrays, cols, *geometry)
+                best[i] = min(best[i], time.perf_counter() - t)
+        rows.append((kind, best[0] * 1e3, best[1] * 1e3))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--old", type=Path, required=True, help="another checkout's kernels folder")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--layers", default=",".join(LAYERS))
+    a = ap.parse_args()
+    old = load_other(a.old)
+    from symjit.kernels.cpu import conv as new
+    print(f"batch {a.batch}, best of {a.reps} alternated calls (ms): other -> this checkout")
+    print("| layer | " + " | ".join(KINDS) + " |")
+    print("|---|" + "---|" * len(KINDS))
+    total = [0.0, 0.0]
+    for layer in a.layers.split(","):
+        cells = []
+        for _, t_old, t_new in compare(old, new, layer, a.batch, a.reps):
+            total[0] += t_old
+            total[1] += t_new
+            cells.append(f"{t_old:.2f} -> {t_new:.2f} ({t_old / t_new:.2f}x)")
+        print(f"| {layer} | " + " | ".join(cells) + " |", flush=True)
+    print(f"total {total[0]:.1f} -> {total[1]:.1f} ms ({total[0] / total[1]:.3f}x)")
+
+
+if __name__ == "__main__":
+    main()
