@@ -254,6 +254,45 @@ def test_cpu_convolution_picks_a_direct_kernel_by_shape(kind, x_shape, params):
     assert len(c.groups) == 1     # the relu stays in the convolution's epilogue
 
 
+def test_a_wide_3x3_convolution_runs_winograd_forward_and_data_gradient():
+    """64 channels over 2 x 14 x 14 (98 output tiles): the forward and the data gradient call the
+    Winograd kernels, the weight gradient im2col's; the compiled net's output and gradients match
+    numpy's convolution."""
+    x_shape, w_shape = (2, 64, 14, 14), (64, 64, 3, 3)
+    net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
+                                               num_filter=64, name="conv"), act_type="relu")
+    rng = np.random.default_rng(0)
+    args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.05,
+            "conv_bias": rng.standard_normal(64)}
+    ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
+                  args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
+    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (64,)},
+                       {"data": F32, "conv_weight": F32, "conv_bias": F32},
+                       {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
+                       Config.from_env(), load=False)
+    src = c.program.source
+    assert "conv2d_forward_winograd(" in src and "conv2d_backward_data_winograd(" in src
+    assert "conv2d_backward_weight(" in src
+    got = ex.forward(is_train=True)[0].asnumpy()
+    padded = np.pad(args["data"], ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    pre = np.einsum("nchwij,fcij->nfhw", windows, args["conv_weight"])
+    pre += args["conv_bias"][None, :, None, None]
+    np.testing.assert_allclose(got, np.maximum(pre, 0.0), rtol=1e-4, atol=1e-4)
+    head = rng.standard_normal(got.shape)
+    ex.backward(mx.nd.array(head.astype(np.float32)))
+    dpre = head * (pre > 0)
+    dpadded = np.zeros_like(padded)
+    for i in range(3):
+        for j in range(3):
+            tap = args["conv_weight"][:, :, i, j]
+            dpadded[:, :, i:i + 14, j:j + 14] += np.einsum("nfhw,fc->nchw", dpre, tap)
+    got_dx = ex.grad_dict["data"].asnumpy()
+    np.testing.assert_allclose(got_dx, dpadded[:, :, 1:-1, 1:-1], rtol=1e-4, atol=1e-4)
+    dw = np.einsum("nfhw,nchwij->fcij", dpre, windows)
+    np.testing.assert_allclose(ex.grad_dict["conv_weight"].asnumpy(), dw, rtol=1e-4, atol=1e-3)
+
+
 def test_cuda_launch_plan_and_ptx_errors(tmp_path, capsys, monkeypatch):
     x = mx.sym.Variable("x")
     path = tmp_path / "n-symbol.json"

@@ -84,6 +84,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     conv2d_images_per_block,
     conv2d_output_size,
     conv2d_scratch_length,
+    is_winograd,
 )
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
@@ -135,7 +136,8 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                  bias: np.ndarray | None = None) -> None:
     """Validate the arguments of a convolution kernel (see the module docstring's contract).
 
-    ``kind`` is ``'forward'`` or ``'forward_cnhw'`` (``data=x, w, out``), ``'backward_data'``
+    ``kind`` is ``'forward'``, ``'forward_cnhw'`` or ``'forward_winograd'`` (``data=x, w, out``),
+    ``'backward_data'`` or ``'backward_data_winograd'`` (see :mod:`~symjit.kernels.cpu.conv_winograd`)
     (``data=dx, w, out=dout``) or ``'backward_weight'`` (``data=x, w=dw, out=dout``); ``bias`` is
     checked when given. Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``)
     naming the argument.
@@ -144,6 +146,7 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
         raise KernelArgError(f"check_conv2d: kind must be one of {KINDS}, got {kind!r}")
     name = f"conv2d_{kind}"
     dname, wname, oname = {"backward_data": ("dx", "w", "dout"),
+                           "backward_data_winograd": ("dx", "w", "dout"),
                            "backward_weight": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
     if bias is not None:
@@ -166,6 +169,10 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
         raise KernelArgError(f"{name}: kernel {(kh, kw)} with dilate {dilate} does not fit '{dname}' "
                              f"{shape_str(data.shape)} padded by {pad}")
     need_shape(name, oname, out, (n, f, oh, ow), f" for stride={stride}, pad={pad}, dilate={dilate}")
+    if kind.endswith("_winograd") and not is_winograd(w.shape, stride, pad, dilate, groups):
+        raise KernelArgError(f"{name}: takes a 3x3 window at stride 1, dilate 1, one group and pad <= 2; "
+                             f"got '{wname}' {shape_str(w.shape)}, stride={stride}, dilate={dilate}, "
+                             f"groups={groups}, pad={pad}")
     _check_cols(name, kind, cols, data, w, out, groups)
     if bias is not None:
         need_shape(name, "bias", bias, (f,), " (one value per filter)")

@@ -19,10 +19,12 @@ __all__ = [
     "POINTWISE_MIN_PIXELS", "ROWS_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size",
     "conv2d_cols_length",
     "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
-    "is_depthwise", "is_pointwise",
+    "is_depthwise", "is_pointwise", "winograd_skew", "winograd_length", "winograd_images_per_block",
+    "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES",
 ]
 
-KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight")
+KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
+         "backward_data_winograd")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -179,6 +181,11 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     n, c = x_shape[0], x_shape[1]
     f, cg, kh, kw = w_shape
     p = out_shape[2] * out_shape[3]
+    if kind.endswith("_winograd"):   # the data gradient's convolution maps dout (F) to dx (C)
+        c_in, c_out, plane = (c, f, out_shape[2:]) if kind == "forward_winograd" else (f, c, x_shape[2:])
+        tiles = ((plane[0] + 1) // 2) * ((plane[1] + 1) // 2)
+        nb = int(_block_images(n, 16 * (c_in + c_out) * tiles, max_elems))
+        return 1, int(winograd_length(nb, c_in, c_out, tiles))
     if kind == "forward":
         rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
         if rows < out_shape[2]:
@@ -220,3 +227,71 @@ def is_pointwise(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad
     """
     return (tuple(w_shape[2:]) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
             and x_shape[2] * x_shape[3] >= POINTWISE_MIN_PIXELS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Winograd F(2x2, 3x3) (:mod:`symjit.kernels.cpu.conv_winograd`).
+
+
+@jitable
+def winograd_skew(n):
+    """A row stride of at least ``n`` elements that is an odd multiple of 16: the 16 rows of a
+    Winograd transform then start in different cache sets (64-byte lines in float32).
+
+    >>> int(winograd_skew(64 * 784)), int(winograd_skew(5))
+    (50192, 16)
+    """
+    m = (n + 15) // 16
+    return 16 * (m + 1 - m % 2)
+
+
+@jitable
+def winograd_length(nb, c_in, c_out, tiles):
+    """Scratch elements of a Winograd convolution over blocks of ``nb`` images of ``tiles`` 2 x 2
+    output tiles each: the transformed weight ``(16, c_out, c_in)``, input ``(16, c_in, nb*tiles)``
+    and product ``(16, c_out, nb*tiles)``, each a skewed stride per position."""
+    return 16 * (winograd_skew(c_out * c_in) + winograd_skew(c_in * nb * tiles)
+                 + winograd_skew(c_out * nb * tiles))
+
+
+@jitable
+def winograd_images_per_block(length, n, c_in, c_out, tiles):
+    """The most images (at most ``n``, at least 1) whose Winograd blocks fit ``length`` elements."""
+    nb = n
+    while nb > 1 and winograd_length(nb, c_in, c_out, tiles) > length:
+        nb -= 1
+    return nb
+
+
+def is_winograd(w_shape: tuple[int, ...], stride, pad, dilate, groups: int) -> bool:
+    """Whether the Winograd kernels compute this convolution: a 3x3 window at stride 1, no dilation,
+    one group, padding at most 2 (the data gradient pads by ``2 - pad``).
+
+    >>> w = (64, 64, 3, 3)
+    >>> is_winograd(w, (1, 1), (1, 1), (1, 1), 1), is_winograd(w, (2, 2), (1, 1), (1, 1), 1)
+    (True, False)
+    """
+    return (tuple(w_shape[2:]) == (3, 3) and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1)
+            and groups == 1 and max(pad) <= 2)
+
+
+WINOGRAD_MIN_CHANNELS = 64
+WINOGRAD_MIN_TILES = 96
+"""The convolutions the compiler gives the Winograd kernels (:func:`prefers_winograd`): at least
+:data:`WINOGRAD_MIN_CHANNELS` input and output channels, so the 16 GEMMs are deep and wide enough,
+and at least :data:`WINOGRAD_MIN_TILES` 2 x 2 output tiles in the batch, so the weight transform
+(16 x its size) is shared by enough of them. Measured on 2 cores (``docs/performance.md``)."""
+
+
+def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                     stride, pad, dilate, groups: int) -> bool:
+    """Whether a convolution's forward and data gradient run the Winograd kernels.
+
+    >>> prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), (1, 1), (1, 1), (1, 1), 1)
+    True
+    >>> prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), (1, 1), (1, 1), (1, 1), 1)
+    False
+    """
+    tiles = out_shape[0] * ((out_shape[2] + 1) // 2) * ((out_shape[3] + 1) // 2)
+    return (is_winograd(w_shape, stride, pad, dilate, groups) and tiles >= WINOGRAD_MIN_TILES
+            and min(x_shape[1], w_shape[0]) >= WINOGRAD_MIN_CHANNELS)

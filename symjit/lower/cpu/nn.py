@@ -49,7 +49,7 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     ``args`` are the kernel's 4-D array arguments. The serial kernels are always used: the
     ``*_parallel`` ones never paid on our measurements (``docs/performance.md``).
     """
-    mod = "symjit.kernels.cpu.conv"
+    mod = "symjit.kernels.cpu.conv_winograd" if kind.endswith("_winograd") else "symjit.kernels.cpu.conv"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
     groups = k.const(p["num_group"])
     res = k.tmp("y")   # only the forward_cnhw kernel returns an array
@@ -71,12 +71,22 @@ def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) 
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
 
 
+def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> bool:
+    """Whether the convolution's forward and data gradient run Winograd's F(2x2, 3x3)
+    (:func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`)."""
+    from symjit.kernels.cpu.conv_shapes import prefers_winograd
+    stride, pad, dilate = _geometry(p, len(p["kernel"]))
+    return prefers_winograd(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, pad, dilate,
+                            p["num_group"])
+
+
 def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> str:
     """How a convolution's forward runs, decided once per shape for both its workspace rule and its
     lowering: ``'depthwise'`` or ``'1x1'`` (a direct kernel of
-    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_cnhw'`` (im2col + GEMM of the
-    whole batch in one block, the result left filter-major) or ``'forward'`` (blocks of images,
-    written NCHW)."""
+    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_winograd'`` (3x3 at stride 1
+    by :mod:`symjit.kernels.cpu.conv_winograd`, written NCHW), ``'forward_cnhw'`` (im2col + GEMM
+    of the whole batch in one block, the result left filter-major) or ``'forward'`` (blocks of
+    images, written NCHW)."""
     from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
@@ -84,7 +94,20 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> 
     stride, pad, _ = _geometry(p, len(p["kernel"]))
     if is_pointwise(x4, w4, stride, pad):
         return "1x1"
+    if _winograd(x_shape, w_shape, out_shape, p):
+        return "forward_winograd"
     return "forward_cnhw" if _whole_batch(x_shape, w_shape, out_shape, p["num_group"]) else "forward"
+
+
+def _data_kind(dx_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> str:
+    """The data gradient's kernel: Winograd's where the forward's is, else im2col's."""
+    return "backward_data_winograd" if _winograd(dx_shape, w_shape, dout_shape, p) else "backward_data"
+
+
+def _conv_data_workspace(node, ins, outs):
+    """The data gradient's scratch, for the kernel :func:`_data_kind` picks."""
+    kind = _data_kind(outs[0].shape, ins[2].shape, ins[0].shape, node.params)
+    return _conv_workspace(kind, (1, 0), (0, 2), (0, 0))(node, ins, outs)
 
 
 def _conv_forward_workspace(node, ins, outs):
@@ -171,8 +194,8 @@ def conv_lower(k, node, ins, outs):
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
-    elif kind == "forward":
-        _prior_conv(k, "forward", [x, w, out], node.params)
+    elif kind in ("forward", "forward_winograd"):
+        _prior_conv(k, kind, [x, w, out], node.params)
     else:
         y = _prior_conv(k, "forward_cnhw", [x, w, out], node.params)
 
@@ -191,7 +214,8 @@ def conv_lower(k, node, ins, outs):
 def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_data", [dout, w, dx], node.params)
+    kind = _data_kind(*(k.info[v].shape for v in (outs[0], ins[2], ins[0])), node.params)
+    _emit_conv(k, kind, [dout, w, dx], node.params)
 
 
 def deconv_lower(k, node, ins, outs):
@@ -373,7 +397,7 @@ def fc_lower(k, node, ins, outs):
 rule("FullyConnected", "cpu", fc_lower, epilogue=True)
 rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_workspace)
 rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
-     workspace=_conv_workspace("backward_data", (1, 0), (0, 2), (0, 0)))
+     workspace=_conv_data_workspace)
 rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
 rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
      workspace=_conv_workspace("backward_weight", (0, 1), (1, 0), (0, 0)))
