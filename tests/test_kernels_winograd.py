@@ -94,11 +94,14 @@ def test_winograd_scratch_too_short_is_an_error():
 
 
 def test_which_layers_prefer_winograd():
-    """ResNet's 3x3 stride-1 layers at batch 2 do; its 7 x 7 one (too few tiles), narrow layers and
-    other geometries do not."""
+    """ResNet's 3x3 stride-1 layers at batch 2 do (the 64-channel one's forward only); its 7 x 7 one
+    (too few tiles), layers with 64 channels on a side and other geometries do not."""
     geo = ((1, 1), (1, 1), (1, 1), 1)
     assert prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), *geo)
+    assert not prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), *geo, data=True)
+    assert not prefers_winograd((2, 64, 35, 35), (96, 64, 3, 3), (2, 96, 35, 35), *geo)
     assert prefers_winograd((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo)
+    assert prefers_winograd((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo, data=True)
     assert not prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *geo)
     assert prefers_winograd((32, 512, 7, 7), (512, 512, 3, 3), (32, 512, 7, 7), *geo)
     assert not prefers_winograd((2, 32, 27, 27), (128, 32, 3, 3), (2, 128, 27, 27), *geo)

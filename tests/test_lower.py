@@ -255,18 +255,18 @@ def test_cpu_convolution_picks_a_direct_kernel_by_shape(kind, x_shape, params):
 
 
 def test_a_wide_3x3_convolution_runs_winograd_forward_and_data_gradient():
-    """64 channels over 2 x 14 x 14 (98 output tiles): the forward and the data gradient call the
+    """96 channels over 2 x 14 x 14 (98 output tiles): the forward and the data gradient call the
     Winograd kernels, the weight gradient im2col's; the compiled net's output and gradients match
     numpy's convolution."""
-    x_shape, w_shape = (2, 64, 14, 14), (64, 64, 3, 3)
+    x_shape, w_shape = (2, 96, 14, 14), (96, 96, 3, 3)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
-                                               num_filter=64, name="conv"), act_type="relu")
+                                               num_filter=96, name="conv"), act_type="relu")
     rng = np.random.default_rng(0)
     args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.05,
-            "conv_bias": rng.standard_normal(64)}
+            "conv_bias": rng.standard_normal(96)}
     ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
                   args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
-    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (64,)},
+    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (96,)},
                        {"data": F32, "conv_weight": F32, "conv_bias": F32},
                        {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
                        Config.from_env(), load=False)

@@ -20,7 +20,7 @@ __all__ = [
     "conv2d_cols_length",
     "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
     "is_depthwise", "is_pointwise", "winograd_skew", "winograd_length", "winograd_images_per_block",
-    "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES",
+    "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -275,23 +275,39 @@ def is_winograd(w_shape: tuple[int, ...], stride, pad, dilate, groups: int) -> b
             and groups == 1 and max(pad) <= 2)
 
 
-WINOGRAD_MIN_CHANNELS = 64
+WINOGRAD_MIN_CHANNELS = 96
 WINOGRAD_MIN_TILES = 96
-"""The convolutions the compiler gives the Winograd kernels (:func:`prefers_winograd`): at least
-:data:`WINOGRAD_MIN_CHANNELS` input and output channels, so the 16 GEMMs are deep and wide enough,
-and at least :data:`WINOGRAD_MIN_TILES` 2 x 2 output tiles in the batch, so the weight transform
-(16 x its size) is shared by enough of them. Measured on 2 cores (``docs/performance.md``)."""
+WINOGRAD_WIDE_PLANE = 784
+"""Which convolutions the compiler gives the Winograd kernels (:func:`prefers_winograd`). Its 16
+GEMMs are ``(out channels x in channels) @ (in channels x tiles)``: they beat im2col's when both
+channel counts are at least :data:`WINOGRAD_MIN_CHANNELS` (measured at batch 2 against im2col:
+ResNet's 128- and 256-channel layers 1.19x and 1.24x forward, 1.05x and 1.12x data gradient;
+Inception's 96 -> 96 1.12x and 1.03x), and lose where one is 64 (Inception's 64 -> 96 forward
+1.00x, its data gradient 0.75x; SqueezeNet's 64 -> 256 0.92x and 0.66x), except for a forward
+of 64 -> 64 channels over planes of at least :data:`WINOGRAD_WIDE_PLANE` output tiles (ResNet's 56
+x 56 layers: 1.08-1.13x; their data gradient 0.96-0.99x). Below :data:`WINOGRAD_MIN_TILES` 2 x 2
+output tiles in the batch the weight transform (16 x the weight) is shared by too few of them
+(ResNet's 7 x 7 layers at batch 2: 0.66x; at batch 32, 1.24x and 1.33x). ``docs/performance.md``
+has the figures."""
 
 
 def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
-                     stride, pad, dilate, groups: int) -> bool:
-    """Whether a convolution's forward and data gradient run the Winograd kernels.
+                     stride, pad, dilate, groups: int, data: bool = False) -> bool:
+    """Whether a convolution's forward (or, with ``data``, its data gradient) runs the Winograd
+    kernel; the data gradient's convolution maps the ``F`` channels of ``dout`` to the ``C`` of ``dx``.
 
-    >>> prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), (1, 1), (1, 1), (1, 1), 1)
+    >>> geo = ((1, 1), (1, 1), (1, 1), 1)
+    >>> prefers_winograd((2, 128, 28, 28), (128, 128, 3, 3), (2, 128, 28, 28), *geo)
     True
-    >>> prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), (1, 1), (1, 1), (1, 1), 1)
+    >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
+    >>> prefers_winograd(*s1, *geo), prefers_winograd(*s1, *geo, data=True)
+    (True, False)
+    >>> prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *geo)
     False
     """
-    tiles = out_shape[0] * ((out_shape[2] + 1) // 2) * ((out_shape[3] + 1) // 2)
-    return (is_winograd(w_shape, stride, pad, dilate, groups) and tiles >= WINOGRAD_MIN_TILES
-            and min(x_shape[1], w_shape[0]) >= WINOGRAD_MIN_CHANNELS)
+    plane = ((out_shape[2] + 1) // 2) * ((out_shape[3] + 1) // 2)
+    if not is_winograd(w_shape, stride, pad, dilate, groups) or out_shape[0] * plane < WINOGRAD_MIN_TILES:
+        return False
+    narrow = min(x_shape[1], w_shape[0])
+    return narrow >= WINOGRAD_MIN_CHANNELS or (
+        not data and narrow >= 64 and x_shape[1] == w_shape[0] and plane >= WINOGRAD_WIDE_PLANE)

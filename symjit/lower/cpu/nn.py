@@ -71,13 +71,13 @@ def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) 
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
 
 
-def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> bool:
-    """Whether the convolution's forward and data gradient run Winograd's F(2x2, 3x3)
+def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, data: bool = False) -> bool:
+    """Whether the convolution's forward (or its data gradient) runs Winograd's F(2x2, 3x3)
     (:func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_winograd
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     return prefers_winograd(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, pad, dilate,
-                            p["num_group"])
+                            p["num_group"], data)
 
 
 def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> str:
@@ -100,8 +100,8 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> 
 
 
 def _data_kind(dx_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> str:
-    """The data gradient's kernel: Winograd's where the forward's is, else im2col's."""
-    return "backward_data_winograd" if _winograd(dx_shape, w_shape, dout_shape, p) else "backward_data"
+    """The data gradient's kernel: Winograd's where it measured faster, else im2col's."""
+    return "backward_data_winograd" if _winograd(dx_shape, w_shape, dout_shape, p, True) else "backward_data"
 
 
 def _conv_data_workspace(node, ins, outs):
