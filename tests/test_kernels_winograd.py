@@ -1,5 +1,5 @@
 """The Winograd F(2x2, 3x3) kernels (``symjit.kernels.cpu.conv_winograd``) against the float64
-reference convolution and its data gradient: odd and even planes, every padding they take
+reference convolution and its data and weight gradients: odd and even planes, every padding they take
 (symmetric and not), batches cut into blocks (the last one shorter), both dtypes, NaN-filled
 scratch; and the checks that keep other geometries out."""
 from __future__ import annotations
@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import prefers_winograd, winograd_length
-from symjit.kernels.cpu.conv_winograd import conv2d_backward_data_winograd, conv2d_forward_winograd
+from symjit.kernels.cpu.conv_winograd import (
+    conv2d_backward_data_winograd,
+    conv2d_backward_weight_winograd,
+    conv2d_forward_winograd,
+)
 from symjit.kernels.cpu.gemm import KernelArgError
 
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
@@ -33,8 +37,8 @@ def _scratch(kind, x_shape, w_shape, out_shape, images=None):
     if images is None:
         shape = conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, 1)
     else:
-        c_in, c_out, plane = ((x_shape[1], w_shape[0], out_shape[2:]) if kind == "forward_winograd"
-                              else (w_shape[0], x_shape[1], x_shape[2:]))
+        c_in, c_out, plane = ((w_shape[0], x_shape[1], x_shape[2:]) if kind == "backward_data_winograd"
+                              else (x_shape[1], w_shape[0], out_shape[2:]))
         tiles = ((plane[0] + 1) // 2) * ((plane[1] + 1) // 2)
         shape = (1, winograd_length(images, c_in, c_out, tiles))
     return np.full(shape, np.nan, np.float64)
@@ -43,7 +47,7 @@ def _scratch(kind, x_shape, w_shape, out_shape, images=None):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("images", [None, 1, 2])
 @pytest.mark.parametrize("case", CASES)
-def test_winograd_forward_and_data_gradient_match_the_reference(case, images, dtype):
+def test_winograd_forward_and_gradients_match_the_reference(case, images, dtype):
     x_shape, filters, pad = case
     rng = np.random.default_rng(len(x_shape) + filters)
     x = rng.standard_normal(x_shape).astype(dtype)
@@ -53,7 +57,7 @@ def test_winograd_forward_and_data_gradient_match_the_reference(case, images, dt
     out_shape = (x_shape[0], filters, oh, ow)
     dout = rng.standard_normal(out_shape).astype(dtype)
     args = (stride, pad, dilate, groups)
-    ref_dx, _ = ref_conv_backward(x, w, dout, *args)
+    ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
 
     cols = _scratch("forward_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     out = np.full(out_shape, np.nan, dtype)
@@ -66,6 +70,12 @@ def test_winograd_forward_and_data_gradient_match_the_reference(case, images, dt
     conv.check_conv2d("backward_data_winograd", dx, w, dout, cols, *args)
     conv2d_backward_data_winograd(dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **_tol(dtype))
+
+    cols = _scratch("backward_weight_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
+    dw = np.full(w.shape, np.nan, dtype)
+    conv.check_conv2d("backward_weight_winograd", x, dw, dout, cols, *args)
+    conv2d_backward_weight_winograd(dout, x, dw, cols, *args)
+    np.testing.assert_allclose(dw, ref_dw, **_tol(dtype))
 
 
 @pytest.mark.parametrize("w_shape, stride, pad, dilate, groups", [
@@ -98,10 +108,10 @@ def test_which_layers_prefer_winograd():
     (too few tiles), layers with 64 channels on a side and other geometries do not."""
     geo = ((1, 1), (1, 1), (1, 1), 1)
     assert prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), *geo)
-    assert not prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), *geo, data=True)
+    assert not prefers_winograd((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), *geo, gradient=True)
     assert not prefers_winograd((2, 64, 35, 35), (96, 64, 3, 3), (2, 96, 35, 35), *geo)
     assert prefers_winograd((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo)
-    assert prefers_winograd((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo, data=True)
+    assert prefers_winograd((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo, gradient=True)
     assert not prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *geo)
     assert prefers_winograd((32, 512, 7, 7), (512, 512, 3, 3), (32, 512, 7, 7), *geo)
     assert not prefers_winograd((2, 32, 27, 27), (128, 32, 3, 3), (2, 128, 27, 27), *geo)

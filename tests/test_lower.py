@@ -254,10 +254,9 @@ def test_cpu_convolution_picks_a_direct_kernel_by_shape(kind, x_shape, params):
     assert len(c.groups) == 1     # the relu stays in the convolution's epilogue
 
 
-def test_a_wide_3x3_convolution_runs_winograd_forward_and_data_gradient():
-    """96 channels over 2 x 14 x 14 (98 output tiles): the forward and the data gradient call the
-    Winograd kernels, the weight gradient im2col's; the compiled net's output and gradients match
-    numpy's convolution."""
+def test_a_wide_3x3_convolution_runs_winograd_forward_and_gradients():
+    """96 channels over 2 x 14 x 14 (98 output tiles): the forward and both gradients call the
+    Winograd kernels; the compiled net's output and gradients match numpy's convolution."""
     x_shape, w_shape = (2, 96, 14, 14), (96, 96, 3, 3)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
                                                num_filter=96, name="conv"), act_type="relu")
@@ -272,7 +271,7 @@ def test_a_wide_3x3_convolution_runs_winograd_forward_and_data_gradient():
                        Config.from_env(), load=False)
     src = c.program.source
     assert "conv2d_forward_winograd(" in src and "conv2d_backward_data_winograd(" in src
-    assert "conv2d_backward_weight(" in src
+    assert "conv2d_backward_weight_winograd(" in src and "im2col" not in src
     got = ex.forward(is_train=True)[0].asnumpy()
     padded = np.pad(args["data"], ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))

@@ -138,7 +138,8 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
 
     ``kind`` is ``'forward'``, ``'forward_cnhw'`` or ``'forward_winograd'`` (``data=x, w, out``),
     ``'backward_data'`` or ``'backward_data_winograd'`` (see :mod:`~symjit.kernels.cpu.conv_winograd`)
-    (``data=dx, w, out=dout``) or ``'backward_weight'`` (``data=x, w=dw, out=dout``); ``bias`` is
+    (``data=dx, w, out=dout``), ``'backward_weight'`` or ``'backward_weight_winograd'`` (``data=x,
+    w=dw, out=dout``); ``bias`` is
     checked when given. Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``)
     naming the argument.
     """
@@ -147,7 +148,8 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
     name = f"conv2d_{kind}"
     dname, wname, oname = {"backward_data": ("dx", "w", "dout"),
                            "backward_data_winograd": ("dx", "w", "dout"),
-                           "backward_weight": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
+                           "backward_weight": ("x", "dw", "dout"),
+                           "backward_weight_winograd": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
     if bias is not None:
         arrays["bias"] = bias

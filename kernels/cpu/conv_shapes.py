@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
-         "backward_data_winograd")
+         "backward_data_winograd", "backward_weight_winograd")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -182,7 +182,8 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     f, cg, kh, kw = w_shape
     p = out_shape[2] * out_shape[3]
     if kind.endswith("_winograd"):   # the data gradient's convolution maps dout (F) to dx (C)
-        c_in, c_out, plane = (c, f, out_shape[2:]) if kind == "forward_winograd" else (f, c, x_shape[2:])
+        data = kind == "backward_data_winograd"
+        c_in, c_out, plane = (f, c, x_shape[2:]) if data else (c, f, out_shape[2:])
         tiles = ((plane[0] + 1) // 2) * ((plane[1] + 1) // 2)
         nb = int(_block_images(n, 16 * (c_in + c_out) * tiles, max_elems))
         return 1, int(winograd_length(nb, c_in, c_out, tiles))
@@ -278,29 +279,29 @@ def is_winograd(w_shape: tuple[int, ...], stride, pad, dilate, groups: int) -> b
 WINOGRAD_MIN_CHANNELS = 96
 WINOGRAD_MIN_TILES = 96
 WINOGRAD_WIDE_PLANE = 784
-"""Which convolutions the compiler gives the Winograd kernels (:func:`prefers_winograd`). Its 16
-GEMMs are ``(out channels x in channels) @ (in channels x tiles)``: they beat im2col's when both
+"""Which convolutions the compiler gives the Winograd kernels (:func:`prefers_winograd`). Their
+16 GEMMs are ``(out channels x in channels) @ (in channels x tiles)``: they beat im2col's when both
 channel counts are at least :data:`WINOGRAD_MIN_CHANNELS` (measured at batch 2 against im2col:
 ResNet's 128- and 256-channel layers 1.19x and 1.24x forward, 1.05x and 1.12x data gradient;
-Inception's 96 -> 96 1.12x and 1.03x), and lose where one is 64 (Inception's 64 -> 96 forward
-1.00x, its data gradient 0.75x; SqueezeNet's 64 -> 256 0.92x and 0.66x), except for a forward
-of 64 -> 64 channels over planes of at least :data:`WINOGRAD_WIDE_PLANE` output tiles (ResNet's 56
-x 56 layers: 1.08-1.13x; their data gradient 0.96-0.99x). Below :data:`WINOGRAD_MIN_TILES` 2 x 2
-output tiles in the batch the weight transform (16 x the weight) is shared by too few of them
-(ResNet's 7 x 7 layers at batch 2: 0.66x; at batch 32, 1.24x and 1.33x). ``docs/performance.md``
-has the figures."""
+Inception's 96 -> 96 1.12x and 1.03x; weight gradients at batch 32 1.15-1.61x), and lose where one
+is 64 (Inception's 64 -> 96 forward 1.00x, its data gradient 0.75x, weight gradient 0.89x;
+SqueezeNet's 64 -> 256 0.92x and 0.66x), except for a forward of 64 -> 64 channels over planes of
+at least :data:`WINOGRAD_WIDE_PLANE` output tiles (ResNet's 56 x 56 layers: 1.08-1.13x; their
+gradients 0.96-1.01x). Below :data:`WINOGRAD_MIN_TILES` 2 x 2 output tiles in the batch the weight
+transform (16 x the weight) is shared by too few of them (ResNet's 7 x 7 layers at batch 2: 0.66x;
+at batch 32, 1.24x, 1.33x and 1.31x). ``docs/performance.md`` has the figures."""
 
 
 def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
-                     stride, pad, dilate, groups: int, data: bool = False) -> bool:
-    """Whether a convolution's forward (or, with ``data``, its data gradient) runs the Winograd
-    kernel; the data gradient's convolution maps the ``F`` channels of ``dout`` to the ``C`` of ``dx``.
+                     stride, pad, dilate, groups: int, gradient: bool = False) -> bool:
+    """Whether a convolution's forward (or, with ``gradient``, its data and weight gradients) runs
+    the Winograd kernel.
 
     >>> geo = ((1, 1), (1, 1), (1, 1), 1)
     >>> prefers_winograd((2, 128, 28, 28), (128, 128, 3, 3), (2, 128, 28, 28), *geo)
     True
     >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
-    >>> prefers_winograd(*s1, *geo), prefers_winograd(*s1, *geo, data=True)
+    >>> prefers_winograd(*s1, *geo), prefers_winograd(*s1, *geo, gradient=True)
     (True, False)
     >>> prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *geo)
     False
@@ -310,4 +311,4 @@ def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_sha
         return False
     narrow = min(x_shape[1], w_shape[0])
     return narrow >= WINOGRAD_MIN_CHANNELS or (
-        not data and narrow >= 64 and x_shape[1] == w_shape[0] and plane >= WINOGRAD_WIDE_PLANE)
+        not gradient and narrow >= 64 and x_shape[1] == w_shape[0] and plane >= WINOGRAD_WIDE_PLANE)

@@ -45,7 +45,7 @@ from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, b
 from .blas import xgemm
 from .conv_shapes import winograd_images_per_block, winograd_skew
 
-__all__ = ["conv2d_forward_winograd", "conv2d_backward_data_winograd"]
+__all__ = ["conv2d_forward_winograd", "conv2d_backward_data_winograd", "conv2d_backward_weight_winograd"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 
@@ -217,3 +217,99 @@ def conv2d_backward_data_winograd(dout, w, dx, cols, stride, pad, dilate, groups
     """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_winograd`'s convolution: the
     convolution of ``dout`` with ``w`` transposed and rotated, padded by ``2 - pad`` (pad <= 2)."""
     _winograd(dout, w, dx, cols, (2 - pad[0], 2 - pad[1]), True)
+
+
+@_jit
+def _dout_transform(dout, n0, nb, mm, th_, tw_, orow):
+    """``mm[xi * S + f*T + t] = (A dY A^T)[xi]`` for the 2 x 2 block ``dY`` of ``dout[n0 + m, f]`` at
+    ``(2 ty, 2 tx)`` (zero past the output's edges), ``t`` and ``S`` as in :func:`_input_transform`."""
+    f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
+    tiles = nb * th_ * tw_
+    s = mm.shape[0] // 16
+    df = dout.reshape(-1)
+    r0_, r1_ = orow[0], orow[1]
+    for m in range(nb):
+        for f in range(f_):
+            plane = ((n0 + m) * f_ + f) * oh_ * ow_
+            for ty in range(th_):
+                for i in range(2):
+                    y, row = 2 * ty + i, orow[i]
+                    row[ow_:] = 0
+                    if y < oh_:
+                        for q in range(ow_):
+                            row[q] = df[_u(plane + y * ow_ + q)]
+                    else:
+                        row[:] = 0
+                base = f * tiles + (m * th_ + ty) * tw_
+                for tx in range(tw_):
+                    a, b, c, d = r0_[2 * tx], r0_[2 * tx + 1], r1_[2 * tx], r1_[2 * tx + 1]
+                    p0, q0, p1, q1 = a, b, a + c, b + d       # A dY: rows (p, q)
+                    p2, q2, p3, q3 = a - c, b - d, -c, -d
+                    k = _u(base + tx)
+                    mm[k] = p0
+                    mm[_u(s) + k] = p0 + q0                     # (.) A^T: (p, p + q, p - q, -q)
+                    mm[_u(2 * s) + k] = p0 - q0
+                    mm[_u(3 * s) + k] = -q0
+                    mm[_u(4 * s) + k] = p1
+                    mm[_u(5 * s) + k] = p1 + q1
+                    mm[_u(6 * s) + k] = p1 - q1
+                    mm[_u(7 * s) + k] = -q1
+                    mm[_u(8 * s) + k] = p2
+                    mm[_u(9 * s) + k] = p2 + q2
+                    mm[_u(10 * s) + k] = p2 - q2
+                    mm[_u(11 * s) + k] = -q2
+                    mm[_u(12 * s) + k] = p3
+                    mm[_u(13 * s) + k] = p3 + q3
+                    mm[_u(14 * s) + k] = p3 - q3
+                    mm[_u(15 * s) + k] = -q3
+
+
+@_jit
+def _weight_untransform(du, dw):
+    """``dw[f, c] = G^T X G`` for the 4 x 4 ``X[xi] = du[xi * S + f*C + c]`` (in float64)."""
+    f_, c_ = dw.shape[0], dw.shape[1]
+    s = du.shape[0] // 16
+    x = np.empty(16, np.float64)
+    y = np.empty(12, np.float64)
+    for f in range(f_):
+        for c in range(c_):
+            b = f * c_ + c
+            for xi in range(16):
+                x[xi] = du[_u(xi * s + b)]
+            for j in range(4):   # G^T X: 3 x 4
+                y[j] = x[j] + 0.5 * (x[4 + j] + x[8 + j])
+                y[4 + j] = 0.5 * (x[4 + j] - x[8 + j])
+                y[8 + j] = 0.5 * (x[4 + j] + x[8 + j]) + x[12 + j]
+            for i in range(3):   # (.) G: 3 x 3
+                y0, y1, y2, y3 = y[4 * i], y[4 * i + 1], y[4 * i + 2], y[4 * i + 3]
+                dw[f, c, i, 0] = y0 + 0.5 * (y1 + y2)
+                dw[f, c, i, 1] = 0.5 * (y1 - y2)
+                dw[f, c, i, 2] = 0.5 * (y1 + y2) + y3
+
+
+@_jit
+def conv2d_backward_weight_winograd(dout, x, dw, cols, stride, pad, dilate, groups):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd`'s convolution:
+    ``dw[f, c] = G^T (sum over tiles of (A dY A^T) * (B^T d B)) G``, the sum over tiles as 16 GEMMs
+    ``(F, T) @ (T, C)`` per block of images, added up by BLAS (``beta = 1``) across the blocks."""
+    n_, c_ = x.shape[0], x.shape[1]
+    f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
+    th_, tw_ = (oh_ + 1) // 2, (ow_ + 1) // 2
+    cf = cols[0]
+    nb = winograd_images_per_block(cf.shape[0], n_, c_, f_, th_ * tw_)
+    su = winograd_skew(f_ * c_)
+    du = cf[:16 * su]
+    rest = cf[16 * su:]
+    rows = np.empty((4, 2 * tw_ + 2), x.dtype)
+    orow = np.empty((2, 2 * tw_), x.dtype)
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        tiles = nbb * th_ * tw_
+        sv, sm = winograd_skew(c_ * tiles), winograd_skew(f_ * tiles)
+        v, mm = rest[:16 * sv], rest[16 * sv:16 * (sv + sm)]
+        _input_transform(x, n0, nbb, v, rows, th_, tw_, pad[0], pad[1])
+        _dout_transform(dout, n0, nbb, mm, th_, tw_, orow)
+        beta = 0.0 if n0 == 0 else 1.0
+        for xi in range(16):
+            xgemm(0, 1, f_, c_, tiles, 1.0, mm, xi * sm, tiles, v, xi * sv, tiles, beta, du, xi * su, c_)
+    _weight_untransform(du, dw)

@@ -71,13 +71,13 @@ def _whole_batch(x_shape: tuple, w_shape: tuple, out_shape: tuple, groups: int) 
     return conv2d_images_per_block(*shapes, limit) == shapes[0][0]
 
 
-def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, data: bool = False) -> bool:
-    """Whether the convolution's forward (or its data gradient) runs Winograd's F(2x2, 3x3)
+def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, gradient: bool = False) -> bool:
+    """Whether the convolution's forward (or its gradients) runs Winograd's F(2x2, 3x3)
     (:func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_winograd
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     return prefers_winograd(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, pad, dilate,
-                            p["num_group"], data)
+                            p["num_group"], gradient)
 
 
 def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> str:
@@ -104,10 +104,22 @@ def _data_kind(dx_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> s
     return "backward_data_winograd" if _winograd(dx_shape, w_shape, dout_shape, p, True) else "backward_data"
 
 
+def _weight_kind(x_shape: tuple, dw_shape: tuple, dout_shape: tuple, p: dict) -> str:
+    """The weight gradient's kernel: Winograd's where it measured faster, else im2col's."""
+    winograd = _winograd(x_shape, dw_shape, dout_shape, p, True)
+    return "backward_weight_winograd" if winograd else "backward_weight"
+
+
 def _conv_data_workspace(node, ins, outs):
     """The data gradient's scratch, for the kernel :func:`_data_kind` picks."""
     kind = _data_kind(outs[0].shape, ins[2].shape, ins[0].shape, node.params)
     return _conv_workspace(kind, (1, 0), (0, 2), (0, 0))(node, ins, outs)
+
+
+def _conv_weight_workspace(node, ins, outs):
+    """The weight gradient's scratch, for the kernel :func:`_weight_kind` picks."""
+    kind = _weight_kind(ins[1].shape, outs[0].shape, ins[0].shape, node.params)
+    return _conv_workspace(kind, (0, 1), (1, 0), (0, 0))(node, ins, outs)
 
 
 def _conv_forward_workspace(node, ins, outs):
@@ -235,7 +247,8 @@ def deconv_lower(k, node, ins, outs):
 def conv_weight_lower(k, node, ins, outs):
     """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
     dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    _emit_conv(k, "backward_weight", [dout, x, dw], node.params)
+    kind = _weight_kind(*(k.info[v].shape for v in (ins[1], outs[0], ins[0])), node.params)
+    _emit_conv(k, kind, [dout, x, dw], node.params)
 
 
 def conv_bias_lower(k, node, ins, outs):
@@ -399,8 +412,7 @@ rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_wo
 rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
      workspace=_conv_data_workspace)
 rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
-rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
-     workspace=_conv_workspace("backward_weight", (0, 1), (1, 0), (0, 0)))
+rule("_backward_Convolution_weight", "cpu", conv_weight_lower, workspace=_conv_weight_workspace)
 rule("_backward_Convolution_bias", "cpu", conv_bias_lower)
 
 
