@@ -9,7 +9,9 @@ filter-major and the epilogue loop does the NCHW transpose together with bias an
 forward's im2col + GEMM runs as a kernel of its own before the epilogue's (``KernelWriter.prior``),
 one kernel for every layer of its kind, so numba compiles the building block once per net instead
 of once per distinct epilogue. A depthwise forward (one group per channel, MobileNet's) or a 1x1
-one over big images runs a direct kernel instead.
+one over big images runs a direct kernel instead; a wide enough 3x3 layer at stride 1 runs
+Winograd's F(2x2, 3x3) (:mod:`symjit.kernels.cpu.conv_winograd`) for its forward and gradients,
+each direction chosen by :func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`.
 FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as the epilogue.
 """
 from __future__ import annotations
