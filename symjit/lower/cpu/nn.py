@@ -101,32 +101,31 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> 
     return "forward_cnhw" if _whole_batch(x_shape, w_shape, out_shape, p["num_group"]) else "forward"
 
 
-def _data_kind(dx_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> str:
-    """The data gradient's kernel: Winograd's where it measured faster, else im2col's."""
-    return "backward_data_winograd" if _winograd(dx_shape, w_shape, dout_shape, p, True) else "backward_data"
+def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> str:
+    """A gradient's kernel: ``kind`` (``'backward_data'`` or ``'backward_weight'``, im2col's), or
+    its Winograd twin where that measured faster."""
+    return f"{kind}_winograd" if _winograd(x_shape, w_shape, dout_shape, p, True) else kind
 
 
-def _weight_kind(x_shape: tuple, dw_shape: tuple, dout_shape: tuple, p: dict) -> str:
-    """The weight gradient's kernel: Winograd's where it measured faster, else im2col's."""
-    winograd = _winograd(x_shape, dw_shape, dout_shape, p, True)
-    return "backward_weight_winograd" if winograd else "backward_weight"
+# Where a gradient node keeps its data-like, weight-like and output-gradient arrays (see
+# _conv_workspace): _backward_Convolution_data (ograd, data, weight) -> ddata,
+# _backward_Convolution_weight (ograd, data, weight) -> dweight.
+_GRADIENT_ARRAYS = {"backward_data": ((1, 0), (0, 2), (0, 0)), "backward_weight": ((0, 1), (1, 0), (0, 0))}
 
 
-def _conv_data_workspace(node, ins, outs):
-    """The data gradient's scratch, for the kernel :func:`_data_kind` picks."""
-    kind = _data_kind(outs[0].shape, ins[2].shape, ins[0].shape, node.params)
-    return _conv_workspace(kind, (1, 0), (0, 2), (0, 0))(node, ins, outs)
-
-
-def _conv_weight_workspace(node, ins, outs):
-    """The weight gradient's scratch, for the kernel :func:`_weight_kind` picks."""
-    kind = _weight_kind(ins[1].shape, outs[0].shape, ins[0].shape, node.params)
-    return _conv_workspace(kind, (0, 1), (1, 0), (0, 0))(node, ins, outs)
+def _gradient_workspace(kind: str):
+    """The workspace rule of a gradient node, for the kernel :func:`_gradient_kind` picks."""
+    def workspace(node, ins, outs):
+        x, w, dout = ([(ins, outs)[side][i] for side, i in _GRADIENT_ARRAYS[kind]])
+        picked = _gradient_kind(kind, x.shape, w.shape, dout.shape, node.params)
+        return _conv_workspace(picked, *_GRADIENT_ARRAYS[kind])(node, ins, outs)
+    return workspace
 
 
 def _conv_forward_workspace(node, ins, outs):
     """The forward's scratch (:func:`_forward_kind`): none for a direct kernel, else the im2col
-    block of :func:`~symjit.kernels.cpu.conv.conv2d_forward` or ``conv2d_forward_cnhw``."""
+    block of :func:`~symjit.kernels.cpu.conv.conv2d_forward` or ``conv2d_forward_cnhw``, or the
+    Winograd transforms' (``conv_shapes.winograd_length``)."""
     kind = _forward_kind(ins[0].shape, ins[1].shape, outs[0].shape, node.params)
     if kind in ("depthwise", "1x1"):
         return []
@@ -228,7 +227,8 @@ def conv_lower(k, node, ins, outs):
 def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
-    kind = _data_kind(*(k.info[v].shape for v in (outs[0], ins[2], ins[0])), node.params)
+    kind = _gradient_kind("backward_data", *(k.info[v].shape for v in (outs[0], ins[2], ins[0])),
+                          node.params)
     _emit_conv(k, kind, [dout, w, dx], node.params)
 
 
@@ -249,7 +249,8 @@ def deconv_lower(k, node, ins, outs):
 def conv_weight_lower(k, node, ins, outs):
     """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
     dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
-    kind = _weight_kind(*(k.info[v].shape for v in (ins[1], outs[0], ins[0])), node.params)
+    kind = _gradient_kind("backward_weight", *(k.info[v].shape for v in (ins[1], outs[0], ins[0])),
+                          node.params)
     _emit_conv(k, kind, [dout, x, dw], node.params)
 
 
@@ -411,10 +412,10 @@ def fc_lower(k, node, ins, outs):
 
 rule("FullyConnected", "cpu", fc_lower, epilogue=True)
 rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_workspace)
-rule("_backward_Convolution_data", "cpu", conv_data_lower,   # (ograd, data, weight) -> ddata
-     workspace=_conv_data_workspace)
+rule("_backward_Convolution_data", "cpu", conv_data_lower, workspace=_gradient_workspace("backward_data"))
 rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
-rule("_backward_Convolution_weight", "cpu", conv_weight_lower, workspace=_conv_weight_workspace)
+rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
+     workspace=_gradient_workspace("backward_weight"))
 rule("_backward_Convolution_bias", "cpu", conv_bias_lower)
 
 
