@@ -185,8 +185,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         data = kind == "backward_data_winograd"
         c_in, c_out, plane = (f, c, x_shape[2:]) if data else (c, f, out_shape[2:])
         tiles = ((plane[0] + 1) // 2) * ((plane[1] + 1) // 2)
-        nb = int(_block_images(n, 16 * (c_in + c_out) * tiles, max_elems))
-        return 1, int(winograd_length(nb, c_in, c_out, tiles))
+        # as many images as fit in max_elems with the weight transform (at least one)
+        return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
+                                      c_out, tiles))
     if kind == "forward":
         rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
         if rows < out_shape[2]:
