@@ -367,16 +367,24 @@ def _to_cnhw(dout, y2, n0):
 
 
 @_jit
+def _add_bias_image(out, bias, n, oh0, nr):
+    """``out[n, f, oh0 : oh0 + nr, :] += bias[f]`` for every filter (nothing when bias is empty)."""
+    if bias.shape[0] == 0:
+        return
+    f_, p, ow_ = out.shape[1], out.shape[2] * out.shape[3], out.shape[3]
+    of = out.reshape(-1)
+    for f in range(f_):
+        bv = bias[f]
+        d = (n * f_ + f) * p + oh0 * ow_
+        for q in range(nr * ow_):
+            of[_u(d + q)] += bv
+
+
+@_jit
 def add_channel_bias(out, bias):
     """``out[n, f, :, :] += bias[f]`` in place; ``out`` is ``(N, F, OH, OW)``."""
-    n_, f_ = out.shape[0], out.shape[1]
-    p = out.shape[2] * out.shape[3]
-    of = out.reshape(-1)
-    for n in range(n_):
-        for f in range(f_):
-            b, bv = (n * f_ + f) * p, bias[f]
-            for q in range(p):
-                of[_u(b + q)] += bv
+    for n in range(out.shape[0]):
+        _add_bias_image(out, bias, n, 0, out.shape[2])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,20 +418,6 @@ def _forward_gemm(w, cols2, y, iy, ldy, groups):
     wf, cf = w.reshape(-1), cols2.reshape(-1)
     for g in range(groups):
         xgemm(0, 0, fg, q, kg, 1.0, wf, g * fg * kg, kg, cf, g * kg * q, q, 0.0, y, iy + g * fg * ldy, ldy)
-
-
-@_jit
-def _add_bias_image(out, bias, n, oh0, nr):
-    """``out[n, f, oh0 : oh0 + nr, :] += bias[f]`` for every filter (nothing when bias is empty)."""
-    if bias.shape[0] == 0:
-        return
-    f_, p, ow_ = out.shape[1], out.shape[2] * out.shape[3], out.shape[3]
-    of = out.reshape(-1)
-    for f in range(f_):
-        bv = bias[f]
-        d = (n * f_ + f) * p + oh0 * ow_
-        for q in range(nr * ow_):
-            of[_u(d + q)] += bv
 
 
 @_jit

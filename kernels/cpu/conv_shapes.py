@@ -19,7 +19,8 @@ __all__ = [
     "POINTWISE_MIN_PIXELS", "ROWS_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size",
     "conv2d_cols_length",
     "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
-    "is_depthwise", "is_pointwise", "winograd_skew", "winograd_length", "winograd_images_per_block",
+    "is_depthwise", "is_pointwise", "winograd_skew", "winograd_tiles", "winograd_length",
+    "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
 ]
 
@@ -184,7 +185,7 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
     if kind.endswith("_winograd"):   # the data gradient's convolution maps dout (F) to dx (C)
         data = kind == "backward_data_winograd"
         c_in, c_out, plane = (f, c, x_shape[2:]) if data else (c, f, out_shape[2:])
-        tiles = ((plane[0] + 1) // 2) * ((plane[1] + 1) // 2)
+        tiles = winograd_tiles(plane[0], plane[1])
         # as many images as fit in max_elems with the weight transform (at least one)
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
@@ -247,6 +248,15 @@ def winograd_skew(n):
     return 16 * (m + 1 - m % 2)
 
 
+def winograd_tiles(oh: int, ow: int) -> int:
+    """The 2 x 2 output tiles of one ``oh x ow`` plane (the last row and column may be cut).
+
+    >>> winograd_tiles(56, 56), winograd_tiles(7, 7)
+    (784, 16)
+    """
+    return ((oh + 1) // 2) * ((ow + 1) // 2)
+
+
 @jitable
 def winograd_length(nb, c_in, c_out, tiles):
     """Scratch elements of a Winograd convolution over blocks of ``nb`` images of ``tiles`` 2 x 2
@@ -307,7 +317,7 @@ def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_sha
     >>> prefers_winograd((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *geo)
     False
     """
-    plane = ((out_shape[2] + 1) // 2) * ((out_shape[3] + 1) // 2)
+    plane = winograd_tiles(out_shape[2], out_shape[3])
     if not is_winograd(w_shape, stride, pad, dilate, groups) or out_shape[0] * plane < WINOGRAD_MIN_TILES:
         return False
     narrow = min(x_shape[1], w_shape[0])

@@ -181,6 +181,15 @@ def _output_transform(mm, out, n0, nb, th_, tw_, orow):
 
 
 @_jit
+def _block_buffers(rest, c_in, c_out, tiles):
+    """A block's transformed input ``(16, c_in, tiles)`` and product ``(16, c_out, tiles)`` from the
+    scratch after the weight's, with their skewed strides: ``(v, sv, mm, sm)`` (see
+    :func:`~symjit.kernels.cpu.conv_shapes.winograd_length`)."""
+    sv, sm = winograd_skew(c_in * tiles), winograd_skew(c_out * tiles)
+    return rest[:16 * sv], sv, rest[16 * sv:16 * (sv + sm)], sm
+
+
+@_jit
 def _winograd(x, w, out, cols, pad, flip):
     """``out = conv(x, w')``: ``w' = w`` (forward), or the flipped, transposed ``w`` (``flip``)."""
     n_, c_ = x.shape[0], x.shape[1]
@@ -197,8 +206,7 @@ def _winograd(x, w, out, cols, pad, flip):
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
-        sv, sm = winograd_skew(c_ * tiles), winograd_skew(f_ * tiles)
-        v, mm = rest[:16 * sv], rest[16 * sv:16 * (sv + sm)]
+        v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
         _input_transform(x, n0, nbb, v, rows, th_, tw_, pad[0], pad[1])
         for xi in range(16):
             xgemm(0, 0, f_, tiles, c_, 1.0, u, xi * su, c_, v, xi * sv, tiles, 0.0, mm, xi * sm, tiles)
@@ -305,8 +313,7 @@ def conv2d_backward_weight_winograd(dout, x, dw, cols, stride, pad, dilate, grou
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
-        sv, sm = winograd_skew(c_ * tiles), winograd_skew(f_ * tiles)
-        v, mm = rest[:16 * sv], rest[16 * sv:16 * (sv + sm)]
+        v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
         _input_transform(x, n0, nbb, v, rows, th_, tw_, pad[0], pad[1])
         _dout_transform(dout, n0, nbb, mm, th_, tw_, orow)
         beta = 0.0 if n0 == 0 else 1.0
