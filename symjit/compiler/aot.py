@@ -242,14 +242,13 @@ def _enabled(cfg: Config, target: str) -> bool:
 def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple]]:
     """``(export name, attribute of the program's module, arguments)`` of each compiled call of a
     bound ``njit`` or ``calls`` segment (none for a host segment)."""
-    from ..lower.cpu import const_arg
+    from ..lower.cpu import bound_calls
     if seg.kind == "njit":
         return [(seg.name, seg.name, tuple(payload))]
     if seg.kind != "calls":
         return []
-    by_vid = dict(zip(seg.vids, payload))
-    return [(f"{seg.name}__{i}", fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
-            for i, (fn, vids, consts) in enumerate(seg.launches)]
+    return [(f"{seg.name}__{i}", fn, args)
+            for i, (fn, args) in enumerate(bound_calls(seg.launches, dict(zip(seg.vids, payload))))]
 
 
 def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:

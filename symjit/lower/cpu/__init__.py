@@ -14,6 +14,13 @@ def const_arg(value):
     return tuple(np.int64(v) for v in value) if isinstance(value, tuple) else np.int64(value)
 
 
+def bound_calls(launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
+    """``(kernel name, arguments)`` of each call ``(name, value ids, consts)`` of a ``calls``
+    segment, ``by_vid`` the bound array of each value id."""
+    return [(fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
+            for fn, vids, consts in launches]
+
+
 class CPUTarget(Target):
     """``numba.njit`` kernels; a loop is a nest of ``range`` loops (the last axis innermost)."""
 
@@ -51,8 +58,7 @@ class CPUTarget(Target):
 
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
-        return [(getattr(module, fn), tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
-                for fn, vids, consts in launches]
+        return [(getattr(module, fn), args) for fn, args in bound_calls(launches, by_vid)]
 
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:

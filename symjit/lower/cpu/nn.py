@@ -158,14 +158,13 @@ def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
     kernel is only the building block's call with its own arguments (``KernelWriter.direct``), so
     the program calls the building block itself: no kernel is compiled for it at all. A 1-D
     convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
-    if not all(a in k.info for a in args):
-        return _emit_conv(k, kind, args, p)
     ws = k.workspace[0]
 
     def emit(pk) -> None:
         pk.workspace = [ws]
         _emit_conv(pk, kind, args, p)
-    k.prior.append(([*args, ws], emit))
+    if not _as_prior(k, args, emit, also=[ws]):
+        return _emit_conv(k, kind, args, p)
     y = k.tmp("y")
     if kind == "forward_cnhw":
         out = args[2]
@@ -181,10 +180,18 @@ def _prior_direct(k, name: str, arrays: list[str], consts: list) -> None:
     A 1-D convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
     def emit(pk) -> None:
         pk.call("symjit.kernels.cpu.conv_direct", name, [*arrays, *(pk.const(c) for c in consts)])
-    if all(a in k.info for a in arrays):
-        k.prior.append((arrays, emit))
-    else:
+    if not _as_prior(k, arrays, emit):
         emit(k)
+
+
+def _as_prior(k, arrays: list[str], emit, also: tuple | list = ()) -> bool:
+    """Queue ``emit`` as a kernel of its own over ``arrays`` and ``also`` (its workspace), run
+    before the group's (``KernelWriter.prior``), and say True; or say False when one of ``arrays``
+    is not a program array but a view the group's kernel reshapes (a 1-D convolution's)."""
+    if not all(a in k.info for a in arrays):
+        return False
+    k.prior.append(([*arrays, *also], emit))
+    return True
 
 
 def conv_lower(k, node, ins, outs):
