@@ -28,6 +28,12 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
+``SYMJIT_PROGRAM_CALLS``
+    the most kernel calls a step of a CPU program makes through one compiled program function;
+    a longer step calls its kernels one by one from the executor (default 16, the compiler's
+    ``PROGRAM_CALLS_LIMIT``; ``0``: always one by one). A program function saves ~1-2 us per kernel
+    call at run time, but numba links and optimises all its kernels into it again, which about
+    doubles the compile time of a small program (see :mod:`symjit.compiler.codegen.generate`).
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -68,6 +74,15 @@ def _number(env: dict[str, str], key: str, default: float, kind: type) -> Any:
     return value
 
 
+def _count(env: dict[str, str], key: str) -> int | None:
+    raw = env.get(key)
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit():
+        raise MXNetError(f"environment setting {key}={raw!r} is not a count (an integer >= 0)")
+    return int(raw)
+
+
 def _choice(env: dict[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
     raw = env.get(key)
     if raw is None or raw == "":
@@ -99,6 +114,7 @@ class Config:
     compile_workers: int | None = None   # None: automatic (symjit.compiler.workers.auto_workers)
     blas_threads: int | None = None      # None: adaptive (symjit.threads)
     aot: str = "auto"                     # "auto" | "sync" | "off" (symjit.compiler.aot)
+    program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -114,6 +130,7 @@ class Config:
             compile_workers=_number(env, "SYMJIT_COMPILE_WORKERS", None, int),
             blas_threads=_number(env, "SYMJIT_BLAS_THREADS", None, int),
             aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "off")),
+            program_calls=_count(env, "SYMJIT_PROGRAM_CALLS"),
         )
 
     def replace(self, **changes: object) -> Config:

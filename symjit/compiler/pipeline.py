@@ -74,7 +74,7 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     groups = fuse(graph, tgt.name, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
     program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile,
-                       inplace=plan.inplace)
+                       inplace=plan.inplace, program_calls=cfg.program_calls)
     out = Compiled(fwd, graph, groups, plan, program, target)
     if load:
         out.module = load_program(program, target, cfg)

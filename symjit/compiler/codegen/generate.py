@@ -14,9 +14,9 @@ baked in, so a new batch size reuses the compiled code.
 A phase is a list of :class:`Segment` s run in order: a compiled program function, a host call
 (a ``Custom`` op's Python code, which compiled code cannot call), or (``calls``, on targets with
 kernel modules) kernel calls made one by one from the host, for steps of more than
-:data:`PROGRAM_CALLS_LIMIT` kernels and for profiled programs. A phase without host ops is one
-compiled function named after the phase (``forward``/``backward``, listed in ``entries`` too); a
-host op splits it into ``forward_0``, host call, ``forward_1``...
+:data:`PROGRAM_CALLS_LIMIT` kernels (``Config.program_calls``) and for profiled programs. A phase
+without host ops is one compiled function named after the phase (``forward``/``backward``, listed
+in ``entries`` too); a host op splits it into ``forward_0``, host call, ``forward_1``...
 """
 from __future__ import annotations
 
@@ -261,13 +261,16 @@ def group_label(grp: Group) -> str:
 
 def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = False,
              cache: bool = True, profile: bool = False,
-             inplace: list[tuple[int, int]] = ()) -> Program:
+             inplace: list[tuple[int, int]] = (), program_calls: int | None = None) -> Program:
     """Generate the module source of a program for ``target``: group kernels plus
     ``forward``/``backward`` (or, around host ops, numbered segments of them). ``profile`` makes
     every group's kernel call a segment of its own, labelled by :func:`group_label`, so the
     executor can time each one (the kernels are the same). ``inplace`` are the memory plan's
-    ``(output, input it overwrites)`` pairs: a kernel that has both takes the array once."""
+    ``(output, input it overwrites)`` pairs: a kernel that has both takes the array once.
+    ``program_calls``: the most kernel calls of a step run through one program function (default
+    :data:`PROGRAM_CALLS_LIMIT`; ``Config.program_calls``)."""
     inplace = dict(inplace)
+    limit = PROGRAM_CALLS_LIMIT if program_calls is None else program_calls
     mw = target.module_writer(cache, fastmath)
     runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
     spans: dict[str, tuple[str, int]] = {}
@@ -289,7 +292,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     entries, segments = {}, {}
 
     def hosted(step: list) -> bool:
-        return target.kernel_modules and (profile or len(step) > PROGRAM_CALLS_LIMIT)
+        return target.kernel_modules and (profile or len(step) > limit)
 
     for phase, steps in runs.items():
         if not steps:

@@ -1,0 +1,72 @@
+"""``Config.program_calls`` (``SYMJIT_PROGRAM_CALLS``): how many kernel calls of a CPU program step
+run through one compiled program function before the executor calls them one by one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.base import MXNetError
+from symjit.compiler.codegen.generate import PROGRAM_CALLS_LIMIT
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+from symjit.executor import Executor
+
+
+def _net():
+    x = mx.sym.Variable("data")
+    h = mx.sym.Activation(mx.sym.FullyConnected(x, num_hidden=6, name="fc1"), act_type="tanh")
+    h = mx.sym.FullyConnected(h, num_hidden=5, name="fc2")
+    return mx.sym.SoftmaxOutput(h, name="softmax")
+
+
+SHAPES = {"data": (4, 3), "fc1_weight": (6, 3), "fc1_bias": (6,), "fc2_weight": (5, 6),
+          "fc2_bias": (5,), "softmax_label": (4,)}
+
+
+def _kinds(program_calls):
+    net = _net()
+    c = compile_symbol(net, SHAPES, {n: np.float32 for n in SHAPES}, {"fc1_weight": "write"}, True,
+                       Config(cache=False, program_calls=program_calls), target="cpu", load=False)
+    return {phase: [(s.kind, len(s.launches)) for s in segs] for phase, segs in c.program.segments.items()}
+
+
+def test_environment_setting_is_read_and_checked():
+    assert Config.from_env({}).program_calls is None
+    assert Config.from_env({"SYMJIT_PROGRAM_CALLS": "0"}).program_calls == 0
+    assert Config.from_env({"SYMJIT_PROGRAM_CALLS": "40"}).program_calls == 40
+    for bad in ("-1", "two", "1.5"):
+        with pytest.raises(MXNetError, match=f"SYMJIT_PROGRAM_CALLS={bad!r}"):
+            Config.from_env({"SYMJIT_PROGRAM_CALLS": bad})
+
+
+def test_a_step_longer_than_the_limit_calls_its_kernels_from_the_host():
+    default = _kinds(None)
+    assert all(k == "njit" for segs in default.values() for k, _ in segs), default
+    calls = {phase: n for phase, segs in default.items() for _, n in segs}
+    assert PROGRAM_CALLS_LIMIT >= max(calls.values()) > 1, calls
+    assert _kinds(0) == {phase: [("calls", n)] for phase, n in calls.items()}
+    shortest = min(calls.values())
+    assert _kinds(shortest) == {phase: [("njit" if n <= shortest else "calls", n)]
+                                for phase, n in calls.items()}
+
+
+def test_host_called_kernels_compute_what_the_program_function_computes():
+    rng = np.random.default_rng(0)
+    arrays = {n: rng.uniform(-1, 1, s).astype(np.float32) for n, s in SHAPES.items()}
+    arrays["softmax_label"] = np.array([0, 4, 2, 1], np.float32)
+    results = []
+    for program_calls in (None, 0):
+        args = {n: mx.nd.array(a) for n, a in arrays.items()}
+        grads = {n: mx.nd.zeros(SHAPES[n]) for n in ("fc1_weight", "fc2_bias")}
+        reqs = {n: ("write" if n in grads else "null") for n in SHAPES}
+        ex = Executor(_net(), mx.cpu(), args, grads, reqs, None,
+                      config=Config.from_env().replace(program_calls=program_calls))
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward()
+        kinds = {s.kind for segs in ex._program("train").program.segments.values() for s in segs}
+        assert kinds == {"calls" if program_calls == 0 else "njit"}, kinds
+        results.append([out] + [ex.grad_dict[n].asnumpy() for n in sorted(grads)])
+    for got, want in zip(*results):
+        np.testing.assert_array_equal(got, want)
+    assert np.abs(results[0][1]).sum() > 0
