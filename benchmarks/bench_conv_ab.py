@@ -27,10 +27,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# name: (C, F, kernel, stride, pad, image side) of ResNet-18's convolutions
+# name: (C, F, kernel, stride, pad, image side) of ResNet-18's convolutions, and LeNet's (l1, l2)
 LAYERS = {"stem": (3, 64, 7, 2, 3, 224), "s1": (64, 64, 3, 1, 1, 56), "s2": (128, 128, 3, 1, 1, 28),
           "s3": (256, 256, 3, 1, 1, 14), "s4": (512, 512, 3, 1, 1, 7), "s2a": (64, 128, 3, 2, 1, 56),
-          "d2": (64, 128, 1, 2, 0, 56), "d4": (256, 512, 1, 2, 0, 14)}
+          "d2": (64, 128, 1, 2, 0, 56), "d4": (256, 512, 1, 2, 0, 14),
+          "l1": (1, 20, 5, 1, 0, 28), "l2": (20, 50, 5, 1, 0, 12)}
 KINDS = ("forward", "backward_data", "backward_weight")
 
 

@@ -222,11 +222,63 @@ def _im2col_row(xf, cf, r, n0, nb, x_shape, kh_, kw_, oh_, ow_, stride, pad, dil
 
 @_jit
 def _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
-    """im2col of images ``n0 .. n0 + cols2.shape[1] // (OH*OW) - 1`` into ``cols2`` ``(K, B*P)``."""
+    """im2col of images ``n0 .. n0 + cols2.shape[1] // (OH*OW) - 1`` into ``cols2`` ``(K, B*P)``
+    (rows as :func:`_im2col_row`). Each tap's ranges are found once, not per row and image: a
+    5 x 5 layer over 8 x 8 outputs (LeNet's conv2) copies 64 values per row and image, and the
+    divisions that find them took as long as the copies."""
     xf, cf = x.reshape(-1), cols2.reshape(-1)
-    nb = cols2.shape[1] // (oh_ * ow_)
-    for r in range(cols2.shape[0]):
-        _im2col_row(xf, cf, r, n0, nb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+    c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
+    p = oh_ * ow_
+    nb = cols2.shape[1] // p
+    sh, sw = stride
+    rows, cols = _tap_ranges(h_, w_, kh_, kw_, oh_, ow_, stride, pad, dilate)
+    r = 0
+    for c in range(c_):
+        for i in range(kh_):
+            a, e = rows[i, 0], rows[i, 1]
+            for j in range(kw_):
+                s0 = (c * h_ + a * sh - pad[0] + i * dilate[0]) * w_ + j * dilate[1] - pad[1]
+                for n in range(n0, n0 + nb):
+                    _im2col_copy(xf, cf, (r * nb + n - n0) * p, n * c_ * h_ * w_ + s0,
+                                 a, e - a, oh_ - e, cols[j, 0], cols[j, 1], ow_, sh * w_, sw)
+                r += 1
+
+
+@_jit
+def _tap_ranges(h_, w_, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Per tap row ``i``, the output rows ``[a, e)`` whose input row lies inside the image
+    (``rows[i]``); per tap column ``j``, the output columns ``[lo, hi)`` likewise (``cols[j]``)."""
+    rows = np.empty((kh_, 2), np.int64)
+    cols = np.empty((kw_, 2), np.int64)
+    for i in range(kh_):
+        rows[i, 0], rows[i, 1] = _valid_range(pad[0], i * dilate[0], stride[0], h_, oh_)
+    for j in range(kw_):
+        cols[j, 0], cols[j, 1] = _valid_range(pad[1], j * dilate[1], stride[1], w_, ow_)
+    return rows, cols
+
+
+@_jit
+def _im2col_copy(xf, cf, b, s, before, rows, after, lo, hi, ow_, step, sw):
+    """``before`` zero output rows, then ``rows`` rows read from ``xf[s]`` on (``step`` apart;
+    columns ``[lo, hi)`` inside the image, the rest zero), then ``after`` zero rows, written to
+    flat ``cf`` from offset ``b``: one tap of one image in one im2col row."""
+    _zero(cf, b, b + before * ow_)
+    b += before * ow_
+    if sw == 1 and lo == 0 and hi == ow_:   # whole output rows inside the image
+        for _ in range(rows):
+            for o in range(ow_):
+                cf[_u(b + o)] = xf[_u(s + o)]
+            b += ow_
+            s += step
+    else:
+        for _ in range(rows):
+            _zero(cf, b, b + lo)
+            for o in range(lo, hi):
+                cf[_u(b + o)] = xf[_u(s + o * sw)]
+            _zero(cf, b + hi, b + ow_)
+            b += ow_
+            s += step
+    _zero(cf, b, b + after * ow_)
 
 
 @_jit
@@ -244,30 +296,14 @@ def _im2col_rows(xf, cf, b, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, 
     hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
     a = min(max(hlo, oh0), oh0 + nr)
     e = max(min(hhi, oh0 + nr), a)
-    _zero(cf, b, b + (a - oh0) * ow_)
-    b += (a - oh0) * ow_
     s = (n * c_ + c) * h_ * w_ + (a * sh - ph + i * dh) * w_ + j * dw - pw
-    step = sh * w_
-    if sw == 1 and lo == 0 and hi == ow_:   # whole output rows inside the image
-        for _ in range(a, e):
-            for o in range(ow_):
-                cf[_u(b + o)] = xf[_u(s + o)]
-            b += ow_
-            s += step
-    else:
-        for _ in range(a, e):
-            _zero(cf, b, b + lo)
-            for o in range(lo, hi):
-                cf[_u(b + o)] = xf[_u(s + o * sw)]
-            _zero(cf, b + hi, b + ow_)
-            b += ow_
-            s += step
-    _zero(cf, b, b + (oh0 + nr - e) * ow_)
+    _im2col_copy(xf, cf, b, s, a - oh0, e - a, oh0 + nr - e, lo, hi, ow_, sh * w_, sw)
 
 
 @_jit
-def _col2im_plane(cf, dxf, t, n0, nb, dx_shape, kh_, kw_, oh_, ow_, stride, pad, dilate):
-    """Input plane ``t = (n - n0)*C + c`` of ``dx``: zeroed, then the sum of its taps' ``cols`` entries."""
+def _col2im_plane(cf, dxf, t, n0, nb, dx_shape, kh_, kw_, oh_, ow_, stride, pad, dilate, rows, cols):
+    """Input plane ``t = (n - n0)*C + c`` of ``dx``: zeroed, then the sum of its taps' ``cols``
+    entries (``rows``, ``cols``: :func:`_tap_ranges`)."""
     c_, h_, w_ = dx_shape[1], dx_shape[2], dx_shape[3]
     sh, sw = stride
     ph, pw = pad
@@ -278,10 +314,10 @@ def _col2im_plane(cf, dxf, t, n0, nb, dx_shape, kh_, kw_, oh_, ow_, stride, pad,
     p = oh_ * ow_
     step = sh * w_
     for i in range(kh_):
-        hlo, hhi = _valid_range(ph, i * dh, sh, h_, oh_)
+        hlo, hhi = rows[i, 0], rows[i, 1]
         for j in range(kw_):
             r = (c * kh_ + i) * kw_ + j
-            lo, hi = _valid_range(pw, j * dw, sw, w_, ow_)
+            lo, hi = cols[j, 0], cols[j, 1]
             d = plane + (hlo * sh - ph + i * dh) * w_ + j * dw - pw
             s = r * nb * p + nl * p + hlo * ow_
             for _ in range(hlo, hhi):
@@ -300,8 +336,9 @@ def _col2im_block(cols2, dx, n0, kh_, kw_, oh_, ow_, stride, pad, dilate):
     """The adjoint of :func:`_im2col_block`: overwrite ``dx[n0 : n0 + B]`` from ``cols2`` ``(K, B*P)``."""
     cf, dxf = cols2.reshape(-1), dx.reshape(-1)
     nb = cols2.shape[1] // (oh_ * ow_)
+    rows, cols = _tap_ranges(dx.shape[2], dx.shape[3], kh_, kw_, oh_, ow_, stride, pad, dilate)
     for t in range(nb * dx.shape[1]):
-        _col2im_plane(cf, dxf, t, n0, nb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+        _col2im_plane(cf, dxf, t, n0, nb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate, rows, cols)
 
 
 @_jit
@@ -623,8 +660,10 @@ def conv2d_backward_data_parallel(dout, w, dx, cols, stride, pad, dilate, groups
         for f in prange(f_):
             _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
         _backward_data_gemm(w, dyf, 0, nbb * p, dcols2, groups)
+        rows, tcols = _tap_ranges(dx.shape[2], dx.shape[3], kh_, kw_, oh_, ow_, stride, pad, dilate)
         for t in prange(nbb * c_):
-            _col2im_plane(dcf, dxf, t, n0, nbb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+            _col2im_plane(dcf, dxf, t, n0, nbb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate, rows,
+                          tcols)
 
 
 @_jit
