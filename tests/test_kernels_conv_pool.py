@@ -147,6 +147,7 @@ CONV_CASES = [
     ((2, 2, 6, 6), (2, 2, 1, 1), (2, 2), (0, 0), (1, 1), 1),
     ((1, 3, 4, 5), (5, 3, 4, 5), (1, 1), (0, 0), (1, 1), 1),  # kernel covers the whole input
     ((2, 2, 3, 3), (3, 2, 3, 3), (1, 1), (4, 4), (1, 1), 1),  # pad larger than the kernel
+    ((3, 2, 6, 7), (3, 2, 3, 2), (1, 1), (0, 0), (1, 1), 1),  # every tap inside: whole rows copied
 ]
 
 
