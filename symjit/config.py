@@ -78,7 +78,7 @@ def _count(env: dict[str, str], key: str) -> int | None:
     raw = env.get(key)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise MXNetError(f"environment setting {key}={raw!r} is not a count (an integer >= 0)")
     return int(raw)
 

@@ -35,7 +35,7 @@ def test_environment_setting_is_read_and_checked():
     assert Config.from_env({}).program_calls is None
     assert Config.from_env({"SYMJIT_PROGRAM_CALLS": "0"}).program_calls == 0
     assert Config.from_env({"SYMJIT_PROGRAM_CALLS": "40"}).program_calls == 40
-    for bad in ("-1", "two", "1.5"):
+    for bad in ("-1", "two", "1.5", "\u00b2"):
         with pytest.raises(MXNetError, match=f"SYMJIT_PROGRAM_CALLS={bad!r}"):
             Config.from_env({"SYMJIT_PROGRAM_CALLS": bad})
 
