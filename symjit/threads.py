@@ -27,18 +27,22 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
-           "INTERVAL", "USER_VARIABLES"]
+           "omp_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
 (~30 us each) against steps of milliseconds; /proc counts in 10 ms ticks, so a reading resolves
 a tenth of a core."""
 
+SERIAL_VARIABLE = "SYMJIT_SERIAL_KERNELS"
+"""Set to ``1`` by the ahead-of-time builder for its own process, not by users: the threaded
+kernels then compile serially (:mod:`symjit.kernels.cpu._parallel`)."""
 USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 """Environment variables by which a user fixes BLAS's threads: symjit then leaves them alone."""
 
@@ -95,14 +99,20 @@ class LoadProbe:
 
 class BlasThreads:
     """Keeps BLAS's thread count at :func:`threads_for` of the measured load (``fixed`` is None),
-    or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load."""
+    or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load.
+    ``numba_threads``, when given, sets the same count for numba's threaded kernels in each
+    thread that runs an executor, once numba is loaded (a process running ahead-of-time modules
+    only never loads it)."""
 
     def __init__(self, set_threads: Callable[[int], None], probe: LoadProbe | None,
                  cores: int, fixed: int | None = None, interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 numba_threads: Callable[[int], None] | None = None):
         self.set_threads, self.probe, self.cores = set_threads, probe, cores
         self.fixed, self.interval, self.clock = fixed, interval, clock
+        self.numba_threads = numba_threads
         self.current: int | None = None
+        self._numba_current: dict[int, int] = {}   # thread id -> the count numba has there
         self._next = clock() + interval   # the first reading covers a whole interval
         if fixed is not None:
             self._apply(fixed)
@@ -112,15 +122,22 @@ class BlasThreads:
             self.set_threads(n)
             self.current = n
 
+    def _sync_numba(self) -> None:
+        n = self.current if self.current is not None else self.cores
+        tid = threading.get_ident()
+        if self.numba_threads is None or self._numba_current.get(tid) == n or "numba" not in sys.modules:
+            return
+        self.numba_threads(n)
+        self._numba_current[tid] = n
+
     def adapt(self) -> None:
         """Re-read the load if :attr:`interval` has passed, and set the count it calls for."""
-        if self.fixed is not None or self.probe is None:
-            return
-        now = self.clock()
-        if now < self._next:
-            return
-        self._next = now + self.interval
-        self._apply(threads_for(self.cores, self.probe.others()))
+        if self.fixed is None and self.probe is not None:
+            now = self.clock()
+            if now >= self._next:
+                self._next = now + self.interval
+                self._apply(threads_for(self.cores, self.probe.others()))
+        self._sync_numba()
 
 
 _POLICY: list[BlasThreads | None] = []
@@ -213,6 +230,28 @@ def _scipy_blas_setter() -> Callable[[int], None] | None:
     return set_threads
 
 
+def _numba_setter() -> Callable[[int], None]:
+    """Set the threads of numba's ``prange`` loops for the calling thread (at most numba's own
+    limit, ``NUMBA_NUM_THREADS``)."""
+    def set_threads(n: int) -> None:
+        import numba
+        numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+    return set_threads
+
+
+def omp_settings(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The OpenMP variables symjit sets at import where the user has not: threads that wait
+    passively (numba's ``prange`` loops run on OpenMP; its threads would otherwise spin after
+    each loop on the core the next GEMM's second BLAS thread needs, which made a GEMM after a
+    threaded BatchNorm 1.8x slower).
+
+    >>> omp_settings({}), omp_settings({'OMP_WAIT_POLICY': 'active'})
+    ({'OMP_WAIT_POLICY': 'PASSIVE'}, {})
+    """
+    env = dict(os.environ) if env is None else env
+    return {} if env.get("OMP_WAIT_POLICY") else {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
 def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasThreads | None:
     """The process's policy (BLAS threads are process-wide), made at the first call: ``fixed``
     threads (``Config.blas_threads``), else adaptive unless the user set :data:`USER_VARIABLES`.
@@ -226,6 +265,6 @@ def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasT
         if setter is not None:
             cores = usable_cores()
             probe = LoadProbe(cores) if fixed is None and os.path.exists("/proc/stat") else None
-            result = BlasThreads(setter, probe, len(cores), fixed)
+            result = BlasThreads(setter, probe, len(cores), fixed, numba_threads=_numba_setter())
     _POLICY.append(result)
     return result

@@ -44,15 +44,19 @@ import math
 
 import numba
 import numpy as np
+from numba import prange
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import pjit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "batchnorm_forward_train", "batchnorm_forward_inference", "batchnorm_update_moving",
-    "batchnorm_backward", "layernorm_forward", "layernorm_backward",
+    "batchnorm_backward", "batchnorm_relu_backward", "batchnorm_forward_train_parallel",
+    "batchnorm_forward_inference_parallel", "batchnorm_backward_parallel",
+    "batchnorm_relu_backward_parallel", "layernorm_forward", "layernorm_backward",
     "check_batchnorm", "check_batchnorm_backward", "check_layernorm", "check_layernorm_backward",
 ]
 
@@ -210,6 +214,20 @@ def batchnorm_update_moving(moving_mean, moving_var, mean, var, momentum):
 
 
 @_jit
+def _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                   momentum, fix_gamma, update_moving, c):
+    mean, var = _channel_mean_var(x, c)
+    inv = _invstd(var, eps)
+    g = 1.0 if fix_gamma else gamma[c] * 1.0
+    _normalize_channel(x, out, c, mean, inv, g, beta[c])
+    save_mean[c] = mean
+    save_invstd[c] = inv
+    if update_moving:
+        moving_mean[c] = moving_mean[c] * momentum + mean * (1.0 - momentum)
+        moving_var[c] = moving_var[c] * momentum + var * (1.0 - momentum)
+
+
+@_jit
 def batchnorm_forward_train(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd,
                             eps, momentum, fix_gamma, update_moving):
     """Training BatchNorm forward on ``x (N, C, S)`` with batch statistics (``N * S > 0``).
@@ -218,15 +236,28 @@ def batchnorm_forward_train(x, gamma, beta, moving_mean, moving_var, out, save_m
     updates ``moving_mean``/``moving_var`` in place with the biased batch variance.
     """
     for c in range(x.shape[1]):
-        mean, var = _channel_mean_var(x, c)
-        inv = _invstd(var, eps)
-        g = 1.0 if fix_gamma else gamma[c] * 1.0
-        _normalize_channel(x, out, c, mean, inv, g, beta[c])
-        save_mean[c] = mean
-        save_invstd[c] = inv
-        if update_moving:
-            moving_mean[c] = moving_mean[c] * momentum + mean * (1.0 - momentum)
-            moving_var[c] = moving_var[c] * momentum + var * (1.0 - momentum)
+        _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                       momentum, fix_gamma, update_moving, c)
+
+
+@pjit
+def batchnorm_forward_train_parallel(x, gamma, beta, moving_mean, moving_var, out, save_mean,
+                                     save_invstd, eps, momentum, fix_gamma, update_moving):
+    """:func:`batchnorm_forward_train` with the channels spread over threads."""
+    for c in prange(x.shape[1]):
+        _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                       momentum, fix_gamma, update_moving, c)
+
+
+@_jit
+def _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                       fix_gamma, c):
+    mean = moving_mean[c] * 1.0
+    inv = _invstd(moving_var[c] * 1.0, eps)
+    g = 1.0 if fix_gamma else gamma[c] * 1.0
+    _normalize_channel(x, out, c, mean, inv, g, beta[c])
+    save_mean[c] = mean
+    save_invstd[c] = inv
 
 
 @_jit
@@ -238,12 +269,17 @@ def batchnorm_forward_inference(x, gamma, beta, moving_mean, moving_var, out, sa
     backward with ``use_batch_stats=False``.
     """
     for c in range(x.shape[1]):
-        mean = moving_mean[c] * 1.0
-        inv = _invstd(moving_var[c] * 1.0, eps)
-        g = 1.0 if fix_gamma else gamma[c] * 1.0
-        _normalize_channel(x, out, c, mean, inv, g, beta[c])
-        save_mean[c] = mean
-        save_invstd[c] = inv
+        _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                           fix_gamma, c)
+
+
+@pjit
+def batchnorm_forward_inference_parallel(x, gamma, beta, moving_mean, moving_var, out, save_mean,
+                                         save_invstd, eps, fix_gamma):
+    """:func:`batchnorm_forward_inference` with the channels spread over threads."""
+    for c in prange(x.shape[1]):
+        _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
+                           fix_gamma, c)
 
 
 @_jit
@@ -362,6 +398,23 @@ def _relu_dx_rows(x, dout, dx, c, mean, scale, b, gm, k, alias):
 
 
 @_jit
+def _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                      use_batch_stats, alias, c):
+    m = x.shape[0] * x.shape[2]
+    mean = save_mean[c] * 1.0
+    inv = save_invstd[c] * 1.0
+    sg, dotp = _channel_grad_sums(x, dout, c, mean)
+    g = 1.0 if fix_gamma else gamma[c] * 1.0
+    iw = inv * g
+    if use_batch_stats and m > 0:
+        _bn_dx_rows(x, dout, dx, c, mean, sg / m, dotp * inv * inv / m, iw, alias)
+    else:
+        _scale_rows(dout, dx, c, iw, alias)
+    dgamma[c] = 0.0 if fix_gamma else dotp * inv
+    dbeta[c] = sg
+
+
+@_jit
 def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
                        use_batch_stats):
     """BatchNorm backward on ``(N, C, S)``: writes ``dx``, ``dgamma (C,)`` and ``dbeta (C,)``.
@@ -371,20 +424,20 @@ def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta
     ``xhat = (x - mean) * invstd``; otherwise ``dx = g * invstd * dout``. ``dgamma = sum(dout*xhat)``
     (0 when ``fix_gamma``), ``dbeta = sum(dout)``.
     """
-    m = x.shape[0] * x.shape[2]
     alias = _alias(dx, dout, x)
     for c in range(x.shape[1]):
-        mean = save_mean[c] * 1.0
-        inv = save_invstd[c] * 1.0
-        sg, dotp = _channel_grad_sums(x, dout, c, mean)
-        g = 1.0 if fix_gamma else gamma[c] * 1.0
-        iw = inv * g
-        if use_batch_stats and m > 0:
-            _bn_dx_rows(x, dout, dx, c, mean, sg / m, dotp * inv * inv / m, iw, alias)
-        else:
-            _scale_rows(dout, dx, c, iw, alias)
-        dgamma[c] = 0.0 if fix_gamma else dotp * inv
-        dbeta[c] = sg
+        _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                          use_batch_stats, alias, c)
+
+
+@pjit
+def batchnorm_backward_parallel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                                use_batch_stats):
+    """:func:`batchnorm_backward` with the channels spread over threads."""
+    alias = _alias(dx, dout, x)
+    for c in prange(x.shape[1]):
+        _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                          use_batch_stats, alias, c)
 
 
 @_jit
@@ -401,6 +454,22 @@ def _relu_masked_sums(x, dout, c, mean, scale, b):
 
 
 @_jit
+def _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                           use_batch_stats, alias, c):
+    m = x.shape[0] * x.shape[2]
+    mean = save_mean[c] * 1.0
+    inv = save_invstd[c] * 1.0
+    g = 1.0 if fix_gamma else gamma[c] * 1.0
+    scale, b = g * inv, beta[c] * 1.0
+    sg, dotp = _relu_masked_sums(x, dout, c, mean, scale, b)
+    k = dotp * inv * inv / m if use_batch_stats and m > 0 else 0.0
+    gm = sg / m if use_batch_stats and m > 0 else 0.0
+    _relu_dx_rows(x, dout, dx, c, mean, scale, b, gm, k, alias)
+    dgamma[c] = 0.0 if fix_gamma else dotp * inv
+    dbeta[c] = sg
+
+
+@_jit
 def batchnorm_relu_backward(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
                             fix_gamma, use_batch_stats):
     """The gradient of ``relu(BatchNorm(x))`` from the gradient ``dout`` of the relu's output.
@@ -411,19 +480,20 @@ def batchnorm_relu_backward(x, dout, gamma, beta, save_mean, save_invstd, dx, dg
     and ``x`` is read completely before channel ``c`` of ``dx`` is written (``dx`` may alias
     either).
     """
-    m = x.shape[0] * x.shape[2]
     alias = _alias(dx, dout, x)
     for c in range(x.shape[1]):
-        mean = save_mean[c] * 1.0
-        inv = save_invstd[c] * 1.0
-        g = 1.0 if fix_gamma else gamma[c] * 1.0
-        scale, b = g * inv, beta[c] * 1.0
-        sg, dotp = _relu_masked_sums(x, dout, c, mean, scale, b)
-        k = dotp * inv * inv / m if use_batch_stats and m > 0 else 0.0
-        gm = sg / m if use_batch_stats and m > 0 else 0.0
-        _relu_dx_rows(x, dout, dx, c, mean, scale, b, gm, k, alias)
-        dgamma[c] = 0.0 if fix_gamma else dotp * inv
-        dbeta[c] = sg
+        _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
+                               fix_gamma, use_batch_stats, alias, c)
+
+
+@pjit
+def batchnorm_relu_backward_parallel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
+                                     fix_gamma, use_batch_stats):
+    """:func:`batchnorm_relu_backward` with the channels spread over threads."""
+    alias = _alias(dx, dout, x)
+    for c in prange(x.shape[1]):
+        _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
+                               fix_gamma, use_batch_stats, alias, c)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,16 +38,19 @@ import math
 
 import numba
 import numpy as np
+from numba import prange
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import PARTS, pjit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "POOL_TYPES", "CONVENTIONS", "pool_output_size", "pool2d_params", "check_pool2d",
     "max_pool2d_forward", "avg_pool2d_forward", "sum_pool2d_forward",
     "max_pool2d_backward", "avg_pool2d_backward", "sum_pool2d_backward",
+    "max_pool2d_forward_parallel", "max_pool2d_backward_parallel",
 ]
 
 POOL_TYPES = ("max", "avg", "sum")
@@ -469,6 +472,37 @@ def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
                 if nan:
                     bi = _first_nan(xf, xb, h0, h1, w0, w1, w_)
                 dxf[np.uint64(bi)] += df[np.uint64(ob + oh * ow_ + ow)]
+
+
+@_jit
+def _plane_range(t, parts, q_):
+    return t * q_ // parts, (t + 1) * q_ // parts
+
+
+@pjit
+def max_pool2d_forward_parallel(x, out, kernel, stride, pad):
+    """:func:`max_pool2d_forward` with the planes (``N * C``) spread over threads, in up to
+    :data:`~symjit.kernels.cpu._parallel.PARTS` slices."""
+    n_, c_, h_, w_ = x.shape
+    q_ = n_ * c_
+    xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
+    parts = min(PARTS, q_)
+    for t in prange(parts):
+        q0, q1 = _plane_range(t, parts, q_)
+        max_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad)
+
+
+@pjit
+def max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad):
+    """:func:`max_pool2d_backward` with the planes spread over threads (as the forward)."""
+    n_, c_, h_, w_ = x.shape
+    q_ = n_ * c_
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    xr, dr, dxr = x.reshape(q_, 1, h_, w_), dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
+    parts = min(PARTS, q_)
+    for t in prange(parts):
+        q0, q1 = _plane_range(t, parts, q_)
+        max_pool2d_backward(xr[q0:q1], dr[q0:q1], dxr[q0:q1], kernel, stride, pad)
 
 
 @_jit

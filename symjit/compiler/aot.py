@@ -32,9 +32,10 @@ When entries are built is ``Config.aot`` (``SYMJIT_AOT``):
 * ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
 * ``off``: entries are neither built nor loaded.
 
-An entry the builder could not make (no C compiler, a ``parallel=True`` kernel, which pycc cannot
-compile) records why, logged once per process (``symjit`` logger); binds then use numba's cache
-as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
+The threaded kernels (:mod:`symjit.kernels.cpu._parallel`) run serially in an entry: pycc cannot
+compile a parallel loop, so the builder compiles their serial form. An entry the builder could not
+make (no C compiler, say) records why, logged once per process (``symjit`` logger); binds then use
+numba's cache as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
 is deleted and never loaded.
 """
 from __future__ import annotations
@@ -59,7 +60,7 @@ import numpy as np
 
 from ..base import write_atomic
 from ..config import Config
-from ..threads import import_scipy_blas
+from ..threads import SERIAL_VARIABLE, import_scipy_blas
 
 __all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "request", "Loaded", "Kernels",
            "load_program", "after_bind", "program_units"]
@@ -216,6 +217,7 @@ def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
     import symjit
     root = str(Path(symjit.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    env[SERIAL_VARIABLE] = "1"   # pycc compiles no parallel loops: the threaded kernels' serial form
     cmd = [sys.executable, "-c", _BUILDER, str(spec_path)]
     log = open(_aot_dir(cfg) / f"{name}.log", "wb")   # noqa: SIM115 - the child owns it
     try:

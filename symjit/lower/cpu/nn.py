@@ -21,6 +21,7 @@ from ...ops.nn import dropout_active
 from ...ops.rules import window_params
 from ..emit import call, elem_index, view2d
 from ..rules import rule
+from .threaded import threaded
 
 
 def _as4d(k, arr: str) -> str:
@@ -332,7 +333,8 @@ def pool_lower(k, node, ins, outs):
         _lp_forward(k, p, x, out, geo)
         return
     extra = [_include_pad(p)] if kind == "avg" else []
-    call(k, "pool", f"{kind}_pool2d_forward", x, out, *geo, *extra)
+    name = f"{kind}_pool2d_forward" + (threaded(k, ins[0]) if kind == "max" else "")
+    call(k, "pool", name, x, out, *geo, *extra)
 
 
 def pool_backward_lower(k, node, ins, outs):
@@ -343,7 +345,7 @@ def pool_backward_lower(k, node, ins, outs):
     dout, x, dx = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
     geo = _pool_geometry(k, p, x)
     if kind == "max":
-        call(k, "pool", "max_pool2d_backward", x, dout, dx, *geo)
+        call(k, "pool", "max_pool2d_backward" + threaded(k, ins[1]), x, dout, dx, *geo)
     elif kind == "avg":
         call(k, "pool", "avg_pool2d_backward", dout, dx, *geo, _include_pad(p))
     elif kind == "sum":

@@ -6,6 +6,7 @@ from ...ops.norm import bn_batch_stats
 from ..emit import axis_view3, call, rows_view
 from ..emit import rank_axis as _rank_axis
 from ..rules import rule
+from .threaded import threaded
 
 
 def bn_lower(k, node, ins, outs):
@@ -15,11 +16,12 @@ def bn_lower(k, node, ins, outs):
     x, o = axis_view3(k, ins[0], ax, nd), axis_view3(k, outs[0], ax, nd)
     gamma, beta, mmean, mvar = ins[1:5]
     mean, var = outs[1], outs[2]
+    par = threaded(k, ins[0])
     if bn_batch_stats(node):
-        call(k, "norm", "batchnorm_forward_train", x, gamma, beta, mmean, mvar, o, mean, var,
+        call(k, "norm", "batchnorm_forward_train" + par, x, gamma, beta, mmean, mvar, o, mean, var,
              repr(p["eps"]), repr(p["momentum"]), p["fix_gamma"], True)
     else:
-        call(k, "norm", "batchnorm_forward_inference", x, gamma, beta, mmean, mvar, o, mean, var,
+        call(k, "norm", "batchnorm_forward_inference" + par, x, gamma, beta, mmean, mvar, o, mean, var,
              repr(p["eps"]), p["fix_gamma"])
 
 
@@ -28,7 +30,7 @@ def bn_backward_lower(k, node, ins, outs):
     nd, ax = _rank_axis(k, node, data)
     x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
     dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_backward", x, g, gamma, mean, invstd, dx, outs[1], outs[2],
+    call(k, "norm", "batchnorm_backward" + threaded(k, data), x, g, gamma, mean, invstd, dx, outs[1], outs[2],
          node.params["fix_gamma"], bn_batch_stats(node))
 
 
@@ -37,8 +39,8 @@ def bn_relu_backward_lower(k, node, ins, outs):
     nd, ax = _rank_axis(k, node, data)
     x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
     dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_relu_backward", x, g, gamma, beta, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], bn_batch_stats(node))
+    call(k, "norm", "batchnorm_relu_backward" + threaded(k, data), x, g, gamma, beta, mean, invstd, dx,
+         outs[1], outs[2], node.params["fix_gamma"], bn_batch_stats(node))
 
 
 def _ln_moved(node, shape: tuple) -> bool:

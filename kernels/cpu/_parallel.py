@@ -1,0 +1,36 @@
+"""The decorator of the kernels that split their work over threads (numba's ``prange``), and the
+size from which the compiler calls them.
+
+Memory-bound kernels (BatchNorm, max pooling) run their channels or planes on both cores: on a
+2-core Intel Xeon of ours one core reads ~6 GB/s, two read ~12 GB/s, and these kernels ran 1.7-2x
+faster on two threads (``docs/performance.md``, "Two cores for BatchNorm and max pooling").
+How many threads they get is :mod:`symjit.threads`' policy, the same count as BLAS's, set on
+numba (``numba.set_num_threads``) by the executor's calling thread.
+
+numba's ahead-of-time compiler (pycc, :mod:`symjit.compiler.aot`) cannot compile a ``parallel``
+function; its builder process sets :data:`SERIAL_VARIABLE`, under which these kernels compile as
+the serial loops they are with ``prange`` read as ``range`` (and are not written to numba's
+cache, whose entries would not say which form they hold).
+"""
+from __future__ import annotations
+
+import os
+
+import numba
+
+from symjit.threads import SERIAL_VARIABLE
+
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+
+__all__ = ["pjit", "SPLIT_MIN", "PARTS", "SERIAL_VARIABLE", "SERIAL"]
+
+SERIAL = os.environ.get(SERIAL_VARIABLE) == "1"
+SPLIT_MIN = 1 << 17
+"""Elements of a kernel's input from which the compiler calls its threaded form: below it, a
+thread hand-off costs more than the second core saves."""
+PARTS = 32
+"""Slices a threaded kernel cuts its planes into (numba's scheduler hands them to the threads in
+even runs; a kernel cannot ask numba for the thread count and stay in numba's disk cache)."""
+
+pjit = numba.njit(cache=not SERIAL, nogil=True, parallel=not SERIAL)
+

@@ -1,0 +1,125 @@
+"""The threaded forms of the BatchNorm and max-pooling kernels (channels or planes spread over
+numba's threads): the same results as the serial kernels to the last bit, chosen by the compiler
+from ``SPLIT_MIN`` elements on, and run on the thread count of symjit's policy."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit import threads
+from symjit.kernels.cpu import norm, pool
+from symjit.kernels.cpu._parallel import SPLIT_MIN
+
+RNG = np.random.default_rng(7)
+
+
+def _bn_inputs(shape, dtype):
+    x = RNG.standard_normal(shape).astype(dtype)
+    c = shape[1]
+    return x, RNG.random(c).astype(dtype) + 0.5, RNG.standard_normal(c).astype(dtype)
+
+
+@pytest.mark.parametrize("threads_n", [1, 2])
+@pytest.mark.parametrize("shape,dtype", [((3, 5, 7), np.float32), ((4, 9, 33), np.float64),
+                                         ((2, 1, 10), np.float32), ((0, 3, 4), np.float32)])
+def test_batchnorm_threaded_matches_serial(shape, dtype, threads_n):
+    numba.set_num_threads(min(threads_n, numba.config.NUMBA_NUM_THREADS))
+    x, g, b = _bn_inputs(shape, dtype)
+    c = shape[1]
+    outs = []
+    for name in ("batchnorm_forward_train", "batchnorm_forward_train_parallel"):
+        mm, mv = np.full(c, 0.3, dtype), np.full(c, 2.0, dtype)
+        out, sm, si = np.zeros_like(x), np.zeros(c, dtype), np.ones(c, dtype)
+        if shape[0]:   # the training forward needs N * S > 0
+            getattr(norm, name)(x, g, b, mm, mv, out, sm, si, 1e-3, 0.9, False, True)
+        outs.append((out, sm, si, mm, mv))
+    for name in ("batchnorm_forward_inference", "batchnorm_forward_inference_parallel"):
+        out, sm, si = np.empty_like(x), np.empty(c, dtype), np.empty(c, dtype)
+        getattr(norm, name)(x, g, b, np.full(c, 0.3, dtype), np.full(c, 2.0, dtype), out, sm, si, 1e-3, True)
+        outs.append((out, sm, si))
+    sm, si = outs[0][1], outs[0][2]
+    d = RNG.standard_normal(shape).astype(dtype)
+    for base, extra in (("batchnorm_backward", ()), ("batchnorm_relu_backward", (b,))):
+        for stats in (True, False):
+            for name in (base, base + "_parallel"):
+                for alias in ("none", "dout"):   # dx its own buffer, or written over dout
+                    dd = d.copy()
+                    dx = dd if alias == "dout" else np.empty_like(x)
+                    dg, db = np.empty(c, dtype), np.empty(c, dtype)
+                    getattr(norm, name)(x, dd, g, *extra, sm, si, dx, dg, db, False, stats)
+                    outs.append((dx, dg, db))
+    serial, threaded = outs[0::2], outs[1::2]
+    for s, t in zip(serial, threaded):
+        for a, b_ in zip(s, t):
+            np.testing.assert_array_equal(a, b_)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+@pytest.mark.parametrize("shape,k,s,p", [((3, 5, 9, 9), 3, 2, 1), ((2, 3, 8, 8), 2, 2, 0),
+                                          ((1, 1, 5, 4), 3, 1, 1), ((2, 2, 7, 7), 2, 2, 0),
+                                          ((2, 3, 4, 4), 3, 3, 2)])
+def test_max_pool_threaded_matches_serial(shape, k, s, p):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x[0, 0, 1, 1] = np.nan
+    oh, ow = ((shape[2] + 2 * p - k) // s + 1, (shape[3] + 2 * p - k) // s + 1)
+    geo = ((k, k), (s, s), (p, p))
+    o1, o2 = np.full((shape[0], shape[1], oh, ow), 5, np.float32), np.full((shape[0], shape[1], oh, ow), 6, np.float32)
+    pool.max_pool2d_forward(x, o1, *geo)
+    pool.max_pool2d_forward_parallel(x, o2, *geo)
+    np.testing.assert_array_equal(o1, o2)
+    d = RNG.standard_normal(o1.shape).astype(np.float32)
+    g1, g2 = np.full_like(x, 7), np.full_like(x, 8)
+    pool.max_pool2d_backward(x, d, g1, *geo)
+    pool.max_pool2d_backward_parallel(x, d, g2, *geo)
+    np.testing.assert_array_equal(g1, g2)
+
+
+def test_compiler_calls_the_threaded_kernels_from_split_min():
+    data = mx.sym.Variable("data")
+    net = mx.sym.Pooling(mx.sym.BatchNorm(data, name="bn"), kernel=(2, 2), stride=(2, 2),
+                         pool_type="max", name="pool")
+    big = (2, 4, 128, 128)                     # 131072 elements
+    assert np.prod(big) >= SPLIT_MIN
+    for shape, threaded in ((big, True), ((2, 4, 8, 8), False)):
+        ex = net.simple_bind(mx.cpu(), data=shape)
+        x = RNG.standard_normal(shape).astype(np.float32)
+        ex.forward(is_train=True, data=x)
+        ex.backward(mx.nd.ones(ex.outputs[0].shape))
+        xd = x.astype(np.float64)   # fix_gamma: gamma is 1, beta 0 (initialised zeros)
+        y = (xd - xd.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(xd.var(axis=(0, 2, 3), keepdims=True) + 1e-3)
+        ref = y.reshape(shape[0], shape[1], shape[2] // 2, 2, shape[3] // 2, 2).max(axis=(3, 5))
+        np.testing.assert_allclose(ex.outputs[0].asnumpy(), ref, rtol=1e-4, atol=1e-4)
+        source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
+        for kernel in ("batchnorm_forward_train", "max_pool2d_forward", "max_pool2d_backward",
+                       "batchnorm_backward"):
+            assert (f"{kernel}_parallel" in source) == threaded, (kernel, shape)
+
+
+def test_policy_sets_numba_threads_in_each_executor_thread():
+    import threading
+    sets, numba_sets = [], []
+
+    class Probe:
+        def others(self):
+            return 1.0
+
+    pol = threads.BlasThreads(sets.append, Probe(), cores=2, interval=0.0,
+                              numba_threads=numba_sets.append)
+    pol.adapt()
+    assert sets == [1] and numba_sets == [1]
+    pol.adapt()                                 # unchanged: numba is not set again
+    assert numba_sets == [1]
+    t = threading.Thread(target=pol.adapt)      # another thread gets numba's count too
+    t.start()
+    t.join()
+    assert numba_sets == [1, 1]
+    fixed = threads.BlasThreads(sets.append, None, cores=2, fixed=2, numba_threads=numba_sets.append)
+    fixed.adapt()
+    assert numba_sets[-1] == 2
+
+
+def test_omp_threads_wait_passively_unless_the_user_chose():
+    assert threads.omp_settings({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert threads.omp_settings({"OMP_WAIT_POLICY": "ACTIVE"}) == {}
