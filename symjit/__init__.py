@@ -12,7 +12,7 @@ from . import dist, threads
 # In an MPI job, each worker's share of the cores (see symjit.dist); it takes effect for the
 # libraries not loaded yet (Numba here; BLAS when numpy was not imported before symjit).
 _os.environ.update(dist.thread_settings())
-_os.environ.update(threads.omp_settings())   # before numba's threaded kernels load OpenMP
+_os.environ.update(threads.idle_settings())   # before OpenMP and scipy's OpenBLAS load
 from . import (  # noqa: E402
     callback,
     fluent,

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
-           "omp_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE"]
+           "idle_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
@@ -239,17 +239,21 @@ def _numba_setter() -> Callable[[int], None]:
     return set_threads
 
 
-def omp_settings(env: dict[str, str] | None = None) -> dict[str, str]:
-    """The OpenMP variables symjit sets at import where the user has not: threads that wait
-    passively (numba's ``prange`` loops run on OpenMP; its threads would otherwise spin after
-    each loop on the core the next GEMM's second BLAS thread needs, which made a GEMM after a
-    threaded BatchNorm 1.8x slower).
+def idle_settings(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables symjit sets at import where the user has not, so that idle threads give
+    their core back soon: OpenMP's (numba's ``prange`` loops) wait passively, and OpenBLAS's
+    threads spin at most 2^20 cycles (~0.4 ms) after a GEMM instead of 2^28 (~0.1 s). Spinning,
+    either took the core the other needs next: a GEMM right after a threaded BatchNorm ran 1.8x
+    slower, a threaded BatchNorm right after a GEMM 1.9x (``docs/performance.md``).
 
-    >>> omp_settings({}), omp_settings({'OMP_WAIT_POLICY': 'active'})
-    ({'OMP_WAIT_POLICY': 'PASSIVE'}, {})
+    >>> idle_settings({})
+    {'OMP_WAIT_POLICY': 'PASSIVE', 'OPENBLAS_THREAD_TIMEOUT': '20'}
+    >>> idle_settings({'OMP_WAIT_POLICY': 'active', 'OPENBLAS_THREAD_TIMEOUT': '28'})
+    {}
     """
     env = dict(os.environ) if env is None else env
-    return {} if env.get("OMP_WAIT_POLICY") else {"OMP_WAIT_POLICY": "PASSIVE"}
+    wanted = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "20"}
+    return {k: v for k, v in wanted.items() if not env.get(k)}
 
 
 def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasThreads | None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from symjit.kernels.cpu import norm, pool
+from symjit.kernels.cpu._parallel import SPLIT_MIN
 
 import symjit as mx
 from symjit import threads
-from symjit.kernels.cpu import norm, pool
-from symjit.kernels.cpu._parallel import SPLIT_MIN
 
 RNG = np.random.default_rng(7)
 
@@ -65,7 +65,8 @@ def test_max_pool_threaded_matches_serial(shape, k, s, p):
     x[0, 0, 1, 1] = np.nan
     oh, ow = ((shape[2] + 2 * p - k) // s + 1, (shape[3] + 2 * p - k) // s + 1)
     geo = ((k, k), (s, s), (p, p))
-    o1, o2 = np.full((shape[0], shape[1], oh, ow), 5, np.float32), np.full((shape[0], shape[1], oh, ow), 6, np.float32)
+    o1 = np.full((shape[0], shape[1], oh, ow), 5, np.float32)
+    o2 = np.full_like(o1, 6)
     pool.max_pool2d_forward(x, o1, *geo)
     pool.max_pool2d_forward_parallel(x, o2, *geo)
     np.testing.assert_array_equal(o1, o2)
@@ -88,7 +89,8 @@ def test_compiler_calls_the_threaded_kernels_from_split_min():
         ex.forward(is_train=True, data=x)
         ex.backward(mx.nd.ones(ex.outputs[0].shape))
         xd = x.astype(np.float64)   # fix_gamma: gamma is 1, beta 0 (initialised zeros)
-        y = (xd - xd.mean(axis=(0, 2, 3), keepdims=True)) / np.sqrt(xd.var(axis=(0, 2, 3), keepdims=True) + 1e-3)
+        axes = (0, 2, 3)
+        y = (xd - xd.mean(axis=axes, keepdims=True)) / np.sqrt(xd.var(axis=axes, keepdims=True) + 1e-3)
         ref = y.reshape(shape[0], shape[1], shape[2] // 2, 2, shape[3] // 2, 2).max(axis=(3, 5))
         np.testing.assert_allclose(ex.outputs[0].asnumpy(), ref, rtol=1e-4, atol=1e-4)
         source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
@@ -120,6 +122,32 @@ def test_policy_sets_numba_threads_in_each_executor_thread():
     assert numba_sets[-1] == 2
 
 
-def test_omp_threads_wait_passively_unless_the_user_chose():
-    assert threads.omp_settings({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
-    assert threads.omp_settings({"OMP_WAIT_POLICY": "ACTIVE"}) == {}
+def test_idle_threads_give_their_core_back_unless_the_user_chose():
+    assert threads.idle_settings({}) == {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "20"}
+    assert threads.idle_settings({"OMP_WAIT_POLICY": "ACTIVE"}) == {"OPENBLAS_THREAD_TIMEOUT": "20"}
+    assert threads.idle_settings({"OPENBLAS_THREAD_TIMEOUT": "4", "OMP_WAIT_POLICY": "x"}) == {}
+
+
+def test_a_cached_program_with_threaded_kernels_loads_in_a_new_process(tmp_path):
+    """Machine code that calls a threaded kernel (a program function, compiled or loaded from
+    numba's cache in the second process) links against numba's threading layer, which must be
+    running first (else LLVM aborts: "Symbol not found: allocate_sched")."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import numpy as np, symjit as mx\n"
+            "net = mx.sym.Convolution(mx.sym.Variable('data'), kernel=(3, 3), num_filter=8, pad=(1, 1))\n"
+            "net = mx.sym.Activation(mx.sym.BatchNorm(net, name='bn'), act_type='relu')\n"
+            "net = mx.sym.Pooling(net, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type='max')\n"
+            "ex = net.simple_bind(mx.cpu(), data=(2, 3, 128, 128))\n"
+            "ex.forward(is_train=True, data=np.ones((2, 3, 128, 128), np.float32))\n"
+            "ex.backward(mx.nd.ones(ex.outputs[0].shape))\n"
+            "print(float(np.abs(ex.outputs[0].asnumpy()).sum()))\n")
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, SYMJIT_CACHE_DIR=str(tmp_path / "cache"), SYMJIT_AOT="off", PYTHONPATH=root)
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert float(proc.stdout.strip().splitlines()[-1]) == 0.0   # relu(BN(const)) is 0

@@ -34,3 +34,9 @@ even runs; a kernel cannot ask numba for the thread count and stay in numba's di
 
 pjit = numba.njit(cache=not SERIAL, nogil=True, parallel=not SERIAL)
 
+if not SERIAL:
+    # Start numba's threading layer now: machine code loaded from numba's cache that calls a
+    # threaded kernel (a program function) links against the layer's symbols, which exist only
+    # once it runs ("LLVM ERROR: Symbol not found: allocate_sched" otherwise, an abort).
+    numba.get_num_threads()
+
