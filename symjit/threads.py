@@ -1,12 +1,18 @@
 """How symjit's kernels use the cores: GEMMs in BLAS threads, sized to the cores other processes
-leave free; everything else (im2col, epilogues, pooling, updates) in the calling thread.
+leave free; BatchNorm and max pooling on big arrays in numba threads, as many as BLAS gets
+(:mod:`symjit.kernels.cpu._parallel`); everything else (im2col, epilogues, updates, generated
+kernels) in the calling thread.
 
 Measured on our 2-core machines (``docs/performance.md``, "Thread policy"): on an idle machine two
 OpenBLAS threads run the tutorial MLP loop 25% faster and LeNet's step 30% faster than one; with
 one other busy process on the machine the same two threads collapse (the MLP loop 3-4x slower, as
 every GEMM waits at its join for the thread that shares a core with the other process), while one
-thread keeps its idle speed. Numba's ``prange`` kernels lost to the serial ones on every shape
-measured (their threads and BLAS's compete for the two cores), so generated code is serial.
+thread keeps its idle speed. Numba's ``prange`` forms of the convolution kernels lost to the
+serial ones on every shape measured (their threads and BLAS's compete for the two cores), so
+generated code is serial. The memory-bound BatchNorm and max-pooling kernels are another matter on
+an Intel Xeon of ours, where one core reads ~6 GB/s and two ~12: split over both cores they run
+1.6-2x faster ("Two cores for BatchNorm and max pooling"); idle threads must then give their core
+back quickly (:func:`idle_settings`).
 
 So the policy is: BLAS threads = the cores this process may use minus the cores other processes
 kept busy over the last :data:`INTERVAL` seconds (rounded, at least 1), re-read at most every
