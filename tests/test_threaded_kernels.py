@@ -79,13 +79,15 @@ def test_max_pool_threaded_matches_serial(shape, k, s, p):
 
 def test_compiler_calls_the_threaded_kernels_from_split_min():
     data = mx.sym.Variable("data")
-    net = mx.sym.Pooling(mx.sym.BatchNorm(data, name="bn"), kernel=(2, 2), stride=(2, 2),
+    net = mx.sym.Convolution(data, kernel=(1, 1), num_filter=4, name="conv")
+    net = mx.sym.Pooling(mx.sym.BatchNorm(net, name="bn"), kernel=(2, 2), stride=(2, 2),
                          pool_type="max", name="pool")
     big = (2, 4, 128, 128)                     # 131072 elements
     assert np.prod(big) >= SPLIT_MIN
     for shape, threaded in ((big, True), ((2, 4, 8, 8), False)):
         ex = net.simple_bind(mx.cpu(), data=shape)
         x = RNG.standard_normal(shape).astype(np.float32)
+        ex.arg_dict["conv_weight"][:] = np.eye(4, dtype=np.float32).reshape(4, 4, 1, 1)   # conv = x
         ex.forward(is_train=True, data=x)
         ex.backward(mx.nd.ones(ex.outputs[0].shape))
         xd = x.astype(np.float64)   # fix_gamma: gamma is 1, beta 0 (initialised zeros)
@@ -95,7 +97,7 @@ def test_compiler_calls_the_threaded_kernels_from_split_min():
         np.testing.assert_allclose(ex.outputs[0].asnumpy(), ref, rtol=1e-4, atol=1e-4)
         source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
         for kernel in ("batchnorm_forward_train", "max_pool2d_forward", "max_pool2d_backward",
-                       "batchnorm_backward"):
+                       "batchnorm_backward", "conv_bias_grad"):
             assert (f"{kernel}_parallel" in source) == threaded, (kernel, shape)
 
 
@@ -151,3 +153,14 @@ def test_a_cached_program_with_threaded_kernels_loads_in_a_new_process(tmp_path)
                               timeout=600)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert float(proc.stdout.strip().splitlines()[-1]) == 0.0   # relu(BN(const)) is 0
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 2, 3), (2, 7, 1, 1), (4, 2, 9, 5)])
+def test_conv_bias_grad_threaded_matches_serial(shape):
+    from symjit.kernels.cpu import conv
+    dout = RNG.standard_normal(shape).astype(np.float32)
+    a, b = np.full(shape[1], 3, np.float32), np.full(shape[1], 4, np.float32)
+    conv.conv_bias_grad(dout, a)
+    conv.conv_bias_grad_parallel(dout, b)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, dout.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)

@@ -70,6 +70,7 @@ from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from .blas import xgemm
+from .conv_bias import check_conv_bias_grad, conv_bias_grad, conv_bias_grad_parallel  # noqa: F401
 from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of this module's API)
     CONV_BLOCK_CACHE,
     CONV_BLOCK_PER_FILTER,
@@ -97,6 +98,7 @@ __all__ = [
     "conv2d_forward_cnhw",
     "conv2d_backward_data", "conv2d_backward_data_parallel",
     "conv2d_backward_weight", "conv2d_backward_weight_parallel", "conv_bias_grad",
+    "conv_bias_grad_parallel",
     "im2col", "col2im", "add_channel_bias",
 ]
 
@@ -178,14 +180,6 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
     _check_cols(name, kind, cols, data, w, out, groups)
     if bias is not None:
         need_shape(name, "bias", bias, (f,), " (one value per filter)")
-
-
-def check_conv_bias_grad(dout: np.ndarray, db: np.ndarray) -> None:
-    """Validate :func:`conv_bias_grad`: ``dout`` 4-D ``(N, F, OH, OW)``, ``db`` ``(F,)``."""
-    check_arrays("conv_bias_grad", dout=dout, db=db)
-    need_ndim("conv_bias_grad", "dout", dout, 4)
-    need_shape("conv_bias_grad", "db", db, (dout.shape[1],),
-               f" (one value per channel of dout {shape_str(dout.shape)})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -761,38 +755,3 @@ def conv2d_backward_weight_parallel(dout, x, dw, cols, stride, pad, dilate, grou
             _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
         _weight_gemm(dyf, 0, nbb * p, cols2, dwt, n0 == 0, groups)
     _untranspose(dwt, dw2, groups)
-
-
-@_jit
-def _sum8(af, start, stop):
-    """``sum(af[start:stop])`` with eight interleaved partial sums (vectorisable, fixed order)."""
-    z = af[_u(start)] * 0
-    s0, s1, s2, s3, s4, s5, s6, s7 = z, z, z, z, z, z, z, z
-    q = start
-    while q + 8 <= stop:
-        s0 += af[_u(q)]
-        s1 += af[_u(q + 1)]
-        s2 += af[_u(q + 2)]
-        s3 += af[_u(q + 3)]
-        s4 += af[_u(q + 4)]
-        s5 += af[_u(q + 5)]
-        s6 += af[_u(q + 6)]
-        s7 += af[_u(q + 7)]
-        q += 8
-    while q < stop:
-        s0 += af[_u(q)]
-        q += 1
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-
-
-@_jit
-def conv_bias_grad(dout, db):
-    """Bias gradient ``db[f] = dout[:, f].sum()`` (over N, OH, OW); ``db`` overwritten."""
-    n_, f_ = dout.shape[0], dout.shape[1]
-    p = dout.shape[2] * dout.shape[3]
-    df = dout.reshape(-1)
-    for f in range(f_):
-        db[f] = 0
-    for n in range(n_):
-        for f in range(f_):
-            db[f] += _sum8(df, (n * f_ + f) * p, (n * f_ + f + 1) * p)

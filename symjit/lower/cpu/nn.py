@@ -264,7 +264,7 @@ def conv_weight_lower(k, node, ins, outs):
 
 def conv_bias_lower(k, node, ins, outs):
     """``_backward_Convolution_bias(ograd) -> dbias``: the sum over every axis but 1."""
-    call(k, "conv", "conv_bias_grad", _as4d(k, ins[0]), outs[0])
+    call(k, "conv_bias", "conv_bias_grad" + threaded(k, ins[0]), _as4d(k, ins[0]), outs[0])
 
 
 # ---------------------------------------------------------------------------------------------
