@@ -1,9 +1,10 @@
 """The decorator of the kernels that split their work over threads (numba's ``prange``), and the
 size from which the compiler calls them.
 
-Memory-bound kernels (BatchNorm, max pooling) run their channels or planes on both cores: on a
-2-core Intel Xeon of ours one core reads ~6 GB/s, two read ~12 GB/s, and these kernels ran 1.7-2x
-faster on two threads (``docs/performance.md``, "Two cores for BatchNorm and max pooling").
+Memory-bound kernels (BatchNorm, max pooling, the convolution bias gradient) run their channels,
+planes or filters on both cores: on a 2-core Intel Xeon of ours one core reads ~6 GB/s, two read
+~12 GB/s, and these kernels ran 1.6-2x faster on two threads (``docs/performance.md``, "Two
+cores for BatchNorm and max pooling").
 How many threads they get is :mod:`symjit.threads`' policy, the same count as BLAS's, set on
 numba (``numba.set_num_threads``) by the executor's calling thread.
 
