@@ -39,13 +39,19 @@ from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
-           "idle_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE"]
+           "idle_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE",
+           "SPLIT_MIN"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
 (~30 us each) against steps of milliseconds; /proc counts in 10 ms ticks, so a reading resolves
 a tenth of a core."""
 
+SPLIT_MIN = 1 << 17
+"""Elements of a kernel's input from which the compiler calls its threaded form
+(:mod:`symjit.kernels.cpu._parallel`): below it, a thread hand-off costs more than the second core
+saves. Here, not there, so that lowering imports no numba (a process running ahead-of-time
+modules never loads it)."""
 SERIAL_VARIABLE = "SYMJIT_SERIAL_KERNELS"
 """Set to ``1`` by the ahead-of-time builder for its own process, not by users: the threaded
 kernels then compile serially (:mod:`symjit.kernels.cpu._parallel`)."""

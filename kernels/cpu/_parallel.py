@@ -19,16 +19,13 @@ import os
 
 import numba
 
-from symjit.threads import SERIAL_VARIABLE
+from symjit.threads import SERIAL_VARIABLE, SPLIT_MIN
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 
 __all__ = ["pjit", "SPLIT_MIN", "PARTS", "SERIAL_VARIABLE", "SERIAL"]
 
 SERIAL = os.environ.get(SERIAL_VARIABLE) == "1"
-SPLIT_MIN = 1 << 17
-"""Elements of a kernel's input from which the compiler calls its threaded form: below it, a
-thread hand-off costs more than the second core saves."""
 PARTS = 32
 """Slices a threaded kernel cuts its planes into (numba's scheduler hands them to the threads in
 even runs; a kernel cannot ask numba for the thread count and stay in numba's disk cache)."""

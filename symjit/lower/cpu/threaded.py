@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+from ...threads import SPLIT_MIN
+
 
 def threaded(k, arr: str) -> str:
     """``"_parallel"`` when the array named ``arr`` holds at least ``SPLIT_MIN`` elements (its
     kernel then splits channels or planes over the threads the policy of :mod:`symjit.threads`
     gives numba), else ``""``."""
-    from symjit.kernels.cpu._parallel import SPLIT_MIN
     return "_parallel" if math.prod(k.info[arr].shape) >= SPLIT_MIN else ""
