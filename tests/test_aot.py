@@ -52,12 +52,40 @@ print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules, 'direct': dir
 """
 
 
-def _run(cache: Path, mode: str, out: Path) -> dict:
+# BatchNorm and max pooling on 2^17 elements run their threaded kernels, which no entry can hold: the
+# forward phase (one compiled function) and that call of the backward's host loop run numba's.
+THREADED = """
+import json, logging, sys, numpy as np, symjit as mx
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+net = mx.sym.BatchNorm(mx.sym.Variable('data'), fix_gamma=False, name='bn')
+net = mx.sym.Pooling(net, kernel=(3, 3), stride=(2, 2), pool_type='max')
+for i in range(9):
+    net = mx.sym.Activation(mx.sym.FullyConnected(net, num_hidden=8, name=f'fc{i}'), act_type='relu')
+net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=4, name='out'), name='softmax')
+ex = net.simple_bind(mx.cpu(), data=(2, 16, 64, 64))
+rng = np.random.default_rng(0)
+for name, a in sorted(ex.arg_dict.items()):
+    a[:] = rng.standard_normal(a.shape).astype(np.float32) * 0.5
+ex.arg_dict['softmax_label'][:] = rng.integers(0, 4, 2)
+ex.forward(is_train=True)
+ex.backward()
+result = [ex.outputs[0].asnumpy()] + [g.asnumpy() for g in ex.grad_arrays if g is not None]
+np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
+program = ex._programs['train'].program
+threaded = sorted(k for k, (_, text) in program.kernel_texts.items() if '_parallel(' in text)
+print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.items()},
+                  'threaded': len(threaded)}))
+"""
+
+
+def _run(cache: Path, mode: str, out: Path, script: str = SCRIPT, log: list | None = None) -> dict:
     env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache), SYMJIT_AOT=mode, PYTHONPATH=str(ROOT),
                SYMJIT_COMPILE_WORKERS="1")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(out)], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", script, str(out)], env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+    if log is not None:
+        log.append(proc.stderr)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -156,3 +184,40 @@ def test_a_segment_bound_to_other_argument_types_runs_numbas_kernels():
     loaded.call(seg, [a, a.astype(np.float64)])()
     loaded.call(seg, [a, a[::2]])()
     assert ran == ["aot", "numba", "numba"]
+
+
+def test_threaded_kernels_stay_out_of_entries_and_run_threaded(tmp_path):
+    cache, logs = tmp_path / "cache", []
+    first = _run(cache, "off", tmp_path / "r1.npy", THREADED)      # compiles with numba
+    assert first == {"kinds": {"train": "module"}, "threaded": 4}   # BN, pool: forward, backward
+    second = _run(cache, "sync", tmp_path / "r2.npy", THREADED, logs)   # builds the entry, waits
+    third = _run(cache, "sync", tmp_path / "r3.npy", THREADED, logs)    # loads it
+    assert third["kinds"] == {"train": "Loaded"}, logs[-1]
+    assert "removed" not in "".join(logs) and "could not" not in "".join(logs), logs
+    entries = [json.loads(p.read_text()) for p in (cache / "aot").glob("symjit_aot_*.json")]
+    # forward + backward phases but the forward (it calls BN's and the pool's threaded kernels)
+    # and the backward's two threaded calls; the entry holds the rest of the backward's calls.
+    assert len(entries) == 1 and entries[0]["units"] > 0, entries
+    r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
+    assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
+    assert second["threaded"] == third["threaded"] == 4
+
+
+def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():
+    import types
+
+    from symjit.compiler.codegen.generate import Segment
+    a = np.zeros(3, np.float32)
+    ran = []
+    entry = types.ModuleType("symjit_aot_example")
+    entry.backward_0__0 = lambda *args: ran.append("aot k0")
+    numba_module = types.SimpleNamespace(k0=lambda *args: ran.append("numba k0"),
+                                         k1=lambda *args: ran.append("numba k1"),
+                                         backward=lambda *args: ran.append("numba backward"))
+    units = [("backward_0__0", "m", "k0", aot.arg_types([a]))]
+    loaded = aot.Loaded(entry, units, lambda: numba_module, threaded={"k1"})
+    calls = Segment("calls", "backward_0", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])
+    loaded.call(calls, [a, a])()
+    phase = Segment("njit", "backward", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])
+    loaded.call(phase, [a, a])()
+    assert ran == ["aot k0", "numba k1", "numba backward"]

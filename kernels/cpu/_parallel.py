@@ -9,9 +9,10 @@ How many threads they get is :mod:`symjit.threads`' policy, the same count as BL
 numba (``numba.set_num_threads``) by the executor's calling thread.
 
 numba's ahead-of-time compiler (pycc, :mod:`symjit.compiler.aot`) cannot compile a ``parallel``
-function; its builder process sets :data:`SERIAL_VARIABLE`, under which these kernels compile as
-the serial loops they are with ``prange`` read as ``range`` (and are not written to numba's
-cache, whose entries would not say which form they hold).
+function, so no entry holds a call of these kernels (``aot.threaded_kernels``); its builder
+process, which imports them all the same, sets :data:`SERIAL_VARIABLE`, under which they are the
+serial loops they are with ``prange`` read as ``range``, start no threads and are not written to
+numba's cache (whose entries would not say which form they hold).
 """
 from __future__ import annotations
 

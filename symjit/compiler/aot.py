@@ -32,8 +32,12 @@ When entries are built is ``Config.aot`` (``SYMJIT_AOT``):
 * ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
 * ``off``: entries are neither built nor loaded.
 
-The threaded kernels (:mod:`symjit.kernels.cpu._parallel`) run serially in an entry: pycc cannot
-compile a parallel loop, so the builder compiles their serial form. An entry the builder could not
+A unit that calls a threaded kernel (:mod:`symjit.kernels.cpu._parallel`: BatchNorm, max pooling and
+the bias gradient on big arrays) stays out of the entry: pycc compiles no parallel loop, and numba's
+cache of the kernels that call one holds the threaded code, which a pycc module cannot link (it
+then failed to load). Such a segment (a phase function calling it, or that one call of a host
+loop) runs numba's kernels, threaded, beside the entry's (numba is then imported, once the segment
+is bound). An entry the builder could not
 make (no C compiler, say) records why, logged once per process (``symjit`` logger); binds then use
 numba's cache as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
 is deleted and never loaded.
@@ -217,7 +221,7 @@ def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
     import symjit
     root = str(Path(symjit.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
-    env[SERIAL_VARIABLE] = "1"   # pycc compiles no parallel loops: the threaded kernels' serial form
+    env[SERIAL_VARIABLE] = "1"   # no units call threaded kernels; their modules start no threads here
     cmd = [sys.executable, "-c", _BUILDER, str(spec_path)]
     log = open(_aot_dir(cfg) / f"{name}.log", "wb")   # noqa: SIM115 - the child owns it
     try:
@@ -241,28 +245,38 @@ def _enabled(cfg: Config, target: str) -> bool:
     return cfg.aot != "off" and cfg.cache and target == "cpu"
 
 
-def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple]]:
-    """``(export name, attribute of the program's module, arguments)`` of each compiled call of a
-    bound ``njit`` or ``calls`` segment (none for a host segment)."""
+def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple, list[str]]]:
+    """``(export name, attribute of the program's module, arguments, kernels it runs)`` of each
+    compiled call of a bound ``njit`` or ``calls`` segment (none for a host segment)."""
     from ..lower.cpu import bound_calls
     if seg.kind == "njit":
-        return [(seg.name, seg.name, tuple(payload))]
+        return [(seg.name, seg.name, tuple(payload), [fn for fn, *_ in seg.launches])]
     if seg.kind != "calls":
         return []
-    return [(f"{seg.name}__{i}", fn, args)
+    return [(f"{seg.name}__{i}", fn, args, [fn])
             for i, (fn, args) in enumerate(bound_calls(seg.launches, dict(zip(seg.vids, payload))))]
+
+
+def threaded_kernels(program: Any) -> set[str]:
+    """The kernel functions of a program that call a threaded building block (their source calls a
+    ``*_parallel`` kernel, :func:`symjit.lower.cpu.threaded.threaded`): no entry holds them."""
+    from ..lower.cpu.threaded import calls_threaded
+    return {fn for fn, (_, text) in program.kernel_texts.items() if calls_threaded(text)}
 
 
 def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
     """The units of a bound CPU program (``steps``: ``bind_phases``'s segments with their
-    arguments): each phase function, each kernel call of a ``calls`` segment. None when an
-    argument has no description (the program then runs from numba's cache)."""
+    arguments): each phase function, each kernel call of a ``calls`` segment, but those running a
+    threaded kernel. None when an argument has no description (the program then runs from numba's
+    cache)."""
     from .cache import module_name
     module = module_name(compiled.program.module_source, compiled.target)
+    threaded = threaded_kernels(compiled.program)
     try:
         return [(export, module, attr, arg_types(args))
                 for segs in steps.values() for seg, payload in segs
-                for export, attr, args in _segment_calls(seg, payload)]
+                for export, attr, args, fns in _segment_calls(seg, payload)
+                if threaded.isdisjoint(fns)]
     except Unsupported:
         return None
 
@@ -272,29 +286,40 @@ class Loaded:
     segment whose bound arguments are not of the types the entry was built for (arrays of
     another executor sharing the program) runs numba's module instead (``numba_module()``)."""
 
-    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any]):
+    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any],
+                 threaded: set[str] | frozenset = frozenset()):
         self.module = module
         self.__name__ = module.__name__
         self.sigs = {u[0]: u[3] for u in units}
         self.numba_module = numba_module
+        self.threaded = threaded   # kernels no unit holds (:func:`threaded_kernels`)
+
+    def _fits(self, name: str, args: tuple, fns: list[str]) -> bool:
+        if not self.threaded.isdisjoint(fns):
+            return False
+        try:
+            if self.sigs.get(name) == arg_types(args):
+                return True
+        except Unsupported:
+            pass
+        _LOG.info("symjit: call %s runs numba's kernels: its arrays are not of the types "
+                  "ahead-of-time module %s was built for", name, self.__name__)
+        return False
 
     def call(self, seg: Any, payload: Any) -> Callable[[], None]:
-        """The call of an ``njit`` or ``calls`` segment on its bound ``payload``."""
+        """The call of an ``njit`` or ``calls`` segment on its bound ``payload``: the entry's
+        functions, numba's kernels for a threaded kernel's call or arguments of other types."""
         from ..lower.target import get_target
-        calls = [(export, args) for export, _, args in _segment_calls(seg, payload)]
-        try:
-            fits = all(self.sigs.get(name) == arg_types(args) for name, args in calls)
-        except Unsupported:
-            fits = False
-        if not fits:
-            _LOG.info("symjit: segment %s runs numba's kernels: its arrays are not of the types "
-                      "ahead-of-time module %s was built for", seg.name, self.__name__)
-            cpu = get_target("cpu")
-            if seg.kind == "njit":
+        cpu = get_target("cpu")
+        calls = []
+        for i, (name, _, args, fns) in enumerate(_segment_calls(seg, payload)):
+            if self._fits(name, args, fns):
+                calls.append((getattr(self.module, name), args))
+            elif seg.kind == "njit":
                 return cpu.prepare(self.numba_module(), seg.name, payload)
-            calls = cpu.prepare_calls(self.numba_module(), seg.launches, dict(zip(seg.vids, payload)))
-        else:
-            calls = [(getattr(self.module, name), args) for name, args in calls]
+            else:
+                calls += cpu.prepare_calls(self.numba_module(), [seg.launches[i]],
+                                           dict(zip(seg.vids, payload)))
         if len(calls) == 1:
             return functools.partial(calls[0][0], *calls[0][1])
 
@@ -318,7 +343,7 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     def numba_module() -> types.ModuleType:
         from .cache import load_program as load_numba
         return load_numba(compiled.program, compiled.target, cfg)
-    return Loaded(module, units, numba_module)
+    return Loaded(module, units, numba_module, threaded_kernels(compiled.program))
 
 
 AUTO_MAX_PROGRAMS = 4   # ``auto`` builds at exit for a process that bound at most this many programs
