@@ -148,6 +148,11 @@ CONV_CASES = [
     ((1, 3, 4, 5), (5, 3, 4, 5), (1, 1), (0, 0), (1, 1), 1),  # kernel covers the whole input
     ((2, 2, 3, 3), (3, 2, 3, 3), (1, 1), (4, 4), (1, 1), 1),  # pad larger than the kernel
     ((3, 2, 6, 7), (3, 2, 3, 2), (1, 1), (0, 0), (1, 1), 1),  # every tap inside: whole rows copied
+    # stride 2 on both axes: im2col splits input rows into even and odd columns (_im2col_stride2)
+    ((2, 3, 15, 14), (4, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1),   # ResNet's stem, odd and even sides
+    ((2, 4, 9, 10), (6, 2, 3, 4), (2, 2), (1, 0), (1, 1), 2),    # groups, pads differ, even KW
+    ((1, 2, 8, 7), (3, 2, 2, 5), (2, 2), (0, 2), (1, 1), 1),     # pad only on columns
+    ((2, 2, 5, 6), (2, 2, 3, 4), (2, 2), (3, 2), (1, 1), 1),     # pad 3: some tap rows outside
 ]
 
 
