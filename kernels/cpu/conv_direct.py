@@ -33,9 +33,14 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
-from .conv import _valid_range, conv2d_output_size
-from .conv_shapes import POINTWISE_MIN_PIXELS, is_depthwise, is_pointwise  # noqa: F401  (re-exported)
+from .conv_shapes import (  # noqa: F401  (re-exported)
+    POINTWISE_MIN_PIXELS,
+    conv2d_output_size,
+    is_depthwise,
+    is_pointwise,
+)
 from .gemm import KernelArgError
+from .im2col import _valid_range
 
 __all__ = ["conv2d_forward_depthwise", "conv2d_forward_1x1", "check_depthwise", "is_depthwise",
            "is_pointwise", "POINTWISE_MIN_PIXELS"]
