@@ -286,19 +286,20 @@ class Loaded:
     segment whose bound arguments are not of the types the entry was built for (arrays of
     another executor sharing the program) runs numba's module instead (``numba_module()``)."""
 
-    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any],
-                 threaded: set[str] | frozenset = frozenset()):
+    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any]):
         self.module = module
         self.__name__ = module.__name__
         self.sigs = {u[0]: u[3] for u in units}
         self.numba_module = numba_module
-        self.threaded = threaded   # kernels no unit holds (:func:`threaded_kernels`)
 
-    def _fits(self, name: str, args: tuple, fns: list[str]) -> bool:
-        if not self.threaded.isdisjoint(fns):
+    def _fits(self, name: str, args: tuple) -> bool:
+        """Whether the entry holds call ``name`` for these arguments' types; a call it lacks runs
+        a threaded kernel (:func:`program_units` leaves those out)."""
+        sig = self.sigs.get(name)
+        if sig is None:
             return False
         try:
-            if self.sigs.get(name) == arg_types(args):
+            if sig == arg_types(args):
                 return True
         except Unsupported:
             pass
@@ -312,8 +313,8 @@ class Loaded:
         from ..lower.target import get_target
         cpu = get_target("cpu")
         calls = []
-        for i, (name, _, args, fns) in enumerate(_segment_calls(seg, payload)):
-            if self._fits(name, args, fns):
+        for i, (name, _, args, _) in enumerate(_segment_calls(seg, payload)):
+            if self._fits(name, args):
                 calls.append((getattr(self.module, name), args))
             elif seg.kind == "njit":
                 return cpu.prepare(self.numba_module(), seg.name, payload)
@@ -343,7 +344,7 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     def numba_module() -> types.ModuleType:
         from .cache import load_program as load_numba
         return load_numba(compiled.program, compiled.target, cfg)
-    return Loaded(module, units, numba_module, threaded_kernels(compiled.program))
+    return Loaded(module, units, numba_module)
 
 
 AUTO_MAX_PROGRAMS = 4   # ``auto`` builds at exit for a process that bound at most this many programs
