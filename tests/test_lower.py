@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from symjit.kernels.cpu.conv_shapes import vec_tile
 
 import symjit as mx
 from symjit.base import MXNetError
@@ -205,7 +206,7 @@ def test_convolution_scratch_is_a_planned_workspace(capsys, tmp_path):
 def test_convolution_of_an_image_bigger_than_its_block_runs_blocks_of_output_rows():
     """A layer whose one image's im2col exceeds its block budget (32 filters: 32 * 12 Ki elements)
     over a plane of >= ROWS_MIN_PIXELS outputs plans a workspace of whole output rows, and the
-    compiled net computes the convolution."""
+    compiled net computes the convolution (in float64: in float32 the SIMD tile kernels take it)."""
     from symjit.kernels.cpu.conv import conv2d_block_elems, conv2d_cols_shape, conv2d_forward_rows
     x_shape, w_shape, out_shape = (2, 16, 70, 70), (32, 16, 3, 3), (2, 32, 68, 68)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=32,
@@ -213,17 +214,19 @@ def test_convolution_of_an_image_bigger_than_its_block_runs_blocks_of_output_row
     limit = conv2d_block_elems(w_shape, 1)
     rows = conv2d_forward_rows(16 * 9, 32, 68, 68, limit)
     assert 1 < rows < 68 and (16 * 9 + 32) * 68 * 68 > limit
+    f64 = np.dtype("float64")
     c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (32,)},
-                       {"data": F32, "conv_weight": F32, "conv_bias": F32}, {}, False, Config.from_env(),
+                       {"data": f64, "conv_weight": f64, "conv_bias": f64}, {}, False, Config.from_env(),
                        load=False)
     fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
     (ws,) = fwd.workspace
     assert c.graph.values[ws].shape == conv2d_cols_shape("forward", x_shape, w_shape, out_shape, 1, limit) \
         == (1, (16 * 9 + 32) * rows * 68)
+    assert "conv2d_forward(" in c.program.source
     rng = np.random.default_rng(0)
     args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.1,
             "conv_bias": rng.standard_normal(32)}
-    ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()}, grad_req="null")
+    ex = net.bind(mx.cpu(), {k: mx.nd.array(v, dtype="float64") for k, v in args.items()}, grad_req="null")
     got = ex.forward()[0].asnumpy()
     windows = np.lib.stride_tricks.sliding_window_view(args["data"], (3, 3), axis=(2, 3))
     want = np.einsum("nchwij,fcij->nfhw", windows, args["conv_weight"])
@@ -390,3 +393,43 @@ def test_cuda_convolution_is_an_implicit_gemm_unless_grouped():
                  if f"k{g.id}" in c.program.spans}
         for op in ("Convolution", "_backward_Convolution_data", "_backward_Convolution_weight"):
             assert kinds[op] == per, kinds
+
+
+@pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512: no tile kernels")
+def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
+    """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and the data
+    gradient call the tile kernels of conv_vec (the weight gradient keeps im2col's); output and
+    gradients match numpy's."""
+    x_shape, w_shape = (1, 32, 80, 80), (32, 32, 3, 3)
+    net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
+                                               num_filter=32, name="conv"), act_type="relu")
+    rng = np.random.default_rng(1)
+    args = {"data": rng.standard_normal(x_shape), "conv_weight": rng.standard_normal(w_shape) * 0.05,
+            "conv_bias": rng.standard_normal(32)}
+    c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (32,)},
+                       {"data": F32, "conv_weight": F32, "conv_bias": F32},
+                       {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
+                       Config.from_env(), load=False)
+    src = c.program.source
+    assert "conv2d_forward_vec_parallel(" in src and "conv2d_backward_data_vec_parallel(" in src
+    assert "conv2d_backward_weight(" in src
+    ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
+                  args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
+    got = ex.forward(is_train=True)[0].asnumpy()
+    padded = np.pad(args["data"], ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    pre = np.einsum("nchwij,fcij->nfhw", windows, args["conv_weight"])
+    pre += args["conv_bias"][None, :, None, None]
+    np.testing.assert_allclose(got, np.maximum(pre, 0.0), rtol=1e-4, atol=1e-4)
+    head = rng.standard_normal(got.shape)
+    ex.backward(mx.nd.array(head.astype(np.float32)))
+    dpre = head * (pre > 0)
+    dpadded = np.zeros_like(padded)
+    for i in range(3):
+        for j in range(3):
+            tap = args["conv_weight"][:, :, i, j]
+            dpadded[:, :, i:i + 80, j:j + 80] += np.einsum("nfhw,fc->nchw", dpre, tap)
+    got_dx = ex.grad_dict["data"].asnumpy()
+    np.testing.assert_allclose(got_dx, dpadded[:, :, 1:-1, 1:-1], rtol=1e-4, atol=1e-4)
+    dw = np.einsum("nfhw,nchwij->fcij", dpre, windows)
+    np.testing.assert_allclose(ex.grad_dict["conv_weight"].asnumpy(), dw, rtol=1e-4, atol=1e-3)

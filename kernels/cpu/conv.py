@@ -85,6 +85,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     conv2d_images_per_block,
     conv2d_output_size,
     conv2d_scratch_length,
+    is_vec,
     is_winograd,
 )
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
@@ -151,18 +152,19 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                  bias: np.ndarray | None = None) -> None:
     """Validate the arguments of a convolution kernel (see the module docstring's contract).
 
-    ``kind`` is ``'forward'``, ``'forward_cnhw'`` or ``'forward_winograd'`` (``data=x, w, out``),
-    ``'backward_data'`` or ``'backward_data_winograd'`` (see :mod:`~symjit.kernels.cpu.conv_winograd`)
-    (``data=dx, w, out=dout``), ``'backward_weight'`` or ``'backward_weight_winograd'`` (``data=x,
-    w=dw, out=dout``); ``bias`` is
-    checked when given. Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``)
-    naming the argument.
+    ``kind`` is ``'forward'``, ``'forward_cnhw'``, ``'forward_winograd'`` or ``'forward_vec'``
+    (``data=x, w, out``), ``'backward_data'``, ``'backward_data_winograd'`` (see
+    :mod:`~symjit.kernels.cpu.conv_winograd`) or ``'backward_data_vec'`` (see
+    :mod:`~symjit.kernels.cpu.conv_vec`) (``data=dx, w, out=dout``), ``'backward_weight'`` or
+    ``'backward_weight_winograd'`` (``data=x, w=dw, out=dout``); ``bias`` is checked when given.
+    Raises :class:`~symjit.kernels.cpu.gemm.KernelArgError` (a ``ValueError``) naming the argument.
     """
     if kind not in KINDS:
         raise KernelArgError(f"check_conv2d: kind must be one of {KINDS}, got {kind!r}")
     name = f"conv2d_{kind}"
     dname, wname, oname = {"backward_data": ("dx", "w", "dout"),
                            "backward_data_winograd": ("dx", "w", "dout"),
+                           "backward_data_vec": ("dx", "w", "dout"),
                            "backward_weight": ("x", "dw", "dout"),
                            "backward_weight_winograd": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
@@ -190,6 +192,11 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
         raise KernelArgError(f"{name}: takes a 3x3 window at stride 1, dilate 1, one group and pad <= 2; "
                              f"got '{wname}' {shape_str(w.shape)}, stride={stride}, dilate={dilate}, "
                              f"groups={groups}, pad={pad}")
+    if kind.endswith("_vec") and not is_vec(data.shape, w.shape, stride, pad, dilate, groups, data.dtype):
+        raise KernelArgError(f"{name}: takes float32 at stride 1, dilate 1, one group and pad <= kernel - 1 "
+                             f"on a host with AVX2 or AVX-512; got '{dname}' {shape_str(data.shape)} "
+                             f"{data.dtype}, '{wname}' {shape_str(w.shape)}, stride={stride}, "
+                             f"dilate={dilate}, groups={groups}, pad={pad}")
     _check_cols(name, kind, cols, data, w, out, groups)
     if bias is not None:
         need_shape(name, "bias", bias, (f,), " (one value per filter)")

@@ -10,6 +10,8 @@ re-export them.
 """
 from __future__ import annotations
 
+import functools
+
 from symjit.jitext import jitable
 
 from .errors import KernelArgError
@@ -22,10 +24,12 @@ __all__ = [
     "is_depthwise", "is_pointwise", "winograd_skew", "winograd_tiles", "winograd_length",
     "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
+    "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
+    "VEC_MIN_FILTERS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
-         "backward_data_winograd", "backward_weight_winograd")
+         "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -189,6 +193,14 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         # as many images as fit in max_elems with the weight transform (at least one)
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
+    if kind.endswith("_vec"):   # the data gradient's convolution maps dout (F) to dx (C)
+        # no dilation (is_vec): pad = (OH - H + KH - 1) / 2 per axis
+        ph, pw = (out_shape[2] - x_shape[2] + kh - 1) // 2, (out_shape[3] - x_shape[3] + kw - 1) // 2
+        c_in, c_out, plane = (c, f, x_shape[2:])
+        if kind == "backward_data_vec":
+            c_in, c_out, plane, ph, pw = f, c, out_shape[2:], kh - 1 - ph, kw - 1 - pw
+        nb = vec_images_per_block(max_elems, n, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)
+        return 1, int(vec_layout(nb, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[3])
     if kind == "forward":
         rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
         if rows < out_shape[2]:
@@ -323,3 +335,106 @@ def prefers_winograd(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_sha
     narrow = min(x_shape[1], w_shape[0])
     return narrow >= WINOGRAD_MIN_CHANNELS or (
         not gradient and narrow >= 64 and x_shape[1] == w_shape[0] and plane >= WINOGRAD_WIDE_PLANE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Direct convolution in SIMD tiles (:mod:`symjit.kernels.cpu.conv_vec`).
+
+VEC_MR_MAX = 8
+VEC_NR_MAX = 96
+"""Bounds of :func:`vec_tile` (filters, outputs per tile), which size the scratch on any host."""
+
+
+@functools.lru_cache(maxsize=1)
+def vec_tile() -> tuple[int, int]:
+    """The host's tile of :mod:`~symjit.kernels.cpu.conv_vec`: ``(filters, 16-lane vectors of outputs)``,
+    ``(4, 6)`` with AVX-512 (24 of its 32 vector registers hold sums, 6 the inputs), ``(6, 1)`` with
+    AVX2 and FMA (12 of 16), ``(0, 0)`` without them (the kernels are then not chosen:
+    :func:`prefers_vec`). On a Sapphire Rapids Xeon 4 x 6 ran 1.05-1.2x faster than 5 x 5, 4 x 5 and
+    3 x 6, 1.1-1.3x faster than 8 x 3 and 4 x 4, and 2x faster than the tiles that need more than the
+    32 registers (4 x 7, 3 x 8: their sums spill)."""
+    import llvmlite.binding as llvm
+    feats = llvm.get_host_cpu_features()
+    if feats.get("avx512f", False):
+        return 4, 6
+    if feats.get("avx2", False) and feats.get("fma", False):
+        return 6, 1
+    return 0, 0
+
+
+@jitable
+def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw):
+    """Scratch of a tile convolution over ``nb`` images ``(c_in, h, w)`` to ``c_out`` channels:
+    ``(packed weight length, padded input length per channel, output positions per filter row,
+    total)``, for any tile up to ``VEC_MR_MAX x VEC_NR_MAX``. Images and rows follow each other
+    in the padded input with ``ph`` rows and ``pw`` columns of zeros shared between them; taps read up
+    to ``(kh-1)*dh`` rows and ``(kw-1)*dw`` columns past the last tile's positions.
+
+    >>> [int(v) for v in vec_layout(2, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1)]
+    [40896, 6644, 6528, 929600]
+    """
+    fp = c_out + VEC_MR_MAX - 1
+    positions = nb * (h + ph) * (w + pw)
+    os = (positions + VEC_NR_MAX - 1) // VEC_NR_MAX * VEC_NR_MAX
+    cs = os + (kh - 1) * dh * (w + pw) + (kw - 1) * dw
+    wlen = fp * c_in * kh * kw
+    return wlen, cs, os, wlen + c_in * cs + fp * os
+
+
+@jitable
+def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw):
+    """The most images (at most ``n``, at least 1) whose tile-convolution scratch fits ``length``."""
+    nb = n
+    while nb > 1 and vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw)[3] > length:
+        nb -= 1
+    return nb
+
+
+def is_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dilate, groups: int,
+           dtype) -> bool:
+    """Whether :mod:`~symjit.kernels.cpu.conv_vec` can compute this convolution (and its data
+    gradient): float32, stride 1, no dilation, one group, ``pad <= K - 1`` per axis, on a host with
+    a tile (:func:`vec_tile`).
+
+    >>> w = (64, 64, 3, 3)
+    >>> is_vec((2, 64, 56, 56), w, (1, 1), (1, 1), (1, 1), 1, "float32") == (vec_tile()[0] > 0)
+    True
+    >>> is_vec((2, 64, 56, 56), w, (1, 1), (1, 1), (1, 1), 1, "float64")
+    False
+    """
+    import numpy as np
+    return (np.dtype(dtype) == np.float32 and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1)
+            and groups == 1 and pad[0] <= w_shape[2] - 1 and pad[1] <= w_shape[3] - 1
+            and vec_tile()[0] > 0)
+
+
+VEC_MIN_PLANE = 784
+VEC_MIN_FILTERS = 16
+"""Which convolutions the compiler gives the tile kernels (:func:`prefers_vec`): those
+:func:`is_vec` takes whose output plane (``OH*OW``; the data gradient's: ``H*W``) has at least
+:data:`VEC_MIN_PLANE` positions and that make at least :data:`VEC_MIN_FILTERS` output channels
+(the data gradient's are the input channels). Measured on 2 cores against the faster of im2col +
+GEMM and Winograd (``docs/performance.md``, "Direct convolution in SIMD tiles"), forward and data
+gradient, batch 2 and 32: ResNet's 56 x 56 3x3 layers 1.3-1.7x, its 28 x 28 ones 1.0-1.25x,
+Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeNet's 55 x 55 16 ->
+64 expansions 1.0-2.1x; but on ResNet's 14 x 14 and 7 x 7 layers 0.3-0.97x (the runs of positions
+get short and the weight, read once per run, large), and into 3 channels (VGG's data gradient at
+its 3-channel input) 0.8x."""
+
+
+def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                stride, pad, dilate, groups: int, dtype, gradient: bool = False) -> bool:
+    """Whether a convolution's forward (or, with ``gradient``, its data gradient) runs the tile kernel
+    of :mod:`~symjit.kernels.cpu.conv_vec`.
+
+    >>> geo = ((1, 1), (1, 1), (1, 1), 1)
+    >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
+    >>> prefers_vec(*s1, *geo, "float32") == prefers_vec(*s1, *geo, "float32", True) == (vec_tile()[0] > 0)
+    True
+    >>> prefers_vec((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo, "float32")
+    False
+    """
+    if not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype):
+        return False
+    plane, channels = (x_shape, x_shape[1]) if gradient else (out_shape, w_shape[0])
+    return plane[2] * plane[3] >= VEC_MIN_PLANE and channels >= VEC_MIN_FILTERS

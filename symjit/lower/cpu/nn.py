@@ -49,14 +49,19 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     """Emit one convolution kernel call on its planned scratch (``k.workspace[0]``, sized by
     :func:`_conv_workspace`); return the name of its result (forward).
 
-    ``args`` are the kernel's 4-D array arguments. The serial kernels are always used: the
-    ``*_parallel`` ones never paid on our measurements (``docs/performance.md``).
+    ``args`` are the kernel's 4-D array arguments. Of im2col's kernels the serial ones are always
+    used: their ``*_parallel`` forms never paid on our measurements (``docs/performance.md``); the
+    tile kernels (``*_vec``) split their tiles over the threads.
     """
-    mod = "symjit.kernels.cpu.conv_winograd" if kind.endswith("_winograd") else "symjit.kernels.cpu.conv"
+    mod, name = "symjit.kernels.cpu.conv", f"conv2d_{kind}"
+    if kind.endswith("_winograd"):
+        mod = "symjit.kernels.cpu.conv_winograd"
+    elif kind.endswith("_vec"):   # threaded (its name says so to the ahead-of-time builder)
+        mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parallel"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
     groups = k.const(p["num_group"])
     res = k.tmp("y")   # only the forward_cnhw kernel returns an array
-    k.call(mod, f"conv2d_{kind}", [*args, k.workspace[0], stride, pad, dilate, groups],
+    k.call(mod, name, [*args, k.workspace[0], stride, pad, dilate, groups],
            res if kind == "forward_cnhw" else None)
     return res
 
@@ -83,13 +88,23 @@ def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, gradien
                             p["num_group"], gradient)
 
 
-def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> str:
+def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype, gradient: bool = False) -> bool:
+    """Whether the convolution's forward (or its data gradient) runs the tile kernel of
+    :mod:`symjit.kernels.cpu.conv_vec` (:func:`~symjit.kernels.cpu.conv_shapes.prefers_vec`)."""
+    from symjit.kernels.cpu.conv_shapes import prefers_vec
+    stride, pad, dilate = _geometry(p, len(p["kernel"]))
+    return prefers_vec(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, pad, dilate,
+                       p["num_group"], dtype, gradient)
+
+
+def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> str:
     """How a convolution's forward runs, decided once per shape for both its workspace rule and its
     lowering: ``'depthwise'`` or ``'1x1'`` (a direct kernel of
-    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_winograd'`` (3x3 at stride 1
-    by :mod:`symjit.kernels.cpu.conv_winograd`, written NCHW), ``'forward_cnhw'`` (im2col + GEMM
-    of the whole batch in one block, the result left filter-major) or ``'forward'`` (blocks of
-    images, written NCHW)."""
+    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_vec'`` (float32 at stride 1 over
+    big planes, SIMD tiles of :mod:`symjit.kernels.cpu.conv_vec`, written NCHW),
+    ``'forward_winograd'`` (3x3 at stride 1 by :mod:`symjit.kernels.cpu.conv_winograd`, written
+    NCHW), ``'forward_cnhw'`` (im2col + GEMM of the whole batch in one block, the result left
+    filter-major) or ``'forward'`` (blocks of images, written NCHW)."""
     from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
@@ -97,14 +112,18 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> 
     stride, pad, _ = _geometry(p, len(p["kernel"]))
     if is_pointwise(x4, w4, stride, pad):
         return "1x1"
+    if _vec(x_shape, w_shape, out_shape, p, dtype):
+        return "forward_vec"
     if _winograd(x_shape, w_shape, out_shape, p):
         return "forward_winograd"
     return "forward_cnhw" if _whole_batch(x_shape, w_shape, out_shape, p["num_group"]) else "forward"
 
 
-def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict) -> str:
+def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict, dtype) -> str:
     """A gradient's kernel: ``kind`` (``'backward_data'`` or ``'backward_weight'``, im2col's), or
-    its Winograd twin where that measured faster."""
+    its tile (data gradient only) or Winograd twin where that measured faster."""
+    if kind == "backward_data" and _vec(x_shape, w_shape, dout_shape, p, dtype, True):
+        return "backward_data_vec"
     return f"{kind}_winograd" if _winograd(x_shape, w_shape, dout_shape, p, True) else kind
 
 
@@ -118,7 +137,7 @@ def _gradient_workspace(kind: str):
     """The workspace rule of a gradient node, for the kernel :func:`_gradient_kind` picks."""
     def workspace(node, ins, outs):
         x, w, dout = ([(ins, outs)[side][i] for side, i in _GRADIENT_ARRAYS[kind]])
-        picked = _gradient_kind(kind, x.shape, w.shape, dout.shape, node.params)
+        picked = _gradient_kind(kind, x.shape, w.shape, dout.shape, node.params, x.dtype)
         return _conv_workspace(picked, *_GRADIENT_ARRAYS[kind])(node, ins, outs)
     return workspace
 
@@ -127,7 +146,7 @@ def _conv_forward_workspace(node, ins, outs):
     """The forward's scratch (:func:`_forward_kind`): none for a direct kernel, else the im2col
     block of :func:`~symjit.kernels.cpu.conv.conv2d_forward` or ``conv2d_forward_cnhw``, or the
     Winograd transforms' (``conv_shapes.winograd_length``)."""
-    kind = _forward_kind(ins[0].shape, ins[1].shape, outs[0].shape, node.params)
+    kind = _forward_kind(ins[0].shape, ins[1].shape, outs[0].shape, node.params, ins[0].dtype)
     if kind in ("depthwise", "1x1"):
         return []
     return _conv_workspace(kind, (0, 0), (0, 1), (1, 0))(node, ins, outs)
@@ -209,13 +228,13 @@ def conv_lower(k, node, ins, outs):
     bias = None if node.params["no_bias"] else ins[2]
     shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
     groups = node.params["num_group"]
-    kind = _forward_kind(*shapes, node.params)
+    kind = _forward_kind(*shapes, node.params, k.info[ins[0]].dtype)
     if kind == "depthwise":
         _prior_direct(k, "conv2d_forward_depthwise", [x, w, out],
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
-    elif kind in ("forward", "forward_winograd"):
+    elif kind in ("forward", "forward_winograd", "forward_vec"):
         _prior_conv(k, kind, [x, w, out], node.params)
     else:
         y = _prior_conv(k, "forward_cnhw", [x, w, out], node.params)
@@ -236,7 +255,7 @@ def conv_data_lower(k, node, ins, outs):
     """``_backward_Convolution_data(ograd, data, weight) -> ddata``."""
     dout, w, dx = _as4d(k, ins[0]), _as4d(k, ins[2]), _as4d(k, outs[0])
     kind = _gradient_kind("backward_data", *(k.info[v].shape for v in (outs[0], ins[2], ins[0])),
-                          node.params)
+                          node.params, k.info[outs[0]].dtype)
     _emit_conv(k, kind, [dout, w, dx], node.params)
 
 
@@ -258,7 +277,7 @@ def conv_weight_lower(k, node, ins, outs):
     """``_backward_Convolution_weight(ograd, data, weight) -> dweight``."""
     dout, x, dw = _as4d(k, ins[0]), _as4d(k, ins[1]), _as4d(k, outs[0])
     kind = _gradient_kind("backward_weight", *(k.info[v].shape for v in (ins[1], outs[0], ins[0])),
-                          node.params)
+                          node.params, k.info[ins[1]].dtype)
     _emit_conv(k, kind, [dout, x, dw], node.params)
 
 

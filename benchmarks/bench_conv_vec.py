@@ -1,0 +1,160 @@
+"""The SIMD tile kernels (``conv_vec``) against im2col + GEMM and Winograd, in one process (the
+machine's speed swings too much between processes to compare a 10-20% change otherwise).
+
+Layers (default): stride-1 layers of the zoo nets, forward and data gradient, each kernel on the
+same arrays, in turns of ``--reps`` calls, best call of each (ms); "chosen" marks the tile kernel
+where ``prefers_vec`` picks it::
+
+    python benchmarks/bench_conv_vec.py [--batch 2] [--reps 5] [--layers s1,s2,i147,...]
+
+Nets (``--net inception_v3``): two executors of one net, one bound with the tile kernels where the
+rule picks them, one with them switched off, their steps alternated::
+
+    python benchmarks/bench_conv_vec.py --net resnet18 --batch 2 [--train] [--rounds 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("SYMJIT_AOT", "off")
+from benchmarks.bench_winograd import best_of_turns  # noqa: E402
+
+# name: (C, F, image side, window, pad) of a convolution at stride 1
+LAYERS = {"s1": (64, 64, 56, 3, 1), "s2": (128, 128, 28, 3, 1), "s3": (256, 256, 14, 3, 1),
+          "s4": (512, 512, 7, 3, 1), "i147": (32, 64, 147, 3, 1), "i149": (32, 32, 149, 3, 0),
+          "i35": (64, 96, 35, 3, 1), "i35b": (96, 96, 35, 3, 1), "i35x5": (48, 64, 35, 5, 2),
+          "sq55": (16, 64, 55, 3, 1), "vgg224": (3, 64, 224, 3, 1), "lenet2": (20, 50, 12, 5, 0)}
+
+
+def _kernels(kind: str, w_shape: tuple, pad: tuple) -> dict:
+    """The kernels to compare for ``kind`` (``'forward'`` or ``'backward_data'``): name -> (kernel
+    kind, function)."""
+    from symjit.kernels.cpu import conv, conv_vec, conv_winograd
+    from symjit.kernels.cpu.conv_shapes import is_winograd
+    out = {"im2col": (kind, getattr(conv, f"conv2d_{kind}"))}
+    if is_winograd(w_shape, (1, 1), pad, (1, 1), 1):
+        out["winograd"] = (f"{kind}_winograd", getattr(conv_winograd, f"conv2d_{kind}_winograd"))
+    out["tiles"] = (f"{kind}_vec", getattr(conv_vec, f"conv2d_{kind}_vec_parallel"))
+    return out
+
+
+def layers(names: list[str], batch: int, reps: int) -> None:
+    from symjit.kernels.cpu import conv
+    from symjit.kernels.cpu.conv_shapes import prefers_vec
+    rng = np.random.default_rng(0)
+    print(f"batch {batch}: best ms of each kernel; the tile kernel's speed-up over the faster other one")
+    print("| layer | forward | data gradient |")
+    print("|---|---|---|")
+    for name in names:
+        c, f, h, k, p = LAYERS[name]
+        geometry = ((1, 1), (p, p), (1, 1), 1)
+        oh = h + 2 * p - k + 1
+        x = rng.random((batch, c, h, h), np.float32)
+        w = rng.random((f, c, k, k), np.float32) - 0.5
+        dout = rng.random((batch, f, oh, oh), np.float32) - 0.5
+        out, dx = np.empty_like(dout), np.empty_like(x)
+        arrays = {"forward": (x, w, out), "backward_data": (dout, w, dx)}
+        limit = conv.conv2d_block_elems(w.shape, 1)
+        cells = []
+        for kind in ("forward", "backward_data"):
+            kernels = _kernels(kind, w.shape, (p, p))
+            calls = []
+            for kkind, fn in kernels.values():
+                s = np.empty(conv.conv2d_cols_shape(kkind, x.shape, w.shape, dout.shape, 1, limit),
+                             np.float32)
+                calls.append(lambda fn=fn, s=s, a=arrays[kind], g=geometry: fn(*a, s, *g))
+            best = dict(zip(kernels, best_of_turns(calls, reps)))
+            other = min(v for n, v in best.items() if n != "tiles")
+            chosen = prefers_vec(x.shape, w.shape, dout.shape, *geometry, np.float32, kind != "forward")
+            cells.append(", ".join(f"{n} {v * 1e3:.2f}" for n, v in best.items())
+                         + f" ({other / best['tiles']:.2f}x)" + (" chosen" if chosen else ""))
+        print(f"| {name} {c}->{f} {h}x{h} {k}x{k} | " + " | ".join(cells) + " |", flush=True)
+
+
+def net(name: str, batch: int, train: bool, rounds: int) -> None:
+    from symjit.kernels.cpu import conv_shapes
+
+    import symjit as mx
+    from examples import nets as zoo
+    build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
+             "inception_v3": zoo.inception_v3, "squeezenet1_1": zoo.squeezenet1_1}
+    sym = build[name]()
+    side = 299 if name == "inception_v3" else 224
+    reqs = {n: "write" if train and n not in ("data", "softmax_label") else "null"
+            for n in sym.list_arguments()}
+
+    def bind():
+        ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req=reqs)
+        mx.random.seed(0)
+        for n, arr in ex.arg_dict.items():
+            if n not in ("data", "softmax_label"):
+                mx.init.Xavier(magnitude=2.0)(mx.init.InitDesc(n), arr)
+        for n, arr in ex.aux_dict.items():
+            arr[:] = 1.0 if n.endswith("var") else 0.0
+        ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, side, side), np.float32)
+        ex.arg_dict["softmax_label"][:] = np.arange(batch) % 1000
+        return ex
+
+    def step(ex) -> None:
+        ex.forward(is_train=train)
+        if train:
+            ex.backward()
+            for g in ex.grad_arrays:
+                if g is not None:
+                    g.wait_to_read()
+        else:
+            ex.outputs[0].wait_to_read()
+
+    executors = {"tiles": bind()}
+    keep = conv_shapes.VEC_MIN_PLANE
+    conv_shapes.VEC_MIN_PLANE = 1 << 40   # no layer qualifies
+    try:
+        executors["without"] = bind()
+    finally:
+        conv_shapes.VEC_MIN_PLANE = keep
+    out = [ex.outputs[0] for ex in executors.values()]
+    for ex in executors.values():
+        step(ex)
+    diff = np.abs(out[0].asnumpy() - out[1].asnumpy()).max() / np.abs(out[1].asnumpy()).max()
+    times = {k: [] for k in executors}
+    for _ in range(rounds):
+        for k, ex in executors.items():
+            for _ in range(2):
+                t = time.perf_counter()
+                step(ex)
+                times[k].append(time.perf_counter() - t)
+    mode = "training step" if train else "forward"
+    for k, ts in times.items():
+        print(f"{name} batch {batch} {mode}, {k}: median {statistics.median(ts) * 1e3:.1f} ms, "
+              f"best {min(ts) * 1e3:.1f} ms")
+    print(f"without / tiles: best {min(times['without']) / min(times['tiles']):.3f}x, median "
+          f"{statistics.median(times['without']) / statistics.median(times['tiles']):.3f}x; "
+          f"outputs differ by {diff:.1e} of their magnitude")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--layers", default=",".join(LAYERS))
+    ap.add_argument("--net", choices=("resnet18", "resnet50", "inception_v3", "squeezenet1_1"))
+    ap.add_argument("--train", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if a.net:
+        net(a.net, a.batch, a.train, a.rounds)
+    else:
+        layers(a.layers.split(","), a.batch, a.reps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Direct convolution at stride 1 in register-blocked SIMD tiles (float32): forward and data gradient.
+
+im2col + GEMM copies each input element ``KH*KW`` times and hands BLAS a matrix shaped by the
+layer; oneDNN-style direct convolution instead keeps a tile of outputs in registers and reads the
+input where it lies. With :mod:`symjit.kernels.cpu.simd`'s vectors that tile is ``MR`` filters x
+``NR`` outputs (4 x 96 = 24 ``zmm`` accumulators on AVX-512, 6 x 16 on AVX2): for every channel and
+tap it loads ``NR`` consecutive inputs (``NR / 16`` vectors) and multiplies them by each of the
+``MR`` filters' weights (a broadcast), one fused multiply-add per accumulator.
+
+Consecutive outputs read consecutive inputs only at stride 1, and only if the row ends and the
+padding do not get in the way. So a block of ``nb`` images is copied once per call into a padded
+buffer where rows and images follow each other with their padding shared (:func:`vec_layout`):
+per channel, image ``n``'s row ``ih`` starts at ``(n * (H + ph) + ih + ph) * (W + pw) + pw``, and
+the ``pw`` zeros between two rows are the right padding of one and the left of the next (likewise
+``ph`` zero rows between images). Output ``(n, oh, ow)`` is then flat position ``o = (n * (H + ph)
++ oh) * (W + pw) + ow``, and tap ``(kh, kw)`` reads input position ``o + kh*dh*(W + pw) + kw*dw``
+for every ``o``: the whole block is one long row of outputs, cut into tiles of ``NR``. Positions
+with ``ow >= OW`` or ``oh >= OH`` are computed and dropped (``pw / (W + pw)`` of a row: 2% at
+56 x 56, 12% at 7 x 7). The tiles go to an output buffer ``(F rounded up to MR, positions)``, and
+a last pass copies its valid positions to the NCHW output. The weight is packed once per call as
+``(F / MR, C, KH, KW, MR)`` (zero rows up to a multiple of ``MR``).
+
+The data gradient of such a convolution is one too (:func:`conv2d_backward_data_vec_parallel`):
+``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``d*(K-1) -
+pad``. Both split the tiles over numba's threads (``prange``; :mod:`symjit.kernels.cpu._parallel`).
+The compiler picks these kernels per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_vec`;
+figures in ``docs/performance.md``, "Direct convolution in SIMD tiles").
+
+>>> import numpy as np
+>>> from symjit.kernels.cpu.conv import check_conv2d, conv2d_cols_shape
+>>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+>>> w = np.ones((1, 1, 3, 3), np.float32)
+>>> out = np.empty((1, 1, 2, 2), np.float32)
+>>> geometry = ((1, 1), (0, 0), (1, 1), 1)
+>>> cols = np.empty(conv2d_cols_shape("forward_vec", x.shape, w.shape, out.shape, 1), np.float32)
+>>> check_conv2d("forward_vec", x, w, out, cols, *geometry)
+>>> conv2d_forward_vec_parallel(x, w, out, cols, *geometry)
+>>> out[0, 0]
+array([[45., 54.],
+       [81., 90.]], dtype=float32)
+"""
+from __future__ import annotations
+
+import numba
+from numba import prange
+
+from symjit.jitext import install
+
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import SERIAL, pjit
+from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
+from .simd import LANES, vfma, vload, vstore, vzero
+
+__all__ = ["conv2d_forward_vec_parallel", "conv2d_backward_data_vec_parallel", "MR", "NR"]
+
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+"""A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
+install()   # the layout helpers (conv_shapes) are called by the kernels below
+
+MR, _NV = vec_tile() if vec_tile()[0] else (4, 6)
+"""Filters per tile (``MR``) and vectors of outputs per tile: 4 x 6 with AVX-512 (32 vector
+registers), 6 x 1 with AVX2 (16); ``conv_shapes.vec_tile`` (without either the compiler does not
+pick these kernels, which then compile the AVX-512 tile only for the tests)."""
+NR = LANES * _NV
+
+
+def _tile_source(mr: int, nv: int) -> str:
+    """Source of the ``mr x 16*nv`` tile over channels ``c0 .. c1``: ``out[oo + r*os + j] (+)= sum
+    over (c, kh, kw) of w[wo + ((c*KH + kh)*KW + kw)*mr + r] * x[xo + c*cs + kh*rs + kw*dw + j]``,
+    starting from 0 when ``first``, else from the partial sums in ``out``."""
+    acc = [[f"a{r}_{j}" for j in range(nv)] for r in range(mr)]
+    lines = ["def tile(x, xo, cs, rs, dw, w, wo, out, oo, os, c0, c1, kh_, kw_, first):",
+             "    if first:"]
+    lines += [f"        {a} = vzero()" for row in acc for a in row]
+    lines += ["    else:"]
+    lines += [f"        {acc[r][j]} = vload(out, oo + {r} * os + {LANES * j})"
+              for r in range(mr) for j in range(nv)]
+    lines += [f"    q = wo + c0 * kh_ * kw_ * {mr}",
+              "    for c in range(c0, c1):",
+              "        for kh in range(kh_):",
+              "            p = xo + c * cs + kh * rs",
+              "            for kw in range(kw_):"]
+    lines += [f"                x{j} = vload(x, p + kw * dw + {LANES * j})" for j in range(nv)]
+    for r in range(mr):
+        lines.append(f"                s = w[q + {r}]")
+        lines += [f"                {acc[r][j]} = vfma({acc[r][j]}, x{j}, s)" for j in range(nv)]
+    lines.append(f"                q += {mr}")
+    lines += [f"    vstore(out, oo + {r} * os + {LANES * j}, {acc[r][j]})"
+              for r in range(mr) for j in range(nv)]
+    return "\n".join(lines)
+
+
+def _make_tile(mr: int, nv: int):
+    """The tile as a numba function inlined into its caller (generated: ``mr * nv`` accumulators)."""
+    scope = {"vzero": vzero, "vload": vload, "vstore": vstore, "vfma": vfma}
+    exec(compile(_tile_source(mr, nv), f"<conv_vec tile {mr}x{nv}>", "exec"), scope)   # our own text
+    return numba.njit(inline="always", nogil=True)(scope["tile"])
+
+
+_tile = _make_tile(MR, _NV)
+
+
+@_jit
+def _pack_weight(w, wp, flip):
+    """``wp[fb, c, kh, kw, r] = w'[fb*MR + r, c, kh, kw]`` (0 beyond the last filter), flat; ``w' = w``
+    or, with ``flip``, ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]``."""
+    f0, c0, kh_, kw_ = w.shape
+    f_, c_ = (c0, f0) if flip else (f0, c0)
+    fp = (f_ + MR - 1) // MR * MR
+    for fo in range(fp):
+        fb, r = fo // MR, fo % MR
+        for c in range(c_):
+            for kh in range(kh_):
+                for kw in range(kw_):
+                    i = (((fb * c_ + c) * kh_ + kh) * kw_ + kw) * MR + r
+                    if fo >= f_:
+                        wp[i] = 0.0
+                    elif flip:
+                        wp[i] = w[c, fo, kh_ - 1 - kh, kw_ - 1 - kw]
+                    else:
+                        wp[i] = w[fo, c, kh, kw]
+
+
+@_jit
+def _pad_block(x, n0, nbb, xp, cs, ph, pw):
+    """Copy images ``n0 .. n0+nbb`` of ``x`` into the padded buffer ``xp`` (pads already zero)."""
+    c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
+    wr = w_ + pw
+    for c in range(c_):
+        for n in range(nbb):
+            for ih in range(h_):
+                base = c * cs + (n * (h_ + ph) + ih + ph) * wr + pw
+                for iw in range(w_):
+                    xp[base + iw] = x[n0 + n, c, ih, iw]
+
+
+TAPS_PER_BLOCK = 144
+"""Channels per pass over a run of tiles: as many as make about this many taps (16 channels of a
+3x3 window). A run's input rows and the weights of those channels then stay in L1 and L2 while every
+filter block of the run reads them; whole 64-channel passes ran at ~125 GFLOP/s on two threads
+against ~210 for 16 (``docs/performance.md``)."""
+
+
+@pjit
+def _tiles(xp, cs, wr, dh, dw, wp, sc, os, c_, kh_, kw_, fp, positions):
+    """Every ``MR x NR`` tile of the block's product over ``positions`` outputs. The threads take
+    runs of ``NR`` positions (and, when there are fewer than 16 runs, a share of the filter blocks);
+    each run passes over the channels in blocks of ``TAPS_PER_BLOCK`` taps, every filter block of
+    the share adding that block's products to its partial sums."""
+    nq = (positions + NR - 1) // NR
+    nf = fp // MR
+    groups = min(nf, max(1, (16 + nq - 1) // nq))
+    per_group = (nf + groups - 1) // groups
+    cb = max(1, TAPS_PER_BLOCK // (kh_ * kw_))
+    per_filters = c_ * kh_ * kw_ * MR
+    for t in prange(nq * groups):
+        q, g = t // groups, t % groups
+        for c0 in range(0, c_, cb):
+            c1 = min(c_, c0 + cb)
+            for fb in range(g * per_group, min(nf, (g + 1) * per_group)):
+                _tile(xp, q * NR, cs, dh * wr, dw, wp, fb * per_filters, sc, fb * MR * os + q * NR, os,
+                      c0, c1, kh_, kw_, c0 == 0)
+
+
+@pjit
+def _unpad_block(sc, os, out, n0, nbb, rows, wr):
+    """``out[n0 + n, f, oh, ow] = sc[f * os + (n * rows + oh) * wr + ow]`` (the valid positions)."""
+    f_, oh_, ow_ = out.shape[1], out.shape[2], out.shape[3]
+    for t in prange(nbb * f_):
+        n, f = t // f_, t % f_
+        for oh in range(oh_):
+            base = f * os + (n * rows + oh) * wr
+            for ow in range(ow_):
+                out[n0 + n, f, oh, ow] = sc[base + ow]
+
+
+@_calls_threads
+def _vec_conv(x, w, out, cols, pad, dilate, flip):
+    """``out = conv(x, w')`` at stride 1 (``w'`` as in :func:`_pack_weight`) over blocks of images."""
+    n_, c_, h_, w_ = x.shape
+    f_ = out.shape[1]
+    kh_, kw_ = w.shape[2], w.shape[3]
+    ph, pw = pad[0], pad[1]
+    cf = cols[0]
+    nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
+    wlen, cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
+    wp = cf[:wlen]
+    xp = cf[wlen:wlen + c_ * cs]
+    sc = cf[wlen + c_ * cs:]
+    _pack_weight(w, wp, flip)
+    xp[:] = 0.0
+    fp = (f_ + MR - 1) // MR * MR
+    rows, wr = h_ + ph, w_ + pw
+    for n0 in range(0, n_, nb):
+        nbb = min(nb, n_ - n0)
+        _pad_block(x, n0, nbb, xp, cs, ph, pw)
+        _tiles(xp, cs, wr, dilate[0], dilate[1], wp, sc, os, c_, kh_, kw_, fp, nbb * rows * wr)
+        _unpad_block(sc, os, out, n0, nbb, rows, wr)
+
+
+@_calls_threads
+def conv2d_forward_vec_parallel(x, w, out, cols, stride, pad, dilate, groups):
+    """``out = conv(x, w)`` for float32 at stride 1, one group, ``pad <= dilate * (K - 1)`` per axis
+    (``stride`` and ``groups`` are kept for the kernels' common signature)."""
+    _vec_conv(x, w, out, cols, pad, dilate, False)
+
+
+@_calls_threads
+def conv2d_backward_data_vec_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_vec_parallel`'s convolution: the
+    convolution of ``dout`` with ``w`` transposed and rotated, padded by ``dilate * (K - 1) - pad``."""
+    kh_, kw_ = w.shape[2], w.shape[3]
+    _vec_conv(dout, w, dx, cols, (dilate[0] * (kh_ - 1) - pad[0], dilate[1] * (kw_ - 1) - pad[1]),
+              dilate, True)

@@ -1,0 +1,114 @@
+"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and five intrinsics.
+
+numba vectorises loops on its own, but it cannot keep a block of accumulators in registers across a
+reduction: LLVM's loop vectoriser works on arrays in memory, so a register-blocked kernel (say, 24
+vectors of partial sums updated from one vector load and one broadcast each) needs the vectors as
+values. :data:`f32x16` is LLVM's ``<16 x float>`` as a numba type; local variables of that type live
+in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits it into two ``ymm``.
+
+* :func:`vzero` ``() -> f32x16``: all lanes 0.
+* :func:`vload` ``(a, i) -> f32x16``: ``a[i:i + 16]`` of a 1-D float32 array (unaligned).
+* :func:`vstore` ``(a, i, v)``: ``a[i:i + 16] = v``.
+* :func:`vfma` ``(acc, v, s) -> f32x16``: ``acc + v * s`` for a float32 scalar ``s`` (one fused
+  multiply-add per lane).
+
+No bounds checks (as everywhere in numba): callers validate their index ranges before the loop.
+These are only used by :mod:`symjit.kernels.cpu.conv_vec`.
+
+>>> import numpy as np, numba
+>>> @numba.njit
+... def axpy16(x, y, s):
+...     vstore(y, 0, vfma(vload(y, 0), vload(x, 0), s))
+>>> x, y = np.arange(16, dtype=np.float32), np.ones(16, np.float32)
+>>> axpy16(x, y, np.float32(2.0))
+>>> y[:4]
+array([1., 3., 5., 7.], dtype=float32)
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, models, register_model
+
+__all__ = ["LANES", "f32x16", "vzero", "vload", "vstore", "vfma"]
+
+LANES = 16
+_VEC = ir.VectorType(ir.FloatType(), LANES)
+
+
+class F32x16(types.Type):
+    """numba's type of an LLVM ``<16 x float>`` value."""
+
+    def __init__(self) -> None:
+        super().__init__(name="f32x16")
+
+
+f32x16 = F32x16()
+
+
+@register_model(F32x16)
+class _F32x16Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type) -> None:
+        super().__init__(dmm, fe_type, _VEC)
+
+
+def _check_array(name: str, arr) -> None:
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.float32):
+        raise TypeError(f"{name}: expected a 1-D float32 array, got {arr}")
+
+
+def _address(context, builder, aryty, ary, idx):
+    """A ``<16 x float>*`` to element ``idx`` of the 1-D array ``ary``."""
+    a = context.make_array(aryty)(context, builder, ary)
+    return builder.bitcast(builder.gep(a.data, [idx]), _VEC.as_pointer())
+
+
+@intrinsic
+def vzero(typingctx):
+    """A vector of zeros."""
+    def codegen(context, builder, signature, args):
+        return ir.Constant(_VEC, [0.0] * LANES)
+    return f32x16(), codegen
+
+
+@intrinsic
+def vload(typingctx, arr, idx):
+    """``arr[idx:idx + 16]`` of a 1-D float32 array as a vector."""
+    _check_array("vload", arr)
+
+    def codegen(context, builder, signature, args):
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        return builder.load(_address(context, builder, signature.args[0], args[0], i), align=4)
+    return f32x16(arr, idx), codegen
+
+
+@intrinsic
+def vstore(typingctx, arr, idx, vec):
+    """``arr[idx:idx + 16] = vec``."""
+    _check_array("vstore", arr)
+    if vec != f32x16:
+        raise TypeError(f"vstore: expected an f32x16 value, got {vec}")
+
+    def codegen(context, builder, signature, args):
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        builder.store(args[2], _address(context, builder, signature.args[0], args[0], i), align=4)
+        return context.get_dummy_value()
+    return types.void(arr, idx, vec), codegen
+
+
+@intrinsic
+def vfma(typingctx, acc, vec, s):
+    """``acc + vec * s`` lane by lane (``llvm.fma``), ``s`` a float32 scalar broadcast to all lanes."""
+    if acc != f32x16 or vec != f32x16 or s != types.float32:
+        raise TypeError(f"vfma: expected (f32x16, f32x16, float32), got ({acc}, {vec}, {s})")
+
+    def codegen(context, builder, signature, args):
+        lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), args[2],
+                                       ir.Constant(ir.IntType(32), 0))
+        splat = builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined),
+                                       ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+        fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3),
+                                             "llvm.fma.v16f32")
+        return builder.call(fma, [args[1], splat, args[0]])
+    return f32x16(acc, vec, s), codegen

@@ -1,0 +1,130 @@
+"""The SIMD tile kernels (``symjit.kernels.cpu.conv_vec``) against the float64 reference convolution
+and its data gradient: square and odd planes, every padding they take (none, symmetric, one axis,
+``K - 1``), 1-D-like and 5x5 windows, filters and channels that are not a multiple of the tile (and
+a single channel), batches cut into blocks (the last one shorter), NaN-filled scratch; the checks
+that keep other dtypes and geometries out; and which layers the compiler gives them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from symjit.kernels.cpu import conv
+from symjit.kernels.cpu.conv_shapes import prefers_vec, vec_layout, vec_tile
+from symjit.kernels.cpu.conv_vec import MR, NR, conv2d_backward_data_vec_parallel, conv2d_forward_vec_parallel
+from symjit.kernels.cpu.gemm import KernelArgError
+
+from .test_kernels_conv_pool import ref_conv, ref_conv_backward
+
+CASES = [   # x shape, w shape, pad
+    ((2, 3, 6, 6), (4, 3, 3, 3), (1, 1)),
+    ((3, 2, 7, 5), (9, 2, 3, 3), (1, 1)),       # odd planes; 9 filters: a second, mostly empty tile row
+    ((1, 4, 5, 8), (2, 4, 3, 3), (0, 0)),
+    ((2, 3, 4, 4), (5, 3, 3, 3), (2, 2)),       # pad K - 1: the data gradient pads by 0
+    ((2, 2, 9, 6), (3, 2, 3, 3), (1, 0)),       # pad on rows only
+    ((1, 1, 3, 3), (1, 1, 3, 3), (0, 2)),       # one channel, one filter, one output row
+    ((2, 5, 9, 11), (17, 5, 5, 5), (2, 2)),     # 5x5 'same'; filters past two tiles
+    ((2, 6, 7, 9), (8, 6, 1, 7), (0, 3)),       # Inception's 1x7
+    ((2, 6, 9, 7), (8, 6, 7, 1), (3, 0)),       # and 7x1
+    ((3, 20, 12, 12), (50, 20, 5, 5), (0, 0)),  # LeNet's conv2: 20 channels, 50 filters
+    ((2, 3, 20, 21), (4, 3, 3, 3), (1, 1)),     # positions span several runs of NR
+]
+GEOMETRY = ((1, 1), (1, 1), 1)   # stride, dilate, groups
+
+
+def _scratch(kind, x_shape, w_shape, out_shape, images):
+    """NaN-filled float32 scratch of ``kind``: for the whole batch (``images=None``), or for
+    ``images`` per block (the budget that holds exactly that many)."""
+    limit = conv.CONV_SCRATCH_MAX
+    if images is not None:
+        images = min(images, x_shape[0])
+        data = kind == "backward_data_vec"
+        c_in, c_out = (w_shape[0], x_shape[1]) if data else (x_shape[1], w_shape[0])
+        plane, other = (out_shape[2:], x_shape[2:]) if data else (x_shape[2:], out_shape[2:])
+        kh, kw = w_shape[2:]
+        ph, pw = (other[0] - plane[0] + kh - 1) // 2, (other[1] - plane[1] + kw - 1) // 2
+        limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[3])
+    shape = conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, 1, limit)
+    if images is not None:
+        assert shape == (1, limit)
+    return np.full(shape, np.nan, np.float32)
+
+
+@pytest.mark.parametrize("images", [None, 1, 2])
+@pytest.mark.parametrize("case", CASES)
+def test_tile_forward_and_data_gradient_match_the_reference(case, images):
+    x_shape, w_shape, pad = case
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    stride, dilate, groups = GEOMETRY
+    oh, ow = conv.conv2d_output_size(x_shape[2:], w_shape[2:], stride, pad, dilate)
+    out_shape = (x_shape[0], w_shape[0], oh, ow)
+    dout = rng.standard_normal(out_shape).astype(np.float32)
+    args = (stride, pad, dilate, groups)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref_dx, _ = ref_conv_backward(x64, w64, dout.astype(np.float64), *args)
+    depth = x_shape[1] * w_shape[2] * w_shape[3]
+    tol = {"rtol": 1e-5, "atol": 1e-6 * depth ** 0.5 * 8}
+
+    cols = _scratch("forward_vec", x_shape, w_shape, out_shape, images)
+    out = np.full(out_shape, np.nan, np.float32)
+    conv.check_conv2d("forward_vec", x, w, out, cols, *args)
+    conv2d_forward_vec_parallel(x, w, out, cols, *args)
+    np.testing.assert_allclose(out, ref_conv(x64, w64, *args), **tol)
+
+    cols = _scratch("backward_data_vec", x_shape, w_shape, out_shape, images)
+    dx = np.full(x_shape, np.nan, np.float32)
+    conv.check_conv2d("backward_data_vec", dx, w, dout, cols, *args)
+    conv2d_backward_data_vec_parallel(dout, w, dx, cols, *args)
+    np.testing.assert_allclose(dx, ref_dx, **tol)
+
+
+def test_tile_sizes_fit_the_scratch_bounds():
+    """The scratch is sized for any tile up to 8 filters x 96 outputs (``vec_layout``)."""
+    assert 1 <= MR <= 8 and 16 <= NR <= 96 and NR % 16 == 0
+
+
+@pytest.mark.parametrize("dtype, w_shape, stride, pad, dilate, groups", [
+    (np.float64, (4, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    (np.float32, (4, 2, 3, 3), (2, 2), (1, 1), (1, 1), 1),
+    (np.float32, (4, 2, 3, 3), (1, 1), (1, 1), (2, 2), 1),
+    (np.float32, (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 2),
+    (np.float32, (4, 2, 3, 3), (1, 1), (3, 1), (1, 1), 1),
+])
+def test_tile_kernels_reject_other_dtypes_and_geometries(dtype, w_shape, stride, pad, dilate, groups):
+    x = np.zeros((1, 2, 8, 8), dtype)
+    oh, ow = conv.conv2d_output_size((8, 8), w_shape[2:], stride, pad, dilate)
+    out = np.zeros((1, 4, oh, ow), dtype)
+    cols = np.zeros((1, 1 << 16), dtype)
+    with pytest.raises(KernelArgError,
+                       match=r"conv2d_forward_vec: takes float32 at stride 1.*'x' \(1,2,8,8\)"):
+        conv.check_conv2d("forward_vec", x, np.zeros(w_shape, dtype), out, cols, stride, pad, dilate, groups)
+
+
+def test_tile_scratch_too_short_is_an_error():
+    x, w, out = (np.zeros(s, np.float32) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (2, 4, 6, 6)))
+    least = conv.conv2d_cols_shape("forward_vec", x.shape, w.shape, out.shape, 1, max_elems=0)
+    with pytest.raises(KernelArgError, match=r"argument 'cols' has shape \(1,10\)"):
+        conv.check_conv2d("forward_vec", x, w, out, np.zeros((1, 10), np.float32), (1, 1), (1, 1), (1, 1), 1)
+    conv.check_conv2d("forward_vec", x, w, out, np.zeros(least, np.float32), (1, 1), (1, 1), (1, 1), 1)
+
+
+@pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512: no tile kernels")
+def test_which_layers_prefer_the_tile_kernels():
+    """Planes of 28 x 28 and more in float32 at stride 1 do (ResNet's 56 x 56 and 28 x 28 layers,
+    Inception's 147 x 147 and 35 x 35 ones), forward and data gradient; smaller planes, into fewer
+    than 16 channels, float64, strides and groups do not."""
+    geo = ((1, 1), (1, 1), (1, 1), 1)
+    s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
+    assert prefers_vec(*s1, *geo, "float32") and prefers_vec(*s1, *geo, "float32", gradient=True)
+    assert not prefers_vec(*s1, *geo, "float64")
+    s2 = ((2, 128, 28, 28), (128, 128, 3, 3), (2, 128, 28, 28))
+    assert prefers_vec(*s2, *geo, np.float32) and prefers_vec(*s2, *geo, np.float32, gradient=True)
+    assert prefers_vec((2, 32, 149, 149), (32, 32, 3, 3), (2, 32, 147, 147), (1, 1), (0, 0), (1, 1), 1,
+                       "float32")
+    s3 = ((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14))
+    assert not prefers_vec(*s3, *geo, "float32") and not prefers_vec(*s3, *geo, "float32", gradient=True)
+    vgg = ((2, 3, 224, 224), (64, 3, 3, 3), (2, 64, 224, 224))
+    assert prefers_vec(*vgg, *geo, "float32") and not prefers_vec(*vgg, *geo, "float32", gradient=True)
+    assert not prefers_vec(*s1[:2], (2, 64, 28, 28), (2, 2), (1, 1), (1, 1), 1, "float32")
+    assert not prefers_vec((2, 64, 56, 56), (64, 32, 3, 3), (2, 64, 56, 56), (1, 1), (1, 1), (1, 1), 2,
+                           "float32")
