@@ -122,17 +122,25 @@ def _pack_weight(w, wp, flip):
                         wp[i] = w[fo, c, kh, kw]
 
 
-@_jit
+@pjit
 def _pad_block(x, n0, nbb, xp, cs, ph, pw):
-    """Copy images ``n0 .. n0+nbb`` of ``x`` into the padded buffer ``xp`` (pads already zero)."""
+    """Write the padded buffer ``xp`` of images ``n0 .. n0+nbb`` of ``x`` whole, channels split over
+    the threads: per image ``ph`` zero rows, then each row as ``pw`` zeros and its ``W`` values; zeros
+    from the last image's end to the channel's end (the bottom padding, and what the last tiles read
+    past it)."""
     c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
     wr = w_ + pw
-    for c in range(c_):
+    for c in prange(c_):
+        row = c * cs
         for n in range(nbb):
+            xp[row:row + ph * wr] = 0.0
+            row += ph * wr
             for ih in range(h_):
-                base = c * cs + (n * (h_ + ph) + ih + ph) * wr + pw
+                xp[row:row + pw] = 0.0
                 for iw in range(w_):
-                    xp[base + iw] = x[n0 + n, c, ih, iw]
+                    xp[row + pw + iw] = x[n0 + n, c, ih, iw]
+                row += wr
+        xp[row:(c + 1) * cs] = 0.0
 
 
 TAPS_PER_BLOCK = 144
@@ -189,7 +197,6 @@ def _vec_conv(x, w, out, cols, pad, dilate, flip):
     xp = cf[wlen:wlen + c_ * cs]
     sc = cf[wlen + c_ * cs:]
     _pack_weight(w, wp, flip)
-    xp[:] = 0.0
     fp = (f_ + MR - 1) // MR * MR
     rows, wr = h_ + ph, w_ + pw
     for n0 in range(0, n_, nb):
