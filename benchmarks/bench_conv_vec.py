@@ -1,7 +1,7 @@
 """The SIMD tile kernels (``conv_vec``) against im2col + GEMM and Winograd, in one process (the
 machine's speed swings too much between processes to compare a 10-20% change otherwise).
 
-Layers (default): stride-1 layers of the zoo nets, forward and data gradient, each kernel on the
+Layers (default): stride-1 layers of the zoo nets, forward and both gradients, each kernel on the
 same arrays, in turns of ``--reps`` calls, best call of each (ms); "chosen" marks the tile kernel
 where ``prefers_vec`` picks it::
 
@@ -36,8 +36,8 @@ LAYERS = {"s1": (64, 64, 56, 3, 1), "s2": (128, 128, 28, 3, 1), "s3": (256, 256,
 
 
 def _kernels(kind: str, w_shape: tuple, pad: tuple) -> dict:
-    """The kernels to compare for ``kind`` (``'forward'`` or ``'backward_data'``): name -> (kernel
-    kind, function)."""
+    """The kernels to compare for ``kind`` (``'forward'``, ``'backward_data'`` or
+    ``'backward_weight'``): name -> (kernel kind, function)."""
     from symjit.kernels.cpu import conv, conv_vec, conv_winograd
     from symjit.kernels.cpu.conv_shapes import is_winograd
     out = {"im2col": (kind, getattr(conv, f"conv2d_{kind}"))}
@@ -52,8 +52,8 @@ def layers(names: list[str], batch: int, reps: int) -> None:
     from symjit.kernels.cpu.conv_shapes import prefers_vec
     rng = np.random.default_rng(0)
     print(f"batch {batch}: best ms of each kernel; the tile kernel's speed-up over the faster other one")
-    print("| layer | forward | data gradient |")
-    print("|---|---|---|")
+    print("| layer | forward | data gradient | weight gradient |")
+    print("|---|---|---|---|")
     for name in names:
         c, f, h, k, p = LAYERS[name]
         geometry = ((1, 1), (p, p), (1, 1), 1)
@@ -61,11 +61,11 @@ def layers(names: list[str], batch: int, reps: int) -> None:
         x = rng.random((batch, c, h, h), np.float32)
         w = rng.random((f, c, k, k), np.float32) - 0.5
         dout = rng.random((batch, f, oh, oh), np.float32) - 0.5
-        out, dx = np.empty_like(dout), np.empty_like(x)
-        arrays = {"forward": (x, w, out), "backward_data": (dout, w, dx)}
+        out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
+        arrays = {"forward": (x, w, out), "backward_data": (dout, w, dx), "backward_weight": (dout, x, dw)}
         limit = conv.conv2d_block_elems(w.shape, 1)
         cells = []
-        for kind in ("forward", "backward_data"):
+        for kind in ("forward", "backward_data", "backward_weight"):
             kernels = _kernels(kind, w.shape, (p, p))
             calls = []
             for kkind, fn in kernels.values():
@@ -74,7 +74,8 @@ def layers(names: list[str], batch: int, reps: int) -> None:
                 calls.append(lambda fn=fn, s=s, a=arrays[kind], g=geometry: fn(*a, s, *g))
             best = dict(zip(kernels, best_of_turns(calls, reps)))
             other = min(v for n, v in best.items() if n != "tiles")
-            chosen = prefers_vec(x.shape, w.shape, dout.shape, *geometry, np.float32, kind != "forward")
+            gradient = {"forward": False, "backward_data": True, "backward_weight": "weight"}[kind]
+            chosen = prefers_vec(x.shape, w.shape, dout.shape, *geometry, np.float32, gradient)
             cells.append(", ".join(f"{n} {v * 1e3:.2f}" for n, v in best.items())
                          + f" ({other / best['tiles']:.2f}x)" + (" chosen" if chosen else ""))
         print(f"| {name} {c}->{f} {h}x{h} {k}x{k} | " + " | ".join(cells) + " |", flush=True)
@@ -115,12 +116,12 @@ def net(name: str, batch: int, train: bool, rounds: int) -> None:
             ex.outputs[0].wait_to_read()
 
     executors = {"tiles": bind()}
-    keep = conv_shapes.VEC_MIN_PLANE
-    conv_shapes.VEC_MIN_PLANE = 1 << 40   # no layer qualifies
+    keep = conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT
+    conv_shapes.VEC_MIN_PLANE = conv_shapes.VEC_MIN_PLANE_WEIGHT = 1 << 40   # no layer qualifies
     try:
         executors["without"] = bind()
     finally:
-        conv_shapes.VEC_MIN_PLANE = keep
+        conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT = keep
     out = [ex.outputs[0] for ex in executors.values()]
     for ex in executors.values():
         step(ex)

@@ -1,5 +1,5 @@
 """The SIMD tile kernels (``symjit.kernels.cpu.conv_vec``) against the float64 reference convolution
-and its data gradient: square and odd planes, every padding they take (none, symmetric, one axis,
+and its data and weight gradients: square and odd planes, every padding they take (none, symmetric, one axis,
 ``K - 1``), 1-D-like and 5x5 windows, filters and channels that are not a multiple of the tile (and
 a single channel), batches cut into blocks (the last one shorter), NaN-filled scratch; the checks
 that keep other dtypes and geometries out; and which layers the compiler gives them."""
@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import prefers_vec, vec_layout, vec_tile
-from symjit.kernels.cpu.conv_vec import MR, NR, conv2d_backward_data_vec_parallel, conv2d_forward_vec_parallel
+from symjit.kernels.cpu.conv_vec import (
+    MR,
+    NR,
+    conv2d_backward_data_vec_parallel,
+    conv2d_backward_weight_vec_parallel,
+    conv2d_forward_vec_parallel,
+)
 from symjit.kernels.cpu.gemm import KernelArgError
 
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
@@ -26,6 +32,7 @@ CASES = [   # x shape, w shape, pad
     ((2, 6, 9, 7), (8, 6, 7, 1), (3, 0)),       # and 7x1
     ((3, 20, 12, 12), (50, 20, 5, 5), (0, 0)),  # LeNet's conv2: 20 channels, 50 filters
     ((2, 3, 20, 21), (4, 3, 3, 3), (1, 1)),     # positions span several runs of NR
+    ((2, 3, 30, 31), (5, 3, 3, 3), (1, 1)),     # the weight gradient's positions span two chunks
 ]
 GEOMETRY = ((1, 1), (1, 1), 1)   # stride, dilate, groups
 
@@ -41,7 +48,8 @@ def _scratch(kind, x_shape, w_shape, out_shape, images):
         plane, other = (out_shape[2:], x_shape[2:]) if data else (x_shape[2:], out_shape[2:])
         kh, kw = w_shape[2:]
         ph, pw = (other[0] - plane[0] + kh - 1) // 2, (other[1] - plane[1] + kw - 1) // 2
-        limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[3])
+        weight = kind == "backward_weight_vec"
+        limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1, weight)[3])
     shape = conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, 1, limit)
     if images is not None:
         assert shape == (1, limit)
@@ -50,7 +58,7 @@ def _scratch(kind, x_shape, w_shape, out_shape, images):
 
 @pytest.mark.parametrize("images", [None, 1, 2])
 @pytest.mark.parametrize("case", CASES)
-def test_tile_forward_and_data_gradient_match_the_reference(case, images):
+def test_tile_forward_and_gradients_match_the_reference(case, images):
     x_shape, w_shape, pad = case
     rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
     x = rng.standard_normal(x_shape).astype(np.float32)
@@ -61,7 +69,7 @@ def test_tile_forward_and_data_gradient_match_the_reference(case, images):
     dout = rng.standard_normal(out_shape).astype(np.float32)
     args = (stride, pad, dilate, groups)
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
-    ref_dx, _ = ref_conv_backward(x64, w64, dout.astype(np.float64), *args)
+    ref_dx, ref_dw = ref_conv_backward(x64, w64, dout.astype(np.float64), *args)
     depth = x_shape[1] * w_shape[2] * w_shape[3]
     tol = {"rtol": 1e-5, "atol": 1e-6 * depth ** 0.5 * 8}
 
@@ -76,6 +84,13 @@ def test_tile_forward_and_data_gradient_match_the_reference(case, images):
     conv.check_conv2d("backward_data_vec", dx, w, dout, cols, *args)
     conv2d_backward_data_vec_parallel(dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **tol)
+
+    cols = _scratch("backward_weight_vec", x_shape, w_shape, out_shape, images)
+    dw = np.full(w_shape, np.nan, np.float32)
+    conv.check_conv2d("backward_weight_vec", x, dw, dout, cols, *args)
+    conv2d_backward_weight_vec_parallel(dout, x, dw, cols, *args)
+    positions = out_shape[0] * out_shape[2] * out_shape[3]
+    np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-6 * positions ** 0.5 * 8)
 
 
 def test_tile_sizes_fit_the_scratch_bounds():
@@ -123,6 +138,11 @@ def test_which_layers_prefer_the_tile_kernels():
                        "float32")
     s3 = ((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14))
     assert not prefers_vec(*s3, *geo, "float32") and not prefers_vec(*s3, *geo, "float32", gradient=True)
+    assert prefers_vec(*s1, *geo, "float32", gradient="weight")
+    assert not prefers_vec(*s3, *geo, "float32", gradient="weight")
+    assert not prefers_vec(*s2, *geo, "float32", gradient="weight")
+    seven_one = ((2, 64, 35, 35), (64, 64, 7, 1), (2, 64, 35, 35), (1, 1), (3, 0), (1, 1), 1)
+    assert prefers_vec(*seven_one, "float32") and not prefers_vec(*seven_one, "float32", gradient="weight")
     vgg = ((2, 3, 224, 224), (64, 3, 3, 3), (2, 64, 224, 224))
     assert prefers_vec(*vgg, *geo, "float32") and not prefers_vec(*vgg, *geo, "float32", gradient=True)
     assert not prefers_vec(*s1[:2], (2, 64, 28, 28), (2, 2), (1, 1), (1, 1), 1, "float32")

@@ -397,9 +397,8 @@ def test_cuda_convolution_is_an_implicit_gemm_unless_grouped():
 
 @pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512: no tile kernels")
 def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
-    """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and the data
-    gradient call the tile kernels of conv_vec (the weight gradient keeps im2col's); output and
-    gradients match numpy's."""
+    """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and both
+    gradients call the tile kernels of conv_vec; output and gradients match numpy's."""
     x_shape, w_shape = (1, 32, 80, 80), (32, 32, 3, 3)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
                                                num_filter=32, name="conv"), act_type="relu")
@@ -412,7 +411,7 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
                        Config.from_env(), load=False)
     src = c.program.source
     assert "conv2d_forward_vec_parallel(" in src and "conv2d_backward_data_vec_parallel(" in src
-    assert "conv2d_backward_weight(" in src
+    assert "conv2d_backward_weight_vec_parallel(" in src and "im2col" not in src
     ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
                   args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
     got = ex.forward(is_train=True)[0].asnumpy()

@@ -165,6 +165,7 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
     dname, wname, oname = {"backward_data": ("dx", "w", "dout"),
                            "backward_data_winograd": ("dx", "w", "dout"),
                            "backward_data_vec": ("dx", "w", "dout"),
+                           "backward_weight_vec": ("x", "dw", "dout"),
                            "backward_weight": ("x", "dw", "dout"),
                            "backward_weight_winograd": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}

@@ -25,11 +25,12 @@ __all__ = [
     "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
-    "VEC_MIN_FILTERS",
+    "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
-         "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec")
+         "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec",
+         "backward_weight_vec")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -197,6 +198,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         # no dilation (is_vec): pad = (OH - H + KH - 1) / 2 per axis
         ph, pw = (out_shape[2] - x_shape[2] + kh - 1) // 2, (out_shape[3] - x_shape[3] + kw - 1) // 2
         c_in, c_out, plane = (c, f, x_shape[2:])
+        if kind == "backward_weight_vec":
+            nb = vec_images_per_block(max_elems, n, c, f, *plane, kh, kw, ph, pw, 1, 1, True)
+            return 1, int(vec_layout(nb, c, f, *plane, kh, kw, ph, pw, 1, 1, True)[3])
         if kind == "backward_data_vec":
             c_in, c_out, plane, ph, pw = f, c, out_shape[2:], kh - 1 - ph, kw - 1 - pw
         nb = vec_images_per_block(max_elems, n, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)
@@ -363,29 +367,38 @@ def vec_tile() -> tuple[int, int]:
 
 
 @jitable
-def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw):
+def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
     """Scratch of a tile convolution over ``nb`` images ``(c_in, h, w)`` to ``c_out`` channels:
     ``(packed weight length, padded input length per channel, output positions per filter row,
     total)``, for any tile up to ``VEC_MR_MAX x VEC_NR_MAX``. Images and rows follow each other
     in the padded input with ``ph`` rows and ``pw`` columns of zeros shared between them; taps read up
-    to ``(kh-1)*dh`` rows and ``(kw-1)*dw`` columns past the last tile's positions.
+    to ``(kh-1)*dh`` rows and ``(kw-1)*dw`` columns past the last tile's positions. With ``weight``
+    (the weight gradient's): no packed weight, the output gradient in the output rows, one more
+    channel, and ``VEC_TAPS_SLACK`` elements at the end (its tiles read taps in threes).
 
     >>> [int(v) for v in vec_layout(2, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1)]
     [40896, 6644, 6528, 929600]
+    >>> [int(v) for v in vec_layout(2, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, True)]
+    [0, 6644, 6528, 895364]
     """
     fp = c_out + VEC_MR_MAX - 1
     positions = nb * (h + ph) * (w + pw)
     os = (positions + VEC_NR_MAX - 1) // VEC_NR_MAX * VEC_NR_MAX
     cs = os + (kh - 1) * dh * (w + pw) + (kw - 1) * dw
+    if weight:
+        return 0, cs, os, (c_in + 1) * cs + fp * os + VEC_TAPS_SLACK
     wlen = fp * c_in * kh * kw
     return wlen, cs, os, wlen + c_in * cs + fp * os
 
 
+VEC_TAPS_SLACK = 16
+
+
 @jitable
-def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw):
+def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
     """The most images (at most ``n``, at least 1) whose tile-convolution scratch fits ``length``."""
     nb = n
-    while nb > 1 and vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw)[3] > length:
+    while nb > 1 and vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight)[3] > length:
         nb -= 1
     return nb
 
@@ -409,11 +422,15 @@ def is_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dila
 
 
 VEC_MIN_PLANE = 784
+VEC_MIN_PLANE_WEIGHT = 1200
 VEC_MIN_FILTERS = 16
 """Which convolutions the compiler gives the tile kernels (:func:`prefers_vec`): those
 :func:`is_vec` takes whose output plane (``OH*OW``; the data gradient's: ``H*W``) has at least
 :data:`VEC_MIN_PLANE` positions and that make at least :data:`VEC_MIN_FILTERS` output channels
-(the data gradient's are the input channels). Measured on 2 cores against the faster of im2col +
+(the data gradient's are the input channels); for the weight gradient, input planes of at least
+:data:`VEC_MIN_PLANE_WEIGHT` positions and windows at least 3 wide (ResNet's 28 x 28 layer's
+weight gradient ran 0.75-1.04x, Inception's 35 x 35 ones 1.1-1.25x, the 56 x 56 and bigger ones
+1.06-1.8x). Measured on 2 cores against the faster of im2col +
 GEMM and Winograd (``docs/performance.md``, "Direct convolution in SIMD tiles"), forward and data
 gradient, batch 2 and 32: ResNet's 56 x 56 3x3 layers 1.3-1.7x, its 28 x 28 ones 1.0-1.25x,
 Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeNet's 55 x 55 16 ->
@@ -423,9 +440,10 @@ its 3-channel input) 0.8x."""
 
 
 def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
-                stride, pad, dilate, groups: int, dtype, gradient: bool = False) -> bool:
-    """Whether a convolution's forward (or, with ``gradient``, its data gradient) runs the tile kernel
-    of :mod:`~symjit.kernels.cpu.conv_vec`.
+                stride, pad, dilate, groups: int, dtype, gradient: bool | str = False) -> bool:
+    """Whether a convolution's forward (or, with ``gradient``, its data gradient; with ``gradient=
+    'weight'`` its weight gradient) runs the tile kernel of :mod:`~symjit.kernels.cpu.conv_vec`. The
+    weight gradient's tiles take a window row's taps in threes, so it asks for ``KW >= 3``.
 
     >>> geo = ((1, 1), (1, 1), (1, 1), 1)
     >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
@@ -436,5 +454,7 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     """
     if not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype):
         return False
+    if gradient == "weight":
+        return x_shape[2] * x_shape[3] >= VEC_MIN_PLANE_WEIGHT and w_shape[3] >= 3
     plane, channels = (x_shape, x_shape[1]) if gradient else (out_shape, w_shape[0])
     return plane[2] * plane[3] >= VEC_MIN_PLANE and channels >= VEC_MIN_FILTERS

@@ -1,4 +1,4 @@
-"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and five intrinsics.
+"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and six intrinsics.
 
 numba vectorises loops on its own, but it cannot keep a block of accumulators in registers across a
 reduction: LLVM's loop vectoriser works on arrays in memory, so a register-blocked kernel (say, 24
@@ -11,6 +11,8 @@ in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits i
 * :func:`vstore` ``(a, i, v)``: ``a[i:i + 16] = v``.
 * :func:`vfma` ``(acc, v, s) -> f32x16``: ``acc + v * s`` for a float32 scalar ``s`` (one fused
   multiply-add per lane).
+* :func:`vmuladd` ``(acc, a, b) -> f32x16``: ``acc + a * b`` of three vectors.
+* :func:`vsum` ``(v) -> float32``: the sum of the lanes.
 
 No bounds checks (as everywhere in numba): callers validate their index ranges before the loop.
 These are only used by :mod:`symjit.kernels.cpu.conv_vec`.
@@ -31,7 +33,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-__all__ = ["LANES", "f32x16", "vzero", "vload", "vstore", "vfma"]
+__all__ = ["LANES", "f32x16", "vzero", "vload", "vstore", "vfma", "vmuladd", "vsum"]
 
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
@@ -112,3 +114,34 @@ def vfma(typingctx, acc, vec, s):
                                              "llvm.fma.v16f32")
         return builder.call(fma, [args[1], splat, args[0]])
     return f32x16(acc, vec, s), codegen
+
+
+@intrinsic
+def vmuladd(typingctx, acc, a, b):
+    """``acc + a * b`` lane by lane (``llvm.fma``) of three vectors."""
+    if acc != f32x16 or a != f32x16 or b != f32x16:
+        raise TypeError(f"vmuladd: expected three f32x16 values, got ({acc}, {a}, {b})")
+
+    def codegen(context, builder, signature, args):
+        fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3),
+                                             "llvm.fma.v16f32")
+        return builder.call(fma, [args[1], args[2], args[0]])
+    return f32x16(acc, a, b), codegen
+
+
+@intrinsic
+def vsum(typingctx, vec):
+    """The sum of a vector's 16 lanes (a float32; added pairwise: lanes ``i`` and ``i + 8``, ...)."""
+    if vec != f32x16:
+        raise TypeError(f"vsum: expected an f32x16 value, got {vec}")
+
+    def codegen(context, builder, signature, args):
+        v, width = args[0], LANES
+        while width > 1:
+            half = width // 2
+            idx = ir.VectorType(ir.IntType(32), half)
+            lo = builder.shuffle_vector(v, v, ir.Constant(idx, list(range(half))))
+            hi = builder.shuffle_vector(v, v, ir.Constant(idx, list(range(half, width))))
+            v, width = builder.fadd(lo, hi), half
+        return builder.extract_element(v, ir.Constant(ir.IntType(32), 0))
+    return types.float32(vec), codegen

@@ -88,8 +88,9 @@ def _winograd(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, gradien
                             p["num_group"], gradient)
 
 
-def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype, gradient: bool = False) -> bool:
-    """Whether the convolution's forward (or its data gradient) runs the tile kernel of
+def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
+         gradient: bool | str = False) -> bool:
+    """Whether the convolution's forward (or a gradient) runs the tile kernel of
     :mod:`symjit.kernels.cpu.conv_vec` (:func:`~symjit.kernels.cpu.conv_shapes.prefers_vec`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_vec
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
@@ -121,9 +122,9 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
 
 def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict, dtype) -> str:
     """A gradient's kernel: ``kind`` (``'backward_data'`` or ``'backward_weight'``, im2col's), or
-    its tile (data gradient only) or Winograd twin where that measured faster."""
-    if kind == "backward_data" and _vec(x_shape, w_shape, dout_shape, p, dtype, True):
-        return "backward_data_vec"
+    its tile or Winograd twin where that measured faster."""
+    if _vec(x_shape, w_shape, dout_shape, p, dtype, True if kind == "backward_data" else "weight"):
+        return f"{kind}_vec"
     return f"{kind}_winograd" if _winograd(x_shape, w_shape, dout_shape, p, True) else kind
 
 
