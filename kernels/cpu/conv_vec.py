@@ -1,4 +1,4 @@
-"""Direct convolution at stride 1 in register-blocked SIMD tiles (float32): forward and data gradient.
+"""Direct convolution at stride 1 in register-blocked SIMD tiles (float32): forward and gradients.
 
 im2col + GEMM copies each input element ``KH*KW`` times and hands BLAS a matrix shaped by the
 layer; oneDNN-style direct convolution instead keeps a tile of outputs in registers and reads the
@@ -22,7 +22,10 @@ a last pass copies its valid positions to the NCHW output. The weight is packed 
 
 The data gradient of such a convolution is one too (:func:`conv2d_backward_data_vec_parallel`):
 ``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``d*(K-1) -
-pad``. Both split the tiles over numba's threads (``prange``; :mod:`symjit.kernels.cpu._parallel`).
+pad``. The weight gradient (:func:`conv2d_backward_weight_vec_parallel`) pads the input the same
+way, writes the output gradient at its outputs' flat positions (zeros between) and sums ``dout[f, o]
+* x[c, o + tap]`` over all positions ``o`` in tiles of vector partial sums. All three split their
+tiles over numba's threads (``prange``; :mod:`symjit.kernels.cpu._parallel`).
 The compiler picks these kernels per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_vec`;
 figures in ``docs/performance.md``, "Direct convolution in SIMD tiles").
 
