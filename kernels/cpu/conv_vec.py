@@ -150,9 +150,9 @@ def _pad_block(x, n0, nbb, xp, cs, ph, pw):
 
 TAPS_PER_BLOCK = 144
 """Channels per pass over a run of tiles: as many as make about this many taps (16 channels of a
-3x3 window). A run's input rows and the weights of those channels then stay in L1 and L2 while every
-filter block of the run reads them; whole 64-channel passes ran at ~125 GFLOP/s on two threads
-against ~210 for 16 (``docs/performance.md``)."""
+3x3 window), so that a run's input rows and those channels' weights stay in L1 and L2 while every
+filter block of the run reads them. With 4 x 6 tiles, passing over all channels at once ran
+0.94-0.99x of this (``docs/performance.md``, "Direct convolution in SIMD tiles")."""
 
 
 @pjit
