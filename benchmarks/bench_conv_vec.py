@@ -15,10 +15,10 @@ rule picks them, one with them switched off, their steps alternated::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SYMJIT_AOT", "off")
-from benchmarks.bench_winograd import best_of_turns  # noqa: E402
+from benchmarks.bench_winograd import alternate_executors, best_of_turns  # noqa: E402
 
 # name: (C, F, image side, window, pad) of a convolution at stride 1
 LAYERS = {"s1": (64, 64, 56, 3, 1), "s2": (128, 128, 28, 3, 1), "s3": (256, 256, 14, 3, 1),
@@ -84,55 +84,17 @@ def layers(names: list[str], batch: int, reps: int) -> None:
 def net(name: str, batch: int, train: bool, rounds: int) -> None:
     from symjit.kernels.cpu import conv_shapes
 
-    import symjit as mx
-    from examples import nets as zoo
-    build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
-             "inception_v3": zoo.inception_v3, "squeezenet1_1": zoo.squeezenet1_1}
-    sym = build[name]()
-    side = 299 if name == "inception_v3" else 224
-    reqs = {n: "write" if train and n not in ("data", "softmax_label") else "null"
-            for n in sym.list_arguments()}
+    @contextlib.contextmanager
+    def no_tiles():
+        keep = conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT
+        conv_shapes.VEC_MIN_PLANE = conv_shapes.VEC_MIN_PLANE_WEIGHT = 1 << 40   # no layer qualifies
+        try:
+            yield
+        finally:
+            conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT = keep
 
-    def bind():
-        ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req=reqs)
-        mx.random.seed(0)
-        for n, arr in ex.arg_dict.items():
-            if n not in ("data", "softmax_label"):
-                mx.init.Xavier(magnitude=2.0)(mx.init.InitDesc(n), arr)
-        for n, arr in ex.aux_dict.items():
-            arr[:] = 1.0 if n.endswith("var") else 0.0
-        ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, side, side), np.float32)
-        ex.arg_dict["softmax_label"][:] = np.arange(batch) % 1000
-        return ex
-
-    def step(ex) -> None:
-        ex.forward(is_train=train)
-        if train:
-            ex.backward()
-            for g in ex.grad_arrays:
-                if g is not None:
-                    g.wait_to_read()
-        else:
-            ex.outputs[0].wait_to_read()
-
-    executors = {"tiles": bind()}
-    keep = conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT
-    conv_shapes.VEC_MIN_PLANE = conv_shapes.VEC_MIN_PLANE_WEIGHT = 1 << 40   # no layer qualifies
-    try:
-        executors["without"] = bind()
-    finally:
-        conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT = keep
-    out = [ex.outputs[0] for ex in executors.values()]
-    for ex in executors.values():
-        step(ex)
-    diff = np.abs(out[0].asnumpy() - out[1].asnumpy()).max() / np.abs(out[1].asnumpy()).max()
-    times = {k: [] for k in executors}
-    for _ in range(rounds):
-        for k, ex in executors.items():
-            for _ in range(2):
-                t = time.perf_counter()
-                step(ex)
-                times[k].append(time.perf_counter() - t)
+    times, diff = alternate_executors(name, batch, train, rounds, no_tiles)
+    times = {"tiles": times["on"], "without": times["off"]}
     mode = "training step" if train else "forward"
     for k, ts in times.items():
         print(f"{name} batch {batch} {mode}, {k}: median {statistics.median(ts) * 1e3:.1f} ms, "

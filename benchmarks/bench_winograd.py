@@ -14,6 +14,7 @@ Nets (``--net resnet18``): two executors of one net, one bound with the Winograd
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -76,9 +77,10 @@ def layers(names: list[str], batch: int, reps: int) -> None:
         print(f"| {name} {c}->{f} {h}x{h} | " + " | ".join(cells) + " |", flush=True)
 
 
-def net(name: str, batch: int, train: bool, rounds: int) -> None:
-    from symjit.kernels.cpu import conv_shapes
-
+def alternate_executors(name: str, batch: int, train: bool, rounds: int, switch_off) -> tuple[dict, float]:
+    """Bind net ``name`` twice, once as the rule says (``"on"``) and once inside ``switch_off()`` (a
+    context manager that turns a kernel family off), and time their steps in turns: seconds per step
+    of each, and how much the first outputs differ relative to their magnitude."""
     import symjit as mx
     from examples import nets as zoo
     build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
@@ -110,22 +112,37 @@ def net(name: str, batch: int, train: bool, rounds: int) -> None:
         else:
             ex.outputs[0].wait_to_read()
 
-    executors = {"winograd": bind()}
-    keep = conv_shapes.WINOGRAD_MIN_CHANNELS
-    conv_shapes.WINOGRAD_MIN_CHANNELS = 1 << 30   # no layer qualifies
-    try:
-        executors["im2col"] = bind()
-    finally:
-        conv_shapes.WINOGRAD_MIN_CHANNELS = keep
-    times = {k: [] for k in executors}
+    executors = {"on": bind()}
+    with switch_off():
+        executors["off"] = bind()
     for ex in executors.values():
         step(ex)
+    on, off = (executors[k].outputs[0].asnumpy() for k in ("on", "off"))
+    diff = float(np.abs(on - off).max() / np.abs(off).max())
+    times = {k: [] for k in executors}
     for _ in range(rounds):
         for k, ex in executors.items():
             for _ in range(2):
                 t = time.perf_counter()
                 step(ex)
                 times[k].append(time.perf_counter() - t)
+    return times, diff
+
+
+def net(name: str, batch: int, train: bool, rounds: int) -> None:
+    from symjit.kernels.cpu import conv_shapes
+
+    @contextlib.contextmanager
+    def no_winograd():
+        keep = conv_shapes.WINOGRAD_MIN_CHANNELS
+        conv_shapes.WINOGRAD_MIN_CHANNELS = 1 << 30   # no layer qualifies
+        try:
+            yield
+        finally:
+            conv_shapes.WINOGRAD_MIN_CHANNELS = keep
+
+    times, _ = alternate_executors(name, batch, train, rounds, no_winograd)
+    times = {"winograd": times["on"], "im2col": times["off"]}
     mode = "training step" if train else "forward"
     for k, ts in times.items():
         print(f"{name} batch {batch} {mode}, {k}: median {statistics.median(ts) * 1e3:.1f} ms, "

@@ -96,14 +96,15 @@ def _tile_source(mr: int, nv: int) -> str:
     return "\n".join(lines)
 
 
-def _make_tile(mr: int, nv: int):
-    """The tile as a numba function inlined into its caller (generated: ``mr * nv`` accumulators)."""
-    scope = {"vzero": vzero, "vload": vload, "vstore": vstore, "vfma": vfma}
-    exec(compile(_tile_source(mr, nv), f"<conv_vec tile {mr}x{nv}>", "exec"), scope)   # our own text
-    return numba.njit(inline="always", nogil=True)(scope["tile"])
+def _compile_tile(source: str, name: str):
+    """The function ``name`` that the generated ``source`` defines over :mod:`.simd`'s intrinsics, as
+    a numba function inlined into its caller."""
+    scope = {"vzero": vzero, "vload": vload, "vstore": vstore, "vfma": vfma, "vmuladd": vmuladd, "vsum": vsum}
+    exec(compile(source, f"<conv_vec {name}>", "exec"), scope)   # our own text
+    return numba.njit(inline="always", nogil=True)(scope[name])
 
 
-_tile = _make_tile(MR, _NV)
+_tile = _compile_tile(_tile_source(MR, _NV), "tile")
 
 
 @_jit
@@ -267,13 +268,7 @@ def _weight_tile_source() -> str:
     return "\n".join(lines)
 
 
-def _make_weight_tile():
-    scope = {"vzero": vzero, "vload": vload, "vstore": vstore, "vmuladd": vmuladd, "vsum": vsum}
-    exec(compile(_weight_tile_source(), "<conv_vec weight tile>", "exec"), scope)   # our own text
-    return numba.njit(inline="always", nogil=True)(scope["wtile"])
-
-
-_weight_tile = _make_weight_tile()
+_weight_tile = _compile_tile(_weight_tile_source(), "wtile")
 
 
 @pjit
