@@ -28,11 +28,19 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SYMJIT_AOT", "off")
 from benchmarks.bench_winograd import alternate_executors, best_of_turns  # noqa: E402
 
-# name: (C, F, image side, window, pad) of a convolution at stride 1
+# name: (C, F, image side, window, pad) of a convolution at stride 1 (window and pad: an int, or
+# (rows, columns))
 LAYERS = {"s1": (64, 64, 56, 3, 1), "s2": (128, 128, 28, 3, 1), "s3": (256, 256, 14, 3, 1),
           "s4": (512, 512, 7, 3, 1), "i147": (32, 64, 147, 3, 1), "i149": (32, 32, 149, 3, 0),
           "i35": (64, 96, 35, 3, 1), "i35b": (96, 96, 35, 3, 1), "i35x5": (48, 64, 35, 5, 2),
-          "sq55": (16, 64, 55, 3, 1), "vgg224": (3, 64, 224, 3, 1), "lenet2": (20, 50, 12, 5, 0)}
+          "i17": (160, 160, 17, (1, 7), (0, 3)), "i17t": (160, 192, 17, (7, 1), (3, 0)),
+          "i8": (448, 384, 8, 3, 1), "i8r": (384, 384, 8, (1, 3), (0, 1)),
+          "sq55": (16, 64, 55, 3, 1), "sq13": (64, 256, 13, 3, 1), "vgg224": (3, 64, 224, 3, 1),
+          "lenet2": (20, 50, 12, 5, 0)}
+
+
+def _pair(v) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else tuple(v)
 
 
 def _kernels(kind: str, w_shape: tuple, pad: tuple) -> dict:
@@ -56,17 +64,17 @@ def layers(names: list[str], batch: int, reps: int) -> None:
     print("|---|---|---|---|")
     for name in names:
         c, f, h, k, p = LAYERS[name]
-        geometry = ((1, 1), (p, p), (1, 1), 1)
-        oh = h + 2 * p - k + 1
+        (kh, kw), (ph, pw) = _pair(k), _pair(p)
+        geometry = ((1, 1), (ph, pw), (1, 1), 1)
         x = rng.random((batch, c, h, h), np.float32)
-        w = rng.random((f, c, k, k), np.float32) - 0.5
-        dout = rng.random((batch, f, oh, oh), np.float32) - 0.5
+        w = rng.random((f, c, kh, kw), np.float32) - 0.5
+        dout = rng.random((batch, f, h + 2 * ph - kh + 1, h + 2 * pw - kw + 1), np.float32) - 0.5
         out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
         arrays = {"forward": (x, w, out), "backward_data": (dout, w, dx), "backward_weight": (dout, x, dw)}
         limit = conv.conv2d_block_elems(w.shape, 1)
         cells = []
         for kind in ("forward", "backward_data", "backward_weight"):
-            kernels = _kernels(kind, w.shape, (p, p))
+            kernels = _kernels(kind, w.shape, (ph, pw))
             calls = []
             for kkind, fn in kernels.values():
                 s = np.empty(conv.conv2d_cols_shape(kkind, x.shape, w.shape, dout.shape, 1, limit),
@@ -78,7 +86,7 @@ def layers(names: list[str], batch: int, reps: int) -> None:
             chosen = prefers_vec(x.shape, w.shape, dout.shape, *geometry, np.float32, gradient)
             cells.append(", ".join(f"{n} {v * 1e3:.2f}" for n, v in best.items())
                          + f" ({other / best['tiles']:.2f}x)" + (" chosen" if chosen else ""))
-        print(f"| {name} {c}->{f} {h}x{h} {k}x{k} | " + " | ".join(cells) + " |", flush=True)
+        print(f"| {name} {c}->{f} {h}x{h} {kh}x{kw} | " + " | ".join(cells) + " |", flush=True)
 
 
 def net(name: str, batch: int, train: bool, rounds: int) -> None:
@@ -86,12 +94,15 @@ def net(name: str, batch: int, train: bool, rounds: int) -> None:
 
     @contextlib.contextmanager
     def no_tiles():
-        keep = conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT
-        conv_shapes.VEC_MIN_PLANE = conv_shapes.VEC_MIN_PLANE_WEIGHT = 1 << 40   # no layer qualifies
+        names = ("VEC_MIN_PLANE", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS")
+        keep = [getattr(conv_shapes, n) for n in names]
+        for n in names:
+            setattr(conv_shapes, n, 1 << 60)   # no layer qualifies
         try:
             yield
         finally:
-            conv_shapes.VEC_MIN_PLANE, conv_shapes.VEC_MIN_PLANE_WEIGHT = keep
+            for n, v in zip(names, keep):
+                setattr(conv_shapes, n, v)
 
     times, diff = alternate_executors(name, batch, train, rounds, no_tiles)
     times = {"tiles": times["on"], "without": times["off"]}

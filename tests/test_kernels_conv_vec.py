@@ -52,7 +52,7 @@ def _scratch(kind, x_shape, w_shape, out_shape, images):
         kh, kw = w_shape[2:]
         ph, pw = (other[0] - plane[0] + kh - 1) // 2, (other[1] - plane[1] + kw - 1) // 2
         weight = kind == "backward_weight_vec"
-        limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1, weight)[3])
+        limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1, weight)[2])
     shape = conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, 1, limit)
     if images is not None:
         assert shape == (1, limit)
@@ -128,8 +128,9 @@ def test_tile_scratch_too_short_is_an_error():
 
 def test_which_layers_prefer_the_tile_kernels():
     """Planes of 28 x 28 and more in float32 at stride 1 do (ResNet's 56 x 56 and 28 x 28 layers,
-    Inception's 147 x 147 and 35 x 35 ones), forward and data gradient; smaller planes, into fewer
-    than 16 channels, float64, strides and groups do not."""
+    Inception's 147 x 147 and 35 x 35 ones), forward and data gradient; smaller planes forward only,
+    unless tiny or Winograd's over many positions; into fewer than 16 channels, float64, strides and
+    groups do not."""
     geo = ((1, 1), (1, 1), (1, 1), 1)
     s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
     assert prefers_vec(*s1, *geo, "float32") and prefers_vec(*s1, *geo, "float32", gradient=True)
@@ -139,7 +140,14 @@ def test_which_layers_prefer_the_tile_kernels():
     assert prefers_vec((2, 32, 149, 149), (32, 32, 3, 3), (2, 32, 147, 147), (1, 1), (0, 0), (1, 1), 1,
                        "float32")
     s3 = ((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14))
-    assert not prefers_vec(*s3, *geo, "float32") and not prefers_vec(*s3, *geo, "float32", gradient=True)
+    assert prefers_vec(*s3, *geo, "float32") and not prefers_vec(*s3, *geo, "float32", gradient=True)
+    s3_32 = ((32, 256, 14, 14), (256, 256, 3, 3), (32, 256, 14, 14))     # Winograd's
+    assert not prefers_vec(*s3_32, *geo, "float32")
+    i17 = ((32, 160, 17, 17), (160, 160, 1, 7), (32, 160, 17, 17), (1, 1), (0, 3), (1, 1), 1)
+    assert prefers_vec(*i17, "float32") and not prefers_vec(*i17, "float32", gradient=True)
+    lenet2 = ((2, 20, 12, 12), (50, 20, 5, 5), (2, 50, 8, 8), (1, 1), (0, 0), (1, 1), 1)    # 3.2 M MACs
+    assert not prefers_vec(*lenet2, "float32")
+    assert prefers_vec((64,) + lenet2[0][1:], lenet2[1], (64,) + lenet2[2][1:], *lenet2[3:], "float32")
     assert prefers_vec(*s1, *geo, "float32", gradient="weight")
     assert not prefers_vec(*s3, *geo, "float32", gradient="weight")
     assert not prefers_vec(*s2, *geo, "float32", gradient="weight")

@@ -25,7 +25,7 @@ __all__ = [
     "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
-    "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT",
+    "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -200,11 +200,11 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         c_in, c_out, plane = (c, f, x_shape[2:])
         if kind == "backward_weight_vec":
             nb = vec_images_per_block(max_elems, n, c, f, *plane, kh, kw, ph, pw, 1, 1, True)
-            return 1, int(vec_layout(nb, c, f, *plane, kh, kw, ph, pw, 1, 1, True)[3])
+            return 1, int(vec_layout(nb, c, f, *plane, kh, kw, ph, pw, 1, 1, True)[2])
         if kind == "backward_data_vec":
             c_in, c_out, plane, ph, pw = f, c, out_shape[2:], kh - 1 - ph, kw - 1 - pw
         nb = vec_images_per_block(max_elems, n, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)
-        return 1, int(vec_layout(nb, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[3])
+        return 1, int(vec_layout(nb, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[2])
     if kind == "forward":
         rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
         if rows < out_shape[2]:
@@ -352,15 +352,19 @@ VEC_NR_MAX = 96
 @functools.lru_cache(maxsize=1)
 def vec_tile() -> tuple[int, int]:
     """The host's tile of :mod:`~symjit.kernels.cpu.conv_vec`: ``(filters, 16-lane vectors of outputs)``,
-    ``(4, 6)`` with AVX-512 (24 of its 32 vector registers hold sums, 6 the inputs), ``(6, 1)`` with
+    ``(6, 4)`` with AVX-512 (24 of its 32 vector registers hold sums, 4 the inputs), ``(6, 1)`` with
     AVX2 and FMA (12 of 16), ``(0, 0)`` without them (the kernels are then not chosen:
-    :func:`prefers_vec`). On a Sapphire Rapids Xeon 4 x 6 ran 1.05-1.2x faster than 5 x 5, 4 x 5 and
-    3 x 6, 1.1-1.3x faster than 8 x 3 and 4 x 4, and 2x faster than the tiles that need more than the
-    32 registers (4 x 7, 3 x 8: their sums spill)."""
+    :func:`prefers_vec`). On a Sapphire Rapids Xeon, with the weights' broadcast loads folded into
+    the multiply-adds, 6 x 4 and 8 x 3 ran a channel block from L1 at 165-175 GFLOP/s on one core
+    (its peak: 175) and 4 x 6 at 118-136: each of a tile's input vectors is an unaligned load that
+    mostly straddles two cache lines, and 4 x 6 makes 6 of them per 24 multiply-adds. In whole
+    layers 6 x 4 and 8 x 3 ran within noise of each other and up to 1.2x faster than 4 x 6; 6 x 4
+    pads the filters to fewer rows. Tiles that need more than the 32 registers spill (4 x 7: half
+    speed)."""
     import llvmlite.binding as llvm
     feats = llvm.get_host_cpu_features()
     if feats.get("avx512f", False):
-        return 4, 6
+        return 6, 4
     if feats.get("avx2", False) and feats.get("fma", False):
         return 6, 1
     return 0, 0
@@ -369,26 +373,25 @@ def vec_tile() -> tuple[int, int]:
 @jitable
 def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
     """Scratch of a tile convolution over ``nb`` images ``(c_in, h, w)`` to ``c_out`` channels:
-    ``(packed weight length, padded input length per channel, output positions per filter row,
-    total)``, for any tile up to ``VEC_MR_MAX x VEC_NR_MAX``. Images and rows follow each other
+    ``(padded input length per channel, output positions per filter row, total)``, for any tile up
+    to ``VEC_MR_MAX x VEC_NR_MAX``. Images and rows follow each other
     in the padded input with ``ph`` rows and ``pw`` columns of zeros shared between them; taps read up
     to ``(kh-1)*dh`` rows and ``(kw-1)*dw`` columns past the last tile's positions. With ``weight``
-    (the weight gradient's): no packed weight, the output gradient in the output rows, one more
+    (the weight gradient's): the output gradient in the output rows, one more
     channel, and ``VEC_TAPS_SLACK`` elements at the end (its tiles read taps in threes).
 
     >>> [int(v) for v in vec_layout(2, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1)]
-    [40896, 6644, 6528, 929600]
+    [6644, 6528, 888704]
     >>> [int(v) for v in vec_layout(2, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, True)]
-    [0, 6644, 6528, 895364]
+    [6644, 6528, 895364]
     """
     fp = c_out + VEC_MR_MAX - 1
     positions = nb * (h + ph) * (w + pw)
     os = (positions + VEC_NR_MAX - 1) // VEC_NR_MAX * VEC_NR_MAX
     cs = os + (kh - 1) * dh * (w + pw) + (kw - 1) * dw
     if weight:
-        return 0, cs, os, (c_in + 1) * cs + fp * os + VEC_TAPS_SLACK
-    wlen = fp * c_in * kh * kw
-    return wlen, cs, os, wlen + c_in * cs + fp * os
+        return cs, os, (c_in + 1) * cs + fp * os + VEC_TAPS_SLACK
+    return cs, os, c_in * cs + fp * os
 
 
 VEC_TAPS_SLACK = 16
@@ -398,7 +401,7 @@ VEC_TAPS_SLACK = 16
 def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
     """The most images (at most ``n``, at least 1) whose tile-convolution scratch fits ``length``."""
     nb = n
-    while nb > 1 and vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight)[3] > length:
+    while nb > 1 and vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight)[2] > length:
         nb -= 1
     return nb
 
@@ -434,9 +437,19 @@ weight gradient ran 0.75-1.04x, Inception's 35 x 35 ones 1.1-1.25x, the 56 x 56 
 GEMM and Winograd (``docs/performance.md``, "Direct convolution in SIMD tiles"), forward and data
 gradient, batch 2 and 32: ResNet's 56 x 56 3x3 layers 1.3-1.7x, its 28 x 28 ones 1.0-1.25x,
 Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeNet's 55 x 55 16 ->
-64 expansions 1.0-2.1x; but on ResNet's 14 x 14 and 7 x 7 layers 0.3-0.97x (the runs of positions
-get short and the weight, read once per run, large), and into 3 channels (VGG's data gradient at
-its 3-channel input) 0.8x."""
+64 expansions 1.0-2.1x; into 3 channels (VGG's data gradient at its 3-channel input) 0.8x."""
+
+VEC_MIN_MACS = 10_000_000
+VEC_SMALL_MAX_POSITIONS = 1024
+"""Forwards over smaller planes (:func:`prefers_vec`): the tiles also take those of at least
+:data:`VEC_MIN_MACS` multiply-adds into at least :data:`VEC_MIN_FILTERS` channels, unless
+:func:`prefers_winograd` picks Winograd for them and the batch has more than
+:data:`VEC_SMALL_MAX_POSITIONS` output positions (``N*OH*OW``). Against the faster of im2col and
+Winograd: at batch 2 ResNet's 14 x 14 and 7 x 7 layers ran 1.2x and 1.2-1.7x, Inception's 17 x 17
+1x7 and 7x1 ones 1.1x, its 8 x 8 ones 1.1-1.2x; at batch 32 Inception's 17 x 17 and 8 x 8 1x3 ones
+1.0-1.5x and 1.2x, LeNet's second layer 1.5x, but Winograd's ResNet 14 x 14 and Inception 8 x 8
+ones 0.95x and 0.84x. Tiny layers lose to the tiles' fixed passes (LeNet's second layer at batch 2,
+3 M multiply-adds: 0.8x). Their data gradients stay with im2col: 0.75-1.07x at batch 2."""
 
 
 def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
@@ -449,7 +462,10 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
     >>> prefers_vec(*s1, *geo, "float32") == prefers_vec(*s1, *geo, "float32", True) == (vec_tile()[0] > 0)
     True
-    >>> prefers_vec((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14), *geo, "float32")
+    >>> s3 = ((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14))
+    >>> prefers_vec(*s3, *geo, "float32") == (vec_tile()[0] > 0), prefers_vec(*s3, *geo, "float32", True)
+    (True, False)
+    >>> prefers_vec((32, 256, 14, 14), (256, 256, 3, 3), (32, 256, 14, 14), *geo, "float32")
     False
     """
     if not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype):
@@ -457,4 +473,12 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     if gradient == "weight":
         return x_shape[2] * x_shape[3] >= VEC_MIN_PLANE_WEIGHT and w_shape[3] >= 3
     plane, channels = (x_shape, x_shape[1]) if gradient else (out_shape, w_shape[0])
-    return plane[2] * plane[3] >= VEC_MIN_PLANE and channels >= VEC_MIN_FILTERS
+    if channels < VEC_MIN_FILTERS:
+        return False
+    if plane[2] * plane[3] >= VEC_MIN_PLANE:
+        return True
+    positions = out_shape[0] * out_shape[2] * out_shape[3]
+    macs = positions * w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3]
+    return not gradient and macs >= VEC_MIN_MACS and (
+        positions <= VEC_SMALL_MAX_POSITIONS
+        or not prefers_winograd(x_shape, w_shape, out_shape, stride, pad, dilate, groups))

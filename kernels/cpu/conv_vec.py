@@ -3,9 +3,10 @@
 im2col + GEMM copies each input element ``KH*KW`` times and hands BLAS a matrix shaped by the
 layer; oneDNN-style direct convolution instead keeps a tile of outputs in registers and reads the
 input where it lies. With :mod:`symjit.kernels.cpu.simd`'s vectors that tile is ``MR`` filters x
-``NR`` outputs (4 x 96 = 24 ``zmm`` accumulators on AVX-512, 6 x 16 on AVX2): for every channel and
+``NR`` outputs (6 x 64 = 24 ``zmm`` accumulators on AVX-512, 6 x 16 on AVX2): for every channel and
 tap it loads ``NR`` consecutive inputs (``NR / 16`` vectors) and multiplies them by each of the
-``MR`` filters' weights (a broadcast), one fused multiply-add per accumulator.
+``MR`` filters' weights (a broadcast load folded into the multiply-add), one fused multiply-add per
+accumulator.
 
 Consecutive outputs read consecutive inputs only at stride 1, and only if the row ends and the
 padding do not get in the way. So a block of ``nb`` images is copied once per call into a padded
@@ -16,9 +17,11 @@ the ``pw`` zeros between two rows are the right padding of one and the left of t
 + oh) * (W + pw) + ow``, and tap ``(kh, kw)`` reads input position ``o + kh*dh*(W + pw) + kw*dw``
 for every ``o``: the whole block is one long row of outputs, cut into tiles of ``NR``. Positions
 with ``ow >= OW`` or ``oh >= OH`` are computed and dropped (``pw / (W + pw)`` of a row: 2% at
-56 x 56, 12% at 7 x 7). The tiles go to an output buffer ``(F rounded up to MR, positions)``, and
-a last pass copies its valid positions to the NCHW output. The weight is packed once per call as
-``(F / MR, C, KH, KW, MR)`` (zero rows up to a multiple of ``MR``).
+56 x 56, 12% at 7 x 7); the last run's tile has as many vectors as reach the last position. The
+tiles go to an output buffer ``(F rounded up to MR, positions)``, and a last pass copies its valid
+positions to the NCHW output. The weight is read where it lies, through its strides (the last
+filter block's rows past ``F`` repeat filter ``F - 1``, into output rows that are dropped): packing
+it per call had cost as much as the tiles on ResNet's 7 x 7 layer at batch 2.
 
 The data gradient of such a convolution is one too (:func:`conv2d_backward_data_vec_parallel`):
 ``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``d*(K-1) -
@@ -53,7 +56,7 @@ from symjit.jitext import install
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, pjit
 from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
-from .simd import LANES, vfma, vload, vmuladd, vstore, vsum, vzero
+from .simd import LANES, vbcast, vload, vmuladd, vstore, vsum, vzero
 
 __all__ = ["conv2d_forward_vec_parallel", "conv2d_backward_data_vec_parallel",
            "conv2d_backward_weight_vec_parallel", "MR", "NR"]
@@ -70,62 +73,58 @@ pick these kernels, which then compile the AVX-512 tile only for the tests)."""
 NR = LANES * _NV
 
 
-def _tile_source(mr: int, nv: int) -> str:
+_TILE_ARGS = "x, xo, cs, rs, dw, w, wo, wrs, wcs, wkh, wkw, rows, out, oo, os, c0, c1, kh_, kw_, first"
+
+
+def _tile_source(mr: int, nv: int, name: str) -> str:
     """Source of the ``mr x 16*nv`` tile over channels ``c0 .. c1``: ``out[oo + r*os + j] (+)= sum
-    over (c, kh, kw) of w[wo + ((c*KH + kh)*KW + kw)*mr + r] * x[xo + c*cs + kh*rs + kw*dw + j]``,
-    starting from 0 when ``first``, else from the partial sums in ``out``."""
+    over (c, kh, kw) of w[wo + min(r, rows-1)*wrs + c*wcs + kh*wkh + kw*wkw] * x[xo + c*cs + kh*rs +
+    kw*dw + j]``, starting from 0 when ``first``, else from the partial sums in ``out``."""
     acc = [[f"a{r}_{j}" for j in range(nv)] for r in range(mr)]
-    lines = ["def tile(x, xo, cs, rs, dw, w, wo, out, oo, os, c0, c1, kh_, kw_, first):",
-             "    if first:"]
+    lines = [f"def {name}({_TILE_ARGS}):"]
+    lines += [f"    o{r} = min({r}, rows - 1) * wrs" for r in range(mr)]
+    lines += ["    if first:"]
     lines += [f"        {a} = vzero()" for row in acc for a in row]
     lines += ["    else:"]
     lines += [f"        {acc[r][j]} = vload(out, oo + {r} * os + {LANES * j})"
               for r in range(mr) for j in range(nv)]
-    lines += [f"    q = wo + c0 * kh_ * kw_ * {mr}",
-              "    for c in range(c0, c1):",
+    lines += ["    for c in range(c0, c1):",
               "        for kh in range(kh_):",
               "            p = xo + c * cs + kh * rs",
+              "            q = wo + c * wcs + kh * wkh",
               "            for kw in range(kw_):"]
     lines += [f"                x{j} = vload(x, p + kw * dw + {LANES * j})" for j in range(nv)]
     for r in range(mr):
-        lines.append(f"                s = w[q + {r}]")
-        lines += [f"                {acc[r][j]} = vfma({acc[r][j]}, x{j}, s)" for j in range(nv)]
-    lines.append(f"                q += {mr}")
+        lines.append(f"                s = vbcast(w, q + o{r})")
+        lines += [f"                {acc[r][j]} = vmuladd({acc[r][j]}, x{j}, s)" for j in range(nv)]
+    lines.append("                q += wkw")
     lines += [f"    vstore(out, oo + {r} * os + {LANES * j}, {acc[r][j]})"
               for r in range(mr) for j in range(nv)]
     return "\n".join(lines)
 
 
+def _tiles_source(mr: int, nv: int) -> str:
+    """Tiles of 1 to ``nv`` vectors and ``tile(n, ...)``, which calls the one of ``n`` vectors."""
+    parts = [_tile_source(mr, n, f"tile{n}") for n in range(1, nv + 1)]
+    lines = [f"def tile(n, {_TILE_ARGS}):"]
+    for n in range(nv, 0, -1):
+        lines += [f"    {'if' if n == nv else 'elif'} n == {n}:" if n > 1 else "    else:",
+                  f"        tile{n}({_TILE_ARGS})"]
+    return "\n\n".join(parts + ["\n".join(lines)])
+
+
 def _compile_tile(source: str, name: str):
     """The function ``name`` that the generated ``source`` defines over :mod:`.simd`'s intrinsics, as
     a numba function inlined into its caller."""
-    scope = {"vzero": vzero, "vload": vload, "vstore": vstore, "vfma": vfma, "vmuladd": vmuladd, "vsum": vsum}
+    scope = {"vbcast": vbcast, "vzero": vzero, "vload": vload, "vstore": vstore, "vmuladd": vmuladd,
+             "vsum": vsum}
     exec(compile(source, f"<conv_vec {name}>", "exec"), scope)   # our own text
+    for key in [k for k in scope if k.startswith(name) and k != name]:
+        scope[key] = numba.njit(inline="always", nogil=True)(scope[key])
     return numba.njit(inline="always", nogil=True)(scope[name])
 
 
-_tile = _compile_tile(_tile_source(MR, _NV), "tile")
-
-
-@_jit
-def _pack_weight(w, wp, flip):
-    """``wp[fb, c, kh, kw, r] = w'[fb*MR + r, c, kh, kw]`` (0 beyond the last filter), flat; ``w' = w``
-    or, with ``flip``, ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]``."""
-    f0, c0, kh_, kw_ = w.shape
-    f_, c_ = (c0, f0) if flip else (f0, c0)
-    fp = (f_ + MR - 1) // MR * MR
-    for fo in range(fp):
-        fb, r = fo // MR, fo % MR
-        for c in range(c_):
-            for kh in range(kh_):
-                for kw in range(kw_):
-                    i = (((fb * c_ + c) * kh_ + kh) * kw_ + kw) * MR + r
-                    if fo >= f_:
-                        wp[i] = 0.0
-                    elif flip:
-                        wp[i] = w[c, fo, kh_ - 1 - kh, kw_ - 1 - kw]
-                    else:
-                        wp[i] = w[fo, c, kh, kw]
+_tile = _compile_tile(_tiles_source(MR, _NV), "tile")
 
 
 @pjit
@@ -156,25 +155,38 @@ filter block of the run reads them. With 4 x 6 tiles, passing over all channels 
 0.94-0.99x of this (``docs/performance.md``, "Direct convolution in SIMD tiles")."""
 
 
+RUN_POSITIONS = 256
+"""Positions per group of runs: a task of :func:`_tiles` takes this many consecutive positions (4
+runs of 4 x 16) and a share of the filter blocks, and each filter block passes over all its runs
+while that block's weights for a channel block are in L1. With one run per task, a weight bigger
+than L2 (ResNet's 7 x 7 layer: 9.4 MB) was read from memory once per run; with 256 positions ResNet's
+14 x 14 and 7 x 7 layers ran 1.1-1.2x faster and its 56 x 56 ones as fast (batch 2 and 32)."""
+
+
 @pjit
-def _tiles(xp, cs, wr, dh, dw, wp, sc, os, c_, kh_, kw_, fp, positions):
-    """Every ``MR x NR`` tile of the block's product over ``positions`` outputs. The threads take
-    runs of ``NR`` positions (and, when there are fewer than 16 runs, a share of the filter blocks);
-    each run passes over the channels in blocks of ``TAPS_PER_BLOCK`` taps, every filter block of
-    the share adding that block's products to its partial sums."""
+def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_, positions):
+    """Every ``MR x NR`` tile of the block's product over ``positions`` outputs (the last run's of
+    as many vectors as reach ``positions``), ``f_`` filters of weight ``w`` at ``wo + f*wrs + c*wcs +
+    kh*wkh + kw*wkw``. The threads take groups of :data:`RUN_POSITIONS` positions and, when there
+    are fewer than 16 groups, a share of the filter blocks; each group passes over the channels in
+    blocks of :data:`TAPS_PER_BLOCK` taps, every filter block of the share adding that block's
+    products to its partial sums run by run."""
     nq = (positions + NR - 1) // NR
-    nf = fp // MR
-    groups = min(nf, max(1, (16 + nq - 1) // nq))
+    rg = max(1, RUN_POSITIONS // NR)
+    nr = (nq + rg - 1) // rg
+    nf = (f_ + MR - 1) // MR
+    groups = min(nf, max(1, (16 + nr - 1) // nr))
     per_group = (nf + groups - 1) // groups
     cb = max(1, TAPS_PER_BLOCK // (kh_ * kw_))
-    per_filters = c_ * kh_ * kw_ * MR
-    for t in prange(nq * groups):
-        q, g = t // groups, t % groups
+    for t in prange(nr * groups):
+        qg, g = t // groups, t % groups
         for c0 in range(0, c_, cb):
             c1 = min(c_, c0 + cb)
             for fb in range(g * per_group, min(nf, (g + 1) * per_group)):
-                _tile(xp, q * NR, cs, dh * wr, dw, wp, fb * per_filters, sc, fb * MR * os + q * NR, os,
-                      c0, c1, kh_, kw_, c0 == 0)
+                for q in range(qg * rg, min(nq, (qg + 1) * rg)):
+                    n = min(_NV, (positions - q * NR + LANES - 1) // LANES)
+                    _tile(n, xp, q * NR, cs, dh * wr, dw, w, wo + fb * MR * wrs, wrs, wcs, wkh, wkw,
+                          f_ - fb * MR, sc, fb * MR * os + q * NR, os, c0, c1, kh_, kw_, c0 == 0)
 
 
 @pjit
@@ -191,24 +203,30 @@ def _unpad_block(sc, os, out, n0, nbb, rows, wr):
 
 @_calls_threads
 def _vec_conv(x, w, out, cols, pad, dilate, flip):
-    """``out = conv(x, w')`` at stride 1 (``w'`` as in :func:`_pack_weight`) over blocks of images."""
+    """``out = conv(x, w')`` at stride 1 over blocks of images, ``w' = w`` or, with ``flip``,
+    ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]`` (read in place: the tiles take the weight's
+    strides)."""
     n_, c_, h_, w_ = x.shape
     f_ = out.shape[1]
     kh_, kw_ = w.shape[2], w.shape[3]
     ph, pw = pad[0], pad[1]
     cf = cols[0]
     nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
-    wlen, cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
-    wp = cf[:wlen]
-    xp = cf[wlen:wlen + c_ * cs]
-    sc = cf[wlen + c_ * cs:]
-    _pack_weight(w, wp, flip)
-    fp = (f_ + MR - 1) // MR * MR
+    cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
+    xp = cf[:c_ * cs]
+    sc = cf[c_ * cs:]
+    kk = kh_ * kw_
+    wf = w.ravel()
+    if flip:
+        wo, wrs, wcs, wkh, wkw = kk - 1, kk, w.shape[1] * kk, -kw_, -1
+    else:
+        wo, wrs, wcs, wkh, wkw = 0, c_ * kk, kk, kw_, 1
     rows, wr = h_ + ph, w_ + pw
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         _pad_block(x, n0, nbb, xp, cs, ph, pw)
-        _tiles(xp, cs, wr, dilate[0], dilate[1], wp, sc, os, c_, kh_, kw_, fp, nbb * rows * wr)
+        _tiles(xp, cs, wr, dilate[0], dilate[1], wf, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_,
+               nbb * rows * wr)
         _unpad_block(sc, os, out, n0, nbb, rows, wr)
 
 
@@ -298,15 +316,17 @@ partial sums in memory between chunks. Unchunked, the tiles streamed their rows 
 @pjit
 def _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, positions):
     """Every weight-gradient tile of a block, the threads taking (filter block, channel pair) items,
-    each going over the positions chunk by chunk."""
+    each going over the positions chunk by chunk (keeping partial sums between chunks only where
+    there are several: small planes make many small items)."""
     f_, c_ = dw.shape[0], dw.shape[1]
     nf, nc = (f_ + WF - 1) // WF, (c_ + WC - 1) // WC
     n = (positions + LANES - 1) // LANES * LANES
     groups = (kw_ + WT - 1) // WT
     per_tile = WF * WC * WT * LANES
+    unused = np.empty(0, np.float32)
     for t in prange(nf * nc):
         fb, cb = t // nc, t % nc
-        pv = np.empty(kh_ * groups * per_tile, np.float32)
+        pv = np.empty(kh_ * groups * per_tile, np.float32) if n > WEIGHT_CHUNK else unused
         for o0 in range(0, n, WEIGHT_CHUNK):
             m = min(WEIGHT_CHUNK, n - o0)
             for kh in range(kh_):
@@ -327,7 +347,7 @@ def conv2d_backward_weight_vec_parallel(dout, x, dw, cols, stride, pad, dilate, 
     ph, pw = pad[0], pad[1]
     cf = cols[0]
     nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, 1, 1, True)
-    _, cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, 1, 1, True)
+    cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, 1, 1, True)
     cp = c_ + c_ % 2
     xp = cf[:cp * cs]
     dp = cf[cp * cs:]

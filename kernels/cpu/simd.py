@@ -33,7 +33,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-__all__ = ["LANES", "f32x16", "vzero", "vload", "vstore", "vfma", "vmuladd", "vsum"]
+__all__ = ["LANES", "f32x16", "vzero", "vload", "vbcast", "vstore", "vfma", "vmuladd", "vsum"]
 
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
@@ -86,6 +86,26 @@ def vload(typingctx, arr, idx):
 
 
 @intrinsic
+def vbcast(typingctx, arr, idx):
+    """``arr[idx]`` of a 1-D float32 array in all 16 lanes (a broadcast load: no negative-index
+    wraparound, so that LLVM folds it into the multiply-add that uses it)."""
+    _check_array("vbcast", arr)
+
+    def codegen(context, builder, signature, args):
+        i = context.cast(builder, args[1], signature.args[1], types.intp)
+        a = context.make_array(signature.args[0])(context, builder, args[0])
+        return _splat(builder, builder.load(builder.gep(a.data, [i]), align=4))
+    return f32x16(arr, idx), codegen
+
+
+def _splat(builder, scalar):
+    """``scalar`` (a float) in all lanes of a vector."""
+    lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+
+
+@intrinsic
 def vstore(typingctx, arr, idx, vec):
     """``arr[idx:idx + 16] = vec``."""
     _check_array("vstore", arr)
@@ -106,10 +126,7 @@ def vfma(typingctx, acc, vec, s):
         raise TypeError(f"vfma: expected (f32x16, f32x16, float32), got ({acc}, {vec}, {s})")
 
     def codegen(context, builder, signature, args):
-        lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), args[2],
-                                       ir.Constant(ir.IntType(32), 0))
-        splat = builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined),
-                                       ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+        splat = _splat(builder, args[2])
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3),
                                              "llvm.fma.v16f32")
         return builder.call(fma, [args[1], splat, args[0]])
