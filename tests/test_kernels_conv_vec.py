@@ -147,6 +147,8 @@ def test_which_layers_prefer_the_tile_kernels():
     assert prefers_vec(*i17, "float32") and not prefers_vec(*i17, "float32", gradient=True)
     lenet2 = ((2, 20, 12, 12), (50, 20, 5, 5), (2, 50, 8, 8), (1, 1), (0, 0), (1, 1), 1)    # 3.2 M MACs
     assert not prefers_vec(*lenet2, "float32")
+    assert not prefers_vec((2, 768, 17, 17), (192, 768, 1, 1), (2, 192, 17, 17), (1, 1), (0, 0), (1, 1), 1,
+                           "float32")     # 1x1: GEMM
     assert prefers_vec((64,) + lenet2[0][1:], lenet2[1], (64,) + lenet2[2][1:], *lenet2[3:], "float32")
     assert prefers_vec(*s1, *geo, "float32", gradient="weight")
     assert not prefers_vec(*s3, *geo, "float32", gradient="weight")

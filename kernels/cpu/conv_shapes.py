@@ -437,7 +437,9 @@ weight gradient ran 0.75-1.04x, Inception's 35 x 35 ones 1.1-1.25x, the 56 x 56 
 GEMM and Winograd (``docs/performance.md``, "Direct convolution in SIMD tiles"), forward and data
 gradient, batch 2 and 32: ResNet's 56 x 56 3x3 layers 1.3-1.7x, its 28 x 28 ones 1.0-1.25x,
 Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeNet's 55 x 55 16 ->
-64 expansions 1.0-2.1x; into 3 channels (VGG's data gradient at its 3-channel input) 0.8x."""
+64 expansions 1.0-2.1x; into 3 channels (VGG's data gradient at its 3-channel input) 0.8x. 1x1
+windows keep their GEMM (Inception's 17 x 17 768 -> 192 layer: tiles 0.8x forward and data
+gradient, 0.3x weight gradient)."""
 
 VEC_MIN_MACS = 10_000_000
 VEC_SMALL_MAX_POSITIONS = 1024
@@ -473,7 +475,7 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     if gradient == "weight":
         return x_shape[2] * x_shape[3] >= VEC_MIN_PLANE_WEIGHT and w_shape[3] >= 3
     plane, channels = (x_shape, x_shape[1]) if gradient else (out_shape, w_shape[0])
-    if channels < VEC_MIN_FILTERS:
+    if channels < VEC_MIN_FILTERS or w_shape[2] * w_shape[3] == 1:
         return False
     if plane[2] * plane[3] >= VEC_MIN_PLANE:
         return True
