@@ -60,7 +60,7 @@ def test_batchnorm_threaded_matches_serial(shape, dtype, threads_n):
 @pytest.mark.parametrize("shape,k,s,p", [((3, 5, 9, 9), 3, 2, 1), ((2, 3, 8, 8), 2, 2, 0),
                                           ((1, 1, 5, 4), 3, 1, 1), ((2, 2, 7, 7), 2, 2, 0),
                                           ((2, 3, 4, 4), 3, 3, 2)])
-def test_max_pool_threaded_matches_serial(shape, k, s, p):
+def test_pools_threaded_match_serial(shape, k, s, p):
     x = RNG.standard_normal(shape).astype(np.float32)
     x[0, 0, 1, 1] = np.nan
     oh, ow = ((shape[2] + 2 * p - k) // s + 1, (shape[3] + 2 * p - k) // s + 1)
@@ -75,6 +75,14 @@ def test_max_pool_threaded_matches_serial(shape, k, s, p):
     pool.max_pool2d_backward(x, d, g1, *geo)
     pool.max_pool2d_backward_parallel(x, d, g2, *geo)
     np.testing.assert_array_equal(g1, g2)
+    for include in (True, False):
+        a1, a2 = np.full_like(o1, 5), np.full_like(o1, 6)
+        pool.avg_pool2d_forward(x, a1, *geo, include)
+        pool.avg_pool2d_forward_parallel(x, a2, *geo, include)
+        np.testing.assert_array_equal(a1, a2)
+        pool.avg_pool2d_backward(d, g1, *geo, include)
+        pool.avg_pool2d_backward_parallel(d, g2, *geo, include)
+        np.testing.assert_array_equal(g1, g2)
 
 
 def test_compiler_calls_the_threaded_kernels_from_split_min():

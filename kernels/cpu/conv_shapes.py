@@ -441,7 +441,7 @@ Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeN
 windows keep their GEMM (Inception's 17 x 17 768 -> 192 layer: tiles 0.8x forward and data
 gradient, 0.3x weight gradient)."""
 
-VEC_MIN_MACS = 10_000_000
+VEC_MIN_MACS = 64_000_000
 VEC_SMALL_MAX_POSITIONS = 1024
 """Forwards over smaller planes (:func:`prefers_vec`): the tiles also take those of at least
 :data:`VEC_MIN_MACS` multiply-adds into at least :data:`VEC_MIN_FILTERS` channels, unless
@@ -449,9 +449,12 @@ VEC_SMALL_MAX_POSITIONS = 1024
 :data:`VEC_SMALL_MAX_POSITIONS` output positions (``N*OH*OW``). Against the faster of im2col and
 Winograd: at batch 2 ResNet's 14 x 14 and 7 x 7 layers ran 1.2x and 1.2-1.7x, Inception's 17 x 17
 1x7 and 7x1 ones 1.1x, its 8 x 8 ones 1.1-1.2x; at batch 32 Inception's 17 x 17 and 8 x 8 1x3 ones
-1.0-1.5x and 1.2x, LeNet's second layer 1.5x, but Winograd's ResNet 14 x 14 and Inception 8 x 8
-ones 0.95x and 0.84x. Tiny layers lose to the tiles' fixed passes (LeNet's second layer at batch 2,
-3 M multiply-adds: 0.8x). Their data gradients stay with im2col: 0.75-1.07x at batch 2."""
+1.0-1.5x and 1.2x, SqueezeNet's 13 x 13 ones 1.3x, LeNet's second layer 1.5x, but Winograd's
+ResNet 14 x 14 and Inception 8 x 8 ones 0.95x and 0.84x. Smaller layers lose in a net what they
+win alone: a tile kernel that starts right after a GEMM shares a core with OpenBLAS's thread, which
+spins for ~0.4 ms after each GEMM (``symjit.threads.idle_settings``), so SqueezeNet at batch 2,
+whose 13 x 13 and 27 x 27 layers (28-54 M multiply-adds) won 1.1-1.3x alone, ran 0.9x with them.
+Their data gradients stay with im2col: 0.75-1.07x at batch 2."""
 
 
 def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],

@@ -50,7 +50,8 @@ __all__ = [
     "POOL_TYPES", "CONVENTIONS", "pool_output_size", "pool2d_params", "check_pool2d",
     "max_pool2d_forward", "avg_pool2d_forward", "sum_pool2d_forward",
     "max_pool2d_backward", "avg_pool2d_backward", "sum_pool2d_backward",
-    "max_pool2d_forward_parallel", "max_pool2d_backward_parallel",
+    "max_pool2d_forward_parallel", "max_pool2d_backward_parallel", "avg_pool2d_forward_parallel",
+    "avg_pool2d_backward_parallel",
 ]
 
 POOL_TYPES = ("max", "avg", "sum")
@@ -544,3 +545,28 @@ def sum_pool2d_backward(dout, dx, kernel, stride, pad):
                 for ow in range(ow_):
                     w0, w1, _ = _window(ow, stride[1], pad[1], kernel[1], w_)
                     _spread(dplane, h0, h1, w0, w1, dout[n, c, oh, ow])
+
+
+@pjit
+def avg_pool2d_forward_parallel(x, out, kernel, stride, pad, count_include_pad):
+    """:func:`avg_pool2d_forward` with the planes spread over threads (as the max pool's)."""
+    n_, c_, h_, w_ = x.shape
+    q_ = n_ * c_
+    xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
+    parts = min(PARTS, q_)
+    for t in prange(parts):
+        q0, q1 = _plane_range(t, parts, q_)
+        avg_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad, count_include_pad)
+
+
+@pjit
+def avg_pool2d_backward_parallel(dout, dx, kernel, stride, pad, count_include_pad):
+    """:func:`avg_pool2d_backward` with the planes spread over threads."""
+    n_, c_, h_, w_ = dx.shape
+    q_ = n_ * c_
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    dr, dxr = dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
+    parts = min(PARTS, q_)
+    for t in prange(parts):
+        q0, q1 = _plane_range(t, parts, q_)
+        avg_pool2d_backward(dr[q0:q1], dxr[q0:q1], kernel, stride, pad, count_include_pad)

@@ -353,7 +353,7 @@ def pool_lower(k, node, ins, outs):
         _lp_forward(k, p, x, out, geo)
         return
     extra = [_include_pad(p)] if kind == "avg" else []
-    name = f"{kind}_pool2d_forward" + (threaded(k, ins[0]) if kind == "max" else "")
+    name = f"{kind}_pool2d_forward" + (threaded(k, ins[0]) if kind in ("max", "avg") else "")
     call(k, "pool", name, x, out, *geo, *extra)
 
 
@@ -367,7 +367,7 @@ def pool_backward_lower(k, node, ins, outs):
     if kind == "max":
         call(k, "pool", "max_pool2d_backward" + threaded(k, ins[1]), x, dout, dx, *geo)
     elif kind == "avg":
-        call(k, "pool", "avg_pool2d_backward", dout, dx, *geo, _include_pad(p))
+        call(k, "pool", "avg_pool2d_backward" + threaded(k, ins[1]), dout, dx, *geo, _include_pad(p))
     elif kind == "sum":
         call(k, "pool", "sum_pool2d_backward", dout, dx, *geo)
     else:
