@@ -66,8 +66,8 @@ _calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
 """A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 install()   # the layout helpers (conv_shapes) are called by the kernels below
 
-MR, _NV = vec_tile() if vec_tile()[0] else (4, 6)
-"""Filters per tile (``MR``) and vectors of outputs per tile: 4 x 6 with AVX-512 (32 vector
+MR, _NV = vec_tile() if vec_tile()[0] else (6, 4)
+"""Filters per tile (``MR``) and vectors of outputs per tile: 6 x 4 with AVX-512 (32 vector
 registers), 6 x 1 with AVX2 (16); ``conv_shapes.vec_tile`` (without either the compiler does not
 pick these kernels, which then compile the AVX-512 tile only for the tests)."""
 NR = LANES * _NV
@@ -151,8 +151,8 @@ def _pad_block(x, n0, nbb, xp, cs, ph, pw):
 TAPS_PER_BLOCK = 144
 """Channels per pass over a run of tiles: as many as make about this many taps (16 channels of a
 3x3 window), so that a run's input rows and those channels' weights stay in L1 and L2 while every
-filter block of the run reads them. With 4 x 6 tiles, passing over all channels at once ran
-0.94-0.99x of this (``docs/performance.md``, "Direct convolution in SIMD tiles")."""
+filter block of the run reads them. With the first tiles (4 x 6), passing over all channels at once
+ran 0.94-0.99x of this (``docs/performance.md``, "Direct convolution in SIMD tiles")."""
 
 
 RUN_POSITIONS = 256
