@@ -1,4 +1,4 @@
-"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and six intrinsics.
+"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and seven intrinsics.
 
 numba vectorises loops on its own, but it cannot keep a block of accumulators in registers across a
 reduction: LLVM's loop vectoriser works on arrays in memory, so a register-blocked kernel (say, 24
@@ -8,6 +8,8 @@ in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits i
 
 * :func:`vzero` ``() -> f32x16``: all lanes 0.
 * :func:`vload` ``(a, i) -> f32x16``: ``a[i:i + 16]`` of a 1-D float32 array (unaligned).
+* :func:`vbcast` ``(a, i) -> f32x16``: ``a[i]`` in all 16 lanes (a broadcast load, which LLVM
+  folds into the multiply-add that uses it).
 * :func:`vstore` ``(a, i, v)``: ``a[i:i + 16] = v``.
 * :func:`vfma` ``(acc, v, s) -> f32x16``: ``acc + v * s`` for a float32 scalar ``s`` (one fused
   multiply-add per lane).
@@ -25,6 +27,12 @@ These are only used by :mod:`symjit.kernels.cpu.conv_vec`.
 >>> axpy16(x, y, np.float32(2.0))
 >>> y[:4]
 array([1., 3., 5., 7.], dtype=float32)
+>>> @numba.njit
+... def scale16(x, y, s, i):
+...     vstore(y, 0, vmuladd(vzero(), vload(x, 0), vbcast(s, i)))
+>>> scale16(x, y, np.array([0.5, 3.0], np.float32), 1)
+>>> y[:4]
+array([0., 3., 6., 9.], dtype=float32)
 """
 from __future__ import annotations
 
