@@ -96,6 +96,42 @@ def test_tile_forward_and_gradients_match_the_reference(case, images):
     np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-6 * positions ** 0.5 * 8)
 
 
+@pytest.mark.parametrize("mr, nv, n", [(6, 1, 1), (6, 4, 4), (6, 4, 2), (4, 6, 3)])
+def test_a_tile_of_any_shape_sums_its_strided_products(mr, nv, n):
+    """The generated tile (AVX2's 6 x 1 too, and a shorter last tile of ``n`` vectors): ``out[r*os +
+    j] = sum over (c, kh, kw) of w[min(r, rows-1)*wrs + c*wcs + kh*wkh + kw*wkw] * x[c*cs + kh*rs +
+    kw + j]``, from zero, then added to; rows past ``rows`` repeat the last filter."""
+    import numba
+
+    from symjit.kernels.cpu.conv_vec import _compile_tile, _tiles_source
+    tile = _compile_tile(_tiles_source(mr, nv), "tile")
+
+    @numba.njit
+    def run(n, x, cs, rs, w, wo, wrs, wcs, wkh, wkw, rows, out, os, c_, kh_, kw_, first):
+        tile(n, x, 0, cs, rs, 1, w, wo, wrs, wcs, wkh, wkw, rows, out, 0, os, 0, c_, kh_, kw_, first)
+
+    rng = np.random.default_rng(3)
+    c_, kh_, kw_, rows, cs, rs, os = 3, 2, 3, mr - 1, 200, 40, 16 * nv
+    x = rng.standard_normal(c_ * cs).astype(np.float32)
+    w = rng.standard_normal(rows * c_ * kh_ * kw_).astype(np.float32)
+    wrs, wcs, wkh, wkw = c_ * kh_ * kw_, 1, c_ * kw_, -c_       # a transposed, flipped weight
+    wo = (kw_ - 1) * c_
+    out = np.full(mr * os, np.nan, np.float32)
+    run(n, x, cs, rs, w, wo, wrs, wcs, wkh, wkw, rows, out, os, c_, kh_, kw_, True)
+    want = np.zeros((mr, 16 * n))
+    for r in range(mr):
+        for c in range(c_):
+            for kh in range(kh_):
+                for kw in range(kw_):
+                    wv = w[wo + min(r, rows - 1) * wrs + c * wcs + kh * wkh + kw * wkw]
+                    want[r] += wv * x[c * cs + kh * rs + kw:][:16 * n].astype(np.float64)
+    got = out.reshape(mr, os)
+    np.testing.assert_allclose(got[:, :16 * n], want, rtol=1e-5, atol=1e-5)
+    assert np.isnan(got[:, 16 * n:]).all()      # a shorter tile writes only its vectors
+    run(n, x, cs, rs, w, wo, wrs, wcs, wkh, wkw, rows, out, os, c_, kh_, kw_, False)
+    np.testing.assert_allclose(out.reshape(mr, os)[:, :16 * n], 2 * want, rtol=1e-5, atol=1e-5)
+
+
 def test_tile_sizes_fit_the_scratch_bounds():
     """The scratch is sized for any tile up to 8 filters x 96 outputs (``vec_layout``)."""
     assert 1 <= MR <= 8 and 16 <= NR <= 96 and NR % 16 == 0

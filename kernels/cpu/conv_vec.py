@@ -107,9 +107,9 @@ def _tiles_source(mr: int, nv: int) -> str:
     """Tiles of 1 to ``nv`` vectors and ``tile(n, ...)``, which calls the one of ``n`` vectors."""
     parts = [_tile_source(mr, n, f"tile{n}") for n in range(1, nv + 1)]
     lines = [f"def tile(n, {_TILE_ARGS}):"]
-    for n in range(nv, 0, -1):
-        lines += [f"    {'if' if n == nv else 'elif'} n == {n}:" if n > 1 else "    else:",
-                  f"        tile{n}({_TILE_ARGS})"]
+    for n in range(nv, 1, -1):
+        lines += [f"    {'if' if n == nv else 'elif'} n == {n}:", f"        tile{n}({_TILE_ARGS})"]
+    lines += ["    else:" if nv > 1 else "    if True:", f"        tile1({_TILE_ARGS})"]
     return "\n\n".join(parts + ["\n".join(lines)])
 
 
