@@ -5,6 +5,7 @@ a single channel), batches cut into blocks (the last one shorter), NaN-filled sc
 that keep other dtypes and geometries out; and which layers the compiler gives them."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from symjit.kernels.cpu import conv
@@ -12,6 +13,8 @@ from symjit.kernels.cpu.conv_shapes import prefers_vec, vec_layout, vec_tile
 from symjit.kernels.cpu.conv_vec import (
     MR,
     NR,
+    _compile_tile,
+    _tiles_source,
     conv2d_backward_data_vec_parallel,
     conv2d_backward_weight_vec_parallel,
     conv2d_forward_vec_parallel,
@@ -101,9 +104,6 @@ def test_a_tile_of_any_shape_sums_its_strided_products(mr, nv, n):
     """The generated tile (AVX2's 6 x 1 too, and a shorter last tile of ``n`` vectors): ``out[r*os +
     j] = sum over (c, kh, kw) of w[min(r, rows-1)*wrs + c*wcs + kh*wkh + kw*wkw] * x[c*cs + kh*rs +
     kw + j]``, from zero, then added to; rows past ``rows`` repeat the last filter."""
-    import numba
-
-    from symjit.kernels.cpu.conv_vec import _compile_tile, _tiles_source
     tile = _compile_tile(_tiles_source(mr, nv), "tile")
 
     @numba.njit
