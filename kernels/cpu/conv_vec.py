@@ -160,7 +160,8 @@ RUN_POSITIONS = 256
 runs of 4 x 16) and a share of the filter blocks, and each filter block passes over all its runs
 while that block's weights for a channel block are in L1. With one run per task, a weight bigger
 than L2 (ResNet's 7 x 7 layer: 9.4 MB) was read from memory once per run; with 256 positions ResNet's
-14 x 14 and 7 x 7 layers ran 1.1-1.2x faster and its 56 x 56 ones as fast (batch 2 and 32)."""
+14 x 14 and 7 x 7 layers ran 1.05-1.16x faster and its 56 x 56 ones at least as fast (batch 2 and
+32; ``docs/performance.md``, "SIMD tiles: the weight read in place")."""
 
 
 @pjit
