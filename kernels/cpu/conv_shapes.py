@@ -482,8 +482,10 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
         return False
     if plane[2] * plane[3] >= VEC_MIN_PLANE:
         return True
+    if gradient:    # smaller planes: forwards only
+        return False
     positions = out_shape[0] * out_shape[2] * out_shape[3]
     macs = positions * w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3]
-    return not gradient and macs >= VEC_MIN_MACS and (
+    return macs >= VEC_MIN_MACS and (
         positions <= VEC_SMALL_MAX_POSITIONS
         or not prefers_winograd(x_shape, w_shape, out_shape, stride, pad, dilate, groups))

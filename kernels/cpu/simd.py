@@ -1,4 +1,4 @@
-"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and seven intrinsics.
+"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and six intrinsics.
 
 numba vectorises loops on its own, but it cannot keep a block of accumulators in registers across a
 reduction: LLVM's loop vectoriser works on arrays in memory, so a register-blocked kernel (say, 24
@@ -11,8 +11,6 @@ in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits i
 * :func:`vbcast` ``(a, i) -> f32x16``: ``a[i]`` in all 16 lanes (a broadcast load, which LLVM
   folds into the multiply-add that uses it).
 * :func:`vstore` ``(a, i, v)``: ``a[i:i + 16] = v``.
-* :func:`vfma` ``(acc, v, s) -> f32x16``: ``acc + v * s`` for a float32 scalar ``s`` (one fused
-  multiply-add per lane).
 * :func:`vmuladd` ``(acc, a, b) -> f32x16``: ``acc + a * b`` of three vectors.
 * :func:`vsum` ``(v) -> float32``: the sum of the lanes.
 
@@ -21,18 +19,12 @@ These are only used by :mod:`symjit.kernels.cpu.conv_vec`.
 
 >>> import numpy as np, numba
 >>> @numba.njit
-... def axpy16(x, y, s):
-...     vstore(y, 0, vfma(vload(y, 0), vload(x, 0), s))
+... def axpy16(x, y, s, i):
+...     vstore(y, 0, vmuladd(vload(y, 0), vload(x, 0), vbcast(s, i)))
 >>> x, y = np.arange(16, dtype=np.float32), np.ones(16, np.float32)
->>> axpy16(x, y, np.float32(2.0))
+>>> axpy16(x, y, np.array([0.5, 2.0], np.float32), 1)
 >>> y[:4]
 array([1., 3., 5., 7.], dtype=float32)
->>> @numba.njit
-... def scale16(x, y, s, i):
-...     vstore(y, 0, vmuladd(vzero(), vload(x, 0), vbcast(s, i)))
->>> scale16(x, y, np.array([0.5, 3.0], np.float32), 1)
->>> y[:4]
-array([0., 3., 6., 9.], dtype=float32)
 """
 from __future__ import annotations
 
@@ -41,7 +33,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-__all__ = ["LANES", "f32x16", "vzero", "vload", "vbcast", "vstore", "vfma", "vmuladd", "vsum"]
+__all__ = ["LANES", "f32x16", "vzero", "vload", "vbcast", "vstore", "vmuladd", "vsum"]
 
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
@@ -68,10 +60,14 @@ def _check_array(name: str, arr) -> None:
         raise TypeError(f"{name}: expected a 1-D float32 array, got {arr}")
 
 
+def _element(context, builder, aryty, ary, idx):
+    """A ``float*`` to element ``idx`` of the 1-D array ``ary``."""
+    return builder.gep(context.make_array(aryty)(context, builder, ary).data, [idx])
+
+
 def _address(context, builder, aryty, ary, idx):
     """A ``<16 x float>*`` to element ``idx`` of the 1-D array ``ary``."""
-    a = context.make_array(aryty)(context, builder, ary)
-    return builder.bitcast(builder.gep(a.data, [idx]), _VEC.as_pointer())
+    return builder.bitcast(_element(context, builder, aryty, ary, idx), _VEC.as_pointer())
 
 
 @intrinsic
@@ -101,16 +97,12 @@ def vbcast(typingctx, arr, idx):
 
     def codegen(context, builder, signature, args):
         i = context.cast(builder, args[1], signature.args[1], types.intp)
-        a = context.make_array(signature.args[0])(context, builder, args[0])
-        return _splat(builder, builder.load(builder.gep(a.data, [i]), align=4))
+        scalar = builder.load(_element(context, builder, signature.args[0], args[0], i), align=4)
+        lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), scalar,
+                                       ir.Constant(ir.IntType(32), 0))
+        return builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined),
+                                      ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
     return f32x16(arr, idx), codegen
-
-
-def _splat(builder, scalar):
-    """``scalar`` (a float) in all lanes of a vector."""
-    lane0 = builder.insert_element(ir.Constant(_VEC, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(lane0, ir.Constant(_VEC, ir.Undefined),
-                                  ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
 
 
 @intrinsic
@@ -125,20 +117,6 @@ def vstore(typingctx, arr, idx, vec):
         builder.store(args[2], _address(context, builder, signature.args[0], args[0], i), align=4)
         return context.get_dummy_value()
     return types.void(arr, idx, vec), codegen
-
-
-@intrinsic
-def vfma(typingctx, acc, vec, s):
-    """``acc + vec * s`` lane by lane (``llvm.fma``), ``s`` a float32 scalar broadcast to all lanes."""
-    if acc != f32x16 or vec != f32x16 or s != types.float32:
-        raise TypeError(f"vfma: expected (f32x16, f32x16, float32), got ({acc}, {vec}, {s})")
-
-    def codegen(context, builder, signature, args):
-        splat = _splat(builder, args[2])
-        fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_VEC, [_VEC] * 3),
-                                             "llvm.fma.v16f32")
-        return builder.call(fma, [args[1], splat, args[0]])
-    return f32x16(acc, vec, s), codegen
 
 
 @intrinsic
