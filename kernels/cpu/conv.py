@@ -85,6 +85,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     conv2d_images_per_block,
     conv2d_output_size,
     conv2d_scratch_length,
+    is_small,
     is_vec,
     is_winograd,
 )
@@ -167,7 +168,9 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                            "backward_data_vec": ("dx", "w", "dout"),
                            "backward_weight_vec": ("x", "dw", "dout"),
                            "backward_weight": ("x", "dw", "dout"),
-                           "backward_weight_winograd": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
+                           "backward_weight_winograd": ("x", "dw", "dout"),
+                           "backward_data_small": ("dx", "w", "dout"),
+                           "backward_weight_small": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
     if bias is not None:
         arrays["bias"] = bias
@@ -198,6 +201,11 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                              f"on a host with AVX2 or AVX-512; got '{dname}' {shape_str(data.shape)} "
                              f"{data.dtype}, '{wname}' {shape_str(w.shape)}, stride={stride}, "
                              f"dilate={dilate}, groups={groups}, pad={pad}")
+    if kind.endswith("_small") and not is_small(data.shape, w.shape, out.shape, groups, data.dtype):
+        raise KernelArgError(f"{name}: takes float32, one group and output planes of a multiple of 16 "
+                             f"positions on a host with AVX2 or AVX-512; got '{dname}' "
+                             f"{shape_str(data.shape)} {data.dtype}, '{oname}' {shape_str(out.shape)}, "
+                             f"groups={groups}")
     _check_cols(name, kind, cols, data, w, out, groups)
     if bias is not None:
         need_shape(name, "bias", bias, (f,), " (one value per filter)")

@@ -26,11 +26,12 @@ __all__ = [
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
+    "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_MIN_WEIGHT_DEPTH", "small_layout", "is_small", "prefers_small",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
          "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec",
-         "backward_weight_vec")
+         "backward_weight_vec", "forward_small", "backward_data_small", "backward_weight_small")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -194,6 +195,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         # as many images as fit in max_elems with the weight transform (at least one)
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
+    if kind.endswith("_small"):   # every part of the batch at once, whatever max_elems says
+        index = ("forward_small", "backward_data_small", "backward_weight_small").index(kind)
+        return 1, int(min(n, SMALL_CHUNKS) * small_layout(index, c, f, kh, kw, p))
     if kind.endswith("_vec"):   # the data gradient's convolution maps dout (F) to dx (C)
         # no dilation (is_vec): pad = (OH - H + KH - 1) / 2 per axis
         ph, pw = (out_shape[2] - x_shape[2] + kh - 1) // 2, (out_shape[3] - x_shape[3] + kw - 1) // 2
@@ -489,3 +493,82 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     return macs >= VEC_MIN_MACS and (
         positions <= VEC_SMALL_MAX_POSITIONS
         or not prefers_winograd(x_shape, w_shape, out_shape, stride, pad, dilate, groups))
+
+
+# ---------------------------------------------------------------------------------------------
+# Small planes: per-image im2col and register-tile GEMMs (:mod:`symjit.kernels.cpu.conv_small`).
+
+SMALL_CHUNKS = 4
+"""Parts the batch is cut into by the small-plane kernels: each part (a thread's work item) has
+its own slice of the scratch and, for the weight gradient, its own partial sum of ``dw``."""
+
+SMALL_MAX_COLS = 1 << 16
+"""The most im2col elements of one image (``C*KH*KW * OH*OW``; 256 KiB in float32) for which the
+small-plane kernels are chosen: an image's columns stay in L2 from im2col to the tiles."""
+
+
+SMALL_MIN_WEIGHT_DEPTH = 64
+"""The smallest ``C*KH*KW`` whose weight gradient runs the small-plane kernel (:func:`prefers_small`):
+LeNet's conv1 (25) ran 0.83 ms there against im2col's 0.55, its conv2 (500) 1.47 against 1.83."""
+
+
+@jitable
+def small_layout(kind_index, c, f, kh, kw, p):
+    """Scratch elements of one part of a small-plane kernel (``kind_index``: 0 forward, 1 data
+    gradient, 2 weight gradient) for images of ``c`` channels, ``f`` filters, a ``kh x kw`` window
+    and ``p`` output positions: the image's columns ``(K, P)`` and the tiles' output (rows padded by
+    :data:`VEC_MR_MAX`); the weight gradient's also the output gradient transposed ``(P, F16)`` and
+    its partial sum ``(K + 8, F16)``, ``F16`` the filters rounded up to 16.
+
+    >>> [int(small_layout(i, 20, 50, 5, 5, 64)) for i in range(3)]
+    [35712, 32512, 68608]
+    """
+    k = c * kh * kw
+    if kind_index == 0:
+        return k * p + (f + VEC_MR_MAX) * p
+    if kind_index == 1:
+        return (k + VEC_MR_MAX) * p
+    f16 = (f + 15) // 16 * 16
+    return k * p + p * f16 + (k + VEC_MR_MAX) * f16
+
+
+def is_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+             groups: int, dtype) -> bool:
+    """Whether :mod:`~symjit.kernels.cpu.conv_small` can compute this convolution: float32, one
+    group, output planes of a whole number of 16-lane vectors (``OH*OW % 16 == 0``), on a host with
+    a tile (:func:`vec_tile`). Any stride, padding and dilation (im2col's).
+
+    >>> is_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1, "float32") == (vec_tile()[0] > 0)
+    True
+    >>> is_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 2, "float32")
+    False
+    """
+    import numpy as np
+    return (np.dtype(dtype) == np.float32 and groups == 1 and (out_shape[2] * out_shape[3]) % 16 == 0
+            and vec_tile()[0] > 0)
+
+
+def prefers_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                  groups: int, dtype, gradient: bool | str = False) -> bool:
+    """Whether a convolution's forward (or, with ``gradient``, its data gradient; with ``gradient=
+    'weight'`` its weight gradient) runs the small-plane kernels: those :func:`is_small` takes
+    whose image's columns fit :data:`SMALL_MAX_COLS` and whose window has more than one tap (a 1x1
+    layer's im2col is a copy; its GEMMs stay with BLAS), with at least :data:`VEC_MIN_FILTERS`
+    filters. The weight gradient transposes each image's output gradient (``F x P`` scalar
+    copies, against ``F x P x K`` multiply-adds), so it also asks for ``K = C*KH*KW >=``
+    :data:`SMALL_MIN_WEIGHT_DEPTH`. Figures (LeNet's two layers) in ``docs/performance.md``
+    ("Small planes in register tiles").
+
+    >>> prefers_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1, "float32") == (vec_tile()[0] > 0)
+    True
+    >>> prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), 1, "float32")
+    False
+    >>> prefers_small((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1, "float32", "weight")
+    False
+    """
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    p = out_shape[2] * out_shape[3]
+    if gradient == "weight" and k < SMALL_MIN_WEIGHT_DEPTH:
+        return False
+    return (is_small(x_shape, w_shape, out_shape, groups, dtype) and w_shape[2] * w_shape[3] > 1
+            and w_shape[0] >= VEC_MIN_FILTERS and k * p <= SMALL_MAX_COLS)

@@ -58,6 +58,8 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
         mod = "symjit.kernels.cpu.conv_winograd"
     elif kind.endswith("_vec"):   # threaded (its name says so to the ahead-of-time builder)
         mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parallel"
+    elif kind.endswith("_small"):   # threaded too
+        mod, name = "symjit.kernels.cpu.conv_small", f"conv2d_{kind}_parallel"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
     groups = k.const(p["num_group"])
     res = k.tmp("y")   # only the forward_cnhw kernel returns an array
@@ -98,10 +100,21 @@ def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
                        p["num_group"], dtype, gradient)
 
 
+def _small(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
+           gradient: bool | str = False) -> bool:
+    """Whether the convolution's forward (or a gradient) runs the small-plane kernels of
+    :mod:`symjit.kernels.cpu.conv_small` (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`)."""
+    from symjit.kernels.cpu.conv_shapes import prefers_small
+    return prefers_small(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), p["num_group"], dtype,
+                         gradient)
+
+
 def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> str:
     """How a convolution's forward runs, decided once per shape for both its workspace rule and its
     lowering: ``'depthwise'`` or ``'1x1'`` (a direct kernel of
-    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_vec'`` (float32 at stride 1 over
+    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_small'`` (float32 over small
+    planes, per-image im2col and register tiles of :mod:`symjit.kernels.cpu.conv_small`, written
+    NCHW), ``'forward_vec'`` (float32 at stride 1 over
     big planes, SIMD tiles of :mod:`symjit.kernels.cpu.conv_vec`, written NCHW),
     ``'forward_winograd'`` (3x3 at stride 1 by :mod:`symjit.kernels.cpu.conv_winograd`, written
     NCHW), ``'forward_cnhw'`` (im2col + GEMM of the whole batch in one block, the result left
@@ -113,6 +126,8 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
     stride, pad, _ = _geometry(p, len(p["kernel"]))
     if is_pointwise(x4, w4, stride, pad):
         return "1x1"
+    if _small(x_shape, w_shape, out_shape, p, dtype):
+        return "forward_small"
     if _vec(x_shape, w_shape, out_shape, p, dtype):
         return "forward_vec"
     if _winograd(x_shape, w_shape, out_shape, p):
@@ -122,7 +137,9 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
 
 def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple, p: dict, dtype) -> str:
     """A gradient's kernel: ``kind`` (``'backward_data'`` or ``'backward_weight'``, im2col's), or
-    its tile or Winograd twin where that measured faster."""
+    its small-plane, tile or Winograd twin where that measured faster."""
+    if _small(x_shape, w_shape, dout_shape, p, dtype, "weight" if kind == "backward_weight" else True):
+        return f"{kind}_small"
     if _vec(x_shape, w_shape, dout_shape, p, dtype, True if kind == "backward_data" else "weight"):
         return f"{kind}_vec"
     return f"{kind}_winograd" if _winograd(x_shape, w_shape, dout_shape, p, True) else kind
@@ -235,7 +252,7 @@ def conv_lower(k, node, ins, outs):
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
-    elif kind in ("forward", "forward_winograd", "forward_vec"):
+    elif kind in ("forward", "forward_winograd", "forward_vec", "forward_small"):
         _prior_conv(k, kind, [x, w, out], node.params)
     else:
         y = _prior_conv(k, "forward_cnhw", [x, w, out], node.params)

@@ -1,0 +1,180 @@
+"""Convolutions over small planes as per-image im2col and register-tile GEMMs (float32).
+
+im2col + one BLAS GEMM per block of images left LeNet's conv2 (50 filters 5 x 5 over 20 x 12 x 12
+images, 8 x 8 outputs) with serial copies around a two-thread GEMM: the filter-major transposes and
+col2im took as long as the product. The direct tiles of :mod:`~symjit.kernels.cpu.conv_vec`
+compute every position of a padded row, and at 12 x 12 inputs only 64 of 144 are outputs. Here
+each image is a work item: its columns ``(K, P)`` (``K = C*KH*KW``, ``P = OH*OW``, a whole
+number of 16-lane vectors) are written by :func:`~symjit.kernels.cpu.im2col._im2col_block` into a
+slice of the scratch that stays in L2, and :mod:`~symjit.kernels.cpu.conv_vec`'s ``MR x NR`` tile
+(a GEMM when its window is one tap) multiplies them:
+
+* forward: ``y (F, P) = w (F, K) @ cols``, ``MR`` filters by ``NR`` positions, the image's
+  output written NCHW (one image's filter-major order);
+* data gradient: ``dcols (K, P) = w.T @ dout[n]`` (``dout`` read in place, ``w`` through its
+  strides), then col2im into ``dx[n]``;
+* weight gradient: ``dw.T (K, F) += cols @ dout[n].T``, ``MR`` rows of ``cols`` by ``NR`` filters
+  (the image's output gradient transposed into ``(P, F16)``, ``F16`` the filters rounded up to 16),
+  a partial sum per part, the parts added into ``dw`` at the end.
+
+The batch is cut into :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts (fewer for a
+smaller batch), one ``prange`` iteration each with its own slice of the scratch
+(:func:`~symjit.kernels.cpu.conv_shapes.small_layout` elements). The compiler picks these kernels
+per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
+``docs/performance.md``, "Small planes in register tiles").
+
+>>> import numpy as np
+>>> from symjit.kernels.cpu.conv import check_conv2d, conv2d_cols_shape
+>>> x = np.arange(2 * 36, dtype=np.float32).reshape(2, 1, 6, 6)
+>>> w = np.ones((3, 1, 3, 3), np.float32)
+>>> out = np.empty((2, 3, 4, 4), np.float32)
+>>> geometry = ((1, 1), (0, 0), (1, 1), 1)
+>>> cols = np.empty(conv2d_cols_shape("forward_small", x.shape, w.shape, out.shape, 1), np.float32)
+>>> check_conv2d("forward_small", x, w, out, cols, *geometry)
+>>> conv2d_forward_small_parallel(x, w, out, cols, *geometry)
+>>> out[0, 2, 0].tolist()
+[63.0, 72.0, 81.0, 90.0]
+"""
+from __future__ import annotations
+
+import numba
+from numba import prange
+
+from symjit.jitext import install
+
+from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import SERIAL, pjit
+from .conv_shapes import SMALL_CHUNKS, small_layout
+from .conv_vec import _NV, MR, NR, _tile
+from .im2col import _col2im_block, _im2col_block
+from .simd import LANES
+
+__all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
+           "conv2d_backward_weight_small_parallel"]
+
+_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+install()   # the layout helper (conv_shapes) is called by the kernels below
+
+
+@_jit
+def _parts(n):
+    """The parts a batch of ``n`` images is cut into."""
+    return min(n, SMALL_CHUNKS)
+
+
+@_jit
+def _gemm(a, ao, ars, acs, b, bo, bs, rows, cols, depth, out, oo, os, first):
+    """``out[oo + r*os + j] (+)= sum over c < depth of a[ao + r*ars + c*acs] * b[bo + c*bs + j]``
+    for ``r < rows`` (rounded up to ``MR``: the rows past ``rows`` repeat row ``rows - 1`` into
+    ``out``'s padding) and ``j < cols`` (a whole number of 16-lane vectors), in ``MR x NR`` tiles."""
+    for r0 in range(0, rows, MR):
+        for j0 in range(0, cols, NR):
+            nv = min(_NV, (cols - j0) // LANES)
+            _tile(nv, b, bo + j0, bs, 0, 0, a, ao + r0 * ars, ars, acs, 0, 0, rows - r0, out,
+                  oo + r0 * os + j0, os, 0, depth, 1, 1, first)
+
+
+@_jit
+def _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate):
+    """Image ``n``'s im2col ``(K, P)`` at the start of ``cf``; returns it."""
+    cols2 = cf[:k * p].reshape(k, p)
+    _im2col_block(x, cols2, n, kh_, kw_, oh_, ow_, stride, pad, dilate)
+    return cols2
+
+
+@pjit
+def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
+    """``out = conv(x, w)`` (float32, one group, ``OH*OW`` a multiple of 16), image by image:
+    im2col, then ``w (F, K) @ cols (K, P)`` in register tiles, written NCHW."""
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    per = small_layout(0, x.shape[1], f_, kh_, kw_, p)
+    wf, of = w.ravel(), out.reshape(-1)
+    parts = _parts(n_)
+    for t in prange(parts):
+        cf = cols[0, t * per:(t + 1) * per]
+        y = cf[k * p:]
+        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+            c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
+            _gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
+            of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
+
+
+@pjit
+def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_small_parallel`'s convolution,
+    image by image: ``dcols = w.T @ dout[n]`` in register tiles (``dout`` read in place), col2im."""
+    n_ = dx.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = dx.shape[1] * kh_ * kw_, oh_ * ow_
+    per = small_layout(1, dx.shape[1], f_, kh_, kw_, p)
+    wf, df = w.ravel(), dout.reshape(-1)
+    parts = _parts(n_)
+    for t in prange(parts):
+        dc = cols[0, t * per:(t + 1) * per]
+        dcols2 = dc[:k * p].reshape(k, p)
+        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+            _gemm(wf, 0, 1, k, df, n * f_ * p, p, k, p, f_, dc, 0, p, True)
+            _col2im_block(dcols2, dx, n, kh_, kw_, oh_, ow_, stride, pad, dilate)
+
+
+@_jit
+def _transpose_dout(df, n, f_, p, f16, dt):
+    """``dt[q*F16 + f] = dout[n, f, q]``, zero for ``F <= f < F16``."""
+    base = n * f_ * p
+    for q in range(p):
+        row = q * f16
+        for f in range(f_):
+            dt[row + f] = df[base + f * p + q]
+        for f in range(f_, f16):
+            dt[row + f] = 0.0
+
+
+@pjit
+def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16):
+    """Each part's ``dw.T`` partial sum, at ``K*P + P*F16`` in its slice of ``cols``."""
+    n_ = x.shape[0]
+    f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    df = dout.reshape(-1)
+    for t in prange(parts):
+        cf = cols[0, t * per:(t + 1) * per]
+        dt = cf[k * p:k * p + p * f16]
+        acc = cf[k * p + p * f16:]
+        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+            _transpose_dout(df, n, f_, p, f16, dt)
+            c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
+            _gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == t * n_ // parts)
+
+
+@_jit
+def _add_parts(cf, per, at, parts, f16, dw2):
+    """``dw2[f, k] = sum over parts t of cf[t*per + at + k*F16 + f]`` (the parts' ``dw.T``)."""
+    f_, k_ = dw2.shape
+    for kk in range(k_):
+        row = at + kk * f16
+        for f in range(f_):
+            dw2[f, kk] = cf[row + f]
+        for t in range(1, parts):
+            for f in range(f_):
+                dw2[f, kk] += cf[t * per + row + f]
+
+
+@_calls_threads
+def conv2d_backward_weight_small_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_small_parallel`'s
+    convolution: per part of the batch, ``dw.T (K, F16) += cols (K, P) @ dout[n].T (P, F16)`` in
+    register tiles, image by image; then the parts' sums added into ``dw``."""
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = dw.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    f16 = (f_ + 15) // 16 * 16
+    per = small_layout(2, x.shape[1], f_, kh_, kw_, p)
+    parts = _parts(n_)
+    _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
+    _add_parts(cols[0], per, k * p + p * f16, parts, f16, dw.reshape(f_, k))

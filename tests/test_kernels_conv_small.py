@@ -1,0 +1,159 @@
+"""The small-plane kernels (``symjit.kernels.cpu.conv_small``: per-image im2col and register-tile
+GEMMs) against the float64 reference convolution and its gradients: LeNet's two layers, strides,
+padding, dilation, a 1x1 window, filters and depths that are not a multiple of the tile, more
+filters than one run of lanes, planes of one vector and of several runs, batches smaller than the
+parts and cut unevenly, NaN-filled scratch and outputs; the checks that keep other dtypes and
+geometries out; which layers the compiler gives them, and LeNet's program calling them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from symjit.kernels.cpu import conv
+from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, prefers_small, small_layout, vec_tile
+from symjit.kernels.cpu.conv_small import (
+    conv2d_backward_data_small_parallel,
+    conv2d_backward_weight_small_parallel,
+    conv2d_forward_small_parallel,
+)
+from symjit.kernels.cpu.gemm import KernelArgError
+
+import symjit as mx
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+
+from .test_kernels_conv_pool import ref_conv, ref_conv_backward
+
+CASES = [   # x shape, w shape, stride, pad, dilate
+    ((3, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0), (1, 1)),   # LeNet's conv2, fewer images than parts
+    ((9, 20, 12, 12), (50, 20, 5, 5), (1, 1), (0, 0), (1, 1)),   # parts of 2 and 3 images
+    ((2, 1, 28, 28), (20, 1, 5, 5), (1, 1), (0, 0), (1, 1)),     # LeNet's conv1: 576 positions, 9 runs
+    ((5, 7, 15, 15), (17, 7, 3, 3), (2, 2), (1, 1), (1, 1)),     # stride 2, padding; 17 filters
+    ((2, 3, 12, 12), (70, 3, 3, 3), (1, 1), (2, 2), (2, 2)),     # dilation; 70 filters: two runs of lanes
+    ((1, 4, 4, 4), (16, 4, 1, 1), (1, 1), (0, 0), (1, 1)),       # one vector of positions, a 1x1 window
+    ((4, 5, 14, 14), (7, 5, 3, 3), (1, 1), (0, 0), (1, 1)),      # 144 positions: 64 + 64 + 16
+]
+GROUPS = 1
+pytestmark = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512")
+
+
+def _nan(shape):
+    return np.full(shape, np.nan, np.float32)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_small_forward_and_gradients_match_the_reference(case):
+    x_shape, w_shape, stride, pad, dilate = case
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    oh, ow = conv.conv2d_output_size(x_shape[2:], w_shape[2:], stride, pad, dilate)
+    out_shape = (x_shape[0], w_shape[0], oh, ow)
+    dout = rng.standard_normal(out_shape).astype(np.float32)
+    args = (stride, pad, dilate, GROUPS)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref_dx, ref_dw = ref_conv_backward(x64, w64, dout.astype(np.float64), *args)
+    depth = x_shape[1] * w_shape[2] * w_shape[3]
+    tol = {"rtol": 1e-5, "atol": 1e-6 * depth ** 0.5 * 8}
+
+    def scratch(kind):
+        return _nan(conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, GROUPS))
+
+    cols, out = scratch("forward_small"), _nan(out_shape)
+    conv.check_conv2d("forward_small", x, w, out, cols, *args)
+    conv2d_forward_small_parallel(x, w, out, cols, *args)
+    np.testing.assert_allclose(out, ref_conv(x64, w64, *args), **tol)
+
+    cols, dx = scratch("backward_data_small"), _nan(x_shape)
+    conv.check_conv2d("backward_data_small", dx, w, dout, cols, *args)
+    conv2d_backward_data_small_parallel(dout, w, dx, cols, *args)
+    np.testing.assert_allclose(dx, ref_dx, **tol)
+
+    cols, dw = scratch("backward_weight_small"), _nan(w_shape)
+    conv.check_conv2d("backward_weight_small", x, dw, dout, cols, *args)
+    conv2d_backward_weight_small_parallel(dout, x, dw, cols, *args)
+    np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-6 * (x_shape[0] * oh * ow) ** 0.5 * 8)
+
+
+def test_small_scratch_holds_one_slice_per_part():
+    """One slice of ``small_layout`` elements per part: the batch's images, at most SMALL_CHUNKS."""
+    for n in (1, SMALL_CHUNKS, 64):
+        shape = conv.conv2d_cols_shape("backward_weight_small", (n, 20, 12, 12), (50, 20, 5, 5),
+                                       (n, 50, 8, 8), 1)
+        assert shape == (1, min(n, SMALL_CHUNKS) * small_layout(2, 20, 50, 5, 5, 64))
+    x, w, out = (np.zeros(s, np.float32) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (2, 4, 4, 4)))
+    with pytest.raises(KernelArgError, match=r"conv2d_forward_small: argument 'cols' has shape \(1,10\)"):
+        conv.check_conv2d("forward_small", x, w, out, np.zeros((1, 10), np.float32), (1, 1), (0, 0), (1, 1),
+                          1)
+
+
+@pytest.mark.parametrize("dtype, x_shape, w_shape, groups", [
+    (np.float64, (1, 2, 6, 6), (4, 2, 3, 3), 1),
+    (np.float32, (1, 2, 6, 6), (4, 1, 3, 3), 2),
+    (np.float32, (1, 2, 7, 7), (4, 2, 3, 3), 1),      # 25 output positions: not whole vectors
+])
+def test_small_kernels_reject_other_dtypes_and_planes(dtype, x_shape, w_shape, groups):
+    x = np.zeros(x_shape, dtype)
+    oh, ow = x_shape[2] - 2, x_shape[3] - 2
+    out = np.zeros((1, 4, oh, ow), dtype)
+    with pytest.raises(KernelArgError, match=r"conv2d_backward_data_small: takes float32, one group and "
+                                             r"output planes of a multiple of 16 positions"):
+        conv.check_conv2d("backward_data_small", x, np.zeros(w_shape, dtype), out,
+                          np.zeros((1, 1 << 16), dtype), (1, 1), (0, 0), (1, 1), groups)
+
+
+def test_which_layers_prefer_the_small_kernels():
+    """LeNet's layers (float32, whole vectors of positions, an image's columns in L2): forward and
+    data gradient; the weight gradient from 64 values per column (conv2's 500, not conv1's 25).
+    Not: 1x1 windows, fewer than 16 filters, big images' columns, groups, float64, 7 x 7 planes."""
+    lenet1 = ((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
+    lenet2 = ((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1)
+    assert prefers_small(*lenet1, "float32") and prefers_small(*lenet1, "float32", True)
+    assert not prefers_small(*lenet1, "float32", "weight")
+    assert all(prefers_small(*lenet2, "float32", g) for g in (False, True, "weight"))
+    assert not prefers_small(*lenet2, "float64")
+    assert not prefers_small((2, 64, 8, 8), (64, 64, 1, 1), (2, 64, 8, 8), 1, "float32")
+    assert not prefers_small((2, 20, 12, 12), (8, 20, 5, 5), (2, 8, 8, 8), 1, "float32")
+    assert not prefers_small((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), 1, "float32")
+    assert not prefers_small((2, 20, 12, 12), (50, 10, 5, 5), (2, 50, 8, 8), 2, "float32")
+    assert not prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), 1, "float32")
+
+
+def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
+    """LeNet's training program calls the small-plane kernels for conv2's forward and gradients
+    and conv1's forward (generated, not compiled); a net of one such layer gives im2col's output
+    and gradients (the rule switched off) to float32 rounding."""
+    from examples.nets import lenet
+    f32 = np.dtype(np.float32)
+    net = lenet()
+    shapes = dict(zip(net.list_arguments(), net.infer_shape(data=(64, 1, 28, 28))[0]))
+    params = [n for n in shapes if n not in ("data", "softmax_label")]
+    c = compile_symbol(net, shapes, dict.fromkeys(shapes, f32), dict.fromkeys(params, "write"), True,
+                       Config.from_env(), load=False)
+    src = c.program.source
+    assert src.count("conv2d_forward_small_parallel") >= 2     # conv1 and conv2
+    assert "conv2d_backward_data_small_parallel" in src and "conv2d_backward_weight_small_parallel" in src
+    assert "conv2d_backward_weight as" in src                  # conv1's weight gradient: im2col's
+
+    one = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(5, 5), num_filter=50,
+                                               name="conv"), act_type="tanh")
+    rng = np.random.default_rng(2)
+    args = {"data": rng.standard_normal((6, 20, 12, 12)),
+            "conv_weight": rng.standard_normal((50, 20, 5, 5)) * 0.05, "conv_bias": rng.standard_normal(50)}
+    head = rng.standard_normal((6, 50, 8, 8)).astype(np.float32)
+
+    def run():
+        ex = one.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
+                      args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
+        out = ex.forward(is_train=True)[0].asnumpy()
+        ex.backward(mx.nd.array(head))
+        return [out] + [ex.grad_dict[k].asnumpy() for k in args]
+    small = run()
+    from symjit.kernels.cpu import conv_shapes
+    monkeypatch.setattr(conv_shapes, "SMALL_MAX_COLS", 0)
+    one_shapes = {k: v.shape for k, v in args.items()}
+    c = compile_symbol(one, one_shapes, dict.fromkeys(args, f32), dict.fromkeys(args, "write"), True,
+                       Config.from_env(), load=False)
+    assert "_small_" not in c.program.source
+    im2col = run()
+    for got, want in zip(small, im2col):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
