@@ -31,6 +31,9 @@ CASES = [   # x shape, w shape, stride, pad, dilate
     ((2, 3, 12, 12), (70, 3, 3, 3), (1, 1), (2, 2), (2, 2)),     # dilation; 70 filters: two runs of lanes
     ((1, 4, 4, 4), (16, 4, 1, 1), (1, 1), (0, 0), (1, 1)),       # one vector of positions, a 1x1 window
     ((4, 5, 14, 14), (7, 5, 3, 3), (1, 1), (0, 0), (1, 1)),      # 144 positions: 64 + 64 + 16
+    ((3, 6, 9, 9), (20, 6, 3, 3), (1, 1), (1, 1), (1, 1)),       # 81 positions: a last vector overlapping
+    ((2, 5, 7, 7), (16, 5, 3, 3), (1, 1), (1, 1), (1, 1)),       # 49 (ResNet's 7 x 7): 48 + the overlap
+    ((3, 1, 6, 6), (18, 1, 2, 2), (1, 1), (0, 0), (1, 1)),       # K = 4: fewer rows than a tile (data)
 ]
 GROUPS = 1
 pytestmark = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512")
@@ -89,33 +92,46 @@ def test_small_scratch_holds_one_slice_per_part():
 @pytest.mark.parametrize("dtype, x_shape, w_shape, groups", [
     (np.float64, (1, 2, 6, 6), (4, 2, 3, 3), 1),
     (np.float32, (1, 2, 6, 6), (4, 1, 3, 3), 2),
-    (np.float32, (1, 2, 7, 7), (4, 2, 3, 3), 1),      # 25 output positions: not whole vectors
+    (np.float32, (1, 2, 5, 6), (4, 2, 3, 3), 1),      # 12 output positions: less than a vector
 ])
 def test_small_kernels_reject_other_dtypes_and_planes(dtype, x_shape, w_shape, groups):
     x = np.zeros(x_shape, dtype)
     oh, ow = x_shape[2] - 2, x_shape[3] - 2
     out = np.zeros((1, 4, oh, ow), dtype)
     with pytest.raises(KernelArgError, match=r"conv2d_backward_data_small: takes float32, one group and "
-                                             r"output planes of a multiple of 16 positions"):
+                                             r"output planes of at least 16 positions"):
         conv.check_conv2d("backward_data_small", x, np.zeros(w_shape, dtype), out,
                           np.zeros((1, 1 << 16), dtype), (1, 1), (0, 0), (1, 1), groups)
 
 
 def test_which_layers_prefer_the_small_kernels():
-    """LeNet's layers (float32, whole vectors of positions, an image's columns in L2): forward and
-    data gradient; the weight gradient from 64 values per column (conv2's 500, not conv1's 25).
-    Not: 1x1 windows, fewer than 16 filters, big images' columns, groups, float64, 7 x 7 planes."""
-    lenet1 = ((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1)
-    lenet2 = ((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1)
+    """Small planes at stride 1 (float32, an image's columns within 64 Ki elements): LeNet's
+    layers, forward and data gradient; the weight gradient from 64 values per column (conv2's 500,
+    not conv1's 25). Strided layers with columns within 512 Ki elements and outputs of 64 positions
+    (forwards of up to 4 images: any), 1x1 ones too. Not: 1x1 windows at stride 1, fewer than 16
+    filters, big images' columns, groups, float64, ResNet's 7 x 7 planes and its stem."""
+    s1, s2 = (1, 1), (2, 2)
+    lenet1 = ((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), s1, 1)
+    lenet2 = ((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), s1, 1)
     assert prefers_small(*lenet1, "float32") and prefers_small(*lenet1, "float32", True)
     assert not prefers_small(*lenet1, "float32", "weight")
     assert all(prefers_small(*lenet2, "float32", g) for g in (False, True, "weight"))
     assert not prefers_small(*lenet2, "float64")
-    assert not prefers_small((2, 64, 8, 8), (64, 64, 1, 1), (2, 64, 8, 8), 1, "float32")
-    assert not prefers_small((2, 20, 12, 12), (8, 20, 5, 5), (2, 8, 8, 8), 1, "float32")
-    assert not prefers_small((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), 1, "float32")
-    assert not prefers_small((2, 20, 12, 12), (50, 10, 5, 5), (2, 50, 8, 8), 2, "float32")
-    assert not prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), 1, "float32")
+    assert not prefers_small((2, 64, 8, 8), (64, 64, 1, 1), (2, 64, 8, 8), s1, 1, "float32")
+    assert not prefers_small((2, 20, 12, 12), (8, 20, 5, 5), (2, 8, 8, 8), s1, 1, "float32")
+    assert not prefers_small((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56), s1, 1, "float32")
+    assert not prefers_small((2, 20, 12, 12), (50, 10, 5, 5), (2, 50, 8, 8), s1, 2, "float32")
+    assert not prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), s1, 1, "float32")
+    down = ((32, 64, 56, 56), (128, 64, 3, 3), (32, 128, 28, 28), s2, 1)      # ResNet-18's s2b1a
+    assert all(prefers_small(*down, "float32", g) for g in (False, True, "weight"))
+    one = ((32, 256, 56, 56), (128, 256, 1, 1), (32, 128, 28, 28), s2, 1)      # a 1x1 at stride 2
+    assert all(prefers_small(*one, "float32", g) for g in (False, True, "weight"))
+    late = ((32, 256, 14, 14), (512, 256, 3, 3), (32, 512, 7, 7), s2, 1)      # 7 x 7 outputs
+    assert not any(prefers_small(*late, "float32", g) for g in (False, True, "weight"))
+    assert prefers_small((2,) + late[0][1:], late[1], (2,) + late[2][1:], s2, 1, "float32")
+    assert not prefers_small((2,) + late[0][1:], late[1], (2,) + late[2][1:], s2, 1, "float32", True)
+    stem = ((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), s2, 1)
+    assert not prefers_small(*stem, "float32")
 
 
 def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):

@@ -202,7 +202,7 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                              f"{data.dtype}, '{wname}' {shape_str(w.shape)}, stride={stride}, "
                              f"dilate={dilate}, groups={groups}, pad={pad}")
     if kind.endswith("_small") and not is_small(data.shape, w.shape, out.shape, groups, data.dtype):
-        raise KernelArgError(f"{name}: takes float32, one group and output planes of a multiple of 16 "
+        raise KernelArgError(f"{name}: takes float32, one group and output planes of at least 16 "
                              f"positions on a host with AVX2 or AVX-512; got '{dname}' "
                              f"{shape_str(data.shape)} {data.dtype}, '{oname}' {shape_str(out.shape)}, "
                              f"groups={groups}")

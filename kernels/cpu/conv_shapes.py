@@ -26,7 +26,9 @@ __all__ = [
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
-    "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_MIN_WEIGHT_DEPTH", "small_layout", "is_small", "prefers_small",
+    "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
+    "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
+    "is_small", "prefers_small",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -535,8 +537,8 @@ def small_layout(kind_index, c, f, kh, kw, p):
 def is_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
              groups: int, dtype) -> bool:
     """Whether :mod:`~symjit.kernels.cpu.conv_small` can compute this convolution: float32, one
-    group, output planes of a whole number of 16-lane vectors (``OH*OW % 16 == 0``), on a host with
-    a tile (:func:`vec_tile`). Any stride, padding and dilation (im2col's).
+    group, output planes of at least one 16-lane vector (``OH*OW >= 16``), on a host with a tile
+    (:func:`vec_tile`). Any stride, padding and dilation (im2col's).
 
     >>> is_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1, "float32") == (vec_tile()[0] > 0)
     True
@@ -544,31 +546,100 @@ def is_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tupl
     False
     """
     import numpy as np
-    return (np.dtype(dtype) == np.float32 and groups == 1 and (out_shape[2] * out_shape[3]) % 16 == 0
+    return (np.dtype(dtype) == np.float32 and groups == 1 and out_shape[2] * out_shape[3] >= 16
             and vec_tile()[0] > 0)
 
 
 def prefers_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
-                  groups: int, dtype, gradient: bool | str = False) -> bool:
+                  stride, groups: int, dtype, gradient: bool | str = False) -> bool:
     """Whether a convolution's forward (or, with ``gradient``, its data gradient; with ``gradient=
-    'weight'`` its weight gradient) runs the small-plane kernels: those :func:`is_small` takes
-    whose image's columns fit :data:`SMALL_MAX_COLS` and whose window has more than one tap (a 1x1
-    layer's im2col is a copy; its GEMMs stay with BLAS), with at least :data:`VEC_MIN_FILTERS`
-    filters. The weight gradient transposes each image's output gradient (``F x P`` scalar
-    copies, against ``F x P x K`` multiply-adds), so it also asks for ``K = C*KH*KW >=``
-    :data:`SMALL_MIN_WEIGHT_DEPTH`. Figures (LeNet's two layers) in ``docs/performance.md``
-    ("Small planes in register tiles").
+    'weight'`` its weight gradient) runs the small-plane kernels: those :func:`is_small` takes with
+    at least :data:`VEC_MIN_FILTERS` filters, and either
 
-    >>> prefers_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), 1, "float32") == (vec_tile()[0] > 0)
+    * small planes: an image's columns (``K*P``, ``K = C*KH*KW``, ``P = OH*OW``) within
+      :data:`SMALL_MAX_COLS` and more than one tap (a 1x1 layer at stride 1 is
+      :func:`prefers_pointwise_tiles`'), which beat the direct tiles and im2col + BLAS there
+      (LeNet); or
+    * strided layers (which neither the direct tiles nor Winograd take) whose image's columns fit
+      :data:`SMALL_WIDE_COLS` and whose output planes have at least 64 positions (forwards of
+      batches of at most 4 images: any), where im2col + BLAS's one GEMM over the batch won
+      (ResNet's 7 x 7 outputs at batch 32).
+
+    The weight gradient transposes each image's output gradient (``F x P`` scalar copies, against
+    ``F x P x K`` multiply-adds), so it also asks for ``K >=`` :data:`SMALL_MIN_WEIGHT_DEPTH`.
+    Figures in ``docs/performance.md`` ("Small planes and strided layers in register tiles").
+
+    >>> s1 = ((1, 1), 1, "float32")
+    >>> prefers_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), *s1) == (vec_tile()[0] > 0)
     True
-    >>> prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), 1, "float32")
+    >>> prefers_small((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), *s1)
     False
-    >>> prefers_small((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), 1, "float32", "weight")
+    >>> prefers_small((64, 1, 28, 28), (20, 1, 5, 5), (64, 20, 24, 24), *s1, "weight")
+    False
+    >>> s2 = ((2, 2), 1, "float32")
+    >>> prefers_small((32, 64, 56, 56), (128, 64, 3, 3), (32, 128, 28, 28), *s2, True) == (vec_tile()[0] > 0)
+    True
+    >>> prefers_small((32, 256, 14, 14), (512, 256, 3, 3), (32, 512, 7, 7), *s2)
     False
     """
     k = w_shape[1] * w_shape[2] * w_shape[3]
     p = out_shape[2] * out_shape[3]
+    if not is_small(x_shape, w_shape, out_shape, groups, dtype) or w_shape[0] < VEC_MIN_FILTERS:
+        return False
     if gradient == "weight" and k < SMALL_MIN_WEIGHT_DEPTH:
         return False
-    return (is_small(x_shape, w_shape, out_shape, groups, dtype) and w_shape[2] * w_shape[3] > 1
-            and w_shape[0] >= VEC_MIN_FILTERS and k * p <= SMALL_MAX_COLS)
+    if tuple(stride) == (1, 1):
+        return w_shape[2] * w_shape[3] > 1 and k * p <= SMALL_MAX_COLS
+    return k * p <= SMALL_WIDE_COLS and (p >= 64 or (not gradient and x_shape[0] <= 4))
+
+
+SMALL_WIDE_COLS = 1 << 19
+"""The most im2col elements of one image (2 MiB in float32, this Xeon's L2) for which a strided
+layer runs the small-plane kernels (:func:`prefers_small`): ResNet's 3x3 stride-2 layer from 64
+channels at 56 x 56 (451,584 elements) ran 1.07-1.46x faster there than im2col + BLAS, forward
+and both gradients, at batch 2 and 32; its stem (1.8 M) ran 0.76x."""
+
+
+# ---------------------------------------------------------------------------------------------
+# 1x1 layers in register tiles (:mod:`symjit.kernels.cpu.conv_pointwise`).
+
+
+def is_pointwise_tiles(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dilate,
+                       groups: int, dtype) -> bool:
+    """Whether :mod:`~symjit.kernels.cpu.conv_pointwise` can compute this convolution: float32, a
+    1x1 window at stride 1 without padding, one group, at least 6 filters (a tile's rows) and 16
+    pixels (a vector), on a host with a tile (:func:`vec_tile`).
+
+    >>> is_pointwise_tiles((2, 64, 56, 56), (256, 64, 1, 1), (1, 1), (0, 0), (1, 1), 1, "float32") == (
+    ...     vec_tile()[0] > 0)
+    True
+    >>> is_pointwise_tiles((2, 64, 56, 56), (256, 64, 1, 1), (2, 2), (0, 0), (1, 1), 1, "float32")
+    False
+    """
+    import numpy as np
+    return (np.dtype(dtype) == np.float32 and tuple(w_shape[2:]) == (1, 1) and tuple(stride) == (1, 1)
+            and tuple(pad) == (0, 0) and groups == 1 and w_shape[0] >= 6
+            and x_shape[2] * x_shape[3] >= 16 and vec_tile()[0] > 0)
+
+
+def prefers_pointwise_tiles(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dilate,
+                            groups: int, dtype) -> bool:
+    """Whether a 1x1 convolution's forward runs :mod:`~symjit.kernels.cpu.conv_pointwise`'s tiles:
+    those :func:`is_pointwise_tiles` takes with at least :data:`VEC_MIN_FILTERS` filters and
+    :data:`POINTWISE_TILES_MIN_PIXELS` pixels (figures in ``docs/performance.md``, "1x1
+    convolutions in register tiles").
+
+    >>> geo = ((1, 1), (0, 0), (1, 1), 1, "float32")
+    >>> prefers_pointwise_tiles((2, 64, 56, 56), (256, 64, 1, 1), *geo) == (vec_tile()[0] > 0)
+    True
+    >>> prefers_pointwise_tiles((2, 512, 7, 7), (2048, 512, 1, 1), *geo)
+    False
+    """
+    return (is_pointwise_tiles(x_shape, w_shape, stride, pad, dilate, groups, dtype)
+            and w_shape[0] >= VEC_MIN_FILTERS and x_shape[2] * x_shape[3] >= POINTWISE_TILES_MIN_PIXELS)
+
+
+POINTWISE_TILES_MIN_PIXELS = 64
+"""The smallest image whose 1x1 layer runs the tiles: ResNet-50's 7 x 7 layers (49 pixels: the
+last of four vectors of positions recomputes 15 of the third's) ran 0.75-1.0x of BLAS's GEMM at
+batch 2 and 32; 8 x 8 ones 1.5x, 14 x 14 ones 1.1-1.3x."""

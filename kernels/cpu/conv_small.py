@@ -4,10 +4,11 @@ im2col + one BLAS GEMM per block of images left LeNet's conv2 (50 filters 5 x 5 
 images, 8 x 8 outputs) with serial copies around a two-thread GEMM: the filter-major transposes and
 col2im took as long as the product. The direct tiles of :mod:`~symjit.kernels.cpu.conv_vec`
 compute every position of a padded row, and at 12 x 12 inputs only 64 of 144 are outputs. Here
-each image is a work item: its columns ``(K, P)`` (``K = C*KH*KW``, ``P = OH*OW``, a whole
-number of 16-lane vectors) are written by :func:`~symjit.kernels.cpu.im2col._im2col_block` into a
+each image is a work item: its columns ``(K, P)`` (``K = C*KH*KW``, ``P = OH*OW``, at least
+16) are written by :func:`~symjit.kernels.cpu.im2col._im2col_block` into a
 slice of the scratch that stays in L2, and :mod:`~symjit.kernels.cpu.conv_vec`'s ``MR x NR`` tile
-(a GEMM when its window is one tap) multiplies them:
+(a GEMM when its window is one tap, :func:`~symjit.kernels.cpu.conv_vec.tile_gemm`) multiplies
+them:
 
 * forward: ``y (F, P) = w (F, K) @ cols``, ``MR`` filters by ``NR`` positions, the image's
   output written NCHW (one image's filter-major order);
@@ -45,9 +46,8 @@ from symjit.jitext import install
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, pjit
 from .conv_shapes import SMALL_CHUNKS, small_layout
-from .conv_vec import _NV, MR, NR, _tile
+from .conv_vec import tile_gemm
 from .im2col import _col2im_block, _im2col_block
-from .simd import LANES
 
 __all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
            "conv2d_backward_weight_small_parallel"]
@@ -64,18 +64,6 @@ def _parts(n):
 
 
 @_jit
-def _gemm(a, ao, ars, acs, b, bo, bs, rows, cols, depth, out, oo, os, first):
-    """``out[oo + r*os + j] (+)= sum over c < depth of a[ao + r*ars + c*acs] * b[bo + c*bs + j]``
-    for ``r < rows`` (rounded up to ``MR``: the rows past ``rows`` repeat row ``rows - 1`` into
-    ``out``'s padding) and ``j < cols`` (a whole number of 16-lane vectors), in ``MR x NR`` tiles."""
-    for r0 in range(0, rows, MR):
-        for j0 in range(0, cols, NR):
-            nv = min(_NV, (cols - j0) // LANES)
-            _tile(nv, b, bo + j0, bs, 0, 0, a, ao + r0 * ars, ars, acs, 0, 0, rows - r0, out,
-                  oo + r0 * os + j0, os, 0, depth, 1, 1, first)
-
-
-@_jit
 def _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate):
     """Image ``n``'s im2col ``(K, P)`` at the start of ``cf``; returns it."""
     cols2 = cf[:k * p].reshape(k, p)
@@ -85,7 +73,7 @@ def _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate):
 
 @pjit
 def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
-    """``out = conv(x, w)`` (float32, one group, ``OH*OW`` a multiple of 16), image by image:
+    """``out = conv(x, w)`` (float32, one group, ``OH*OW >= 16``), image by image:
     im2col, then ``w (F, K) @ cols (K, P)`` in register tiles, written NCHW."""
     n_ = x.shape[0]
     f_, _, kh_, kw_ = w.shape
@@ -99,7 +87,7 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
         y = cf[k * p:]
         for n in range(t * n_ // parts, (t + 1) * n_ // parts):
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
-            _gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
+            tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
             of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
 
 
@@ -118,7 +106,7 @@ def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, 
         dc = cols[0, t * per:(t + 1) * per]
         dcols2 = dc[:k * p].reshape(k, p)
         for n in range(t * n_ // parts, (t + 1) * n_ // parts):
-            _gemm(wf, 0, 1, k, df, n * f_ * p, p, k, p, f_, dc, 0, p, True)
+            tile_gemm(wf, 0, 1, k, df, n * f_ * p, p, k, p, f_, dc, 0, p, True)
             _col2im_block(dcols2, dx, n, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
@@ -148,7 +136,7 @@ def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
         for n in range(t * n_ // parts, (t + 1) * n_ // parts):
             _transpose_dout(df, n, f_, p, f16, dt)
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
-            _gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == t * n_ // parts)
+            tile_gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == t * n_ // parts)
 
 
 @_jit

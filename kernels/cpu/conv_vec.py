@@ -59,7 +59,7 @@ from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
 from .simd import LANES, vbcast, vload, vmuladd, vstore, vsum, vzero
 
 __all__ = ["conv2d_forward_vec_parallel", "conv2d_backward_data_vec_parallel",
-           "conv2d_backward_weight_vec_parallel", "MR", "NR"]
+           "conv2d_backward_weight_vec_parallel", "tile_gemm", "MR", "NR"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 _calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
@@ -125,6 +125,32 @@ def _compile_tile(source: str, name: str):
 
 
 _tile = _compile_tile(_tiles_source(MR, _NV), "tile")
+
+
+@_jit
+def tile_gemm(a, ao, ars, acs, b, bo, bs, rows, cols, depth, out, oo, os, first):
+    """The tile as a GEMM (a one-tap window): ``out[oo + r*os + j] (+)= sum over c < depth of
+    a[ao + r*ars + c*acs] * b[bo + c*bs + j]`` for ``r < rows``, ``j < cols``, in ``MR x NR`` tiles
+    (``a`` read in place through its strides; used by :mod:`~symjit.kernels.cpu.conv_small` and
+    :mod:`~symjit.kernels.cpu.conv_pointwise`).
+
+    With ``first`` (``out`` overwritten), a last block of rows or of columns shorter than a tile is
+    the tile that ends at ``rows`` (``cols``), recomputing rows (columns) of the block before with
+    the same result: ``out`` needs no room past them when ``rows >= MR`` and ``cols >= 16``. Else
+    (``out`` added to, or fewer rows than a tile) the last block's rows past ``rows`` repeat row
+    ``rows - 1`` into ``MR`` rows of ``out``, and without ``first`` ``cols`` must be a whole number
+    of 16-lane vectors."""
+    full = cols // LANES * LANES
+    for r0 in range(0, rows, MR):
+        r = min(r0, rows - MR) if first and rows >= MR else r0
+        ar, orow = ao + r * ars, oo + r * os
+        for j0 in range(0, full, NR):
+            nv = min(_NV, (full - j0) // LANES)
+            _tile(nv, b, bo + j0, bs, 0, 0, a, ar, ars, acs, 0, 0, rows - r, out, orow + j0, os, 0, depth,
+                  1, 1, first)
+        if full < cols:
+            _tile(1, b, bo + cols - LANES, bs, 0, 0, a, ar, ars, acs, 0, 0, rows - r, out,
+                  orow + cols - LANES, os, 0, depth, 1, 1, first)
 
 
 @pjit

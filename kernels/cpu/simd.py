@@ -15,7 +15,8 @@ in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits i
 * :func:`vsum` ``(v) -> float32``: the sum of the lanes.
 
 No bounds checks (as everywhere in numba): callers validate their index ranges before the loop.
-These are only used by :mod:`symjit.kernels.cpu.conv_vec`.
+These are used by :mod:`symjit.kernels.cpu.conv_vec` (whose tile :mod:`symjit.kernels.cpu.conv_small`
+also calls).
 
 >>> import numpy as np, numba
 >>> @numba.njit

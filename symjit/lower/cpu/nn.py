@@ -105,25 +105,29 @@ def _small(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
     """Whether the convolution's forward (or a gradient) runs the small-plane kernels of
     :mod:`symjit.kernels.cpu.conv_small` (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_small
-    return prefers_small(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), p["num_group"], dtype,
-                         gradient)
+    stride = _geometry(p, len(p["kernel"]))[0]
+    return prefers_small(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
+                         dtype, gradient)
 
 
 def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> str:
     """How a convolution's forward runs, decided once per shape for both its workspace rule and its
     lowering: ``'depthwise'`` or ``'1x1'`` (a direct kernel of
-    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'forward_small'`` (float32 over small
-    planes, per-image im2col and register tiles of :mod:`symjit.kernels.cpu.conv_small`, written
-    NCHW), ``'forward_vec'`` (float32 at stride 1 over
-    big planes, SIMD tiles of :mod:`symjit.kernels.cpu.conv_vec`, written NCHW),
+    :mod:`symjit.kernels.cpu.conv_direct`, no scratch), ``'pointwise'`` (float32 1x1 at stride 1,
+    register tiles of :mod:`symjit.kernels.cpu.conv_pointwise` on numba's threads, no scratch),
+    ``'forward_small'`` (float32 over small planes or strided, per-image im2col and register tiles
+    of :mod:`symjit.kernels.cpu.conv_small`, written NCHW), ``'forward_vec'`` (float32 at stride 1
+    over big planes, SIMD tiles of :mod:`symjit.kernels.cpu.conv_vec`, written NCHW),
     ``'forward_winograd'`` (3x3 at stride 1 by :mod:`symjit.kernels.cpu.conv_winograd`, written
     NCHW), ``'forward_cnhw'`` (im2col + GEMM of the whole batch in one block, the result left
     filter-major) or ``'forward'`` (blocks of images, written NCHW)."""
-    from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise
+    from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise, prefers_pointwise_tiles
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
         return "depthwise"
-    stride, pad, _ = _geometry(p, len(p["kernel"]))
+    stride, pad, dilate = _geometry(p, len(p["kernel"]))
+    if prefers_pointwise_tiles(x4, w4, stride, pad, dilate, p["num_group"], dtype):
+        return "pointwise"
     if is_pointwise(x4, w4, stride, pad):
         return "1x1"
     if _small(x_shape, w_shape, out_shape, p, dtype):
@@ -165,7 +169,7 @@ def _conv_forward_workspace(node, ins, outs):
     block of :func:`~symjit.kernels.cpu.conv.conv2d_forward` or ``conv2d_forward_cnhw``, or the
     Winograd transforms' (``conv_shapes.winograd_length``)."""
     kind = _forward_kind(ins[0].shape, ins[1].shape, outs[0].shape, node.params, ins[0].dtype)
-    if kind in ("depthwise", "1x1"):
+    if kind in ("depthwise", "1x1", "pointwise"):
         return []
     return _conv_workspace(kind, (0, 0), (0, 1), (1, 0))(node, ins, outs)
 
@@ -211,13 +215,15 @@ def _prior_conv(k, kind: str, args: list[str], p: dict) -> str:
     return y
 
 
-def _prior_direct(k, name: str, arrays: list[str], consts: list) -> None:
-    """A direct convolution of :mod:`symjit.kernels.cpu.conv_direct` (it writes the output NCHW),
-    run as a kernel of its own before the group's (``KernelWriter.prior``), which is that building
-    block itself (``KernelWriter.direct``): none is compiled for it, and no epilogue kernel links it.
-    A 1-D convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
+def _prior_direct(k, name: str, arrays: list[str], consts: list,
+                  module: str = "symjit.kernels.cpu.conv_direct") -> None:
+    """A direct convolution of :mod:`symjit.kernels.cpu.conv_direct` (or of another ``module``'s
+    kernel that needs no scratch; it writes the output NCHW), run as a kernel of its own before
+    the group's (``KernelWriter.prior``), which is that building block itself
+    (``KernelWriter.direct``): none is compiled for it, and no epilogue kernel links it. A 1-D
+    convolution (its arrays reshaped inside the kernel) keeps the call in the group's kernel."""
     def emit(pk) -> None:
-        pk.call("symjit.kernels.cpu.conv_direct", name, [*arrays, *(pk.const(c) for c in consts)])
+        pk.call(module, name, [*arrays, *(pk.const(c) for c in consts)])
     if not _as_prior(k, arrays, emit):
         emit(k)
 
@@ -252,6 +258,9 @@ def conv_lower(k, node, ins, outs):
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
+    elif kind == "pointwise":   # threaded (its name says so to the ahead-of-time builder)
+        _prior_direct(k, "conv2d_forward_pointwise_parallel", [x, w, out], [groups],
+                      "symjit.kernels.cpu.conv_pointwise")
     elif kind in ("forward", "forward_winograd", "forward_vec", "forward_small"):
         _prior_conv(k, kind, [x, w, out], node.params)
     else:
