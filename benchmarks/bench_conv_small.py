@@ -1,11 +1,19 @@
-"""The small-plane kernels (``symjit.kernels.cpu.conv_small``) against the kernels they replace, in
-one process, taking turns: per layer (LeNet's two convolutions at batch 64 by default), the forward
-and both gradients of im2col + BLAS (the compiler's block size), the direct tiles of ``conv_vec``
-(forward) and the small-plane kernels, best ms of ``--reps`` rounds; then, with ``--net``, LeNet's
-training step (forward + backward, parameter gradients) from two executors, one bound with the
-small-plane rule and one without (``conv_shapes.SMALL_MAX_COLS = 0``), alternated.
+"""The GEMM-tile convolutions (``conv_small``: per-image im2col and register tiles; ``conv_pointwise``:
+1x1 layers in register tiles) against the kernels they replace, in one process, taking turns, best
+ms of ``--reps`` rounds per kernel:
 
-    python benchmarks/bench_conv_small.py [--batch 64] [--reps 9] [--net]
+* ``--layers lenet``: LeNet's two layers, forward and both gradients: im2col + BLAS (the
+  compiler's block size), the direct tiles of ``conv_vec`` (forward, where its rule takes it) and
+  the small-plane kernels;
+* ``--layers strided``: ResNet's stride-2 layers (3x3 and 1x1), forward and both gradients: im2col
+  + BLAS against the small-plane kernels;
+* ``--layers pointwise``: ResNet-50's and Inception's 1x1 layers, forward: BLAS (``conv_direct``'s
+  per-image GEMM, or im2col's copy and one GEMM, as the compiler picked before) against the tiles.
+
+With ``--net``, LeNet's training step (forward + backward, parameter gradients) from two executors,
+one bound with the small-plane rule and one without (``conv_shapes.SMALL_MAX_COLS = 0``), alternated.
+
+    python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise] [--batch 64] [--reps 9] [--net]
 """
 from __future__ import annotations
 
@@ -19,10 +27,21 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = {"lenet-conv1": ((1, 28, 28), (20, 1, 5, 5)), "lenet-conv2": ((20, 12, 12), (50, 20, 5, 5))}
+LENET = [("conv1", (1, 28, 28), 20, 5, 1, 0), ("conv2", (20, 12, 12), 50, 5, 1, 0)]
+STRIDED = [   # ResNet-18's and ResNet-50's stride-2 layers: (label, image, filters, window, stride, pad)
+    ("r18 s2b1a 3x3", (64, 56, 56), 128, 3, 2, 1), ("r18 s3b1a 3x3", (128, 28, 28), 256, 3, 2, 1),
+    ("r18 s2 down 1x1", (64, 56, 56), 128, 1, 2, 0), ("r18 s3 down 1x1", (128, 28, 28), 256, 1, 2, 0),
+    ("r50 s2b1a 1x1", (256, 56, 56), 128, 1, 2, 0), ("r50 s3b1a 1x1", (512, 28, 28), 256, 1, 2, 0),
+]
+POINTWISE = [   # (label, image, filters)
+    ("r50 s1 c", (64, 56, 56), 256), ("r50 s1 a", (256, 56, 56), 64), ("r50 s2 c", (128, 28, 28), 512),
+    ("r50 s2 a", (512, 28, 28), 128), ("r50 s3 c", (256, 14, 14), 1024), ("r50 s3 a", (1024, 14, 14), 256),
+    ("r50 s4 c", (512, 7, 7), 2048), ("incep 17x17", (768, 17, 17), 192), ("incep 8x8", (2048, 8, 8), 320),
+    ("incep 35x35", (288, 35, 35), 64),
+]
 
 
-def best_ms(fn: Callable[[], None], reps: int, calls: int = 20) -> float:
+def best_ms(fn: Callable[[], None], reps: int, calls: int = 5) -> float:
     """Best mean time of ``calls`` calls over ``reps`` rounds, in ms."""
     fn()
     best = float("inf")
@@ -34,50 +53,70 @@ def best_ms(fn: Callable[[], None], reps: int, calls: int = 20) -> float:
     return best * 1e3
 
 
-def layer_cases(batch: int, image: tuple, w_shape: tuple) -> dict[str, Callable[[], None]]:
-    """The kernels of one layer (stride 1, no padding), each on its own scratch."""
-    from symjit.kernels.cpu import conv, conv_small, conv_vec
-    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_vec
+def _arrays(batch: int, image: tuple, f: int, k: int, stride: int, pad: int):
+    from symjit.kernels.cpu import conv
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, *image)).astype(np.float32)
-    w = (rng.standard_normal(w_shape) * 0.1).astype(np.float32)
-    oh, ow = conv.conv2d_output_size(image[1:], w_shape[2:], (1, 1), (0, 0), (1, 1))
-    out_shape = (batch, w_shape[0], oh, ow)
-    out, dout = np.empty(out_shape, np.float32), rng.standard_normal(out_shape).astype(np.float32)
-    dx, dw = np.empty_like(x), np.empty_like(w)
-    g = ((1, 1), (0, 0), (1, 1), 1)
-    limit = conv2d_block_elems(w_shape, 1)
+    w = (rng.standard_normal((f, image[0], k, k)) * 0.1).astype(np.float32)
+    oh, ow = conv.conv2d_output_size(image[1:], (k, k), (stride, stride), (pad, pad), (1, 1))
+    dout = rng.standard_normal((batch, f, oh, ow)).astype(np.float32)
+    return x, w, dout, ((stride, stride), (pad, pad), (1, 1), 1)
+
+
+def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) -> dict:
+    """im2col + BLAS, the direct tiles (forward, where ``prefers_vec``) and the small-plane kernels
+    of one layer, forward and both gradients, each on its own scratch."""
+    from symjit.kernels.cpu import conv, conv_small, conv_vec
+    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_vec
+    x, w, dout, g = _arrays(batch, image, f, k, stride, pad)
+    out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
+    limit = conv2d_block_elems(w.shape, 1)
 
     def scratch(kind):
-        shape = conv.conv2d_cols_shape(kind, x.shape, w_shape, out_shape, 1, limit)
-        return np.zeros(shape, np.float32)
-    s = {k: scratch(k) for k in ("forward", "backward_data", "backward_weight", "forward_vec",
-                                 "forward_small", "backward_data_small", "backward_weight_small")}
+        return np.zeros(conv.conv2d_cols_shape(kind, x.shape, w.shape, dout.shape, 1, limit), np.float32)
+    s = {k: scratch(k) for k in ("forward", "backward_data", "backward_weight", "forward_small",
+                                 "backward_data_small", "backward_weight_small")}
+    small = conv_small
     cases = {
         "forward im2col": lambda: conv.conv2d_forward(x, w, out, s["forward"], *g),
-        "forward small": lambda: conv_small.conv2d_forward_small_parallel(x, w, out, s["forward_small"], *g),
+        "forward small": lambda: small.conv2d_forward_small_parallel(x, w, out, s["forward_small"], *g),
         "data im2col": lambda: conv.conv2d_backward_data(dout, w, dx, s["backward_data"], *g),
-        "data small": lambda: conv_small.conv2d_backward_data_small_parallel(
+        "data small": lambda: small.conv2d_backward_data_small_parallel(
             dout, w, dx, s["backward_data_small"], *g),
         "weight im2col": lambda: conv.conv2d_backward_weight(dout, x, dw, s["backward_weight"], *g),
-        "weight small": lambda: conv_small.conv2d_backward_weight_small_parallel(
+        "weight small": lambda: small.conv2d_backward_weight_small_parallel(
             dout, x, dw, s["backward_weight_small"], *g),
     }
-    if prefers_vec(x.shape, w_shape, out_shape, *g, "float32"):
-        cases["forward tiles"] = lambda: conv_vec.conv2d_forward_vec_parallel(x, w, out, s["forward_vec"], *g)
+    if prefers_vec(x.shape, w.shape, dout.shape, *g, "float32"):
+        cv = scratch("forward_vec")
+        cases["forward tiles"] = lambda: conv_vec.conv2d_forward_vec_parallel(x, w, out, cv, *g)
     return cases
 
 
-def layer_table(batch: int, reps: int) -> None:
-    print(f"{'layer':<14} {'kernel':<16} {'best ms':>8}")
-    for name, (image, w_shape) in LAYERS.items():
-        cases = layer_cases(batch, image, w_shape)
+def pointwise_cases(batch: int, image: tuple, f: int) -> dict:
+    """The 1x1 layer's forward by BLAS as the compiler picked it before the tiles, and the tiles."""
+    from symjit.kernels.cpu import conv, conv_direct, conv_pointwise
+    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, is_pointwise
+    x, w, dout, g = _arrays(batch, image, f, 1, 1, 0)
+    out = np.empty_like(dout)
+    cases = {"forward tiles": lambda: conv_pointwise.conv2d_forward_pointwise_parallel(x, w, out, 1)}
+    if is_pointwise(x.shape, w.shape, (1, 1), (0, 0)):
+        cases["forward BLAS"] = lambda: conv_direct.conv2d_forward_1x1(x, w, out, 1)
+    else:
+        cols = np.zeros(conv.conv2d_cols_shape("forward", x.shape, w.shape, out.shape, 1,
+                                               conv2d_block_elems(w.shape, 1)), np.float32)
+        cases["forward BLAS"] = lambda: conv.conv2d_forward(x, w, out, cols, *g)
+    return cases
+
+
+def table(layers: list, cases_of: Callable, reps: int) -> None:
+    for label, *shape in layers:
+        cases = cases_of(*shape)
         times = {k: float("inf") for k in cases}
         for _ in range(2):     # two rounds of turns
             for k, fn in cases.items():
                 times[k] = min(times[k], best_ms(fn, reps))
-        for k in sorted(times):
-            print(f"{name:<14} {k:<16} {times[k]:8.3f}", flush=True)
+        print("  ".join([f"{label:<16}"] + [f"{k} {times[k]:8.3f}" for k in sorted(times)]), flush=True)
 
 
 def net_ab(batch: int, reps: int) -> None:
@@ -110,7 +149,7 @@ def net_ab(batch: int, reps: int) -> None:
             def step(ex=ex):
                 ex.forward(is_train=True)
                 ex.backward()
-            steps[name].append(best_ms(step, 1))
+            steps[name].append(best_ms(step, 1, 20))
     for name, v in steps.items():
         print(f"LeNet step, batch {batch}, {name:<6}: best {min(v):.2f} ms, "
               f"median {statistics.median(v):.2f} ms")
@@ -118,11 +157,18 @@ def net_ab(batch: int, reps: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--layers", default="lenet", help="lenet, strided and/or pointwise")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--net", action="store_true", help="also LeNet's step with and without the rule")
     args = ap.parse_args()
-    layer_table(args.batch, args.reps)
+    which = args.layers.split(",") if args.layers else []
+    if "lenet" in which:
+        table(LENET, lambda *s: conv_cases(args.batch, *s), args.reps)
+    if "strided" in which:
+        table(STRIDED, lambda *s: conv_cases(args.batch, *s), args.reps)
+    if "pointwise" in which:
+        table(POINTWISE, lambda *s: pointwise_cases(args.batch, *s), args.reps)
     if args.net:
         net_ab(args.batch, args.reps)
 
