@@ -34,6 +34,7 @@ CASES = [   # x shape, w shape, stride, pad, dilate
     ((3, 6, 9, 9), (20, 6, 3, 3), (1, 1), (1, 1), (1, 1)),       # 81 positions: a last vector overlapping
     ((2, 5, 7, 7), (16, 5, 3, 3), (1, 1), (1, 1), (1, 1)),       # 49 (ResNet's 7 x 7): 48 + the overlap
     ((3, 1, 6, 6), (18, 1, 2, 2), (1, 1), (0, 0), (1, 1)),       # K = 4: fewer rows than a tile (data)
+    ((2, 3, 6, 6), (4, 3, 3, 3), (1, 1), (0, 0), (1, 1)),        # 4 filters: the forward via the scratch
 ]
 GROUPS = 1
 pytestmark = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512")
@@ -130,6 +131,9 @@ def test_which_layers_prefer_the_small_kernels():
     assert not any(prefers_small(*late, "float32", g) for g in (False, True, "weight"))
     assert prefers_small((2,) + late[0][1:], late[1], (2,) + late[2][1:], s2, 1, "float32")
     assert not prefers_small((2,) + late[0][1:], late[1], (2,) + late[2][1:], s2, 1, "float32", True)
+    mid = ((2, 128, 28, 28), (256, 128, 3, 3), (2, 256, 14, 14), s2, 1)      # 196 positions, batch 2
+    assert prefers_small(*mid, "float32", True) and not prefers_small(*mid, "float32", "weight")
+    assert prefers_small((8,) + mid[0][1:], mid[1], (8,) + mid[2][1:], s2, 1, "float32", "weight")
     stem = ((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), s2, 1)
     assert not prefers_small(*stem, "float32")
 

@@ -1,6 +1,7 @@
-"""The threaded forms of the BatchNorm and max-pooling kernels (channels or planes spread over
-numba's threads): the same results as the serial kernels to the last bit, chosen by the compiler
-from ``SPLIT_MIN`` elements on, and run on the thread count of symjit's policy."""
+"""The threaded forms of the BatchNorm, pooling and depthwise convolution kernels (channels or
+planes spread over numba's threads): the same results as the serial kernels to the last bit,
+chosen by the compiler from ``SPLIT_MIN`` elements on, and run on the thread count of symjit's
+policy."""
 from __future__ import annotations
 
 import numba
@@ -85,6 +86,23 @@ def test_pools_threaded_match_serial(shape, k, s, p):
         np.testing.assert_array_equal(g1, g2)
 
 
+@pytest.mark.parametrize("x_shape, w_shape, s, p", [
+    ((2, 6, 11, 9), (6, 1, 3, 3), 2, 1),
+    ((1, 3, 6, 6), (6, 1, 5, 5), 1, 2),     # two filters per channel
+    ((40, 1, 4, 4), (1, 1, 3, 3), 1, 0),    # 40 planes in 32 parts
+])
+def test_depthwise_threaded_matches_serial(x_shape, w_shape, s, p):
+    from symjit.kernels.cpu import conv_direct
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    w = RNG.standard_normal(w_shape).astype(np.float32)
+    oh, ow = conv_direct.conv2d_output_size(x_shape[2:], w_shape[2:], (s, s), (p, p), (1, 1))
+    o1 = np.full((x_shape[0], w_shape[0], oh, ow), 5, np.float32)
+    o2 = np.full_like(o1, 6)
+    conv_direct.conv2d_forward_depthwise(x, w, o1, (s, s), (p, p), (1, 1))
+    conv_direct.conv2d_forward_depthwise_parallel(x, w, o2, (s, s), (p, p), (1, 1))
+    np.testing.assert_array_equal(o1, o2)
+
+
 def test_compiler_calls_the_threaded_kernels_from_split_min():
     data = mx.sym.Variable("data")
     net = mx.sym.Convolution(data, kernel=(1, 1), num_filter=4, name="conv")
@@ -107,6 +125,12 @@ def test_compiler_calls_the_threaded_kernels_from_split_min():
         for kernel in ("batchnorm_forward_train", "max_pool2d_forward", "max_pool2d_backward",
                        "batchnorm_backward", "conv_bias_grad"):
             assert (f"{kernel}_parallel" in source) == threaded, (kernel, shape)
+    dw = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, num_group=4, no_bias=True,
+                            name="dw")
+    for shape, threaded in ((big, True), ((2, 4, 8, 8), False)):
+        ex = dw.simple_bind(mx.cpu(), data=shape, grad_req="null")
+        source = "\n".join(p.program.source for p in ex._programs.values())   # a direct call
+        assert ("conv2d_forward_depthwise_parallel" in source) == threaded, shape
 
 
 def test_policy_sets_numba_threads_in_each_executor_thread():

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import prange
 from numba import uint64 as _u
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import PARTS, pjit
 from .conv_shapes import (  # noqa: F401  (re-exported)
     POINTWISE_MIN_PIXELS,
     conv2d_output_size,
@@ -42,8 +44,8 @@ from .conv_shapes import (  # noqa: F401  (re-exported)
 from .gemm import KernelArgError
 from .im2col import _valid_range
 
-__all__ = ["conv2d_forward_depthwise", "conv2d_forward_1x1", "check_depthwise", "is_depthwise",
-           "is_pointwise", "POINTWISE_MIN_PIXELS"]
+__all__ = ["conv2d_forward_depthwise", "conv2d_forward_depthwise_parallel", "conv2d_forward_1x1",
+           "check_depthwise", "is_depthwise", "is_pointwise", "POINTWISE_MIN_PIXELS"]
 
 _jit = numba.njit(cache=True, nogil=True)
 
@@ -94,21 +96,46 @@ def _plane(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, kh_, kw_, stride, pad, dila
 
 
 @_jit
-def conv2d_forward_depthwise(x, w, out, stride, pad, dilate):
-    """``out[n, f] = sum_ij w[f, 0, i, j] * x[n, f // (F/C), oh*sh - ph + i*dh, ow*sw - pw + j*dw]``
-    (0 outside the image), direct: no BLAS, no scratch."""
-    n_, c_, h_, w_ = x.shape
+def _column_ranges(w_, ow_, kw_, stride, pad, dilate):
+    """Per tap column ``j``: the output columns ``[los[j], his[j])`` it reaches inside the image."""
+    los, his = np.empty(kw_, np.int64), np.empty(kw_, np.int64)
+    for j in range(kw_):
+        los[j], his[j] = _valid_range(pad[1], j * dilate[1], stride[1], w_, ow_)
+    return los, his
+
+
+@_jit
+def _planes(x, w, out, stride, pad, dilate, q0, q1, los, his):
+    """Output planes ``q0 .. q1`` (``q = n * F + f``) of :func:`conv2d_forward_depthwise`."""
+    c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     mult = f_ // c_
     xf, of, wf = x.reshape(-1), out.reshape(-1), w.reshape(-1)
-    los, his = np.empty(kw_, np.int64), np.empty(kw_, np.int64)
-    for j in range(kw_):
-        los[j], his[j] = _valid_range(pad[1], j * dilate[1], stride[1], w_, ow_)
-    for n in range(n_):
-        for f in range(f_):
-            _plane(xf, of, wf, (n * c_ + f // mult) * h_ * w_, (n * f_ + f) * oh_ * ow_, f * kh_ * kw_,
-                   h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his)
+    for q in range(q0, q1):
+        n, f = q // f_, q % f_
+        _plane(xf, of, wf, (n * c_ + f // mult) * h_ * w_, q * oh_ * ow_, f * kh_ * kw_,
+               h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his)
+
+
+@_jit
+def conv2d_forward_depthwise(x, w, out, stride, pad, dilate):
+    """``out[n, f] = sum_ij w[f, 0, i, j] * x[n, f // (F/C), oh*sh - ph + i*dh, ow*sw - pw + j*dw]``
+    (0 outside the image), direct: no BLAS, no scratch."""
+    los, his = _column_ranges(x.shape[3], out.shape[3], w.shape[3], stride, pad, dilate)
+    _planes(x, w, out, stride, pad, dilate, 0, x.shape[0] * w.shape[0], los, his)
+
+
+@pjit
+def conv2d_forward_depthwise_parallel(x, w, out, stride, pad, dilate):
+    """:func:`conv2d_forward_depthwise` with the output planes (``N * F``) split over the threads
+    in up to :data:`~symjit.kernels.cpu._parallel.PARTS` slices (the compiler calls it for outputs
+    of at least ``threads.SPLIT_MIN`` elements: MobileNet's layers)."""
+    los, his = _column_ranges(x.shape[3], out.shape[3], w.shape[3], stride, pad, dilate)
+    q_ = x.shape[0] * w.shape[0]
+    parts = min(PARTS, q_)
+    for t in prange(parts):
+        _planes(x, w, out, stride, pad, dilate, t * q_ // parts, (t + 1) * q_ // parts, los, his)
 
 
 @_jit

@@ -563,11 +563,13 @@ def prefers_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape:
     * strided layers (which neither the direct tiles nor Winograd take) whose image's columns fit
       :data:`SMALL_WIDE_COLS` and whose output planes have at least 64 positions (forwards of
       batches of at most 4 images: any), where im2col + BLAS's one GEMM over the batch won
-      (ResNet's 7 x 7 outputs at batch 32).
+      (ResNet's 7 x 7 outputs at batch 32); weight gradients of planes under 256 positions only
+      from batches of 8 images (at batch 2, ResNet's 14 x 14 outputs ran 0.5-0.65x there).
 
     The weight gradient transposes each image's output gradient (``F x P`` scalar copies, against
     ``F x P x K`` multiply-adds), so it also asks for ``K >=`` :data:`SMALL_MIN_WEIGHT_DEPTH`.
-    Figures in ``docs/performance.md`` ("Small planes and strided layers in register tiles").
+    Figures in ``docs/performance.md`` ("Register tiles as GEMMs: small planes, strided and 1x1
+    layers").
 
     >>> s1 = ((1, 1), 1, "float32")
     >>> prefers_small((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8), *s1) == (vec_tile()[0] > 0)
@@ -590,6 +592,8 @@ def prefers_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape:
         return False
     if tuple(stride) == (1, 1):
         return w_shape[2] * w_shape[3] > 1 and k * p <= SMALL_MAX_COLS
+    if gradient == "weight":    # a small batch's parts have too little to sum over a small plane
+        return k * p <= SMALL_WIDE_COLS and p >= 64 and (p >= 256 or x_shape[0] >= 8)
     return k * p <= SMALL_WIDE_COLS and (p >= 64 or (not gradient and x_shape[0] <= 4))
 
 
@@ -626,8 +630,8 @@ def prefers_pointwise_tiles(x_shape: tuple[int, ...], w_shape: tuple[int, ...], 
                             groups: int, dtype) -> bool:
     """Whether a 1x1 convolution's forward runs :mod:`~symjit.kernels.cpu.conv_pointwise`'s tiles:
     those :func:`is_pointwise_tiles` takes with at least :data:`VEC_MIN_FILTERS` filters and
-    :data:`POINTWISE_TILES_MIN_PIXELS` pixels (figures in ``docs/performance.md``, "1x1
-    convolutions in register tiles").
+    :data:`POINTWISE_TILES_MIN_PIXELS` pixels (figures in ``docs/performance.md``, "Register
+    tiles as GEMMs: small planes, strided and 1x1 layers").
 
     >>> geo = ((1, 1), (0, 0), (1, 1), 1, "float32")
     >>> prefers_pointwise_tiles((2, 64, 56, 56), (256, 64, 1, 1), *geo) == (vec_tile()[0] > 0)

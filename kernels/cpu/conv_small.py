@@ -22,7 +22,7 @@ The batch is cut into :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts
 smaller batch), one ``prange`` iteration each with its own slice of the scratch
 (:func:`~symjit.kernels.cpu.conv_shapes.small_layout` elements). The compiler picks these kernels
 per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
-``docs/performance.md``, "Small planes in register tiles").
+``docs/performance.md``, "Register tiles as GEMMs: small planes, strided and 1x1 layers").
 
 >>> import numpy as np
 >>> from symjit.kernels.cpu.conv import check_conv2d, conv2d_cols_shape
@@ -46,7 +46,7 @@ from symjit.jitext import install
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, pjit
 from .conv_shapes import SMALL_CHUNKS, small_layout
-from .conv_vec import tile_gemm
+from .conv_vec import MR, tile_gemm
 from .im2col import _col2im_block, _im2col_block
 
 __all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
@@ -74,7 +74,8 @@ def _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate):
 @pjit
 def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
     """``out = conv(x, w)`` (float32, one group, ``OH*OW >= 16``), image by image:
-    im2col, then ``w (F, K) @ cols (K, P)`` in register tiles, written NCHW."""
+    im2col, then ``w (F, K) @ cols (K, P)`` in register tiles, written NCHW (through the scratch
+    when there are fewer filters than a tile's rows)."""
     n_ = x.shape[0]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -87,8 +88,11 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
         y = cf[k * p:]
         for n in range(t * n_ // parts, (t + 1) * n_ // parts):
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
-            tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
-            of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
+            if f_ >= MR:   # the tiles fit the image's output (tile_gemm): written in place
+                tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, of, n * f_ * p, p, True)
+            else:          # fewer filters than a tile's rows: through the scratch's padded rows
+                tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
+                of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
 
 
 @pjit

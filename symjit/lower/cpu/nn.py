@@ -253,8 +253,8 @@ def conv_lower(k, node, ins, outs):
     shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
     groups = node.params["num_group"]
     kind = _forward_kind(*shapes, node.params, k.info[ins[0]].dtype)
-    if kind == "depthwise":
-        _prior_direct(k, "conv2d_forward_depthwise", [x, w, out],
+    if kind == "depthwise":   # threaded over big outputs (MobileNet's)
+        _prior_direct(k, "conv2d_forward_depthwise" + threaded(k, outs[0]), [x, w, out],
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
