@@ -194,6 +194,9 @@ def test_conv_forward(case, dtype):
 # (x shape, w shape, stride, pad, dilate, groups) of the direct kernels (conv_direct.py)
 DIRECT_CASES = [
     ((2, 3, 9, 8), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 3),      # depthwise 3x3, 'same'
+    ((2, 3, 9, 8), (6, 1, 3, 3), (2, 2), (1, 1), (1, 1), 3),      # 3x3 at stride 2, multiplier 2
+    ((1, 2, 3, 2), (2, 1, 3, 3), (1, 1), (1, 1), (1, 1), 2),      # 3x3 over planes narrower than it
+    ((1, 2, 7, 7), (2, 1, 3, 3), (2, 2), (0, 0), (1, 1), 2),      # 3x3 without padding
     ((2, 2, 9, 10), (4, 1, 3, 2), (2, 1), (1, 0), (2, 1), 2),     # multiplier 2, stride, dilate
     ((1, 4, 6, 5), (4, 1, 5, 5), (1, 2), (3, 3), (1, 1), 4),      # pad beyond the kernel
     ((3, 6, 5, 7), (6, 1, 2, 3), (3, 2), (1, 1), (1, 2), 6),      # CONV_CASES' depthwise one

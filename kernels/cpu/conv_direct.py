@@ -4,7 +4,9 @@
   (``num_group`` equal to the channel count, ``F = C * multiplier`` filters of shape ``(1, KH,
   KW)``), as MobileNet's 3x3 layers. No BLAS and no scratch: per output row, each tap adds
   ``w * x[row]`` over the columns it reaches inside the image, so the row stays in L1 across the
-  taps and a unit-stride row is one vectorised loop. The im2col + GEMM path of
+  taps and a unit-stride row is one vectorised loop; a 3x3 window sums its nine products per
+  output and stores it once (:func:`_plane3x3`: 1.2-1.3x at stride 1, 1.4x at stride 2 on
+  MobileNet v2's layers). The im2col + GEMM path of
   :mod:`symjit.kernels.cpu.conv` would make one tiny GEMM (one filter, ``KH*KW`` deep) per channel.
 * **pointwise** (:func:`conv2d_forward_1x1`): a 1x1 window at stride 1 without padding, whose
   im2col would be a copy of the input: one GEMM per image and group, ``W (F, C) @ x[n] (C, H*W)``,
@@ -96,6 +98,48 @@ def _plane(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, kh_, kw_, stride, pad, dila
 
 
 @_jit
+def _edge(xf, xb, h_, w_, wf, wb, ih0, iw0):
+    """One output of a 3x3 window at input ``(ih0, iw0)`` (its top left), taps outside the image 0."""
+    acc = xf[0] * 0     # of the arrays' dtype
+    for i in range(3):
+        ih = ih0 + i
+        if 0 <= ih < h_:
+            for j in range(3):
+                iw = iw0 + j
+                if 0 <= iw < w_:
+                    acc += wf[_u(wb + i * 3 + j)] * xf[_u(xb + ih * w_ + iw)]
+    return acc
+
+
+@_jit
+def _plane3x3(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, stride, pad, zrow, lo, hi):
+    """:func:`_plane` of a 3x3 window without dilation (MobileNet's): each output of the columns
+    ``lo .. hi`` (those whose three taps are inside the image) is its nine products summed and
+    stored once, from three input rows (a row of zeros above or below the image), one vectorised
+    loop per output row; the edge columns by :func:`_edge`."""
+    sh, sw = stride
+    ph, pw = pad
+    w00, w01, w02 = wf[_u(wb)], wf[_u(wb + 1)], wf[_u(wb + 2)]
+    w10, w11, w12 = wf[_u(wb + 3)], wf[_u(wb + 4)], wf[_u(wb + 5)]
+    w20, w21, w22 = wf[_u(wb + 6)], wf[_u(wb + 7)], wf[_u(wb + 8)]
+    for oh in range(oh_):
+        ih0 = oh * sh - ph
+        a, ao = (xf, xb + ih0 * w_) if 0 <= ih0 < h_ else (zrow, 0)
+        b, bo = (xf, xb + (ih0 + 1) * w_) if 0 <= ih0 + 1 < h_ else (zrow, 0)
+        c, co = (xf, xb + (ih0 + 2) * w_) if 0 <= ih0 + 2 < h_ else (zrow, 0)
+        orow = ob + oh * ow_
+        for ow in range(lo, hi):
+            i = ow * sw - pw
+            of[_u(orow + ow)] = (w00 * a[_u(ao + i)] + w01 * a[_u(ao + i + 1)] + w02 * a[_u(ao + i + 2)]
+                                 + w10 * b[_u(bo + i)] + w11 * b[_u(bo + i + 1)] + w12 * b[_u(bo + i + 2)]
+                                 + w20 * c[_u(co + i)] + w21 * c[_u(co + i + 1)] + w22 * c[_u(co + i + 2)])
+        for ow in range(0, lo):
+            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw)
+        for ow in range(max(lo, hi), ow_):
+            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw)
+
+
+@_jit
 def _column_ranges(w_, ow_, kw_, stride, pad, dilate):
     """Per tap column ``j``: the output columns ``[los[j], his[j])`` it reaches inside the image."""
     los, his = np.empty(kw_, np.int64), np.empty(kw_, np.int64)
@@ -106,16 +150,24 @@ def _column_ranges(w_, ow_, kw_, stride, pad, dilate):
 
 @_jit
 def _planes(x, w, out, stride, pad, dilate, q0, q1, los, his):
-    """Output planes ``q0 .. q1`` (``q = n * F + f``) of :func:`conv2d_forward_depthwise`."""
+    """Output planes ``q0 .. q1`` (``q = n * F + f``) of :func:`conv2d_forward_depthwise`: a 3x3
+    window without dilation by :func:`_plane3x3`, others by :func:`_plane`."""
     c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     mult = f_ // c_
     xf, of, wf = x.reshape(-1), out.reshape(-1), w.reshape(-1)
+    three = kh_ == 3 and kw_ == 3 and dilate[0] == 1 and dilate[1] == 1
+    zrow = np.zeros(w_ + 2 if three else 0, x.dtype)
+    lo, hi = (los[0], his[2]) if three else (0, 0)
     for q in range(q0, q1):
         n, f = q // f_, q % f_
-        _plane(xf, of, wf, (n * c_ + f // mult) * h_ * w_, q * oh_ * ow_, f * kh_ * kw_,
-               h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his)
+        if three:
+            _plane3x3(xf, of, wf, (n * c_ + f // mult) * h_ * w_, q * oh_ * ow_, f * 9,
+                      h_, w_, oh_, ow_, stride, pad, zrow, lo, hi)
+        else:
+            _plane(xf, of, wf, (n * c_ + f // mult) * h_ * w_, q * oh_ * ow_, f * kh_ * kw_,
+                   h_, w_, oh_, ow_, kh_, kw_, stride, pad, dilate, los, his)
 
 
 @_jit
