@@ -220,6 +220,22 @@ def test_conv_direct_kernels(case, dtype):
     np.testing.assert_allclose(out, ref_conv(x, w, stride, pad, dilate, groups), **tol(dtype))
 
 
+def test_depthwise_3x3_edges_read_only_their_window():
+    """An infinity in the first input element reaches only the outputs whose window holds it: the
+    edge outputs of other planes stay finite and as the reference computes them."""
+    from symjit.kernels.cpu import conv_direct as cd
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    x[0, 0, 0, 0] = np.inf
+    w = rng.standard_normal((3, 1, 3, 3)).astype(np.float32)
+    out = np.full((2, 3, 6, 7), np.nan, np.float32)
+    cd.conv2d_forward_depthwise(x, w, out, (1, 1), (1, 1), (1, 1))
+    want = ref_conv(x.astype(np.float64), w.astype(np.float64), (1, 1), (1, 1), (1, 1), 3)
+    assert np.isfinite(out[0, 1:]).all() and np.isfinite(out[1]).all()
+    np.testing.assert_allclose(out[0, 1:], want[0, 1:], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[1], want[1], rtol=1e-5, atol=1e-5)
+
+
 def test_conv_direct_choice_and_checks():
     from symjit.kernels.cpu import conv_direct as cd
     assert not cd.is_depthwise((2, 4, 5, 5), (4, 2, 3, 3), 2)          # two channels per group

@@ -98,9 +98,10 @@ def _plane(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, kh_, kw_, stride, pad, dila
 
 
 @_jit
-def _edge(xf, xb, h_, w_, wf, wb, ih0, iw0):
-    """One output of a 3x3 window at input ``(ih0, iw0)`` (its top left), taps outside the image 0."""
-    acc = xf[0] * 0     # of the arrays' dtype
+def _edge(xf, xb, h_, w_, wf, wb, ih0, iw0, zero):
+    """One output of a 3x3 window at input ``(ih0, iw0)`` (its top left), taps outside the image 0
+    (``zero``: 0 in the arrays' dtype)."""
+    acc = zero
     for i in range(3):
         ih = ih0 + i
         if 0 <= ih < h_:
@@ -134,9 +135,9 @@ def _plane3x3(xf, of, wf, xb, ob, wb, h_, w_, oh_, ow_, stride, pad, zrow, lo, h
                                  + w10 * b[_u(bo + i)] + w11 * b[_u(bo + i + 1)] + w12 * b[_u(bo + i + 2)]
                                  + w20 * c[_u(co + i)] + w21 * c[_u(co + i + 1)] + w22 * c[_u(co + i + 2)])
         for ow in range(0, lo):
-            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw)
+            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw, zrow[0])
         for ow in range(max(lo, hi), ow_):
-            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw)
+            of[_u(orow + ow)] = _edge(xf, xb, h_, w_, wf, wb, ih0, ow * sw - pw, zrow[0])
 
 
 @_jit
