@@ -24,7 +24,7 @@ from symjit.threads import SERIAL_VARIABLE, SPLIT_MIN
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 
-__all__ = ["pjit", "SPLIT_MIN", "PARTS", "SERIAL_VARIABLE", "SERIAL"]
+__all__ = ["pjit", "part_range", "SPLIT_MIN", "PARTS", "SERIAL_VARIABLE", "SERIAL"]
 
 SERIAL = os.environ.get(SERIAL_VARIABLE) == "1"
 PARTS = 32
@@ -32,6 +32,12 @@ PARTS = 32
 even runs; a kernel cannot ask numba for the thread count and stay in numba's disk cache)."""
 
 pjit = numba.njit(cache=not SERIAL, nogil=True, parallel=not SERIAL)
+
+
+@numba.njit(cache=True, nogil=True)
+def part_range(t, parts, n):
+    """Items ``[start, stop)`` of part ``t`` when ``n`` items are cut into ``parts`` even runs."""
+    return t * n // parts, (t + 1) * n // parts
 
 if not SERIAL:
     # Start numba's threading layer now: machine code loaded from numba's cache that calls a

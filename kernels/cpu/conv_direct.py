@@ -36,7 +36,7 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
-from ._parallel import PARTS, pjit
+from ._parallel import PARTS, part_range, pjit
 from .conv_shapes import (  # noqa: F401  (re-exported)
     POINTWISE_MIN_PIXELS,
     conv2d_output_size,
@@ -188,7 +188,8 @@ def conv2d_forward_depthwise_parallel(x, w, out, stride, pad, dilate):
     q_ = x.shape[0] * w.shape[0]
     parts = min(PARTS, q_)
     for t in prange(parts):
-        _planes(x, w, out, stride, pad, dilate, t * q_ // parts, (t + 1) * q_ // parts, los, his)
+        q0, q1 = part_range(t, parts, q_)
+        _planes(x, w, out, stride, pad, dilate, q0, q1, los, his)
 
 
 @_jit

@@ -44,7 +44,7 @@ from numba import prange
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
-from ._parallel import SERIAL, pjit
+from ._parallel import SERIAL, part_range, pjit
 from .conv_shapes import SMALL_CHUNKS, small_layout
 from .conv_vec import MR, tile_gemm
 from .im2col import _col2im_block, _im2col_block
@@ -86,7 +86,8 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
     for t in prange(parts):
         cf = cols[0, t * per:(t + 1) * per]
         y = cf[k * p:]
-        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+        n0, n1 = part_range(t, parts, n_)
+        for n in range(n0, n1):
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
             if f_ >= MR:   # the tiles fit the image's output (tile_gemm): written in place
                 tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, of, n * f_ * p, p, True)
@@ -109,7 +110,8 @@ def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, 
     for t in prange(parts):
         dc = cols[0, t * per:(t + 1) * per]
         dcols2 = dc[:k * p].reshape(k, p)
-        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+        n0, n1 = part_range(t, parts, n_)
+        for n in range(n0, n1):
             tile_gemm(wf, 0, 1, k, df, n * f_ * p, p, k, p, f_, dc, 0, p, True)
             _col2im_block(dcols2, dx, n, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
@@ -137,10 +139,11 @@ def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
         cf = cols[0, t * per:(t + 1) * per]
         dt = cf[k * p:k * p + p * f16]
         acc = cf[k * p + p * f16:]
-        for n in range(t * n_ // parts, (t + 1) * n_ // parts):
+        n0, n1 = part_range(t, parts, n_)
+        for n in range(n0, n1):
             _transpose_dout(df, n, f_, p, f16, dt)
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
-            tile_gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == t * n_ // parts)
+            tile_gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == n0)
 
 
 @_jit

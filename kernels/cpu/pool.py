@@ -43,7 +43,7 @@ from numba import prange
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
-from ._parallel import PARTS, pjit
+from ._parallel import PARTS, part_range, pjit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
@@ -475,11 +475,6 @@ def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
                 dxf[np.uint64(bi)] += df[np.uint64(ob + oh * ow_ + ow)]
 
 
-@_jit
-def _plane_range(t, parts, q_):
-    return t * q_ // parts, (t + 1) * q_ // parts
-
-
 @pjit
 def max_pool2d_forward_parallel(x, out, kernel, stride, pad):
     """:func:`max_pool2d_forward` with the planes (``N * C``) spread over threads, in up to
@@ -489,7 +484,7 @@ def max_pool2d_forward_parallel(x, out, kernel, stride, pad):
     xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
     parts = min(PARTS, q_)
     for t in prange(parts):
-        q0, q1 = _plane_range(t, parts, q_)
+        q0, q1 = part_range(t, parts, q_)
         max_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad)
 
 
@@ -502,7 +497,7 @@ def max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad):
     xr, dr, dxr = x.reshape(q_, 1, h_, w_), dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
     parts = min(PARTS, q_)
     for t in prange(parts):
-        q0, q1 = _plane_range(t, parts, q_)
+        q0, q1 = part_range(t, parts, q_)
         max_pool2d_backward(xr[q0:q1], dr[q0:q1], dxr[q0:q1], kernel, stride, pad)
 
 
@@ -555,7 +550,7 @@ def avg_pool2d_forward_parallel(x, out, kernel, stride, pad, count_include_pad):
     xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
     parts = min(PARTS, q_)
     for t in prange(parts):
-        q0, q1 = _plane_range(t, parts, q_)
+        q0, q1 = part_range(t, parts, q_)
         avg_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad, count_include_pad)
 
 
@@ -568,5 +563,5 @@ def avg_pool2d_backward_parallel(dout, dx, kernel, stride, pad, count_include_pa
     dr, dxr = dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
     parts = min(PARTS, q_)
     for t in prange(parts):
-        q0, q1 = _plane_range(t, parts, q_)
+        q0, q1 = part_range(t, parts, q_)
         avg_pool2d_backward(dr[q0:q1], dxr[q0:q1], kernel, stride, pad, count_include_pad)
