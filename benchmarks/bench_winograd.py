@@ -79,12 +79,14 @@ def layers(names: list[str], batch: int, reps: int) -> None:
 
 def alternate_executors(name: str, batch: int, train: bool, rounds: int, switch_off) -> tuple[dict, float]:
     """Bind net ``name`` twice, once as the rule says (``"on"``) and once inside ``switch_off()`` (a
-    context manager that turns a kernel family off), and time their steps in turns: seconds per step
-    of each, and how much the first outputs differ relative to their magnitude."""
+    context manager that turns a kernel family off), and time their steps in turns (the first of
+    each round alternating): seconds per step of each, and how much the first outputs differ
+    relative to their magnitude."""
     import symjit as mx
     from examples import nets as zoo
     build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
-             "inception_v3": zoo.inception_v3, "squeezenet1_1": zoo.squeezenet1_1}
+             "inception_v3": zoo.inception_v3, "squeezenet1_1": zoo.squeezenet1_1,
+             "mobilenet_v2": zoo.mobilenet_v2}
     sym = build[name]()
     side = 299 if name == "inception_v3" else 224
     reqs = {n: "write" if train and n not in ("data", "softmax_label") else "null"
@@ -120,8 +122,8 @@ def alternate_executors(name: str, batch: int, train: bool, rounds: int, switch_
     on, off = (executors[k].outputs[0].asnumpy() for k in ("on", "off"))
     diff = float(np.abs(on - off).max() / np.abs(off).max())
     times = {k: [] for k in executors}
-    for _ in range(rounds):
-        for k, ex in executors.items():
+    for r in range(rounds):   # each goes first in every other round
+        for k, ex in list(executors.items())[::1 if r % 2 else -1]:
             for _ in range(2):
                 t = time.perf_counter()
                 step(ex)
