@@ -17,6 +17,7 @@ from symjit.kernels.cpu.conv_vec import (
     _tiles_source,
     conv2d_backward_data_vec_parallel,
     conv2d_backward_weight_vec_parallel,
+    conv2d_forward_vec_flat_parallel,
     conv2d_forward_vec_parallel,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
@@ -84,6 +85,17 @@ def test_tile_forward_and_gradients_match_the_reference(case, images):
     conv.check_conv2d("forward_vec", x, w, out, cols, *args)
     conv2d_forward_vec_parallel(x, w, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x64, w64, *args), **tol)
+
+    cols = _scratch("forward_vec", x_shape, w_shape, out_shape, None)   # the batch in one block
+    untouched = np.full(out_shape, np.nan, np.float32)
+    conv2d_forward_vec_flat_parallel(x, w, untouched, cols, *args)
+    assert np.isnan(untouched).all()   # the result stays in the scratch, where vec_layout says
+    n, c, h, wd = x_shape
+    cs, os, _ = vec_layout(n, c, w_shape[0], h, wd, *w_shape[2:], *pad, 1, 1)
+    f, oh_, ow_ = np.meshgrid(np.arange(out_shape[1]), np.arange(oh), np.arange(ow), indexing="ij")
+    flat = np.stack([cols[0, c * cs + f * os + (i * (h + pad[0]) + oh_) * (wd + pad[1]) + ow_]
+                     for i in range(n)])
+    np.testing.assert_array_equal(flat, out)   # the same tiles: the same values
 
     cols = _scratch("backward_data_vec", x_shape, w_shape, out_shape, images)
     dx = np.full(x_shape, np.nan, np.float32)
@@ -196,3 +208,12 @@ def test_which_layers_prefer_the_tile_kernels():
     assert not prefers_vec(*s1[:2], (2, 64, 28, 28), (2, 2), (1, 1), (1, 1), 1, "float32")
     assert not prefers_vec((2, 64, 56, 56), (64, 32, 3, 3), (2, 64, 56, 56), (1, 1), (1, 1), (1, 1), 2,
                            "float32")
+
+
+def test_the_flat_forward_needs_the_batch_in_one_block():
+    x = np.ones((3, 4, 10, 10), np.float32)
+    w = np.ones((5, 4, 3, 3), np.float32)
+    out = np.empty((3, 5, 10, 10), np.float32)
+    cols = _scratch("forward_vec", x.shape, w.shape, out.shape, 2)   # blocks of two images
+    with pytest.raises(ValueError, match="does not hold the whole batch"):
+        conv2d_forward_vec_flat_parallel(x, w, out, cols, *GEOMETRY[:1], (1, 1), *GEOMETRY[1:])

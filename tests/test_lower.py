@@ -397,10 +397,14 @@ def test_cuda_convolution_is_an_implicit_gemm_unless_grouped():
 
 
 @pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512: no tile kernels")
-def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
+@pytest.mark.parametrize("batch", [1, 2])
+def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch):
     """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and both
-    gradients call the tile kernels of conv_vec; output and gradients match numpy's."""
-    x_shape, w_shape = (1, 32, 80, 80), (32, 32, 3, 3)
+    gradients call the tile kernels of conv_vec; output and gradients match numpy's. One image
+    fits the scratch's block, so the forward leaves its result there for the epilogue loop to read
+    (``conv2d_forward_vec_flat_parallel``); two images take a block each and the kernel writes the
+    output itself."""
+    x_shape, w_shape = (batch, 32, 80, 80), (32, 32, 3, 3)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
                                                num_filter=32, name="conv"), act_type="relu")
     rng = np.random.default_rng(1)
@@ -411,7 +415,8 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
                        {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
                        Config.from_env(), load=False)
     src = c.program.source
-    assert "conv2d_forward_vec_parallel(" in src and "conv2d_backward_data_vec_parallel(" in src
+    forward = "conv2d_forward_vec_flat_parallel(" if batch == 1 else "conv2d_forward_vec_parallel("
+    assert forward in src and "conv2d_backward_data_vec_parallel(" in src
     assert "conv2d_backward_weight_vec_parallel(" in src and "im2col" not in src
     ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
                   args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
@@ -423,7 +428,7 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels():
     np.testing.assert_allclose(got, np.maximum(pre, 0.0), rtol=1e-4, atol=1e-4)
     head = rng.standard_normal(got.shape)
     ex.backward(mx.nd.array(head.astype(np.float32)))
-    dpre = head * (pre > 0)
+    dpre = head * (got > 0)   # relu's mask as computed (a pre-activation within rounding of 0: either side)
     dpadded = np.zeros_like(padded)
     for i in range(3):
         for j in range(3):

@@ -196,3 +196,86 @@ def test_conv_bias_grad_threaded_matches_serial(shape):
     conv.conv_bias_grad_parallel(dout, b)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a, dout.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)
+
+
+# Generated loops on threads (CPUTarget.open_map_loop): every branch of the split of the loop's
+# axes, against numpy, with operands broadcast along the merged and the inner axes.
+MAP_SHAPES = [
+    (140000,),              # one axis: prange over it
+    (2, 70000),             # few leading iterations: serial axis 0, prange over the last
+    (300, 500),             # prange over axis 0
+    (2, 3, 30000),          # axes 0-1 make 6 < MAP_PARTS: serial loops, prange over the last
+    (2, 64, 32, 33),        # axes 0-1 merged (128 iterations)
+    (16, 3, 50, 60),        # axis 0 alone (16 iterations)
+    (1, 2, 3, 4, 7000),     # axes 0-3 merged (24 iterations)
+    (1, 2, 4, 1, 20000),    # axes 0-2 merged (8)
+]
+
+
+@pytest.mark.parametrize("shape", MAP_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_generated_map_loops_on_threads_match_numpy(shape):
+    from symjit.lower.cpu import MAP_PARTS
+    assert np.prod(shape) >= SPLIT_MIN
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    net = mx.sym.relu(mx.sym.broadcast_add(a * 2.0, b) - 1.0)
+    rows = (1,) * (len(shape) - 2) + shape[-2:-1] + (1,) if len(shape) > 1 else (1,)
+    ex = net.simple_bind(mx.cpu(), a=shape, b=rows, grad_req="null")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    y = RNG.standard_normal(rows).astype(np.float32)
+    ex.forward(a=x, b=y)
+    want = np.maximum(x * np.float32(2) + y - np.float32(1), 0)
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy(), want)
+    source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
+    assert "numba.prange(" in source and "parallel=True" in source
+    assert MAP_PARTS >= 2
+
+
+def test_small_loops_and_accumulating_anchors_stay_serial():
+    from symjit.compiler.aot import threaded_kernels
+    a = mx.sym.Variable("a")
+    small = (mx.sym.exp(a) + 1.0).simple_bind(mx.cpu(), a=(4, 100), grad_req="null")
+    src = "\n".join(text for p in small._programs.values() for text in p.program.kernel_modules.values())
+    assert "prange" not in src and "parallel=True" not in src
+    # a reduction anchor sums over its axis inside the loop: that loop stays serial
+    big = (2, 300, 400)
+    red = mx.sym.sum(a, axis=1, keepdims=True) * 2.0
+    ex = red.simple_bind(mx.cpu(), a=big, grad_req="null")
+    x = RNG.standard_normal(big).astype(np.float32)
+    ex.forward(a=x)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), x.astype(np.float64).sum(axis=1, keepdims=True) * 2,
+                               rtol=1e-4, atol=1e-3)
+    # a threaded loop is named as such to the ahead-of-time builder
+    ex = mx.sym.exp(a).simple_bind(mx.cpu(), a=(2, 300, 400), grad_req="null")
+    prog = next(iter(ex._programs.values())).program
+    assert threaded_kernels(prog) == {fn for fn, (_, text) in prog.kernel_texts.items() if "prange" in text}
+    assert threaded_kernels(prog)
+
+
+def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
+    """An element expression that emits statements of its own (an accumulation, a check) may
+    write state the iterations share: ``emit_loop`` then writes its loop serially again. Here
+    transpose's rule is swapped for one whose expression emits a statement."""
+    from symjit.lower import rules
+    key = ("transpose", "cpu")
+    keep = rules._RULES.pop(key, None)
+
+    def emit(k, node, ins, outs):
+        def expr(idx):
+            t = k.tmp("s")
+            k.line(f"{t} = {ins[0]}[{idx[1]}, {idx[0]}]")
+            return t
+        return expr
+    rules.rule("transpose", "cpu", emit)
+    try:
+        shape = (401, 367)
+        assert np.prod(shape) >= SPLIT_MIN
+        ex = mx.sym.transpose(mx.sym.Variable("a")).simple_bind(mx.cpu(), a=shape, grad_req="null")
+        x = RNG.standard_normal(shape).astype(np.float32)
+        ex.forward(a=x)
+        np.testing.assert_array_equal(ex.outputs[0].asnumpy(), x.T)
+        source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
+        assert "_s" in source and "prange" not in source and "parallel=True" not in source
+    finally:
+        del rules._RULES[key]
+        if keep is not None:
+            rules._RULES[key] = keep

@@ -58,7 +58,8 @@ from ._parallel import SERIAL, pjit
 from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
 from .simd import LANES, vbcast, vload, vmuladd, vstore, vsum, vzero
 
-__all__ = ["conv2d_forward_vec_parallel", "conv2d_backward_data_vec_parallel",
+__all__ = ["conv2d_forward_vec_parallel", "conv2d_forward_vec_flat_parallel",
+           "conv2d_backward_data_vec_parallel",
            "conv2d_backward_weight_vec_parallel", "tile_gemm", "MR", "NR"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -229,16 +230,19 @@ def _unpad_block(sc, os, out, n0, nbb, rows, wr):
 
 
 @_calls_threads
-def _vec_conv(x, w, out, cols, pad, dilate, flip):
+def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad=True):
     """``out = conv(x, w')`` at stride 1 over blocks of images, ``w' = w`` or, with ``flip``,
     ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]`` (read in place: the tiles take the weight's
-    strides)."""
+    strides). Without ``unpad`` (one block only) ``out`` is not written: the result stays in the
+    scratch (:func:`conv2d_forward_vec_flat_parallel`)."""
     n_, c_, h_, w_ = x.shape
     f_ = out.shape[1]
     kh_, kw_ = w.shape[2], w.shape[3]
     ph, pw = pad[0], pad[1]
     cf = cols[0]
     nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
+    if not unpad and nb < n_:
+        raise ValueError("conv2d_forward_vec_flat_parallel: the scratch does not hold the whole batch")
     cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
     xp = cf[:c_ * cs]
     sc = cf[c_ * cs:]
@@ -254,7 +258,8 @@ def _vec_conv(x, w, out, cols, pad, dilate, flip):
         _pad_block(x, n0, nbb, xp, cs, ph, pw)
         _tiles(xp, cs, wr, dilate[0], dilate[1], wf, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_,
                nbb * rows * wr)
-        _unpad_block(sc, os, out, n0, nbb, rows, wr)
+        if unpad:
+            _unpad_block(sc, os, out, n0, nbb, rows, wr)
 
 
 @_calls_threads
@@ -262,6 +267,17 @@ def conv2d_forward_vec_parallel(x, w, out, cols, stride, pad, dilate, groups):
     """``out = conv(x, w)`` for float32 at stride 1, one group, ``pad <= dilate * (K - 1)`` per axis
     (``stride`` and ``groups`` are kept for the kernels' common signature)."""
     _vec_conv(x, w, out, cols, pad, dilate, False)
+
+
+@_calls_threads
+def conv2d_forward_vec_flat_parallel(x, w, out, cols, stride, pad, dilate, groups):
+    """:func:`conv2d_forward_vec_parallel`'s convolution with the whole batch in one block (the
+    scratch must hold it: ``conv_shapes.vec_images_per_block`` of its length is the batch), its
+    result left where the tiles wrote it: ``out[n, f, oh, ow]`` (not written) is ``cols[0, C*cs +
+    f*os + (n*(H + ph) + oh)*(W + pw) + ow]`` with ``cs, os = conv_shapes.vec_layout(N, ...)[:2]``.
+    The compiled program's epilogue loop reads it from there (the copy to NCHW, bias and the fused
+    elementwise ops in one pass)."""
+    _vec_conv(x, w, out, cols, pad, dilate, False, False)
 
 
 @_calls_threads

@@ -52,6 +52,12 @@ class Target:
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         raise NotImplementedError
 
+    def open_map_loop(self, k: KernelWriter, dims: list[str], sizes: tuple[int, ...]) -> list[str]:
+        """Open a loop like :meth:`open_loop` whose iterations are independent (each reads its
+        operands and writes only its own elements of its outputs; ``sizes`` are its static extents):
+        a target may spread it over threads. This one is :meth:`open_loop`."""
+        return self.open_loop(k, dims)
+
     def launch_config(self, n: int, per: str = "element") -> tuple[int, int] | None:
         """(grid, block) of a kernel whose loop covers ``n`` elements (``per='block'``: ``n``
         slices, one block each); None where kernels are plain calls (the CPU)."""

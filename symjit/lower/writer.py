@@ -14,15 +14,20 @@ __all__ = ["KernelWriter", "ModuleWriter"]
 class ModuleWriter:
     """The generated module: imports, body wrappers and functions."""
 
-    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: str = ""):
+    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: str = "",
+                 parallel_decorator: str | None = None):
         self.target = target       # the target's name, for messages
         self.decorator = decorator
+        # the decorator of a kernel whose loop runs on threads (KernelWriter.parallel), where the
+        # target has such loops
+        self.parallel_decorator = parallel_decorator
         self.preamble = preamble   # extra import lines of the target (``from numba import cuda``)
         self.body_wrapper = body_wrapper
         self.imports: dict[tuple[str, str], str] = {}
         self.checks: list[str] = []   # messages of the data checks its kernels emit (code = index + 1)
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
+        self.threaded = False   # holds a kernel with a loop on threads (KernelWriter.parallel)
 
     def imp(self, module: str, name: str) -> str:
         """A local alias for ``module.name`` (imported once)."""
@@ -53,6 +58,10 @@ class ModuleWriter:
         for (module, name), alias in self.bodies.items():
             lines.append(f"{alias} = {self.body_wrapper}({self.imports[(module, name)]})")
         lines.append("")
+        if self.threaded:   # machine code with parallel loops links against numba's threading layer,
+            # which must run before it loads from numba's cache (else LLVM aborts the process:
+            # "Symbol not found: allocate_sched")
+            lines += ["numba.get_num_threads()", ""]
         for fn in self.functions:
             lines += ["", fn]
         return "\n".join(lines) + "\n"
@@ -88,6 +97,10 @@ class KernelWriter:
         # instead of being linked and re-optimised by numba inside each fused epilogue's kernel.
         self.prior: list[tuple[list[str], Callable[[KernelWriter], None]]] = []
         self._direct: tuple[str, str, str, list[str]] | None = None   # see ``call``
+        # set by a target that opened a loop running on threads (Target.open_map_loop): the kernel
+        # then takes the module's parallel decorator
+        self.parallel = False
+        self.loop_indents: list[int] = []   # indentation levels of each open loop (CPU target)
         self.name = name
         self.params = params
         self.lines: list[str] = []
@@ -137,6 +150,9 @@ class KernelWriter:
 
     def finish(self, decorator: str | None = None) -> str:
         deco = self.module.decorator if decorator is None else decorator
+        if decorator is None and self.parallel and self.module.parallel_decorator:
+            deco = self.module.parallel_decorator
+            self.module.threaded = True
         body = self.lines or ["    pass"]
         head = [deco] if deco else []
         params = self.params + [c for c, _ in self.consts]

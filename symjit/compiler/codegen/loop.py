@@ -83,7 +83,24 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     store = [o for o in elem if o in grp.needed or not (ops or reds)]
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
     ldims = loop_dims(g, grp)
+    if k.loop is None and not reds:   # a map: the target may spread it over threads
+        saved = (len(k.lines), len(k.consts), len(k.prior), k.parallel, k.indent, list(k.loop_indents))
+        emitted = _body(k, g, grp, ops, elem, store, ldims,
+                        lambda k, dims: target.open_map_loop(k, dims, shape), target.close_loop)
+        if not (emitted and k.parallel and not saved[3]):
+            return
+        # the anchor emitted statements into the loop (an accumulation): keep it a plain loop
+        del k.lines[saved[0]:], k.consts[saved[1]:], k.prior[saved[2]:]
+        k.parallel, k.indent, k.loop_indents = saved[3:]
     open_loop, close_loop = k.loop or (target.open_loop, target.close_loop)
+    _body(k, g, grp, ops, elem, store, ldims, open_loop, close_loop, reds, rviews)
+
+
+def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr], store: list[int],
+          ldims: list[str], open_loop, close_loop, reds: list | None = None, rviews=None) -> bool:
+    """The loop itself: loads, the anchor's element expressions, the bodies, the stores, and the
+    reduction epilogues' sums. Says whether an element expression emitted statements of its own."""
+    shape, reds = grp.loop_shape, reds or []
     idx = open_loop(k, ldims)
     regs: dict[int, str] = {}
     computed = {o for op, _ in ops for o in op.outputs}
@@ -92,9 +109,13 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
             if i not in regs and i not in computed and i not in elem:
                 regs[i] = k.tmp("a")
                 k.line(f"{regs[i]} = {vname(i)}[{broadcast_index(g.values[i].shape, shape, idx)}]")
+    emitted = False
     for vid, expr in elem.items():
         regs[vid] = k.tmp("e")
-        k.line(f"{regs[vid]} = {expr(idx)}")
+        before = len(k.lines)
+        value = expr(idx)
+        emitted |= len(k.lines) > before
+        k.line(f"{regs[vid]} = {value}")
     for op, r in ops:
         fn, consts = op.op.body(op.params)
         dtype = g.values[op.outputs[0]].dtype
@@ -112,3 +133,4 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
         if r.reduce == "mean":
             count = " * ".join(ldims[d] for d in rviews[op.outputs[0]][1]) or "1"
             k.line(f"{vname(op.outputs[0])}.reshape(-1)[:] /= {count}")
+    return emitted

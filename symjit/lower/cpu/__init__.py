@@ -2,6 +2,7 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
+from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
@@ -21,6 +22,11 @@ def bound_calls(launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
             for fn, vids, consts in launches]
 
 
+MAP_PARTS = 8
+"""Iterations the parallel axis of a threaded loop has at least (:meth:`CPUTarget.open_map_loop`):
+enough for numba to hand both threads even shares."""
+
+
 class CPUTarget(Target):
     """``numba.njit`` kernels; a loop is a nest of ``range`` loops (the last axis innermost)."""
 
@@ -31,17 +37,58 @@ class CPUTarget(Target):
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
         return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
-                            target=self.name)
+                            target=self.name, parallel_decorator=f"@numba.njit({flags}, parallel=True)")
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]
         for i, n in zip(idx, dims):
             k.line(f"for {i} in range({n}):")
             k.indent += 1
+        k.loop_indents.append(len(dims))
+        return idx
+
+    def open_map_loop(self, k: KernelWriter, dims: list[str], sizes: tuple[int, ...]) -> list[str]:
+        """A loop over at least :data:`~symjit.threads.SPLIT_MIN` elements runs on numba's
+        threads (``prange``; the kernel is compiled ``parallel``): its leading axes merged into
+        one parallel axis of at least :data:`MAP_PARTS` iterations (the last axis stays an inner
+        loop, which LLVM vectorizes), or, when all but the last axis make fewer, the last axis
+        itself. Smaller loops are :meth:`open_loop`'s."""
+        n = 1
+        for d in sizes:
+            n *= d
+        if n < SPLIT_MIN or not sizes:
+            return self.open_loop(k, dims)
+        idx = [f"i{d}" for d in range(len(dims))]
+        merged, m = 1, 0
+        while m < len(sizes) - 1 and merged < MAP_PARTS:
+            merged *= sizes[m]
+            m += 1
+        if merged < MAP_PARTS:   # all but the last axis are few: serial loops, the last one parallel
+            m = 0
+            for i, d in zip(idx[:-1], dims[:-1]):
+                k.line(f"for {i} in range({d}):")
+                k.indent += 1
+            k.line(f"for {idx[-1]} in numba.prange({dims[-1]}):")
+            k.indent += 1
+            k.loop_indents.append(len(dims))
+        else:
+            m = max(m, 1)
+            t = k.tmp("p")
+            k.line(f"for {t} in numba.prange({' * '.join(f'({d})' for d in dims[:m])}):")
+            k.indent += 1
+            for a in range(m):   # index a of the merged axes: (t // the later axes' extents) % its own
+                inner = " * ".join(f"({d})" for d in dims[a + 1:m])
+                value = f"{t} // ({inner})" if inner else t
+                k.line(f"{idx[a]} = {value} % ({dims[a]})" if a else f"{idx[a]} = {value}")
+            for i, d in zip(idx[m:], dims[m:]):
+                k.line(f"for {i} in range({d}):")
+                k.indent += 1
+            k.loop_indents.append(1 + len(dims) - m)
+        k.parallel = True
         return idx
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
-        k.indent -= len(idx)
+        k.indent -= k.loop_indents.pop() if k.loop_indents else len(idx)
 
     def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
         err = k.imp("symjit.base", "MXNetError")   # numba raises it from the compiled program

@@ -56,7 +56,7 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     mod, name = "symjit.kernels.cpu.conv", f"conv2d_{kind}"
     if kind.endswith("_winograd"):
         mod = "symjit.kernels.cpu.conv_winograd"
-    elif kind.endswith("_vec"):   # threaded (its name says so to the ahead-of-time builder)
+    elif kind.endswith(("_vec", "_vec_flat")):   # threaded (its name says so to the ahead-of-time builder)
         mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parallel"
     elif kind.endswith("_small"):   # threaded too
         mod, name = "symjit.kernels.cpu.conv_small", f"conv2d_{kind}_parallel"
@@ -98,6 +98,22 @@ def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
     stride, pad, dilate = _geometry(p, len(p["kernel"]))
     return prefers_vec(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, pad, dilate,
                        p["num_group"], dtype, gradient)
+
+
+def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> tuple | None:
+    """Where a tile forward's result lies in its scratch when the whole batch is one block
+    (``conv_vec.conv2d_forward_vec_flat_parallel``): ``(start, positions per filter, padded rows
+    per image, padded row length)``; None when the planned scratch takes the batch in several
+    blocks (the kernel then writes the output NCHW itself)."""
+    from symjit.kernels.cpu.conv_shapes import vec_images_per_block, vec_layout
+    n, c, h, wd = x_shape
+    f, _, kh, kw = w_shape
+    ph, pw = _geometry(p, len(p["kernel"]))[1]
+    length = k.info[k.workspace[0]].shape[1]
+    if vec_images_per_block(length, n, c, f, h, wd, kh, kw, ph, pw, 1, 1) < n:
+        return None
+    cs, os, _ = vec_layout(n, c, f, h, wd, kh, kw, ph, pw, 1, 1)
+    return c * cs, os, h + ph, wd + pw
 
 
 def _small(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
@@ -261,6 +277,15 @@ def conv_lower(k, node, ins, outs):
     elif kind == "pointwise":   # threaded (its name says so to the ahead-of-time builder)
         _prior_direct(k, "conv2d_forward_pointwise_parallel", [x, w, out], [groups],
                       "symjit.kernels.cpu.conv_pointwise")
+    elif kind == "forward_vec" and len(shapes[2]) == 4 and _vec_flat(k, *shapes, node.params):
+        base, os, rows, wr = (k.const(v) for v in _vec_flat(k, *shapes, node.params))
+        _prior_conv(k, "forward_vec_flat", [x, w, out], node.params)
+        ws = k.workspace[0]
+
+        def flat(idx: list[str]) -> str:
+            val = f"{ws}[0, {base} + {idx[1]} * {os} + ({idx[0]} * {rows} + {idx[2]}) * {wr} + {idx[3]}]"
+            return val if bias is None else f"{val} + {bias}[{idx[1]}]"
+        return flat
     elif kind in ("forward", "forward_winograd", "forward_vec", "forward_small"):
         _prior_conv(k, kind, [x, w, out], node.params)
     else:

@@ -8,7 +8,7 @@ import re
 from ...threads import SPLIT_MIN
 
 SUFFIX = "_parallel"
-_CALL = re.compile(r"\w" + SUFFIX + r"\(")
+_CALL = re.compile(r"\w" + SUFFIX + r"\(|\bnumba\.prange\(")
 
 
 def threaded(k, arr: str) -> str:
@@ -19,9 +19,12 @@ def threaded(k, arr: str) -> str:
 
 
 def calls_threaded(source: str) -> bool:
-    """Whether a kernel's ``source`` calls a threaded form (what ahead-of-time modules cannot hold).
+    """Whether a kernel's ``source`` calls a threaded form or has a loop on threads
+    (:meth:`~symjit.lower.cpu.CPUTarget.open_map_loop`): what ahead-of-time modules cannot hold.
 
     >>> calls_threaded("    _i0_max_pool2d_forward_parallel(v5, v8, _c1, _c2, _c3)")
+    True
+    >>> calls_threaded("    for _p1 in numba.prange(v2.shape[0] * v2.shape[1]):")
     True
     >>> calls_threaded("    _i0_max_pool2d_forward(v5, v8, _c1, _c2, _c3)")
     False
