@@ -170,6 +170,7 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
     small = run()
     from symjit.kernels.cpu import conv_shapes
     monkeypatch.setattr(conv_shapes, "SMALL_MAX_COLS", 0)
+    monkeypatch.setattr(conv_shapes, "SMALL_WIDE_COLS", 0)   # nor as a wider plane (prefers_small_wide)
     one_shapes = {k: v.shape for k, v in args.items()}
     c = compile_symbol(one, one_shapes, dict.fromkeys(args, f32), dict.fromkeys(args, "write"), True,
                        Config.from_env(), load=False)
@@ -177,3 +178,38 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
     im2col = run()
     for got, want in zip(small, im2col):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel():
+    """SqueezeNet's 3x3 layers at batch 2 (columns of 73 Ki to 205 Ki elements, which neither the
+    direct tiles nor Winograd take) run the small-plane forward instead of im2col + BLAS, and give
+    numpy's output; the layers those take keep them, and columns past 512 Ki keep im2col."""
+    from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+    from symjit.lower.cpu.nn import _forward_kind
+    f32 = np.dtype(np.float32)
+
+    def kind(x_shape, f, k=3):
+        p = {"kernel": (k, k), "stride": (1, 1), "pad": (k // 2, k // 2), "dilate": (1, 1), "num_group": 1}
+        return _forward_kind(x_shape, (f, x_shape[1], k, k), (x_shape[0], f, *x_shape[2:]), p, f32)
+    assert kind((2, 32, 27, 27), 128) == "forward_small"
+    assert kind((2, 64, 13, 13), 256) == "forward_small"
+    assert kind((2, 64, 56, 56), 64) == "forward_vec"           # ResNet's: the tiles
+    assert kind((32, 32, 27, 27), 128) != "forward_small"       # batch 32: the tiles
+    assert not prefers_small_wide((2, 96, 35, 35), (96, 96, 3, 3), (2, 96, 35, 35), (1, 1), 1, f32)
+    assert not prefers_small_wide((2, 64, 13, 13), (256, 64, 1, 1), (2, 256, 13, 13), (1, 1), 1, f32)
+
+    x_shape, w_shape = (2, 32, 27, 27), (128, 32, 3, 3)
+    net = mx.sym.relu(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
+                                         num_filter=128, name="conv"))
+    ex = net.simple_bind(mx.cpu(), data=x_shape, grad_req="null")
+    src = "\n".join(p.program.source for p in ex._programs.values())
+    assert "conv2d_forward_small_parallel" in src and "im2col" not in src
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = (rng.standard_normal(w_shape) * 0.1).astype(np.float32)
+    b = rng.standard_normal(128).astype(np.float32)
+    got = ex.forward(data=x, conv_weight=w, conv_bias=b)[0].asnumpy()
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    want = np.einsum("nchwij,fcij->nfhw", windows, w.astype(np.float64)) + b[None, :, None, None]
+    np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-4, atol=1e-4)

@@ -28,7 +28,7 @@ __all__ = [
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
-    "is_small", "prefers_small",
+    "is_small", "prefers_small", "prefers_small_wide",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -601,7 +601,28 @@ SMALL_WIDE_COLS = 1 << 19
 """The most im2col elements of one image (2 MiB in float32, this Xeon's L2) for which a strided
 layer runs the small-plane kernels (:func:`prefers_small`): ResNet's 3x3 stride-2 layer from 64
 channels at 56 x 56 (451,584 elements) ran 1.07-1.46x faster there than im2col + BLAS, forward
-and both gradients, at batch 2 and 32; its stem (1.8 M) ran 0.76x."""
+and both gradients, at batch 2 and 32; its stem (1.8 M) ran 0.76x. Also the bound of
+:func:`prefers_small_wide`."""
+
+
+def prefers_small_wide(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                       stride, groups: int, dtype) -> bool:
+    """Whether a stride-1 forward that neither the direct tiles nor Winograd take (the compiler
+    asks after them) runs the small-plane kernel rather than im2col + BLAS: more than one tap, at
+    least :data:`VEC_MIN_FILTERS` filters, an image's columns within :data:`SMALL_WIDE_COLS`.
+    SqueezeNet's 3x3 layers at batch 2 (32 to 64 channels over 27 x 27 and 13 x 13) ran 1.2-1.45x
+    faster there than im2col + BLAS ("Wider small planes" in ``docs/performance.md``).
+
+    >>> prefers_small_wide((2, 32, 27, 27), (128, 32, 3, 3), (2, 128, 27, 27), (1, 1), 1,
+    ...                    "float32") == (vec_tile()[0] > 0)
+    True
+    >>> prefers_small_wide((2, 64, 112, 112), (64, 64, 3, 3), (2, 64, 112, 112), (1, 1), 1, "float32")
+    False
+    """
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    p = out_shape[2] * out_shape[3]
+    return (tuple(stride) == (1, 1) and w_shape[2] * w_shape[3] > 1 and w_shape[0] >= VEC_MIN_FILTERS
+            and is_small(x_shape, w_shape, out_shape, groups, dtype) and k * p <= SMALL_WIDE_COLS)
 
 
 # ---------------------------------------------------------------------------------------------

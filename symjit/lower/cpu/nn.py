@@ -100,6 +100,15 @@ def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
                        p["num_group"], dtype, gradient)
 
 
+def _small_wide(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
+    """Whether a stride-1 forward that neither the tiles nor Winograd took runs the small-plane
+    kernel (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_wide`)."""
+    from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+    stride = _geometry(p, len(p["kernel"]))[0]
+    return prefers_small_wide(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
+                              dtype)
+
+
 def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> tuple | None:
     """Where a tile forward's result lies in its scratch when the whole batch is one block
     (``conv_vec.conv2d_forward_vec_flat_parallel``): ``(start, positions per filter, padded rows
@@ -152,6 +161,8 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
         return "forward_vec"
     if _winograd(x_shape, w_shape, out_shape, p):
         return "forward_winograd"
+    if _small_wide(x_shape, w_shape, out_shape, p, dtype):
+        return "forward_small"
     return "forward_cnhw" if _whole_batch(x_shape, w_shape, out_shape, p["num_group"]) else "forward"
 
 
