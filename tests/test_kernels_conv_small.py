@@ -185,6 +185,7 @@ def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(
     direct tiles nor Winograd take) run the small-plane forward instead of im2col + BLAS, and give
     numpy's output; the layers those take keep them, and columns past 512 Ki keep im2col."""
     from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+
     from symjit.lower.cpu.nn import _forward_kind
     f32 = np.dtype(np.float32)
 
