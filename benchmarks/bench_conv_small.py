@@ -8,12 +8,16 @@ ms of ``--reps`` rounds per kernel:
 * ``--layers strided``: ResNet's stride-2 layers (3x3 and 1x1), forward and both gradients: im2col
   + BLAS against the small-plane kernels;
 * ``--layers pointwise``: ResNet-50's and Inception's 1x1 layers, forward: BLAS (``conv_direct``'s
-  per-image GEMM, or im2col's copy and one GEMM, as the compiler picked before) against the tiles.
+  per-image GEMM, or im2col's copy and one GEMM, as the compiler picked before) against the tiles;
+* ``--layers squeeze``: SqueezeNet 1.1's 3x3 layers (and one of Inception's), stride 1, forward and
+  both gradients: im2col + BLAS, the direct tiles (where their rule takes the layer) and the
+  small-plane kernels (``prefers_small_wide``).
 
 With ``--net``, LeNet's training step (forward + backward, parameter gradients) from two executors,
 one bound with the small-plane rule and one without (``conv_shapes.SMALL_MAX_COLS = 0``), alternated.
 
-    python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise] [--batch 64] [--reps 9] [--net]
+    python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise,squeeze] [--batch 64] [--reps 9]
+        [--net]
 """
 from __future__ import annotations
 
@@ -32,6 +36,11 @@ STRIDED = [   # ResNet-18's and ResNet-50's stride-2 layers: (label, image, filt
     ("r18 s2b1a 3x3", (64, 56, 56), 128, 3, 2, 1), ("r18 s3b1a 3x3", (128, 28, 28), 256, 3, 2, 1),
     ("r18 s2 down 1x1", (64, 56, 56), 128, 1, 2, 0), ("r18 s3 down 1x1", (128, 28, 28), 256, 1, 2, 0),
     ("r50 s2b1a 1x1", (256, 56, 56), 128, 1, 2, 0), ("r50 s3b1a 1x1", (512, 28, 28), 256, 1, 2, 0),
+]
+SQUEEZE = [   # SqueezeNet 1.1's expand 3x3 layers and Inception's 8 x 8 one, stride 1
+    ("sq fire2 3x3", (16, 55, 55), 64, 3, 1, 1), ("sq fire4 3x3", (32, 27, 27), 128, 3, 1, 1),
+    ("sq fire6 3x3", (48, 13, 13), 192, 3, 1, 1), ("sq fire8 3x3", (64, 13, 13), 256, 3, 1, 1),
+    ("incep 8x8 3x3", (448, 8, 8), 384, 3, 1, 1),
 ]
 POINTWISE = [   # (label, image, filters)
     ("r50 s1 c", (64, 56, 56), 256), ("r50 s1 a", (256, 56, 56), 64), ("r50 s2 c", (128, 28, 28), 512),
@@ -157,7 +166,7 @@ def net_ab(batch: int, reps: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--layers", default="lenet", help="lenet, strided and/or pointwise")
+    ap.add_argument("--layers", default="lenet", help="lenet, strided, pointwise and/or squeeze")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--net", action="store_true", help="also LeNet's step with and without the rule")
@@ -167,6 +176,8 @@ def main() -> None:
         table(LENET, lambda *s: conv_cases(args.batch, *s), args.reps)
     if "strided" in which:
         table(STRIDED, lambda *s: conv_cases(args.batch, *s), args.reps)
+    if "squeeze" in which:
+        table(SQUEEZE, lambda *s: conv_cases(args.batch, *s), args.reps)
     if "pointwise" in which:
         table(POINTWISE, lambda *s: pointwise_cases(args.batch, *s), args.reps)
     if args.net:

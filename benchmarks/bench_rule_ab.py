@@ -1,12 +1,14 @@
 """One kernel-choice rule on and off in one net, in one process: a zoo net (``examples/nets.py``)
 bound as the rules say and bound again with a constant of ``symjit.kernels.cpu.conv_shapes``
-changed (say ``POINTWISE_TILES_MIN_PIXELS=1000000000``, which turns the 1x1 tiles off), then the
-two executors' forwards (or training steps, ``--train``) timed in turns
-(``bench_winograd.alternate_executors``). The machine's speed swings between runs, so a rule is
-judged by executors measured side by side, not by two runs.
+changed (say ``POINTWISE_TILES_MIN_PIXELS=1000000000``, which turns the 1x1 tiles off), or of
+another module named with it (``symjit.lower.cpu.SPLIT_MIN=...``: the size from which generated
+loops run on threads), then the two executors' forwards (or training steps, ``--train``) timed in
+turns (``bench_winograd.alternate_executors``). The machine's speed swings between runs, so a rule
+is judged by executors measured side by side, not by two runs.
 
     python benchmarks/bench_rule_ab.py resnet50 --batch 2 --set POINTWISE_TILES_MIN_PIXELS=1000000000
         [--train] [--rounds 6]
+    python benchmarks/bench_rule_ab.py resnet50 --batch 2 --set symjit.lower.cpu.SPLIT_MIN=1000000000000
 """
 from __future__ import annotations
 
@@ -29,21 +31,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("net", choices=NETS)
     ap.add_argument("--batch", type=int, default=2)
-    ap.add_argument("--set", required=True, help="NAME=INT: a conv_shapes constant, second executor")
+    ap.add_argument("--set", required=True,
+                    help="NAME=INT: a conv_shapes constant (or module.NAME), second executor")
     ap.add_argument("--train", action="store_true", help="time forward + backward (training mode)")
     ap.add_argument("--rounds", type=int, default=6)
     args = ap.parse_args()
-    from symjit.kernels.cpu import conv_shapes
-    attr, value = args.set.split("=")
+    import importlib
+    name, value = args.set.split("=")
+    module, _, attr = name.rpartition(".")
+    where = importlib.import_module(module or "symjit.kernels.cpu.conv_shapes")
+    if not hasattr(where, attr):
+        ap.error(f"--set: {where.__name__} has no {attr}")
 
     @contextlib.contextmanager
     def changed():
-        keep = getattr(conv_shapes, attr)
-        setattr(conv_shapes, attr, int(value))
+        keep = getattr(where, attr)
+        setattr(where, attr, int(value))
         try:
             yield
         finally:
-            setattr(conv_shapes, attr, keep)
+            setattr(where, attr, keep)
 
     times, diff = alternate_executors(args.net, args.batch, args.train, args.rounds, changed)
     print(f"outputs differ by {diff:.1e} of their magnitude")

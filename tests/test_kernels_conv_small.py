@@ -13,6 +13,7 @@ from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, prefers_small, small_la
 from symjit.kernels.cpu.conv_small import (
     conv2d_backward_data_small_parallel,
     conv2d_backward_weight_small_parallel,
+    conv2d_forward_rows_small_parallel,
     conv2d_forward_small_parallel,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
@@ -170,7 +171,7 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
     small = run()
     from symjit.kernels.cpu import conv_shapes
     monkeypatch.setattr(conv_shapes, "SMALL_MAX_COLS", 0)
-    monkeypatch.setattr(conv_shapes, "SMALL_WIDE_COLS", 0)   # nor as a wider plane (prefers_small_wide)
+    monkeypatch.setattr(conv_shapes, "SMALL_WIDE_S1_COLS", 0)   # nor as a wider plane (prefers_small_wide)
     one_shapes = {k: v.shape for k, v in args.items()}
     c = compile_symbol(one, one_shapes, dict.fromkeys(args, f32), dict.fromkeys(args, "write"), True,
                        Config.from_env(), load=False)
@@ -214,3 +215,49 @@ def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
     want = np.einsum("nchwij,fcij->nfhw", windows, w.astype(np.float64)) + b[None, :, None, None]
     np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-4, atol=1e-4)
+
+
+ROWS_CASES = [   # x shape, w shape, stride, pad, dilate: chunks of output rows (small_rows)
+    ((2, 3, 80, 80), (16, 3, 7, 7), (2, 2), (3, 3), (1, 1)),     # a stem: even/odd columns, chunks 22 + 18
+    ((2, 64, 60, 60), (16, 64, 3, 3), (2, 2), (1, 1), (1, 1)),   # 3x3/2: chunks of 7 rows, the last of 2
+    ((3, 128, 50, 50), (20, 128, 3, 3), (3, 3), (2, 2), (2, 2)),  # stride 3, dilation; 20 filters
+    ((1, 3, 40, 40), (6, 3, 3, 3), (2, 2), (0, 0), (1, 1)),      # one image, one tile row of filters
+]
+
+
+@pytest.mark.parametrize("case", ROWS_CASES)
+def test_row_chunk_forward_matches_the_reference(case):
+    from symjit.kernels.cpu.conv_shapes import small_rows
+    x_shape, w_shape, stride, pad, dilate = case
+    rng = np.random.default_rng(sum(x_shape))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    args = (stride, pad, dilate, GROUPS)
+    oh, ow = conv.conv2d_output_size(x_shape[2:], w_shape[2:], stride, pad, dilate)
+    out = _nan((x_shape[0], w_shape[0], oh, ow))
+    cols = _nan(conv.conv2d_cols_shape("forward_rows_small", x.shape, w.shape, out.shape, GROUPS))
+    conv.check_conv2d("forward_rows_small", x, w, out, cols, *args)
+    conv2d_forward_rows_small_parallel(x, w, out, cols, *args)
+    depth = x_shape[1] * w_shape[2] * w_shape[3]
+    want = ref_conv(x.astype(np.float64), w.astype(np.float64), *args)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6 * depth ** 0.5 * 8)
+    chunks = -(-oh // small_rows(depth, oh, ow))
+    assert chunks == {80: 2, 60: 5, 50: 3, 40: 1}[x_shape[2]]   # several chunks but in the last case
+
+
+def test_row_chunk_forward_rejects_narrow_rows_and_is_chosen_for_stems():
+    from symjit.kernels.cpu.conv_shapes import prefers_small_rows
+    from symjit.lower.cpu.nn import _forward_kind
+    x = np.zeros((1, 3, 20, 20), np.float32)
+    w = np.zeros((8, 3, 3, 3), np.float32)
+    out = np.zeros((1, 8, 9, 9), np.float32)
+    cols = np.zeros(conv.conv2d_cols_shape("forward_rows_small", x.shape, w.shape, out.shape, 1), np.float32)
+    with pytest.raises(KernelArgError, match=r"conv2d_forward_rows_small: takes output rows of at least 16"):
+        conv.check_conv2d("forward_rows_small", x, w, out, cols, (2, 2), (0, 0), (1, 1), 1)
+    f32 = np.dtype(np.float32)
+    stem = {"kernel": (7, 7), "stride": (2, 2), "pad": (3, 3), "dilate": (1, 1), "num_group": 1}
+    assert _forward_kind((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), stem, f32) == "forward_rows_small"
+    incep = {"kernel": (3, 3), "stride": (2, 2), "pad": (0, 0), "dilate": (1, 1), "num_group": 1}
+    assert _forward_kind((2, 3, 299, 299), (32, 3, 3, 3), (2, 32, 149, 149), incep, f32) == "forward_rows_small"
+    assert not prefers_small_rows((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), (2, 2), 1, "float64")
+    assert not prefers_small_rows((2, 3, 224, 224), (8, 3, 7, 7), (2, 8, 112, 112), (2, 2), 1, "float32")

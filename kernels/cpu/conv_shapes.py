@@ -28,12 +28,14 @@ __all__ = [
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
-    "is_small", "prefers_small", "prefers_small_wide",
+    "is_small", "prefers_small", "prefers_small_wide", "SMALL_WIDE_S1_COLS", "prefers_small_rows",
+    "small_rows", "SMALL_ROWS_COLS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
          "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec",
-         "backward_weight_vec", "forward_small", "backward_data_small", "backward_weight_small")
+         "backward_weight_vec", "forward_small", "backward_data_small", "backward_weight_small",
+         "forward_rows_small")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -197,6 +199,10 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         # as many images as fit in max_elems with the weight transform (at least one)
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
+    if kind == "forward_rows_small":   # every part at once, whatever max_elems says
+        rows = small_rows(c * kh * kw, out_shape[2], out_shape[3])
+        items = n * -(-out_shape[2] // rows)
+        return 1, int(min(items, SMALL_CHUNKS) * c * kh * kw * rows * out_shape[3])
     if kind.endswith("_small"):   # every part of the batch at once, whatever max_elems says
         index = ("forward_small", "backward_data_small", "backward_weight_small").index(kind)
         return 1, int(min(n, SMALL_CHUNKS) * small_layout(index, c, f, kh, kw, p))
@@ -534,6 +540,43 @@ def small_layout(kind_index, c, f, kh, kw, p):
     return k * p + p * f16 + (k + VEC_MR_MAX) * f16
 
 
+SMALL_ROWS_COLS = 1 << 17
+"""The most im2col elements of one chunk of output rows in the row-chunk forward
+(:func:`small_rows`; 512 KiB in float32, a quarter of this Xeon's L2)."""
+
+
+@jitable
+def small_rows(k, oh, ow):
+    """Output rows per chunk of ``conv_small.conv2d_forward_rows_small_parallel`` for ``K = k``
+    and ``oh x ow`` outputs: as many as keep a chunk's columns ``(K, rows*OW)`` within
+    :data:`SMALL_ROWS_COLS`, at least one, at most ``oh``.
+
+    >>> int(small_rows(147, 112, 112)), int(small_rows(27, 149, 149)), int(small_rows(10 ** 6, 4, 20))
+    (7, 32, 1)
+    """
+    return max(1, min(oh, SMALL_ROWS_COLS // (k * ow)))
+
+
+def prefers_small_rows(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                       stride, groups: int, dtype) -> bool:
+    """Whether a strided forward whose image's columns are too big for :func:`prefers_small`
+    (more than :data:`SMALL_WIDE_COLS`: ResNet's 7 x 7 stem, Inception's 3x3 one) runs in chunks of
+    output rows (``conv_small.conv2d_forward_rows_small_parallel``) instead of im2col + BLAS: what
+    :func:`is_small` takes, at least :data:`VEC_MIN_FILTERS` filters and output rows of at least
+    16 positions.
+
+    >>> prefers_small_rows((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), (2, 2), 1,
+    ...                    "float32") == (vec_tile()[0] > 0)
+    True
+    >>> prefers_small_rows((2, 64, 56, 56), (128, 64, 3, 3), (2, 128, 28, 28), (2, 2), 1, "float32")
+    False
+    """
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    p = out_shape[2] * out_shape[3]
+    return (tuple(stride) != (1, 1) and w_shape[0] >= VEC_MIN_FILTERS and out_shape[3] >= 16
+            and k * p > SMALL_WIDE_COLS and is_small(x_shape, w_shape, out_shape, groups, dtype))
+
+
 def is_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
              groups: int, dtype) -> bool:
     """Whether :mod:`~symjit.kernels.cpu.conv_small` can compute this convolution: float32, one
@@ -601,15 +644,18 @@ SMALL_WIDE_COLS = 1 << 19
 """The most im2col elements of one image (2 MiB in float32, this Xeon's L2) for which a strided
 layer runs the small-plane kernels (:func:`prefers_small`): ResNet's 3x3 stride-2 layer from 64
 channels at 56 x 56 (451,584 elements) ran 1.07-1.46x faster there than im2col + BLAS, forward
-and both gradients, at batch 2 and 32; its stem (1.8 M) ran 0.76x. Also the bound of
-:func:`prefers_small_wide`."""
+and both gradients, at batch 2 and 32; its stem (1.8 M) ran 0.76x."""
+
+SMALL_WIDE_S1_COLS = 1 << 19
+"""The most im2col elements of one image for which a stride-1 forward the tiles and Winograd leave
+runs the small-plane kernel (:func:`prefers_small_wide`)."""
 
 
 def prefers_small_wide(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
                        stride, groups: int, dtype) -> bool:
     """Whether a stride-1 forward that neither the direct tiles nor Winograd take (the compiler
     asks after them) runs the small-plane kernel rather than im2col + BLAS: more than one tap, at
-    least :data:`VEC_MIN_FILTERS` filters, an image's columns within :data:`SMALL_WIDE_COLS`.
+    least :data:`VEC_MIN_FILTERS` filters, an image's columns within :data:`SMALL_WIDE_S1_COLS`.
     SqueezeNet's 3x3 layers at batch 2 (32 to 64 channels over 27 x 27 and 13 x 13) ran 1.2-1.45x
     faster there than im2col + BLAS ("Wider small planes" in ``docs/performance.md``).
 
@@ -622,7 +668,7 @@ def prefers_small_wide(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_s
     k = w_shape[1] * w_shape[2] * w_shape[3]
     p = out_shape[2] * out_shape[3]
     return (tuple(stride) == (1, 1) and w_shape[2] * w_shape[3] > 1 and w_shape[0] >= VEC_MIN_FILTERS
-            and is_small(x_shape, w_shape, out_shape, groups, dtype) and k * p <= SMALL_WIDE_COLS)
+            and is_small(x_shape, w_shape, out_shape, groups, dtype) and k * p <= SMALL_WIDE_S1_COLS)
 
 
 # ---------------------------------------------------------------------------------------------

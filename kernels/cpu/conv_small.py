@@ -39,18 +39,19 @@ per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
 from __future__ import annotations
 
 import numba
+import numpy as np
 from numba import prange
 
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, part_range, pjit
-from .conv_shapes import SMALL_CHUNKS, small_layout
+from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows
 from .conv_vec import MR, tile_gemm
-from .im2col import _col2im_block, _im2col_block
+from .im2col import _col2im_block, _im2col_block, _im2col_rows, _im2col_stride2, _split_columns
 
 __all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
-           "conv2d_backward_weight_small_parallel"]
+           "conv2d_backward_weight_small_parallel", "conv2d_forward_rows_small_parallel"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 _calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
@@ -94,6 +95,43 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
             else:          # fewer filters than a tile's rows: through the scratch's padded rows
                 tile_gemm(wf, 0, k, 1, c2, 0, p, f_, p, k, y, 0, p, True)
                 of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
+
+
+@pjit
+def conv2d_forward_rows_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
+    """``out = conv(x, w)`` (float32, one group, ``OW >= 16``, at least ``MR`` filters) for images
+    whose columns do not fit L2 (a strided stem): each work item is a chunk of
+    :func:`~symjit.kernels.cpu.conv_shapes.small_rows` output rows of one image, its im2col ``(K,
+    rows*OW)`` written into the part's slice of ``cols`` (stride 2: each input row split into even
+    and odd columns once, ``im2col._im2col_stride2``), then ``w (F, K) @ cols`` in register tiles
+    straight into those rows of the NCHW output. The items are cut into at most
+    :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts on numba's threads."""
+    n_ = x.shape[0]
+    f_, _, kh_, kw_ = w.shape
+    oh_, ow_ = out.shape[2], out.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    rows = small_rows(k, oh_, ow_)
+    chunks = (oh_ + rows - 1) // rows
+    items = n_ * chunks
+    parts = min(items, SMALL_CHUNKS)
+    per = k * rows * ow_
+    wf, of, xf = w.ravel(), out.reshape(-1), x.reshape(-1)
+    split = _split_columns(stride, dilate, kw_)
+    for t in prange(parts):
+        cf = cols[0, t * per:(t + 1) * per]
+        buf = np.empty(2 * (ow_ + kw_), x.dtype)
+        i0, i1 = part_range(t, parts, items)
+        for it in range(i0, i1):
+            n, oh0 = it // chunks, (it % chunks) * rows
+            nr = min(rows, oh_ - oh0)
+            pc = nr * ow_
+            if split:
+                _im2col_stride2(xf, cf, n, x.shape, kh_, kw_, oh0, nr, ow_, pad, 0, pc, buf)
+            else:
+                for r in range(k):
+                    _im2col_rows(xf, cf, r * pc, r, n, oh0, nr, x.shape, kh_, kw_, oh_, ow_, stride, pad,
+                                 dilate)
+            tile_gemm(wf, 0, k, 1, cf, 0, pc, f_, pc, k, of, n * f_ * p + oh0 * ow_, p, True)
 
 
 @pjit

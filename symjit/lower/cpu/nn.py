@@ -100,6 +100,15 @@ def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
                        p["num_group"], dtype, gradient)
 
 
+def _small_rows(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
+    """Whether a strided forward with big images' columns runs in chunks of output rows
+    (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_rows`)."""
+    from symjit.kernels.cpu.conv_shapes import prefers_small_rows
+    stride = _geometry(p, len(p["kernel"]))[0]
+    return prefers_small_rows(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
+                              dtype)
+
+
 def _small_wide(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
     """Whether a stride-1 forward that neither the tiles nor Winograd took runs the small-plane
     kernel (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_wide`)."""
@@ -157,6 +166,8 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
         return "1x1"
     if _small(x_shape, w_shape, out_shape, p, dtype):
         return "forward_small"
+    if _small_rows(x_shape, w_shape, out_shape, p, dtype):
+        return "forward_rows_small"
     if _vec(x_shape, w_shape, out_shape, p, dtype):
         return "forward_vec"
     if _winograd(x_shape, w_shape, out_shape, p):
@@ -297,7 +308,7 @@ def conv_lower(k, node, ins, outs):
             val = f"{ws}[0, {base} + {idx[1]} * {os} + ({idx[0]} * {rows} + {idx[2]}) * {wr} + {idx[3]}]"
             return val if bias is None else f"{val} + {bias}[{idx[1]}]"
         return flat
-    elif kind in ("forward", "forward_winograd", "forward_vec", "forward_small"):
+    elif kind in ("forward", "forward_winograd", "forward_vec", "forward_small", "forward_rows_small"):
         _prior_conv(k, kind, [x, w, out], node.params)
     else:
         y = _prior_conv(k, "forward_cnhw", [x, w, out], node.params)
