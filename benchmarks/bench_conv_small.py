@@ -9,6 +9,8 @@ ms of ``--reps`` rounds per kernel:
   + BLAS against the small-plane kernels;
 * ``--layers pointwise``: ResNet-50's and Inception's 1x1 layers, forward: BLAS (``conv_direct``'s
   per-image GEMM, or im2col's copy and one GEMM, as the compiler picked before) against the tiles;
+* ``--layers stems``: ResNet's 7 x 7 stem and Inception's 3x3 one, forward and both gradients:
+  im2col + BLAS, the small-plane kernels and the row-chunk forward;
 * ``--layers squeeze``: SqueezeNet 1.1's 3x3 layers (and one of Inception's), stride 1, forward and
   both gradients: im2col + BLAS, the direct tiles (where their rule takes the layer) and the
   small-plane kernels (``prefers_small_wide``).
@@ -16,8 +18,8 @@ ms of ``--reps`` rounds per kernel:
 With ``--net``, LeNet's training step (forward + backward, parameter gradients) from two executors,
 one bound with the small-plane rule and one without (``conv_shapes.SMALL_MAX_COLS = 0``), alternated.
 
-    python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise,squeeze] [--batch 64] [--reps 9]
-        [--net]
+    python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise,stems,squeeze] [--batch 64]
+        [--reps 9] [--net]
 """
 from __future__ import annotations
 
@@ -36,6 +38,9 @@ STRIDED = [   # ResNet-18's and ResNet-50's stride-2 layers: (label, image, filt
     ("r18 s2b1a 3x3", (64, 56, 56), 128, 3, 2, 1), ("r18 s3b1a 3x3", (128, 28, 28), 256, 3, 2, 1),
     ("r18 s2 down 1x1", (64, 56, 56), 128, 1, 2, 0), ("r18 s3 down 1x1", (128, 28, 28), 256, 1, 2, 0),
     ("r50 s2b1a 1x1", (256, 56, 56), 128, 1, 2, 0), ("r50 s3b1a 1x1", (512, 28, 28), 256, 1, 2, 0),
+]
+STEMS = [   # the zoo's strided first layers whose images' columns exceed 2 MiB
+    ("resnet stem 7x7/2", (3, 224, 224), 64, 7, 2, 3), ("incep stem 3x3/2", (3, 299, 299), 32, 3, 2, 0),
 ]
 SQUEEZE = [   # SqueezeNet 1.1's expand 3x3 layers and Inception's 8 x 8 one, stride 1
     ("sq fire2 3x3", (16, 55, 55), 64, 3, 1, 1), ("sq fire4 3x3", (32, 27, 27), 128, 3, 1, 1),
@@ -76,7 +81,7 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
     """im2col + BLAS, the direct tiles (forward, where ``prefers_vec``) and the small-plane kernels
     of one layer, forward and both gradients, each on its own scratch."""
     from symjit.kernels.cpu import conv, conv_small, conv_vec
-    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_vec
+    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_small_rows, prefers_vec
     x, w, dout, g = _arrays(batch, image, f, k, stride, pad)
     out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
     limit = conv2d_block_elems(w.shape, 1)
@@ -96,6 +101,9 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
         "weight small": lambda: small.conv2d_backward_weight_small_parallel(
             dout, x, dw, s["backward_weight_small"], *g),
     }
+    if prefers_small_rows(x.shape, w.shape, dout.shape, g[0], 1, "float32"):
+        rows = scratch("forward_rows_small")
+        cases["forward rows"] = lambda: small.conv2d_forward_rows_small_parallel(x, w, out, rows, *g)
     if prefers_vec(x.shape, w.shape, dout.shape, *g, "float32"):
         cv = scratch("forward_vec")
         cases["forward tiles"] = lambda: conv_vec.conv2d_forward_vec_parallel(x, w, out, cv, *g)
@@ -166,7 +174,7 @@ def net_ab(batch: int, reps: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--layers", default="lenet", help="lenet, strided, pointwise and/or squeeze")
+    ap.add_argument("--layers", default="lenet", help="lenet, strided, pointwise, stems and/or squeeze")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--net", action="store_true", help="also LeNet's step with and without the rule")
@@ -176,6 +184,8 @@ def main() -> None:
         table(LENET, lambda *s: conv_cases(args.batch, *s), args.reps)
     if "strided" in which:
         table(STRIDED, lambda *s: conv_cases(args.batch, *s), args.reps)
+    if "stems" in which:
+        table(STEMS, lambda *s: conv_cases(args.batch, *s), args.reps)
     if "squeeze" in which:
         table(SQUEEZE, lambda *s: conv_cases(args.batch, *s), args.reps)
     if "pointwise" in which:

@@ -29,7 +29,7 @@ __all__ = [
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
     "is_small", "prefers_small", "prefers_small_wide", "SMALL_WIDE_S1_COLS", "prefers_small_rows",
-    "small_rows", "SMALL_ROWS_COLS",
+    "small_rows", "SMALL_ROWS_COLS", "SMALL_ROWS_MIN_COLS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -540,6 +540,11 @@ def small_layout(kind_index, c, f, kh, kw, p):
     return k * p + p * f16 + (k + VEC_MR_MAX) * f16
 
 
+SMALL_ROWS_MIN_COLS = 1 << 19
+"""The fewest im2col elements of one image for which a strided forward runs in chunks of output
+rows (:func:`prefers_small_rows`); up to it (:data:`SMALL_WIDE_COLS`, the same) the per-image
+kernel takes it."""
+
 SMALL_ROWS_COLS = 1 << 17
 """The most im2col elements of one chunk of output rows in the row-chunk forward
 (:func:`small_rows`; 512 KiB in float32, a quarter of this Xeon's L2)."""
@@ -560,7 +565,7 @@ def small_rows(k, oh, ow):
 def prefers_small_rows(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
                        stride, groups: int, dtype) -> bool:
     """Whether a strided forward whose image's columns are too big for :func:`prefers_small`
-    (more than :data:`SMALL_WIDE_COLS`: ResNet's 7 x 7 stem, Inception's 3x3 one) runs in chunks of
+    (more than :data:`SMALL_ROWS_MIN_COLS`: ResNet's 7 x 7 stem, Inception's 3x3 one) runs in chunks of
     output rows (``conv_small.conv2d_forward_rows_small_parallel``) instead of im2col + BLAS: what
     :func:`is_small` takes, at least :data:`VEC_MIN_FILTERS` filters and output rows of at least
     16 positions.
@@ -574,7 +579,7 @@ def prefers_small_rows(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_s
     k = w_shape[1] * w_shape[2] * w_shape[3]
     p = out_shape[2] * out_shape[3]
     return (tuple(stride) != (1, 1) and w_shape[0] >= VEC_MIN_FILTERS and out_shape[3] >= 16
-            and k * p > SMALL_WIDE_COLS and is_small(x_shape, w_shape, out_shape, groups, dtype))
+            and k * p > SMALL_ROWS_MIN_COLS and is_small(x_shape, w_shape, out_shape, groups, dtype))
 
 
 def is_small(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
