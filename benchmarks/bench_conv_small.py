@@ -10,7 +10,7 @@ ms of ``--reps`` rounds per kernel:
 * ``--layers pointwise``: ResNet-50's and Inception's 1x1 layers, forward: BLAS (``conv_direct``'s
   per-image GEMM, or im2col's copy and one GEMM, as the compiler picked before) against the tiles;
 * ``--layers stems``: ResNet's 7 x 7 stem and Inception's 3x3 one, forward and both gradients:
-  im2col + BLAS, the small-plane kernels and the row-chunk forward;
+  im2col + BLAS, the small-plane kernels and the row-chunk forward and weight gradient;
 * ``--layers squeeze``: SqueezeNet 1.1's 3x3 layers (and one of Inception's), stride 1, forward and
   both gradients: im2col + BLAS, the direct tiles (where their rule takes the layer) and the
   small-plane kernels (``prefers_small_wide``).
@@ -102,8 +102,10 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
             dout, x, dw, s["backward_weight_small"], *g),
     }
     if prefers_small_rows(x.shape, w.shape, dout.shape, g[0], 1, "float32"):
-        rows = scratch("forward_rows_small")
+        rows, wrows = scratch("forward_rows_small"), scratch("backward_weight_rows_small")
         cases["forward rows"] = lambda: small.conv2d_forward_rows_small_parallel(x, w, out, rows, *g)
+        cases["weight rows"] = lambda: small.conv2d_backward_weight_rows_small_parallel(
+            dout, x, dw, wrows, *g)
     if prefers_vec(x.shape, w.shape, dout.shape, *g, "float32"):
         cv = scratch("forward_vec")
         cases["forward tiles"] = lambda: conv_vec.conv2d_forward_vec_parallel(x, w, out, cv, *g)

@@ -12,6 +12,7 @@ from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, prefers_small, small_layout, vec_tile
 from symjit.kernels.cpu.conv_small import (
     conv2d_backward_data_small_parallel,
+    conv2d_backward_weight_rows_small_parallel,
     conv2d_backward_weight_small_parallel,
     conv2d_forward_rows_small_parallel,
     conv2d_forward_small_parallel,
@@ -243,6 +244,15 @@ def test_row_chunk_forward_matches_the_reference(case):
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6 * depth ** 0.5 * 8)
     chunks = -(-oh // small_rows(depth, oh, ow))
     assert chunks == {80: 2, 60: 5, 50: 3, 40: 1}[x_shape[2]]   # several chunks but in the last case
+
+    dout = rng.standard_normal(out.shape).astype(np.float32)
+    dw = _nan(w_shape)
+    cols = _nan(conv.conv2d_cols_shape("backward_weight_rows_small", x.shape, w.shape, out.shape, GROUPS))
+    conv.check_conv2d("backward_weight_rows_small", x, dw, dout, cols, *args)
+    conv2d_backward_weight_rows_small_parallel(dout, x, dw, cols, *args)
+    _, want_dw = ref_conv_backward(x.astype(np.float64), w.astype(np.float64), dout.astype(np.float64), *args)
+    positions = x_shape[0] * oh * ow
+    np.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-6 * positions ** 0.5 * 8)
 
 
 def test_row_chunk_forward_rejects_narrow_rows_and_is_chosen_for_stems():

@@ -170,7 +170,8 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                            "backward_weight": ("x", "dw", "dout"),
                            "backward_weight_winograd": ("x", "dw", "dout"),
                            "backward_data_small": ("dx", "w", "dout"),
-                           "backward_weight_small": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
+                           "backward_weight_small": ("x", "dw", "dout"),
+                           "backward_weight_rows_small": ("x", "dw", "dout")}.get(kind, ("x", "w", "out"))
     arrays = {dname: data, wname: w, oname: out, "cols": cols}
     if bias is not None:
         arrays["bias"] = bias

@@ -29,13 +29,13 @@ __all__ = [
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
     "is_small", "prefers_small", "prefers_small_wide", "SMALL_WIDE_S1_COLS", "prefers_small_rows",
-    "small_rows", "SMALL_ROWS_COLS", "SMALL_ROWS_MIN_COLS",
+    "small_rows", "small_rows_layout", "SMALL_ROWS_COLS", "SMALL_ROWS_MIN_COLS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
          "backward_data_winograd", "backward_weight_winograd", "forward_vec", "backward_data_vec",
          "backward_weight_vec", "forward_small", "backward_data_small", "backward_weight_small",
-         "forward_rows_small")
+         "forward_rows_small", "backward_weight_rows_small")
 
 CONV_SCRATCH_MAX = 1 << 23
 """Cap on any kernel's ``cols`` scratch, in elements (32 MiB in float32)."""
@@ -199,10 +199,12 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         # as many images as fit in max_elems with the weight transform (at least one)
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
-    if kind == "forward_rows_small":   # every part at once, whatever max_elems says
-        rows = small_rows(c * kh * kw, out_shape[2], out_shape[3])
+    if kind in ("forward_rows_small", "backward_weight_rows_small"):   # every part at once
+        k = c * kh * kw
+        rows = small_rows(k, out_shape[2], out_shape[3])
         items = n * -(-out_shape[2] // rows)
-        return 1, int(min(items, SMALL_CHUNKS) * c * kh * kw * rows * out_shape[3])
+        return 1, int(min(items, SMALL_CHUNKS) * small_rows_layout(kind == "forward_rows_small", k, f, rows,
+                                                                   out_shape[3]))
     if kind.endswith("_small"):   # every part of the batch at once, whatever max_elems says
         index = ("forward_small", "backward_data_small", "backward_weight_small").index(kind)
         return 1, int(min(n, SMALL_CHUNKS) * small_layout(index, c, f, kh, kw, p))
@@ -560,6 +562,22 @@ def small_rows(k, oh, ow):
     (7, 32, 1)
     """
     return max(1, min(oh, SMALL_ROWS_COLS // (k * ow)))
+
+
+@jitable
+def small_rows_layout(forward, k, f, rows, ow):
+    """Scratch elements of one part of the row-chunk kernels: a chunk's columns ``(K, rows*OW)``;
+    the weight gradient's also the chunk's output gradient transposed ``(rows*OW, F16)`` and the
+    part's ``dw.T`` sum ``(K + 8, F16)``, ``F16`` the filters rounded up to 16.
+
+    >>> int(small_rows_layout(True, 147, 64, 7, 112)), int(small_rows_layout(False, 147, 64, 7, 112))
+    (115248, 175344)
+    """
+    pc = rows * ow
+    if forward:
+        return k * pc
+    f16 = (f + 15) // 16 * 16
+    return k * pc + pc * f16 + (k + VEC_MR_MAX) * f16
 
 
 def prefers_small_rows(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],

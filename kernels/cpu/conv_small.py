@@ -46,12 +46,13 @@ from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, part_range, pjit
-from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows
+from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows, small_rows_layout
 from .conv_vec import MR, tile_gemm
 from .im2col import _col2im_block, _im2col_block, _im2col_rows, _im2col_stride2, _split_columns
 
 __all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
-           "conv2d_backward_weight_small_parallel", "conv2d_forward_rows_small_parallel"]
+           "conv2d_backward_weight_small_parallel", "conv2d_forward_rows_small_parallel",
+           "conv2d_backward_weight_rows_small_parallel"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
 _calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
@@ -123,15 +124,65 @@ def conv2d_forward_rows_small_parallel(x, w, out, cols, stride, pad, dilate, gro
         i0, i1 = part_range(t, parts, items)
         for it in range(i0, i1):
             n, oh0 = it // chunks, (it % chunks) * rows
-            nr = min(rows, oh_ - oh0)
-            pc = nr * ow_
-            if split:
-                _im2col_stride2(xf, cf, n, x.shape, kh_, kw_, oh0, nr, ow_, pad, 0, pc, buf)
-            else:
-                for r in range(k):
-                    _im2col_rows(xf, cf, r * pc, r, n, oh0, nr, x.shape, kh_, kw_, oh_, ow_, stride, pad,
-                                 dilate)
+            pc = min(rows, oh_ - oh0) * ow_
+            _chunk_columns(xf, cf, x.shape, n, oh0, pc // ow_, kh_, kw_, oh_, ow_, stride, pad, dilate,
+                           split, buf)
             tile_gemm(wf, 0, k, 1, cf, 0, pc, f_, pc, k, of, n * f_ * p + oh0 * ow_, p, True)
+
+
+@_jit
+def _chunk_columns(xf, cf, x_shape, n, oh0, nr, kh_, kw_, oh_, ow_, stride, pad, dilate, split, buf):
+    """im2col ``(K, nr*OW)`` of output rows ``oh0 .. oh0+nr-1`` of image ``n`` at the start of ``cf``."""
+    pc = nr * ow_
+    if split:
+        _im2col_stride2(xf, cf, n, x_shape, kh_, kw_, oh0, nr, ow_, pad, 0, pc, buf)
+    else:
+        for r in range(x_shape[1] * kh_ * kw_):
+            _im2col_rows(xf, cf, r * pc, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
+
+
+@pjit
+def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows):
+    """Each part's ``dw.T`` sum over its chunks of output rows, at ``K*PC + PC*F16`` in its slice
+    of ``cols`` (``PC = rows * OW``)."""
+    n_ = x.shape[0]
+    f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
+    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
+    chunks = (oh_ + rows - 1) // rows
+    items = n_ * chunks
+    pcmax = rows * ow_
+    df, xf = dout.reshape(-1), x.reshape(-1)
+    split = _split_columns(stride, dilate, kw_)
+    for t in prange(parts):
+        cf = cols[0, t * per:(t + 1) * per]
+        dt = cf[k * pcmax:k * pcmax + pcmax * f16]
+        acc = cf[k * pcmax + pcmax * f16:]
+        buf = np.empty(2 * (ow_ + kw_), x.dtype)
+        i0, i1 = part_range(t, parts, items)
+        for it in range(i0, i1):
+            n, oh0 = it // chunks, (it % chunks) * rows
+            pc = min(rows, oh_ - oh0) * ow_
+            _transpose_positions(df, n * f_ * p + oh0 * ow_, f_, p, pc, f16, dt)
+            _chunk_columns(xf, cf, x.shape, n, oh0, pc // ow_, kh_, kw_, oh_, ow_, stride, pad, dilate,
+                           split, buf)
+            tile_gemm(cf, 0, pc, 1, dt, 0, f16, k, f16, pc, acc, 0, f16, it == i0)
+
+
+@_calls_threads
+def conv2d_backward_weight_rows_small_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_rows_small_parallel`'s
+    convolution: per part of the chunks of output rows, ``dw.T (K, F16) += cols (K, PC) @
+    dout chunk.T (PC, F16)`` in register tiles; then the parts' sums added into ``dw``."""
+    f_, _, kh_, kw_ = dw.shape
+    oh_, ow_ = dout.shape[2], dout.shape[3]
+    k = x.shape[1] * kh_ * kw_
+    f16 = (f_ + 15) // 16 * 16
+    rows = small_rows(k, oh_, ow_)
+    parts = min(x.shape[0] * ((oh_ + rows - 1) // rows), SMALL_CHUNKS)
+    per = small_rows_layout(False, k, f_, rows, ow_)
+    _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows)
+    pc = rows * ow_
+    _add_parts(cols[0], per, k * pc + pc * f16, parts, f16, dw.reshape(f_, k))
 
 
 @pjit
@@ -159,6 +210,18 @@ def _transpose_dout(df, n, f_, p, f16, dt):
     """``dt[q*F16 + f] = dout[n, f, q]``, zero for ``F <= f < F16``."""
     base = n * f_ * p
     for q in range(p):
+        row = q * f16
+        for f in range(f_):
+            dt[row + f] = df[base + f * p + q]
+        for f in range(f_, f16):
+            dt[row + f] = 0.0
+
+
+@_jit
+def _transpose_positions(df, base, f_, p, pc, f16, dt):
+    """``dt[q*F16 + f] = df[base + f*p + q]`` for ``q < pc`` (a chunk of one image's output
+    gradient, filters ``p`` apart), zero for ``F <= f < F16``."""
+    for q in range(pc):
         row = q * f16
         for f in range(f_):
             dt[row + f] = df[base + f * p + q]

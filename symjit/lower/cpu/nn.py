@@ -182,6 +182,8 @@ def _gradient_kind(kind: str, x_shape: tuple, w_shape: tuple, dout_shape: tuple,
     its small-plane, tile or Winograd twin where that measured faster."""
     if _small(x_shape, w_shape, dout_shape, p, dtype, "weight" if kind == "backward_weight" else True):
         return f"{kind}_small"
+    if kind == "backward_weight" and _small_rows(x_shape, w_shape, dout_shape, p, dtype):
+        return "backward_weight_rows_small"
     if _vec(x_shape, w_shape, dout_shape, p, dtype, True if kind == "backward_data" else "weight"):
         return f"{kind}_vec"
     return f"{kind}_winograd" if _winograd(x_shape, w_shape, dout_shape, p, True) else kind
