@@ -17,7 +17,7 @@ skipped. Peers are never a dependency of symjit or its tests.
 
     python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10] [--rounds 2]
         [--train] [--peer-python /path/to/torch-venv/bin/python]
-        [--mxnet-python /path/to/mxnet-venv/bin/python]
+        [--mxnet-python /path/to/mxnet-venv/bin/python] [--mxnet-threads 2]
 """
 from __future__ import annotations
 
@@ -270,10 +270,10 @@ WORKERS = {"symjit": symjit_worker, "torch": torch_worker, "mxnet": mxnet_worker
 
 
 def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs: int,
-               train: bool) -> dict | None:
+               train: bool, env: dict | None = None) -> dict | None:
     args = [python, __file__, "--worker", who, "--nets", ",".join(nets),
             "--batches", ",".join(map(str, batches)), "--runs", str(runs)] + (["--train"] if train else [])
-    proc = subprocess.run(args, capture_output=True, text=True)
+    proc = subprocess.run(args, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         print(f"{who}: skipped ({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else 'failed'})",
               file=sys.stderr)
@@ -292,6 +292,9 @@ def main() -> None:
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
     ap.add_argument("--train", action="store_true",
                     help="time a training step (forward and backward, softmax cross-entropy head) instead")
+    ap.add_argument("--mxnet-threads", type=int, default=None,
+                    help="OMP_NUM_THREADS for MXNet's worker (as installed it runs one thread per "
+                         "operator on our 2-core machines)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     nets, batches = a.nets.split(","), [int(b) for b in a.batches.split(",")]
@@ -308,7 +311,10 @@ def main() -> None:
             for batch in batches:   # a process per (net, batch): an earlier big bind slowed later ones
                 for who, python in pythons.items():
                     if python and results.get(who, {}) is not None:
-                        got = run_worker(python, who, [name], [batch], a.runs, a.train)
+                        env = None
+                        if who == "mxnet" and a.mxnet_threads:
+                            env = dict(os.environ, OMP_NUM_THREADS=str(a.mxnet_threads))
+                        got = run_worker(python, who, [name], [batch], a.runs, a.train, env)
                         results[who] = None if got is None else {
                             **(results.get(who) or {}),
                             **{k: min(v, (results.get(who) or {}).get(k, v)) for k, v in got.items()}}
