@@ -274,3 +274,27 @@ def test_row_chunk_forward_rejects_narrow_rows_and_is_chosen_for_stems():
     assert kind == "forward_rows_small"
     assert not prefers_small_rows((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), (2, 2), 1, "float64")
     assert not prefers_small_rows((2, 3, 224, 224), (8, 3, 7, 7), (2, 8, 112, 112), (2, 2), 1, "float32")
+
+
+def test_a_stem_runs_the_row_chunk_kernels_and_matches_numpy():
+    """A 7x7 stride-2 layer over 160 x 160 images (an image's columns 940 k elements): its forward
+    and weight gradient run in chunks of output rows, and the output and gradients are numpy's."""
+    x_shape, w_shape = (2, 3, 160, 160), (16, 3, 7, 7)
+    net = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(7, 7), stride=(2, 2), pad=(3, 3),
+                             num_filter=16, no_bias=True, name="conv")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = (rng.standard_normal(w_shape) * 0.1).astype(np.float32)
+    ex = net.bind(mx.cpu(), {"data": mx.nd.array(x), "conv_weight": mx.nd.array(w)},
+                  args_grad={"conv_weight": mx.nd.zeros(w_shape)},
+                  grad_req={"data": "null", "conv_weight": "write"})
+    src = "\n".join(p.program.source for p in ex._programs.values())
+    assert "conv2d_forward_rows_small_parallel" in src and "conv2d_backward_weight_rows_small_parallel" in src
+    got = ex.forward(is_train=True)[0].asnumpy()
+    head = rng.standard_normal(got.shape).astype(np.float32)
+    ex.backward(mx.nd.array(head))
+    args = ((2, 2), (3, 3), (1, 1), 1)
+    want = ref_conv(x.astype(np.float64), w.astype(np.float64), *args)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    _, want_dw = ref_conv_backward(x.astype(np.float64), w.astype(np.float64), head.astype(np.float64), *args)
+    np.testing.assert_allclose(ex.grad_dict["conv_weight"].asnumpy(), want_dw, rtol=1e-4, atol=1e-2)

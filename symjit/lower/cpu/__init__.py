@@ -64,7 +64,6 @@ class CPUTarget(Target):
             merged *= sizes[m]
             m += 1
         if merged < MAP_PARTS:   # all but the last axis are few: serial loops, the last one parallel
-            m = 0
             for i, d in zip(idx[:-1], dims[:-1]):
                 k.line(f"for {i} in range({d}):")
                 k.indent += 1
@@ -72,7 +71,6 @@ class CPUTarget(Target):
             k.indent += 1
             k.loop_indents.append(len(dims))
         else:
-            m = max(m, 1)
             t = k.tmp("p")
             k.line(f"for {t} in numba.prange({' * '.join(f'({d})' for d in dims[:m])}):")
             k.indent += 1
