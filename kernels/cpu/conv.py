@@ -88,6 +88,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     is_small,
     is_vec,
     is_winograd,
+    vec_tile,
 )
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 from .im2col import (  # noqa: F401  (im2col, col2im re-exported)
@@ -202,9 +203,9 @@ def check_conv2d(kind: str, data: np.ndarray, w: np.ndarray, out: np.ndarray, co
                              f"on a host with AVX2 or AVX-512; got '{dname}' {shape_str(data.shape)} "
                              f"{data.dtype}, '{wname}' {shape_str(w.shape)}, stride={stride}, "
                              f"dilate={dilate}, groups={groups}, pad={pad}")
-    if kind == "forward_rows_small" and (out.shape[3] < 16 or f < 6):
-        raise KernelArgError(f"{name}: takes output rows of at least 16 positions and at least 6 "
-                             f"filters; got '{oname}' {shape_str(out.shape)}")
+    if kind == "forward_rows_small" and (out.shape[3] < 16 or f < vec_tile()[0]):
+        raise KernelArgError(f"{name}: takes output rows of at least 16 positions and at least "
+                             f"{vec_tile()[0]} filters (a tile's rows); got '{oname}' {shape_str(out.shape)}")
     if kind.endswith("_small") and not is_small(data.shape, w.shape, out.shape, groups, data.dtype):
         raise KernelArgError(f"{name}: takes float32, one group and output planes of at least 16 "
                              f"positions on a host with AVX2 or AVX-512; got '{dname}' "

@@ -29,7 +29,7 @@ __all__ = [
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
     "is_small", "prefers_small", "prefers_small_wide", "SMALL_WIDE_S1_COLS", "prefers_small_rows",
-    "small_rows", "small_rows_layout", "SMALL_ROWS_COLS", "SMALL_ROWS_MIN_COLS",
+    "small_rows", "small_rows_plan", "small_rows_layout", "SMALL_ROWS_COLS", "SMALL_ROWS_MIN_COLS",
 ]
 
 KINDS = ("forward", "forward_cnhw", "backward_data", "backward_weight", "forward_winograd",
@@ -200,11 +200,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
                                       c_out, tiles))
     if kind in ("forward_rows_small", "backward_weight_rows_small"):   # every part at once
-        k = c * kh * kw
-        rows = small_rows(k, out_shape[2], out_shape[3])
-        items = n * -(-out_shape[2] // rows)
-        return 1, int(min(items, SMALL_CHUNKS) * small_rows_layout(kind == "forward_rows_small", k, f, rows,
-                                                                   out_shape[3]))
+        rows, _, parts = small_rows_plan(n, c * kh * kw, out_shape[2], out_shape[3])
+        return 1, int(parts * small_rows_layout(kind == "forward_rows_small", c * kh * kw, f, rows,
+                                                out_shape[3]))
     if kind.endswith("_small"):   # every part of the batch at once, whatever max_elems says
         index = ("forward_small", "backward_data_small", "backward_weight_small").index(kind)
         return 1, int(min(n, SMALL_CHUNKS) * small_layout(index, c, f, kh, kw, p))
@@ -562,6 +560,20 @@ def small_rows(k, oh, ow):
     (7, 32, 1)
     """
     return max(1, min(oh, SMALL_ROWS_COLS // (k * ow)))
+
+
+@jitable
+def small_rows_plan(n, k, oh, ow):
+    """``(rows per chunk, chunks per image, parts)`` of the row-chunk kernels over ``n`` images:
+    :func:`small_rows`, and the ``n * chunks`` work items cut into at most :data:`SMALL_CHUNKS`
+    parts (each with its slice of the scratch, :func:`small_rows_layout`).
+
+    >>> tuple(int(v) for v in small_rows_plan(2, 147, 112, 112))
+    (7, 16, 4)
+    """
+    rows = small_rows(k, oh, ow)
+    chunks = (oh + rows - 1) // rows
+    return rows, chunks, min(n * chunks, SMALL_CHUNKS)
 
 
 @jitable

@@ -46,7 +46,7 @@ from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import SERIAL, part_range, pjit
-from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows, small_rows_layout
+from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows_layout, small_rows_plan
 from .conv_vec import MR, tile_gemm
 from .im2col import _col2im_block, _im2col_block, _im2col_rows, _im2col_stride2, _split_columns
 
@@ -111,11 +111,9 @@ def conv2d_forward_rows_small_parallel(x, w, out, cols, stride, pad, dilate, gro
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
-    rows = small_rows(k, oh_, ow_)
-    chunks = (oh_ + rows - 1) // rows
+    rows, chunks, parts = small_rows_plan(n_, k, oh_, ow_)
     items = n_ * chunks
-    parts = min(items, SMALL_CHUNKS)
-    per = k * rows * ow_
+    per = small_rows_layout(True, k, f_, rows, ow_)
     wf, of, xf = w.ravel(), out.reshape(-1), x.reshape(-1)
     split = _split_columns(stride, dilate, kw_)
     for t in prange(parts):
@@ -142,13 +140,12 @@ def _chunk_columns(xf, cf, x_shape, n, oh0, nr, kh_, kw_, oh_, ow_, stride, pad,
 
 
 @pjit
-def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows):
+def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks):
     """Each part's ``dw.T`` sum over its chunks of output rows, at ``K*PC + PC*F16`` in its slice
     of ``cols`` (``PC = rows * OW``)."""
     n_ = x.shape[0]
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
-    chunks = (oh_ + rows - 1) // rows
     items = n_ * chunks
     pcmax = rows * ow_
     df, xf = dout.reshape(-1), x.reshape(-1)
@@ -177,10 +174,9 @@ def conv2d_backward_weight_rows_small_parallel(dout, x, dw, cols, stride, pad, d
     oh_, ow_ = dout.shape[2], dout.shape[3]
     k = x.shape[1] * kh_ * kw_
     f16 = (f_ + 15) // 16 * 16
-    rows = small_rows(k, oh_, ow_)
-    parts = min(x.shape[0] * ((oh_ + rows - 1) // rows), SMALL_CHUNKS)
+    rows, chunks, parts = small_rows_plan(x.shape[0], k, oh_, ow_)
     per = small_rows_layout(False, k, f_, rows, ow_)
-    _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows)
+    _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks)
     pc = rows * ow_
     _add_parts(cols[0], per, k * pc + pc * f16, parts, f16, dw.reshape(f_, k))
 
@@ -206,21 +202,9 @@ def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, 
 
 
 @_jit
-def _transpose_dout(df, n, f_, p, f16, dt):
-    """``dt[q*F16 + f] = dout[n, f, q]``, zero for ``F <= f < F16``."""
-    base = n * f_ * p
-    for q in range(p):
-        row = q * f16
-        for f in range(f_):
-            dt[row + f] = df[base + f * p + q]
-        for f in range(f_, f16):
-            dt[row + f] = 0.0
-
-
-@_jit
 def _transpose_positions(df, base, f_, p, pc, f16, dt):
-    """``dt[q*F16 + f] = df[base + f*p + q]`` for ``q < pc`` (a chunk of one image's output
-    gradient, filters ``p`` apart), zero for ``F <= f < F16``."""
+    """``dt[q*F16 + f] = df[base + f*p + q]`` for ``q < pc`` (one image's output gradient, or a
+    chunk of it; filters ``p`` apart), zero for ``F <= f < F16``."""
     for q in range(pc):
         row = q * f16
         for f in range(f_):
@@ -242,7 +226,7 @@ def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
         acc = cf[k * p + p * f16:]
         n0, n1 = part_range(t, parts, n_)
         for n in range(n0, n1):
-            _transpose_dout(df, n, f_, p, f16, dt)
+            _transpose_positions(df, n * f_ * p, f_, p, p, f16, dt)
             c2 = _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate).reshape(-1)
             tile_gemm(c2, 0, p, 1, dt, 0, f16, k, f16, p, acc, 0, f16, n == n0)
 

@@ -104,18 +104,20 @@ def _small_rows(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype
     """Whether a strided forward with big images' columns runs in chunks of output rows
     (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_rows`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_small_rows
-    stride = _geometry(p, len(p["kernel"]))[0]
-    return prefers_small_rows(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
-                              dtype)
+    return _by_stride(prefers_small_rows, x_shape, w_shape, out_shape, p, dtype)
 
 
 def _small_wide(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
     """Whether a stride-1 forward that neither the tiles nor Winograd took runs the small-plane
     kernel (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_wide`)."""
     from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+    return _by_stride(prefers_small_wide, x_shape, w_shape, out_shape, p, dtype)
+
+
+def _by_stride(prefers, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
+    """A ``conv_shapes`` rule of the 4-D shapes, the stride, the groups and the dtype."""
     stride = _geometry(p, len(p["kernel"]))[0]
-    return prefers_small_wide(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
-                              dtype)
+    return prefers(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"], dtype)
 
 
 def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> tuple | None:
