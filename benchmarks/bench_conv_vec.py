@@ -72,12 +72,12 @@ def layers(names: list[str], batch: int, reps: int) -> None:
         dout = rng.random((batch, f, h + 2 * ph - kh + 1, h + 2 * pw - kw + 1), np.float32) - 0.5
         out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
         arrays = {"forward": (x, w, out), "backward_data": (dout, w, dx), "backward_weight": (dout, x, dw)}
-        limit = conv.conv2d_block_elems(w.shape, 1)
         cells = []
         for kind in ("forward", "backward_data", "backward_weight"):
             kernels = _kernels(kind, w.shape, (ph, pw))
             calls = []
             for kkind, fn in kernels.values():
+                limit = conv.conv2d_block_elems(w.shape, 1, kkind)   # the compiler's budget
                 s = np.empty(conv.conv2d_cols_shape(kkind, x.shape, w.shape, dout.shape, 1, limit),
                              np.float32)
                 calls.append(lambda fn=fn, s=s, a=arrays[kind], g=geometry: fn(*a, s, *g))

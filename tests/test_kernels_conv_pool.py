@@ -786,3 +786,29 @@ def test_max_pool_2x2_tiles_match_the_window_loop(dtype, hw, convention):
     pool.max_pool2d_backward(x, dout, dx, *kp)
     ref = ref_pool_backward(x, dout.astype(np.float64), *kp, convention, "max", True)
     np.testing.assert_array_equal(dx, ref.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("hw,pad,convention", [((9, 11), (1, 1), "valid"), ((8, 8), (0, 0), "valid"),
+                                               ((8, 10), (1, 0), "full"), ((12, 7), (0, 1), "full")])
+def test_max_pool_3x3_stride_2_backward_matches_the_reference(dtype, hw, pad, convention):
+    """3x3 windows at stride 2 (ResNet's stem pool) take the vectorised taps where a window is
+    whole and the loop per window elsewhere (cut by the padding or the edge, or holding a NaN): the
+    gradient goes to the first maximum in row-major order (ties), the first NaN, or the window's
+    first element when all are -inf, as the reference says."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 3, (2, 3) + hw).astype(dtype)   # many ties
+    x[0, 1, 2:5, 2:5] = -np.inf                          # a whole window of -inf
+    x[1, 0, 3:6, 4:7] = [[-np.inf, 1.0, 1.0], [np.nan, 1.0, np.nan], [2.0, 2.0, -np.inf]]
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 5, replace=False)] = np.nan
+    kp = ((3, 3), (2, 2), pad)
+    out_shape = (2, 3) + pool.pool_output_size(hw, *kp, convention)
+    dout = rand(rng, out_shape, dtype)
+    dx = np.full(x.shape, 7.0, dtype)
+    pool.max_pool2d_backward(x, dout, dx, *kp)
+    ref = ref_pool_backward(x, dout.astype(np.float64), *kp, convention, "max", True)
+    np.testing.assert_allclose(dx, ref, **tol(dtype))
+    dx[:] = 7.0
+    pool.max_pool2d_backward_parallel(x, dout, dx, *kp)
+    np.testing.assert_allclose(dx, ref, **tol(dtype))

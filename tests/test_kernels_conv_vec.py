@@ -217,3 +217,18 @@ def test_the_flat_forward_needs_the_batch_in_one_block():
     cols = _scratch("forward_vec", x.shape, w.shape, out.shape, 2)   # blocks of two images
     with pytest.raises(ValueError, match="does not hold the whole batch"):
         conv2d_forward_vec_flat_parallel(x, w, out, cols, *GEOMETRY[:1], (1, 1), *GEOMETRY[1:])
+
+
+def test_tile_scratch_holds_several_images_whatever_the_block_budget():
+    """The compiler's block budget (one ResNet 56 x 56 image here) does not cut the tile kernels'
+    batch into blocks of one image: their scratch is at least ``VEC_SCRATCH_MIN`` elements, and
+    holds as many whole images as fit in it."""
+    from symjit.kernels.cpu.conv_shapes import VEC_SCRATCH_MIN, conv2d_block_elems, vec_images_per_block
+    x_shape, w_shape = (32, 64, 56, 56), (64, 64, 3, 3)
+    assert conv2d_block_elems(w_shape, 1) < 2 * vec_layout(1, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1)[2]
+    for kind, weight in (("forward_vec", False), ("backward_data_vec", False), ("backward_weight_vec", True)):
+        budget = conv2d_block_elems(w_shape, 1, kind)
+        length = conv.conv2d_cols_shape(kind, x_shape, w_shape, x_shape, 1, budget)[1]
+        nb = vec_images_per_block(length, 32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
+        assert nb == vec_images_per_block(VEC_SCRATCH_MIN, 32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
+        assert nb >= 4 and length == vec_layout(nb, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)[2]

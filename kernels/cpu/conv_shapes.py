@@ -53,19 +53,21 @@ CONV_BLOCK_PER_FILTER = 12 * 1024
 50 filters: 17 images per block, within 5% of its fastest, 32)."""
 
 
-def conv2d_block_elems(w_shape: tuple[int, ...], groups: int) -> int:
+def conv2d_block_elems(w_shape: tuple[int, ...], groups: int, kind: str = "") -> int:
     """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
     :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
-    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`. Figures in
+    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`; for the tile
+    kernels (``kind`` ending in ``_vec``) at least :data:`VEC_SCRATCH_MIN`. Figures in
     ``docs/performance.md`` ("LeNet: convolution blocks per shape").
 
     >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
     (65536, 614400)
+    >>> conv2d_block_elems((64, 64, 3, 3), 1, "forward_vec") == VEC_SCRATCH_MIN
+    True
     """
     fg = w_shape[0] // groups
-    if fg < CONV_BLOCK_WIDE:
-        return CONV_BLOCK_CACHE
-    return min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
+    budget = CONV_BLOCK_CACHE if fg < CONV_BLOCK_WIDE else min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
+    return max(budget, VEC_SCRATCH_MIN) if kind.endswith("_vec") else budget
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,6 +410,14 @@ def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
 
 VEC_TAPS_SLACK = 16
 
+VEC_SCRATCH_MIN = 1 << 22
+"""The least block budget, in elements (16 MiB in float32), that the compiler gives the tile
+kernels (:func:`conv2d_block_elems`): every block of images costs each of its
+three passes (padding, tiles, the copy out) a wake-up of the threads and leaves them an uneven
+share of its last tiles. With the budget's one image per block, ResNet's 56 x 56 layers ran their
+forward, data and weight gradients at batch 32 1.1-1.2x slower than with 4 to 10 images
+(``docs/performance.md``, "Blocks of images for the tiles")."""
+
 
 @jitable
 def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
@@ -540,10 +550,12 @@ def small_layout(kind_index, c, f, kh, kw, p):
     return k * p + p * f16 + (k + VEC_MR_MAX) * f16
 
 
-SMALL_ROWS_MIN_COLS = 1 << 19
+SMALL_ROWS_MIN_COLS = 1 << 18
 """The fewest im2col elements of one image for which a strided forward runs in chunks of output
-rows (:func:`prefers_small_rows`); up to it (:data:`SMALL_WIDE_COLS`, the same) the per-image
-kernel takes it."""
+rows (:func:`prefers_small_rows`, which the compiler asks before :func:`prefers_small`); below it
+the per-image kernel takes it. From 2^18 up to 2^19 (ResNet's 56 -> 28 layer, SqueezeNet's and
+MobileNet's stems) the chunks ran 1.2-1.8x faster than the per-image kernel at batch 2 and 32
+(``docs/performance.md``, "Blocks of images for the tiles")."""
 
 SMALL_ROWS_COLS = 1 << 17
 """The most im2col elements of one chunk of output rows in the row-chunk forward
@@ -594,16 +606,19 @@ def small_rows_layout(forward, k, f, rows, ow):
 
 def prefers_small_rows(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
                        stride, groups: int, dtype) -> bool:
-    """Whether a strided forward whose image's columns are too big for :func:`prefers_small`
-    (more than :data:`SMALL_ROWS_MIN_COLS`: ResNet's 7 x 7 stem, Inception's 3x3 one) runs in chunks of
-    output rows (``conv_small.conv2d_forward_rows_small_parallel``) instead of im2col + BLAS: what
-    :func:`is_small` takes, at least :data:`VEC_MIN_FILTERS` filters and output rows of at least
-    16 positions.
+    """Whether a strided forward whose image's columns exceed :data:`SMALL_ROWS_MIN_COLS` (the
+    stems of ResNet, Inception, SqueezeNet and MobileNet, ResNet's 56 -> 28 layer) runs in chunks
+    of output rows (``conv_small.conv2d_forward_rows_small_parallel``) rather than per image or by
+    im2col + BLAS: what :func:`is_small` takes, at least :data:`VEC_MIN_FILTERS` filters and output
+    rows of at least 16 positions.
 
     >>> prefers_small_rows((2, 3, 224, 224), (64, 3, 7, 7), (2, 64, 112, 112), (2, 2), 1,
     ...                    "float32") == (vec_tile()[0] > 0)
     True
-    >>> prefers_small_rows((2, 64, 56, 56), (128, 64, 3, 3), (2, 128, 28, 28), (2, 2), 1, "float32")
+    >>> prefers_small_rows((2, 64, 56, 56), (128, 64, 3, 3), (2, 128, 28, 28), (2, 2), 1,
+    ...                    "float32") == (vec_tile()[0] > 0)
+    True
+    >>> prefers_small_rows((2, 128, 28, 28), (256, 128, 3, 3), (2, 256, 14, 14), (2, 2), 1, "float32")
     False
     """
     k = w_shape[1] * w_shape[2] * w_shape[3]

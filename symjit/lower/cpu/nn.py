@@ -166,10 +166,10 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
         return "pointwise"
     if is_pointwise(x4, w4, stride, pad):
         return "1x1"
-    if _small(x_shape, w_shape, out_shape, p, dtype):
-        return "forward_small"
     if _small_rows(x_shape, w_shape, out_shape, p, dtype):
         return "forward_rows_small"
+    if _small(x_shape, w_shape, out_shape, p, dtype):
+        return "forward_small"
     if _vec(x_shape, w_shape, out_shape, p, dtype):
         return "forward_vec"
     if _winograd(x_shape, w_shape, out_shape, p):
@@ -227,7 +227,7 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
         pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
         shapes = [_shape4d(v.shape) for v in pick]
         groups = node.params["num_group"]
-        limit = conv2d_block_elems(shapes[1], groups)
+        limit = conv2d_block_elems(shapes[1], groups, kind)
         return [(conv2d_cols_shape(kind, *shapes, groups, limit), pick[0].dtype)]
     return workspace
 
