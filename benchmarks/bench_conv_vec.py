@@ -51,7 +51,7 @@ def _kernels(kind: str, w_shape: tuple, pad: tuple) -> dict:
     from symjit.kernels.cpu.conv_shapes import is_winograd
     out = {"im2col": (kind, getattr(conv, f"conv2d_{kind}"))}
     if is_winograd(w_shape, (1, 1), pad, (1, 1), 1):
-        out["winograd"] = (f"{kind}_winograd", getattr(conv_winograd, f"conv2d_{kind}_winograd"))
+        out["winograd"] = (f"{kind}_winograd", getattr(conv_winograd, f"conv2d_{kind}_winograd_parallel"))
     out["tiles"] = (f"{kind}_vec", getattr(conv_vec, f"conv2d_{kind}_vec_parallel"))
     return out
 

@@ -67,7 +67,8 @@ def layers(names: list[str], batch: int, reps: int) -> None:
         for kind in KINDS:
             scratch = [np.empty(conv.conv2d_cols_shape(k, x.shape, w.shape, dout.shape, 1, limit),
                                 np.float32) for k in (kind, f"{kind}_winograd")]
-            kernels = (getattr(conv, f"conv2d_{kind}"), getattr(conv_winograd, f"conv2d_{kind}_winograd"))
+            kernels = (getattr(conv, f"conv2d_{kind}"),
+                       getattr(conv_winograd, f"conv2d_{kind}_winograd_parallel"))
             calls = [lambda fn=fn, s=s, a=arrays[kind]: fn(*a, s, *geometry)
                      for fn, s in zip(kernels, scratch)]
             t_im2col, t_wino = best_of_turns(calls, reps)

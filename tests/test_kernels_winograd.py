@@ -9,9 +9,9 @@ import pytest
 from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import prefers_winograd, winograd_length
 from symjit.kernels.cpu.conv_winograd import (
-    conv2d_backward_data_winograd,
-    conv2d_backward_weight_winograd,
-    conv2d_forward_winograd,
+    conv2d_backward_data_winograd_parallel,
+    conv2d_backward_weight_winograd_parallel,
+    conv2d_forward_winograd_parallel,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
 
@@ -48,6 +48,20 @@ def _scratch(kind, x_shape, w_shape, out_shape, images=None):
 @pytest.mark.parametrize("images", [None, 1, 2])
 @pytest.mark.parametrize("case", CASES)
 def test_winograd_forward_and_gradients_match_the_reference(case, images, dtype):
+    _check_against_the_reference(case, images, dtype)
+
+
+@pytest.mark.parametrize("images", [None, 2])
+def test_winograd_threaded_transforms_match_the_reference(images):
+    """Arrays above ``SPLIT_MIN`` elements: every transform (weight, input, output, output
+    gradient, the weight gradient's back-transform) splits its rows or planes over the threads."""
+    from symjit.kernels.cpu._parallel import SPLIT_MIN
+    case = ((3, 130, 19, 18), 130, (1, 1))
+    assert min(3 * 130 * 19 * 18, 130 * 130 * 9) >= SPLIT_MIN
+    _check_against_the_reference(case, images, np.float32)
+
+
+def _check_against_the_reference(case, images, dtype):
     x_shape, filters, pad = case
     rng = np.random.default_rng(len(x_shape) + filters)
     x = rng.standard_normal(x_shape).astype(dtype)
@@ -62,19 +76,19 @@ def test_winograd_forward_and_gradients_match_the_reference(case, images, dtype)
     cols = _scratch("forward_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     out = np.full(out_shape, np.nan, dtype)
     conv.check_conv2d("forward_winograd", x, w, out, cols, *args)
-    conv2d_forward_winograd(x, w, out, cols, *args)
+    conv2d_forward_winograd_parallel(x, w, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x, w, *args), **_tol(dtype))
 
     cols = _scratch("backward_data_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     dx = np.full(x_shape, np.nan, dtype)
     conv.check_conv2d("backward_data_winograd", dx, w, dout, cols, *args)
-    conv2d_backward_data_winograd(dout, w, dx, cols, *args)
+    conv2d_backward_data_winograd_parallel(dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **_tol(dtype))
 
     cols = _scratch("backward_weight_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     dw = np.full(w.shape, np.nan, dtype)
     conv.check_conv2d("backward_weight_winograd", x, dw, dout, cols, *args)
-    conv2d_backward_weight_winograd(dout, x, dw, cols, *args)
+    conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, *args)
     np.testing.assert_allclose(dw, ref_dw, **_tol(dtype))
 
 

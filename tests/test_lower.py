@@ -274,8 +274,8 @@ def test_a_wide_3x3_convolution_runs_winograd_forward_and_gradients():
                        {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
                        Config.from_env(), load=False)
     src = c.program.source
-    assert "conv2d_forward_winograd(" in src and "conv2d_backward_data_winograd(" in src
-    assert "conv2d_backward_weight_winograd(" in src and "im2col" not in src
+    assert "conv2d_forward_winograd_parallel(" in src and "conv2d_backward_data_winograd_parallel(" in src
+    assert "conv2d_backward_weight_winograd_parallel(" in src and "im2col" not in src
     got = ex.forward(is_train=True)[0].asnumpy()
     padded = np.pad(args["data"], ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))

@@ -15,8 +15,10 @@ transforms are a few additions per element. The 16 rows of a transform are store
 apart (:func:`_skew`): a plain power-of-two-like stride put all 16 streams in one cache set and
 made the input transform 8x slower on ResNet's 56 x 56 layers. Tiles run over a block of images
 (as many as the scratch holds, the last block shorter); the weight transform is made once per call.
+The transforms split their rows or planes over numba's threads (from ``SPLIT_MIN`` elements;
+the 16 GEMMs run on BLAS's): serial, they had taken 40% of ResNet-18's 7 x 7 layers at batch 32.
 
-The data gradient of such a convolution is one too (:func:`conv2d_backward_data_winograd`):
+The data gradient of such a convolution is one too (:func:`conv2d_backward_data_winograd_parallel`):
 ``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``2 - pad``.
 The compiler picks these kernels per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`;
 figures in ``docs/performance.md``). Results agree with im2col + GEMM to a few float32 ulps of the
@@ -30,7 +32,7 @@ output's magnitude (the transforms add and subtract before the products).
 >>> geometry = ((1, 1), (0, 0), (1, 1), 1)
 >>> cols = np.empty(conv2d_cols_shape("forward_winograd", x.shape, w.shape, out.shape, 1))
 >>> check_conv2d("forward_winograd", x, w, out, cols, *geometry)
->>> conv2d_forward_winograd(x, w, out, cols, *geometry)
+>>> conv2d_forward_winograd_parallel(x, w, out, cols, *geometry)
 >>> out[0, 0]
 array([[45., 54.],
        [81., 90.]])
@@ -39,28 +41,53 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import prange
 from numba import uint64 as _u
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._parallel import PARTS, SERIAL, SPLIT_MIN, part_range, pjit
 from .blas import xgemm
 from .conv_shapes import winograd_images_per_block, winograd_skew
 
-__all__ = ["conv2d_forward_winograd", "conv2d_backward_data_winograd", "conv2d_backward_weight_winograd"]
+__all__ = ["conv2d_forward_winograd_parallel", "conv2d_backward_data_winograd_parallel",
+           "conv2d_backward_weight_winograd_parallel"]
 
 _jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+"""A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 
 
 @_jit
+def _parts(items, elems):
+    """Parts a transform splits its ``items`` (rows or planes) into: 1 (no thread hand-off) when it
+    touches fewer than ``SPLIT_MIN`` elements, else up to ``PARTS``."""
+    return 1 if elems < SPLIT_MIN else min(PARTS, items)
+
+
+@pjit
 def _weight_transform(w, u, flip):
     """``u[xi * S + f*C + c] = (G g G^T)[xi]`` (``S = len(u) // 16``) for ``g = w[f, c]``, or, with
     ``flip``, for ``g = w[c, f]`` rotated by 180 degrees (the data gradient's weight, ``(C, F)`` from
-    ``w``'s ``(F, C)``). Computed in float64."""
+    ``w``'s ``(F, C)``). Computed in float64; the rows split over the threads."""
+    rows = w.shape[1] if flip else w.shape[0]
+    parts = _parts(rows, w.size)
+    if parts == 1:
+        _weight_transform_rows(w, u, flip, 0, rows)
+        return
+    for t in prange(parts):
+        r0, r1 = part_range(t, parts, rows)
+        _weight_transform_rows(w, u, flip, r0, r1)
+
+
+@_jit
+def _weight_transform_rows(w, u, flip, r0, r1):
+    """:func:`_weight_transform` of rows ``r0 .. r1``."""
     a_, b_ = w.shape[0], w.shape[1]
-    rows, cols = (b_, a_) if flip else (a_, b_)
+    cols = a_ if flip else b_
     stride = u.shape[0] // 16
     wf = w.reshape(-1)
     t = np.empty(12, np.float64)
-    for r in range(rows):
+    for r in range(r0, r1):
         for q in range(cols):
             o = (q * b_ + r) * 9 if flip else (r * b_ + q) * 9
             for j in range(3):
@@ -96,88 +123,119 @@ def _tile_rows(xf, plane, h_, w_, r0, pw, rows):
             row[:] = 0
 
 
-@_jit
-def _input_transform(x, n0, nb, v, rows, th_, tw_, ph, pw):
+@pjit
+def _input_transform(x, n0, nb, v, th_, tw_, ph, pw):
     """``v[xi * S + c*T + t] = (B^T d B)[xi]`` for the 4 x 4 tile ``d`` at ``(2 ty - ph, 2 tx - pw)``
-    of image ``n0 + m``, ``t = (m*TH + ty)*TW + tx``, ``T = nb*TH*TW``, ``S = len(v) // 16``."""
+    of image ``n0 + m``, ``t = (m*TH + ty)*TW + tx``, ``T = nb*TH*TW``, ``S = len(v) // 16``; the
+    planes ``(m, c)`` split over the threads."""
+    planes = nb * x.shape[1]
+    parts = _parts(planes, planes * x.shape[2] * x.shape[3])
+    if parts == 1:
+        _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, 0, planes)
+        return
+    for t in prange(parts):
+        q0, q1 = part_range(t, parts, planes)
+        _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, q0, q1)
+
+
+@_jit
+def _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, q0, q1):
+    """:func:`_input_transform` of planes ``q0 .. q1`` (plane ``q``: image ``n0 + q // C``, channel
+    ``q % C``)."""
     c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
     tiles = nb * th_ * tw_
     s = v.shape[0] // 16
     xf = x.reshape(-1)
+    rows = np.empty((4, 2 * tw_ + 2), x.dtype)
     r0_, r1_, r2_, r3_ = rows[0], rows[1], rows[2], rows[3]
-    for m in range(nb):
-        for c in range(c_):
-            plane = ((n0 + m) * c_ + c) * h_ * w_
-            for ty in range(th_):
-                _tile_rows(xf, plane, h_, w_, 2 * ty - ph, pw, rows)
-                base = c * tiles + (m * th_ + ty) * tw_
-                for tx in range(tw_):
-                    q = 2 * tx
-                    d00, d01, d02, d03 = r0_[q], r0_[q + 1], r0_[q + 2], r0_[q + 3]
-                    d10, d11, d12, d13 = r1_[q], r1_[q + 1], r1_[q + 2], r1_[q + 3]
-                    d20, d21, d22, d23 = r2_[q], r2_[q + 1], r2_[q + 2], r2_[q + 3]
-                    d30, d31, d32, d33 = r3_[q], r3_[q + 1], r3_[q + 2], r3_[q + 3]
-                    # B^T d, then (.) B
-                    e00, e01, e02, e03 = d00 - d20, d01 - d21, d02 - d22, d03 - d23
-                    e10, e11, e12, e13 = d10 + d20, d11 + d21, d12 + d22, d13 + d23
-                    e20, e21, e22, e23 = d20 - d10, d21 - d11, d22 - d12, d23 - d13
-                    e30, e31, e32, e33 = d10 - d30, d11 - d31, d12 - d32, d13 - d33
-                    b = _u(base + tx)
-                    v[b] = e00 - e02
-                    v[_u(s) + b] = e01 + e02
-                    v[_u(2 * s) + b] = e02 - e01
-                    v[_u(3 * s) + b] = e01 - e03
-                    v[_u(4 * s) + b] = e10 - e12
-                    v[_u(5 * s) + b] = e11 + e12
-                    v[_u(6 * s) + b] = e12 - e11
-                    v[_u(7 * s) + b] = e11 - e13
-                    v[_u(8 * s) + b] = e20 - e22
-                    v[_u(9 * s) + b] = e21 + e22
-                    v[_u(10 * s) + b] = e22 - e21
-                    v[_u(11 * s) + b] = e21 - e23
-                    v[_u(12 * s) + b] = e30 - e32
-                    v[_u(13 * s) + b] = e31 + e32
-                    v[_u(14 * s) + b] = e32 - e31
-                    v[_u(15 * s) + b] = e31 - e33
+    for pq in range(q0, q1):
+        m, c = pq // c_, pq % c_
+        plane = ((n0 + m) * c_ + c) * h_ * w_
+        for ty in range(th_):
+            _tile_rows(xf, plane, h_, w_, 2 * ty - ph, pw, rows)
+            base = c * tiles + (m * th_ + ty) * tw_
+            for tx in range(tw_):
+                q = 2 * tx
+                d00, d01, d02, d03 = r0_[q], r0_[q + 1], r0_[q + 2], r0_[q + 3]
+                d10, d11, d12, d13 = r1_[q], r1_[q + 1], r1_[q + 2], r1_[q + 3]
+                d20, d21, d22, d23 = r2_[q], r2_[q + 1], r2_[q + 2], r2_[q + 3]
+                d30, d31, d32, d33 = r3_[q], r3_[q + 1], r3_[q + 2], r3_[q + 3]
+                # B^T d, then (.) B
+                e00, e01, e02, e03 = d00 - d20, d01 - d21, d02 - d22, d03 - d23
+                e10, e11, e12, e13 = d10 + d20, d11 + d21, d12 + d22, d13 + d23
+                e20, e21, e22, e23 = d20 - d10, d21 - d11, d22 - d12, d23 - d13
+                e30, e31, e32, e33 = d10 - d30, d11 - d31, d12 - d32, d13 - d33
+                b = _u(base + tx)
+                v[b] = e00 - e02
+                v[_u(s) + b] = e01 + e02
+                v[_u(2 * s) + b] = e02 - e01
+                v[_u(3 * s) + b] = e01 - e03
+                v[_u(4 * s) + b] = e10 - e12
+                v[_u(5 * s) + b] = e11 + e12
+                v[_u(6 * s) + b] = e12 - e11
+                v[_u(7 * s) + b] = e11 - e13
+                v[_u(8 * s) + b] = e20 - e22
+                v[_u(9 * s) + b] = e21 + e22
+                v[_u(10 * s) + b] = e22 - e21
+                v[_u(11 * s) + b] = e21 - e23
+                v[_u(12 * s) + b] = e30 - e32
+                v[_u(13 * s) + b] = e31 + e32
+                v[_u(14 * s) + b] = e32 - e31
+                v[_u(15 * s) + b] = e31 - e33
+
+
+@pjit
+def _output_transform(mm, out, n0, nb, th_, tw_):
+    """``out[n0 + m, f]``'s 2 x 2 blocks ``A^T m A`` from ``mm[xi * S + f*T + t]`` (see
+    :func:`_input_transform`), cut to the output's width and height; the planes ``(m, f)`` split
+    over the threads."""
+    planes = nb * out.shape[1]
+    parts = _parts(planes, planes * out.shape[2] * out.shape[3])
+    if parts == 1:
+        _output_transform_planes(mm, out, n0, nb, th_, tw_, 0, planes)
+        return
+    for t in prange(parts):
+        q0, q1 = part_range(t, parts, planes)
+        _output_transform_planes(mm, out, n0, nb, th_, tw_, q0, q1)
 
 
 @_jit
-def _output_transform(mm, out, n0, nb, th_, tw_, orow):
-    """``out[n0 + m, f]``'s 2 x 2 blocks ``A^T m A`` from ``mm[xi * S + f*T + t]`` (see
-    :func:`_input_transform`); the blocks' rows go through ``orow`` ``(2, 2*TW)`` and are cut to
-    the output's width and height."""
+def _output_transform_planes(mm, out, n0, nb, th_, tw_, q0, q1):
+    """:func:`_output_transform` of planes ``q0 .. q1`` (image ``n0 + q // F``, filter ``q % F``);
+    the blocks' rows go through a buffer ``(2, 2*TW)``."""
     f_, oh_, ow_ = out.shape[1], out.shape[2], out.shape[3]
     tiles = nb * th_ * tw_
     s = mm.shape[0] // 16
     of = out.reshape(-1)
+    orow = np.empty((2, 2 * tw_), out.dtype)
     o0, o1 = orow[0], orow[1]
-    for m in range(nb):
-        for f in range(f_):
-            plane = ((n0 + m) * f_ + f) * oh_ * ow_
-            for ty in range(th_):
-                base = f * tiles + (m * th_ + ty) * tw_
-                for tx in range(tw_):
-                    b = _u(base + tx)
-                    m00, m01 = mm[b], mm[_u(s) + b]
-                    m02, m03 = mm[_u(2 * s) + b], mm[_u(3 * s) + b]
-                    m10, m11 = mm[_u(4 * s) + b], mm[_u(5 * s) + b]
-                    m12, m13 = mm[_u(6 * s) + b], mm[_u(7 * s) + b]
-                    m20, m21 = mm[_u(8 * s) + b], mm[_u(9 * s) + b]
-                    m22, m23 = mm[_u(10 * s) + b], mm[_u(11 * s) + b]
-                    m30, m31 = mm[_u(12 * s) + b], mm[_u(13 * s) + b]
-                    m32, m33 = mm[_u(14 * s) + b], mm[_u(15 * s) + b]
-                    t00, t01, t02, t03 = m00 + m10 + m20, m01 + m11 + m21, m02 + m12 + m22, m03 + m13 + m23
-                    t10, t11, t12, t13 = m10 - m20 - m30, m11 - m21 - m31, m12 - m22 - m32, m13 - m23 - m33
-                    o0[2 * tx] = t00 + t01 + t02
-                    o0[2 * tx + 1] = t01 - t02 - t03
-                    o1[2 * tx] = t10 + t11 + t12
-                    o1[2 * tx + 1] = t11 - t12 - t13
-                d = plane + 2 * ty * ow_
+    for pq in range(q0, q1):
+        m, f = pq // f_, pq % f_
+        plane = ((n0 + m) * f_ + f) * oh_ * ow_
+        for ty in range(th_):
+            base = f * tiles + (m * th_ + ty) * tw_
+            for tx in range(tw_):
+                b = _u(base + tx)
+                m00, m01 = mm[b], mm[_u(s) + b]
+                m02, m03 = mm[_u(2 * s) + b], mm[_u(3 * s) + b]
+                m10, m11 = mm[_u(4 * s) + b], mm[_u(5 * s) + b]
+                m12, m13 = mm[_u(6 * s) + b], mm[_u(7 * s) + b]
+                m20, m21 = mm[_u(8 * s) + b], mm[_u(9 * s) + b]
+                m22, m23 = mm[_u(10 * s) + b], mm[_u(11 * s) + b]
+                m30, m31 = mm[_u(12 * s) + b], mm[_u(13 * s) + b]
+                m32, m33 = mm[_u(14 * s) + b], mm[_u(15 * s) + b]
+                t00, t01, t02, t03 = m00 + m10 + m20, m01 + m11 + m21, m02 + m12 + m22, m03 + m13 + m23
+                t10, t11, t12, t13 = m10 - m20 - m30, m11 - m21 - m31, m12 - m22 - m32, m13 - m23 - m33
+                o0[2 * tx] = t00 + t01 + t02
+                o0[2 * tx + 1] = t01 - t02 - t03
+                o1[2 * tx] = t10 + t11 + t12
+                o1[2 * tx + 1] = t11 - t12 - t13
+            d = plane + 2 * ty * ow_
+            for q in range(ow_):
+                of[_u(d + q)] = o0[q]
+            if 2 * ty + 1 < oh_:
                 for q in range(ow_):
-                    of[_u(d + q)] = o0[q]
-                if 2 * ty + 1 < oh_:
-                    for q in range(ow_):
-                        of[_u(d + ow_ + q)] = o1[q]
+                    of[_u(d + ow_ + q)] = o1[q]
 
 
 @_jit
@@ -189,7 +247,7 @@ def _block_buffers(rest, c_in, c_out, tiles):
     return rest[:16 * sv], sv, rest[16 * sv:16 * (sv + sm)], sm
 
 
-@_jit
+@_calls_threads
 def _winograd(x, w, out, cols, pad, flip):
     """``out = conv(x, w')``: ``w' = w`` (forward), or the flipped, transposed ``w`` (``flip``)."""
     n_, c_ = x.shape[0], x.shape[1]
@@ -201,85 +259,112 @@ def _winograd(x, w, out, cols, pad, flip):
     u = cf[:16 * su]
     _weight_transform(w, u, flip)
     rest = cf[16 * su:]
-    rows = np.empty((4, 2 * tw_ + 2), x.dtype)
-    orow = np.empty((2, 2 * tw_), x.dtype)
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
         v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
-        _input_transform(x, n0, nbb, v, rows, th_, tw_, pad[0], pad[1])
+        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1])
         for xi in range(16):
             xgemm(0, 0, f_, tiles, c_, 1.0, u, xi * su, c_, v, xi * sv, tiles, 0.0, mm, xi * sm, tiles)
-        _output_transform(mm, out, n0, nbb, th_, tw_, orow)
+        _output_transform(mm, out, n0, nbb, th_, tw_)
 
 
-@_jit
-def conv2d_forward_winograd(x, w, out, cols, stride, pad, dilate, groups):
+@_calls_threads
+def conv2d_forward_winograd_parallel(x, w, out, cols, stride, pad, dilate, groups):
     """``out = conv(x, w)`` for a 3x3 ``w`` at stride 1, no dilation, one group (``stride``,
     ``dilate`` and ``groups`` are kept for the kernels' common signature)."""
     _winograd(x, w, out, cols, pad, False)
 
 
-@_jit
-def conv2d_backward_data_winograd(dout, w, dx, cols, stride, pad, dilate, groups):
-    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_winograd`'s convolution: the
+@_calls_threads
+def conv2d_backward_data_winograd_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_winograd_parallel`'s convolution: the
     convolution of ``dout`` with ``w`` transposed and rotated, padded by ``2 - pad`` (pad <= 2)."""
     _winograd(dout, w, dx, cols, (2 - pad[0], 2 - pad[1]), True)
 
 
-@_jit
-def _dout_transform(dout, n0, nb, mm, th_, tw_, orow):
+@pjit
+def _dout_transform(dout, n0, nb, mm, th_, tw_):
     """``mm[xi * S + f*T + t] = (A dY A^T)[xi]`` for the 2 x 2 block ``dY`` of ``dout[n0 + m, f]`` at
-    ``(2 ty, 2 tx)`` (zero past the output's edges), ``t`` and ``S`` as in :func:`_input_transform`."""
+    ``(2 ty, 2 tx)`` (zero past the output's edges), ``t`` and ``S`` as in :func:`_input_transform`;
+    the planes ``(m, f)`` split over the threads."""
+    planes = nb * dout.shape[1]
+    parts = _parts(planes, planes * dout.shape[2] * dout.shape[3])
+    if parts == 1:
+        _dout_transform_planes(dout, n0, nb, mm, th_, tw_, 0, planes)
+        return
+    for t in prange(parts):
+        lo, hi = part_range(t, parts, planes)
+        _dout_transform_planes(dout, n0, nb, mm, th_, tw_, lo, hi)
+
+
+@_jit
+def _dout_transform_planes(dout, n0, nb, mm, th_, tw_, lo, hi):
+    """:func:`_dout_transform` of planes ``lo .. hi`` (image ``n0 + q // F``, filter ``q % F``)."""
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     tiles = nb * th_ * tw_
     s = mm.shape[0] // 16
     df = dout.reshape(-1)
+    orow = np.empty((2, 2 * tw_), dout.dtype)
     r0_, r1_ = orow[0], orow[1]
-    for m in range(nb):
-        for f in range(f_):
-            plane = ((n0 + m) * f_ + f) * oh_ * ow_
-            for ty in range(th_):
-                for i in range(2):
-                    y, row = 2 * ty + i, orow[i]
-                    row[ow_:] = 0
-                    if y < oh_:
-                        for q in range(ow_):
-                            row[q] = df[_u(plane + y * ow_ + q)]
-                    else:
-                        row[:] = 0
-                base = f * tiles + (m * th_ + ty) * tw_
-                for tx in range(tw_):
-                    a, b, c, d = r0_[2 * tx], r0_[2 * tx + 1], r1_[2 * tx], r1_[2 * tx + 1]
-                    p0, q0, p1, q1 = a, b, a + c, b + d       # A dY: rows (p, q)
-                    p2, q2, p3, q3 = a - c, b - d, -c, -d
-                    k = _u(base + tx)
-                    mm[k] = p0
-                    mm[_u(s) + k] = p0 + q0                     # (.) A^T: (p, p + q, p - q, -q)
-                    mm[_u(2 * s) + k] = p0 - q0
-                    mm[_u(3 * s) + k] = -q0
-                    mm[_u(4 * s) + k] = p1
-                    mm[_u(5 * s) + k] = p1 + q1
-                    mm[_u(6 * s) + k] = p1 - q1
-                    mm[_u(7 * s) + k] = -q1
-                    mm[_u(8 * s) + k] = p2
-                    mm[_u(9 * s) + k] = p2 + q2
-                    mm[_u(10 * s) + k] = p2 - q2
-                    mm[_u(11 * s) + k] = -q2
-                    mm[_u(12 * s) + k] = p3
-                    mm[_u(13 * s) + k] = p3 + q3
-                    mm[_u(14 * s) + k] = p3 - q3
-                    mm[_u(15 * s) + k] = -q3
+    for pq in range(lo, hi):
+        m, f = pq // f_, pq % f_
+        plane = ((n0 + m) * f_ + f) * oh_ * ow_
+        for ty in range(th_):
+            for i in range(2):
+                y, row = 2 * ty + i, orow[i]
+                row[ow_:] = 0
+                if y < oh_:
+                    for q in range(ow_):
+                        row[q] = df[_u(plane + y * ow_ + q)]
+                else:
+                    row[:] = 0
+            base = f * tiles + (m * th_ + ty) * tw_
+            for tx in range(tw_):
+                a, b, c, d = r0_[2 * tx], r0_[2 * tx + 1], r1_[2 * tx], r1_[2 * tx + 1]
+                p0, q0, p1, q1 = a, b, a + c, b + d       # A dY: rows (p, q)
+                p2, q2, p3, q3 = a - c, b - d, -c, -d
+                k = _u(base + tx)
+                mm[k] = p0
+                mm[_u(s) + k] = p0 + q0                     # (.) A^T: (p, p + q, p - q, -q)
+                mm[_u(2 * s) + k] = p0 - q0
+                mm[_u(3 * s) + k] = -q0
+                mm[_u(4 * s) + k] = p1
+                mm[_u(5 * s) + k] = p1 + q1
+                mm[_u(6 * s) + k] = p1 - q1
+                mm[_u(7 * s) + k] = -q1
+                mm[_u(8 * s) + k] = p2
+                mm[_u(9 * s) + k] = p2 + q2
+                mm[_u(10 * s) + k] = p2 - q2
+                mm[_u(11 * s) + k] = -q2
+                mm[_u(12 * s) + k] = p3
+                mm[_u(13 * s) + k] = p3 + q3
+                mm[_u(14 * s) + k] = p3 - q3
+                mm[_u(15 * s) + k] = -q3
+
+
+@pjit
+def _weight_untransform(du, dw):
+    """``dw[f, c] = G^T X G`` for the 4 x 4 ``X[xi] = du[xi * S + f*C + c]`` (in float64); the
+    filters split over the threads."""
+    f_ = dw.shape[0]
+    parts = _parts(f_, dw.size)
+    if parts == 1:
+        _weight_untransform_rows(du, dw, 0, f_)
+        return
+    for t in prange(parts):
+        f0, f1 = part_range(t, parts, f_)
+        _weight_untransform_rows(du, dw, f0, f1)
 
 
 @_jit
-def _weight_untransform(du, dw):
-    """``dw[f, c] = G^T X G`` for the 4 x 4 ``X[xi] = du[xi * S + f*C + c]`` (in float64)."""
-    f_, c_ = dw.shape[0], dw.shape[1]
+def _weight_untransform_rows(du, dw, f0, f1):
+    """:func:`_weight_untransform` of filters ``f0 .. f1``."""
+    c_ = dw.shape[1]
     s = du.shape[0] // 16
     x = np.empty(16, np.float64)
     y = np.empty(12, np.float64)
-    for f in range(f_):
+    for f in range(f0, f1):
         for c in range(c_):
             b = f * c_ + c
             for xi in range(16):
@@ -295,9 +380,9 @@ def _weight_untransform(du, dw):
                 dw[f, c, i, 2] = 0.5 * (y1 + y2) + y3
 
 
-@_jit
-def conv2d_backward_weight_winograd(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd`'s convolution:
+@_calls_threads
+def conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd_parallel`'s convolution:
     ``dw[f, c] = G^T (sum over tiles of (A dY A^T) * (B^T d B)) G``, the sum over tiles as 16 GEMMs
     ``(F, T) @ (T, C)`` per block of images, added up by BLAS (``beta = 1``) across the blocks."""
     n_, c_ = x.shape[0], x.shape[1]
@@ -308,14 +393,12 @@ def conv2d_backward_weight_winograd(dout, x, dw, cols, stride, pad, dilate, grou
     su = winograd_skew(f_ * c_)
     du = cf[:16 * su]
     rest = cf[16 * su:]
-    rows = np.empty((4, 2 * tw_ + 2), x.dtype)
-    orow = np.empty((2, 2 * tw_), x.dtype)
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
         v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
-        _input_transform(x, n0, nbb, v, rows, th_, tw_, pad[0], pad[1])
-        _dout_transform(dout, n0, nbb, mm, th_, tw_, orow)
+        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1])
+        _dout_transform(dout, n0, nbb, mm, th_, tw_)
         beta = 0.0 if n0 == 0 else 1.0
         for xi in range(16):
             xgemm(0, 1, f_, c_, tiles, 1.0, mm, xi * sm, tiles, v, xi * sv, tiles, beta, du, xi * su, c_)

@@ -51,11 +51,11 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
 
     ``args`` are the kernel's 4-D array arguments. Of im2col's kernels the serial ones are always
     used: their ``*_parallel`` forms never paid on our measurements (``docs/performance.md``); the
-    tile kernels (``*_vec``) split their tiles over the threads.
+    tile kernels (``*_vec``) split their tiles over the threads, Winograd's its transforms.
     """
     mod, name = "symjit.kernels.cpu.conv", f"conv2d_{kind}"
-    if kind.endswith("_winograd"):
-        mod = "symjit.kernels.cpu.conv_winograd"
+    if kind.endswith("_winograd"):   # threaded transforms
+        mod, name = "symjit.kernels.cpu.conv_winograd", f"conv2d_{kind}_parallel"
     elif kind.endswith(("_vec", "_vec_flat")):   # threaded (its name says so to the ahead-of-time builder)
         mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parallel"
     elif kind.endswith("_small"):   # threaded too
