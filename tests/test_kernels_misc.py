@@ -474,6 +474,21 @@ def test_batchnorm_accurate_with_large_mean_float32():
     np.testing.assert_allclose(1 / inv.astype(np.float64) ** 2, var + 1e-5, rtol=1e-4)
 
 
+def test_batchnorm_one_pass_statistics_with_an_outlier_first():
+    """The statistics' one pass sums about the channel's first element: an outlier there (10^3
+    standard deviations off a mean of 10^5) still gives the variance to float32 accuracy."""
+    rng = np.random.default_rng(1)
+    x = (1e5 + rng.standard_normal((32, 3, 40))).astype(np.float32)
+    x[0, :, 0] = [1e5 + 1e3, 1e5 - 1e3, 1e5]
+    out, mean, inv = np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)
+    mm, mv = np.zeros(3, np.float32), np.ones(3, np.float32)
+    norm.batchnorm_forward_train_parallel(x, np.ones(3, np.float32), np.zeros(3, np.float32), mm, mv, out,
+                                          mean, inv, 1e-5, 0.9, True, False)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(mean, x64.mean(axis=(0, 2)), rtol=1e-7)
+    np.testing.assert_allclose(1 / inv.astype(np.float64) ** 2, x64.var(axis=(0, 2)) + 1e-5, rtol=1e-5)
+
+
 def test_check_batchnorm_errors():
     x = np.zeros((2, 3, 4))
     v3, v2 = np.zeros(3), np.zeros(2)

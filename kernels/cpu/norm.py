@@ -178,17 +178,57 @@ def _relu_sums_row(r, g, mean, scale, b):
 
 
 @_jit
+def _sums_row(r, shift):
+    """``(sum(r - shift), sum((r - shift)^2))`` in float64, in one pass (eight lanes each)."""
+    n = r.size
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = 0.0
+    q0 = q1 = q2 = q3 = q4 = q5 = q6 = q7 = 0.0
+    for q in range(n // 8):
+        j = 8 * q
+        d0, d1, d2, d3 = r[j] - shift, r[j + 1] - shift, r[j + 2] - shift, r[j + 3] - shift
+        d4, d5, d6, d7 = r[j + 4] - shift, r[j + 5] - shift, r[j + 6] - shift, r[j + 7] - shift
+        a0 += d0
+        a1 += d1
+        a2 += d2
+        a3 += d3
+        a4 += d4
+        a5 += d5
+        a6 += d6
+        a7 += d7
+        q0 += d0 * d0
+        q1 += d1 * d1
+        q2 += d2 * d2
+        q3 += d3 * d3
+        q4 += d4 * d4
+        q5 += d5 * d5
+        q6 += d6 * d6
+        q7 += d7 * d7
+    t = tq = 0.0
+    for j in range(n - n % 8, n):
+        d = r[j] - shift
+        t += d
+        tq += d * d
+    return (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + t,
+            ((q0 + q1) + (q2 + q3)) + ((q4 + q5) + (q6 + q7)) + tq)
+
+
+@_jit
 def _channel_mean_var(x, c):
-    """Batch mean and biased variance of channel ``c`` (two passes, float64)."""
+    """Batch mean and biased variance of channel ``c`` in float64, in one pass over the channel:
+    the sums of ``x - shift`` and of its squares, ``shift`` the channel's first element, so that
+    ``var = E[(x - shift)^2] - E[x - shift]^2`` subtracts numbers near the variance, not near the
+    squared mean (float64 keeps ~1e-7 of the variance unless that element lies ~10^4 standard
+    deviations from the mean). Two passes (the mean, then the squares about it) had read
+    ResNet's stem activations from memory twice: 24 ms against 18 at batch 32."""
     n, _, s = x.shape
-    total = 0.0
+    shift = x[0, c, 0] * 1.0 if n * s > 0 else 0.0
+    total = sq = 0.0
     for i in range(n):
-        total += _sum_row(x[i, c], 0.0)
-    mean = total / (n * s)
-    sq = 0.0
-    for i in range(n):
-        sq += _sumsq_row(x[i, c], mean)
-    return mean, sq / (n * s)
+        a, b = _sums_row(x[i, c], shift)
+        total += a
+        sq += b
+    m = total / (n * s)
+    return shift + m, max(0.0, sq / (n * s) - m * m)
 
 
 @_jit
