@@ -24,6 +24,7 @@ __all__ = [
     "is_depthwise", "is_pointwise", "winograd_skew", "winograd_tiles", "winograd_length",
     "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
+    "WINOGRAD_SCRATCH_MIN", "VEC_SCRATCH_MIN",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
@@ -57,7 +58,8 @@ def conv2d_block_elems(w_shape: tuple[int, ...], groups: int, kind: str = "") ->
     """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
     :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
     ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`; for the tile
-    kernels (``kind`` ending in ``_vec``) at least :data:`VEC_SCRATCH_MIN`. Figures in
+    kernels (``kind`` ending in ``_vec``) at least :data:`VEC_SCRATCH_MIN`, for Winograd's at least
+    :data:`WINOGRAD_SCRATCH_MIN`. Figures in
     ``docs/performance.md`` ("LeNet: convolution blocks per shape").
 
     >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
@@ -67,7 +69,9 @@ def conv2d_block_elems(w_shape: tuple[int, ...], groups: int, kind: str = "") ->
     """
     fg = w_shape[0] // groups
     budget = CONV_BLOCK_CACHE if fg < CONV_BLOCK_WIDE else min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
-    return max(budget, VEC_SCRATCH_MIN) if kind.endswith("_vec") else budget
+    if kind.endswith("_vec"):
+        return max(budget, VEC_SCRATCH_MIN)
+    return max(budget, WINOGRAD_SCRATCH_MIN) if kind.endswith("_winograd") else budget
 
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +448,16 @@ def is_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dila
     return (np.dtype(dtype) == np.float32 and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1)
             and groups == 1 and pad[0] <= w_shape[2] - 1 and pad[1] <= w_shape[3] - 1
             and vec_tile()[0] > 0)
+
+
+WINOGRAD_SCRATCH_MIN = 1 << 24
+"""The least block budget, in elements (64 MiB in float32), that the compiler gives the Winograd
+kernels (:func:`conv2d_block_elems`): the whole batch of 32 in one block on ResNet's 14 x 14 and
+7 x 7 layers (20 images at 28 x 28), so that each of the 16 GEMMs has 32 images' tiles rather
+than 5 to 7 images' (the block budget's: the weight transform alone takes 4 Mi elements of it at
+512 channels). ResNet-18's training step at batch 32 ran 1.05-1.08x faster (``bench_rule_ab.py
+resnet18 --batch 32 --train --set WINOGRAD_SCRATCH_MIN=0``; ``docs/performance.md``); 2^25 was
+within noise of 2^24."""
 
 
 VEC_MIN_PLANE = 784
