@@ -1,7 +1,9 @@
 """Time the CPU pooling forward kernels on the model zoo's pooling shapes: best milliseconds of
-several calls per shape, float32 (max pooling, then Inception's average pools).
+several calls per shape, float32 (max pooling, then Inception's average pools); with
+``--backward``, the max pooling gradients (threaded forms, as the compiler calls them on big
+arrays).
 
-    python benchmarks/bench_pool.py [--calls 7]
+    python benchmarks/bench_pool.py [--calls 7] [--backward]
 
 To compare two revisions, run it from each one's checkout in turn (alternate them: the machine's
 speed drifts).
@@ -33,8 +35,12 @@ AVG_CASES = [   # Inception v3's branch pools (3x3, stride 1, pad 1, the padding
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=7)
+    ap.add_argument("--backward", action="store_true", help="time max_pool2d_backward_parallel")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
+    if args.backward:
+        backward(rng, args.calls)
+        return
     runs = [(c, pool.max_pool2d_forward, ()) for c in CASES]
     runs += [(c, pool.avg_pool2d_forward, (True,)) for c in AVG_CASES]
     for (name, shape, kernel, stride, pad), kernel_fn, extra in runs:
@@ -48,6 +54,22 @@ def main() -> None:
             kernel_fn(x, out, kernel, stride, pad, *extra)
             best = min(best, time.perf_counter() - t)
         print(f"{name}: {best * 1e3:.3f} ms")
+
+
+def backward(rng, calls: int) -> None:
+    """The max pooling gradient (recomputing each window's argmax) on :data:`CASES`."""
+    for name, shape, kernel, stride, pad in CASES:
+        x = rng.standard_normal(shape).astype(np.float32)
+        oh, ow = pool.pool_output_size(shape[2:], kernel, stride, pad, "valid")
+        dout = rng.standard_normal(shape[:2] + (oh, ow)).astype(np.float32)
+        dx = np.empty_like(x)
+        pool.max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad)
+        best = float("inf")
+        for _ in range(calls):
+            t = time.perf_counter()
+            pool.max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad)
+            best = min(best, time.perf_counter() - t)
+        print(f"{name} (gradient): {best * 1e3:.3f} ms")
 
 
 if __name__ == "__main__":

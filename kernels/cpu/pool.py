@@ -436,7 +436,7 @@ def _max_pool_2x2_backward(x, dout, dx):
                 dxf[k + wu + one] = g if id_ else z
 
 
-@_jit
+@numba.njit(inline="always")
 def _window_argmax(xf, xb, h0, h1, w0, w1, w_):
     """Flat index of a window's first maximum (strict ``>`` in row-major order: the first element
     when all are -inf), or of its first NaN."""
@@ -543,9 +543,9 @@ def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
         _max_pool_backward_3x3s2(x, dout, dx, pad, hlo, hhi, wlo, whi)
         return
     xf, df, dxf = x.reshape(-1), dout.reshape(-1), dx.reshape(-1)
+    dxf[:] = 0
     for q in range(n_ * c_):
         xb, ob = q * h_ * w_, q * oh_ * ow_
-        dxf[xb:xb + h_ * w_] = 0   # plane by plane: the adds below then find it in cache
         for oh in range(oh_):
             h0, h1 = hlo[oh], hhi[oh]
             for ow in range(ow_):
