@@ -54,7 +54,7 @@ def compare(old, new, layer: str, batch: int, reps: int) -> list[tuple[str, floa
     geometry = ((s, s), (p, p), (1, 1), 1)
     rows = []
     for kind in KINDS:
-        limit = new.conv2d_block_elems(w.shape, 1, kind)
+        limit = new.conv2d_block_elems(w.shape, 1, kind, x.shape, out.shape)
         cols = np.empty(new.conv2d_cols_shape(kind, x.shape, w.shape, out.shape, 1, limit), np.float32)
         arrays = {"forward": (x, w, out), "backward_data": (dout, w, np.empty_like(x)),
                   "backward_weight": (dout, x, np.empty_like(w))}[kind]

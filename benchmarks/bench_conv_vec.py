@@ -77,7 +77,8 @@ def layers(names: list[str], batch: int, reps: int) -> None:
             kernels = _kernels(kind, w.shape, (ph, pw))
             calls = []
             for kkind, fn in kernels.values():
-                limit = conv.conv2d_block_elems(w.shape, 1, kkind)   # the compiler's budget
+                # the compiler's budget
+                limit = conv.conv2d_block_elems(w.shape, 1, kkind, x.shape, dout.shape)
                 s = np.empty(conv.conv2d_cols_shape(kkind, x.shape, w.shape, dout.shape, 1, limit),
                              np.float32)
                 calls.append(lambda fn=fn, s=s, a=arrays[kind], g=geometry: fn(*a, s, *g))

@@ -221,14 +221,18 @@ def test_the_flat_forward_needs_the_batch_in_one_block():
 
 def test_tile_scratch_holds_several_images_whatever_the_block_budget():
     """The compiler's block budget (one ResNet 56 x 56 image here) does not cut the tile kernels'
-    batch into blocks of one image: their scratch is at least ``VEC_SCRATCH_MIN`` elements, and
-    holds as many whole images as fit in it."""
-    from symjit.kernels.cpu.conv_shapes import VEC_SCRATCH_MIN, conv2d_block_elems, vec_images_per_block
+    batch into blocks of one image: their budget holds ``VEC_BLOCK_IMAGES`` images (the batch when
+    smaller), and a budget that holds more (LeNet's second layer) is kept."""
+    from symjit.kernels.cpu.conv_shapes import VEC_BLOCK_IMAGES, conv2d_block_elems, vec_images_per_block
     x_shape, w_shape = (32, 64, 56, 56), (64, 64, 3, 3)
     assert conv2d_block_elems(w_shape, 1) < 2 * vec_layout(1, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1)[2]
     for kind, weight in (("forward_vec", False), ("backward_data_vec", False), ("backward_weight_vec", True)):
-        budget = conv2d_block_elems(w_shape, 1, kind)
-        length = conv.conv2d_cols_shape(kind, x_shape, w_shape, x_shape, 1, budget)[1]
-        nb = vec_images_per_block(length, 32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
-        assert nb == vec_images_per_block(VEC_SCRATCH_MIN, 32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
-        assert nb >= 4 and length == vec_layout(nb, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)[2]
+        for batch in (32, 2):
+            xs = (batch, *x_shape[1:])
+            budget = conv2d_block_elems(w_shape, 1, kind, xs, xs)
+            length = conv.conv2d_cols_shape(kind, xs, w_shape, xs, 1, budget)[1]
+            nb = vec_images_per_block(length, batch, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
+            assert nb == min(batch, VEC_BLOCK_IMAGES)
+            assert length == vec_layout(nb, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)[2]
+    x, w, out = (64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8)   # LeNet's second layer
+    assert conv2d_block_elems(w, 1, "forward_vec", x, out) == conv2d_block_elems(w, 1)

@@ -403,10 +403,10 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch, monkeypatch):
     gradients call the tile kernels of conv_vec; output and gradients match numpy's. The batch
     fits the scratch's block, so the forward leaves its result there for the epilogue loop to read
     (``conv2d_forward_vec_flat_parallel``); with a block budget of one image (no
-    ``VEC_SCRATCH_MIN``), two images take a block each and the kernel writes the output itself."""
+    ``VEC_BLOCK_IMAGES`` of 1), two images take a block each and the kernel writes the output itself."""
     if batch == 2:
         from symjit.kernels.cpu import conv_shapes
-        monkeypatch.setattr(conv_shapes, "VEC_SCRATCH_MIN", 0)
+        monkeypatch.setattr(conv_shapes, "VEC_BLOCK_IMAGES", 1)
     x_shape, w_shape = (batch, 32, 80, 80), (32, 32, 3, 3)
     net = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), pad=(1, 1),
                                                num_filter=32, name="conv"), act_type="relu")

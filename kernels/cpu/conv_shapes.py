@@ -24,7 +24,7 @@ __all__ = [
     "is_depthwise", "is_pointwise", "winograd_skew", "winograd_tiles", "winograd_length",
     "winograd_images_per_block",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
-    "WINOGRAD_SCRATCH_MIN", "VEC_SCRATCH_MIN",
+    "WINOGRAD_SCRATCH_MIN", "VEC_BLOCK_IMAGES",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
@@ -54,24 +54,34 @@ CONV_BLOCK_PER_FILTER = 12 * 1024
 50 filters: 17 images per block, within 5% of its fastest, 32)."""
 
 
-def conv2d_block_elems(w_shape: tuple[int, ...], groups: int, kind: str = "") -> int:
+def conv2d_block_elems(w_shape: tuple[int, ...], groups: int, kind: str = "",
+                       x_shape: tuple[int, ...] | None = None,
+                       out_shape: tuple[int, ...] | None = None) -> int:
     """The ``max_elems`` the compiler gives a convolution's kernels (per shape, at compile time):
     :data:`CONV_BLOCK_CACHE` below :data:`CONV_BLOCK_WIDE` filters per group, else
-    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`; for the tile
-    kernels (``kind`` ending in ``_vec``) at least :data:`VEC_SCRATCH_MIN`, for Winograd's at least
-    :data:`WINOGRAD_SCRATCH_MIN`. Figures in
-    ``docs/performance.md`` ("LeNet: convolution blocks per shape").
+    ``filters per group * CONV_BLOCK_PER_FILTER``, at most :data:`CONV_SCRATCH_MAX`; for Winograd's
+    kernels (``kind`` ending in ``_winograd``) at least :data:`WINOGRAD_SCRATCH_MIN`; for the tile
+    kernels (``_vec``, given the data and output shapes) at least the scratch of
+    :data:`VEC_BLOCK_IMAGES` images (or the batch). Figures in ``docs/performance.md`` ("LeNet:
+    convolution blocks per shape", "Blocks of images for the tiles").
 
     >>> conv2d_block_elems((20, 1, 5, 5), 1), conv2d_block_elems((50, 20, 5, 5), 1)
     (65536, 614400)
-    >>> conv2d_block_elems((64, 64, 3, 3), 1, "forward_vec") == VEC_SCRATCH_MIN
-    True
+    >>> x = (32, 64, 56, 56)
+    >>> vec = conv2d_block_elems((64, 64, 3, 3), 1, "forward_vec", x, x)
+    >>> vec_images_per_block(vec, 32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1), conv2d_block_elems((64, 64, 3, 3), 1)
+    (4, 786432)
     """
     fg = w_shape[0] // groups
     budget = CONV_BLOCK_CACHE if fg < CONV_BLOCK_WIDE else min(CONV_SCRATCH_MAX, fg * CONV_BLOCK_PER_FILTER)
-    if kind.endswith("_vec"):
-        return max(budget, VEC_SCRATCH_MIN)
-    return max(budget, WINOGRAD_SCRATCH_MIN) if kind.endswith("_winograd") else budget
+    if kind.endswith("_winograd"):
+        return max(budget, WINOGRAD_SCRATCH_MIN)
+    if kind.endswith("_vec") and x_shape is not None and out_shape is not None:
+        k = min(x_shape[0], VEC_BLOCK_IMAGES)
+        least = conv2d_cols_shape(kind, (k, *x_shape[1:]), w_shape, (k, *out_shape[1:]), groups,
+                                  CONV_SCRATCH_MAX)[1]
+        return max(budget, least)
+    return budget
 
 
 # ---------------------------------------------------------------------------------------------
@@ -414,12 +424,13 @@ def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
 
 VEC_TAPS_SLACK = 16
 
-VEC_SCRATCH_MIN = 1 << 22
-"""The least block budget, in elements (16 MiB in float32), that the compiler gives the tile
-kernels (:func:`conv2d_block_elems`): every block of images costs each of its
-three passes (padding, tiles, the copy out) a wake-up of the threads and leaves them an uneven
-share of its last tiles. With the budget's one image per block, ResNet's 56 x 56 layers ran their
-forward, data and weight gradients at batch 32 1.1-1.2x slower than with 4 to 10 images
+VEC_BLOCK_IMAGES = 4
+"""The fewest images (the batch if smaller) per block that the compiler gives the tile kernels
+(:func:`conv2d_block_elems`): every block costs each of its three passes (padding, tiles, the copy
+out) a wake-up of the threads and leaves them an uneven share of its last tiles. With the budget's
+one image per block, ResNet's 56 x 56 layers ran their forward, data and weight gradients at
+batch 32 1.1-1.2x slower than with 4 to 10 images; a fixed minimum of 2^22 elements instead put
+LeNet's batch of 64 in one block that no longer fit L2, and its training loop ran 0.8-0.9x
 (``docs/performance.md``, "Blocks of images for the tiles")."""
 
 

@@ -227,7 +227,7 @@ def _conv_workspace(kind: str, data: tuple[int, int], weight: tuple[int, int], o
         pick = [(ins, outs)[side][i] for side, i in (data, weight, out)]
         shapes = [_shape4d(v.shape) for v in pick]
         groups = node.params["num_group"]
-        limit = conv2d_block_elems(shapes[1], groups, kind)
+        limit = conv2d_block_elems(shapes[1], groups, kind, shapes[0], shapes[2])
         return [(conv2d_cols_shape(kind, *shapes, groups, limit), pick[0].dtype)]
     return workspace
 
