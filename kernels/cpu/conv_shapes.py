@@ -579,7 +579,7 @@ SMALL_ROWS_MIN_COLS = 1 << 18
 """The fewest im2col elements of one image for which a strided forward runs in chunks of output
 rows (:func:`prefers_small_rows`, which the compiler asks before :func:`prefers_small`); below it
 the per-image kernel takes it. From 2^18 up to 2^19 (ResNet's 56 -> 28 layer, SqueezeNet's and
-MobileNet's stems) the chunks ran 1.2-1.8x faster than the per-image kernel at batch 2 and 32
+MobileNet's stems) the chunks ran 1.06-1.8x faster than the per-image kernel at batch 2 and 32
 (``docs/performance.md``, "Blocks of images for the tiles")."""
 
 SMALL_ROWS_COLS = 1 << 17
