@@ -39,7 +39,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
-           "idle_settings", "INTERVAL", "USER_VARIABLES", "SERIAL_VARIABLE",
+           "idle_settings", "INTERVAL", "OMP_SPINS", "USER_VARIABLES", "SERIAL_VARIABLE",
            "SPLIT_MIN"]
 
 INTERVAL = 0.1
@@ -52,6 +52,10 @@ SPLIT_MIN = 1 << 17
 (:mod:`symjit.kernels.cpu._parallel`): below it, a thread hand-off costs more than the second core
 saves. Here, not there, so that lowering imports no numba (a process running ahead-of-time
 modules never loads it)."""
+OMP_SPINS = 50000
+"""``GOMP_SPINCOUNT``: the spins (``pause`` loops) an idle GNU OpenMP thread makes before it
+sleeps, ~0.4 ms on an Intel Xeon of ours (a ``/tmp`` script: the process's CPU time in a sleep
+right after an empty parallel region); GNU OpenMP counts it in place of ``OMP_WAIT_POLICY``."""
 SERIAL_VARIABLE = "SYMJIT_SERIAL_KERNELS"
 """Set to ``1`` by the ahead-of-time builder for its own process, not by users: the threaded
 kernels then compile serially (:mod:`symjit.kernels.cpu._parallel`)."""
@@ -253,19 +257,28 @@ def _numba_setter() -> Callable[[int], None]:
 
 def idle_settings(env: dict[str, str] | None = None) -> dict[str, str]:
     """The variables symjit sets at import where the user has not, so that idle threads give
-    their core back soon: OpenMP's (numba's ``prange`` loops) wait passively, and OpenBLAS's
-    threads spin at most 2^20 cycles (~0.4 ms) after a GEMM instead of 2^28 (~0.1 s). Spinning,
-    either took the core the other needs next: a GEMM right after a threaded BatchNorm ran 1.8x
-    slower, a threaded BatchNorm right after a GEMM 1.9x (``docs/performance.md``).
+    their core back soon: OpenBLAS's threads spin at most 2^20 cycles (~0.4 ms) after a GEMM
+    instead of 2^28 (~0.1 s), and OpenMP's (numba's ``prange`` loops) wait passively, except that
+    GNU OpenMP (numba's ``omp`` layer on Linux) first spins :data:`OMP_SPINS` times (~0.4 ms on an
+    Intel Xeon of ours), as long as OpenBLAS's. Spinning for ever, either took the core the other
+    needs next (a GEMM right after a threaded BatchNorm ran 1.8x slower, a threaded BatchNorm right
+    after a GEMM 1.9x); never spinning, each parallel region after a sleep cost ~75-120 us to wake
+    the threads, which took 5-25% of LeNet's step and of the zoo's forwards at batch 2
+    (``docs/performance.md``, "Waking numba's threads"). Where the user set either OpenMP
+    variable, both are left as they are.
 
     >>> idle_settings({})
-    {'OMP_WAIT_POLICY': 'PASSIVE', 'OPENBLAS_THREAD_TIMEOUT': '20'}
+    {'OMP_WAIT_POLICY': 'PASSIVE', 'GOMP_SPINCOUNT': '50000', 'OPENBLAS_THREAD_TIMEOUT': '20'}
     >>> idle_settings({'OMP_WAIT_POLICY': 'active', 'OPENBLAS_THREAD_TIMEOUT': '28'})
     {}
     """
     env = dict(os.environ) if env is None else env
-    wanted = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "20"}
-    return {k: v for k, v in wanted.items() if not env.get(k)}
+    wanted = {}
+    if not env.get("OMP_WAIT_POLICY") and not env.get("GOMP_SPINCOUNT"):
+        wanted = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": str(OMP_SPINS)}
+    if not env.get("OPENBLAS_THREAD_TIMEOUT"):
+        wanted["OPENBLAS_THREAD_TIMEOUT"] = "20"
+    return wanted
 
 
 def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasThreads | None:

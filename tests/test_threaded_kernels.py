@@ -157,8 +157,10 @@ def test_policy_sets_numba_threads_in_each_executor_thread():
 
 
 def test_idle_threads_give_their_core_back_unless_the_user_chose():
-    assert threads.idle_settings({}) == {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "20"}
+    assert threads.idle_settings({}) == {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "50000",
+                                         "OPENBLAS_THREAD_TIMEOUT": "20"}
     assert threads.idle_settings({"OMP_WAIT_POLICY": "ACTIVE"}) == {"OPENBLAS_THREAD_TIMEOUT": "20"}
+    assert threads.idle_settings({"GOMP_SPINCOUNT": "0"}) == {"OPENBLAS_THREAD_TIMEOUT": "20"}
     assert threads.idle_settings({"OPENBLAS_THREAD_TIMEOUT": "4", "OMP_WAIT_POLICY": "x"}) == {}
 
 
