@@ -1,4 +1,4 @@
-"""One kernel-choice rule on and off in one net, in one process: a zoo net (``examples/nets.py``)
+"""One kernel-choice rule on and off in one net, in one process: a zoo net or LeNet (``examples/nets.py``)
 bound as the rules say and bound again with a constant of ``symjit.kernels.cpu.conv_shapes``
 changed (say ``POINTWISE_TILES_MIN_PIXELS=1000000000``, which turns the 1x1 tiles off), or of
 another module named with it (``symjit.lower.cpu.SPLIT_MIN=...``: the size from which generated
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SYMJIT_AOT", "off")
 from benchmarks.bench_winograd import alternate_executors  # noqa: E402
 
-NETS = ("resnet18", "resnet50", "inception_v3", "squeezenet1_1", "mobilenet_v2")
+NETS = ("resnet18", "resnet50", "inception_v3", "squeezenet1_1", "mobilenet_v2", "lenet")
 
 
 def main() -> None:

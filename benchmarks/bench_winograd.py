@@ -87,22 +87,24 @@ def alternate_executors(name: str, batch: int, train: bool, rounds: int, switch_
     from examples import nets as zoo
     build = {"resnet18": lambda: zoo.resnet(18), "resnet50": lambda: zoo.resnet(50),
              "inception_v3": zoo.inception_v3, "squeezenet1_1": zoo.squeezenet1_1,
-             "mobilenet_v2": zoo.mobilenet_v2}
+             "mobilenet_v2": zoo.mobilenet_v2, "lenet": zoo.lenet}
     sym = build[name]()
-    side = 299 if name == "inception_v3" else 224
+    shape = {"inception_v3": (batch, 3, 299, 299),
+             "lenet": (batch, 1, 28, 28)}.get(name, (batch, 3, 224, 224))
+    classes = 10 if name == "lenet" else 1000
     reqs = {n: "write" if train and n not in ("data", "softmax_label") else "null"
             for n in sym.list_arguments()}
 
     def bind():
-        ex = sym.simple_bind(mx.cpu(), data=(batch, 3, side, side), grad_req=reqs)
+        ex = sym.simple_bind(mx.cpu(), data=shape, grad_req=reqs)
         mx.random.seed(0)
         for n, arr in ex.arg_dict.items():
             if n not in ("data", "softmax_label"):
                 mx.init.Xavier(magnitude=2.0)(mx.init.InitDesc(n), arr)
         for n, arr in ex.aux_dict.items():
             arr[:] = 1.0 if n.endswith("var") else 0.0
-        ex.arg_dict["data"][:] = np.random.default_rng(0).random((batch, 3, side, side), np.float32)
-        ex.arg_dict["softmax_label"][:] = np.arange(batch) % 1000
+        ex.arg_dict["data"][:] = np.random.default_rng(0).random(shape, np.float32)
+        ex.arg_dict["softmax_label"][:] = np.arange(batch) % classes
         return ex
 
     def step(ex) -> None:
