@@ -263,7 +263,8 @@ def idle_settings(env: dict[str, str] | None = None) -> dict[str, str]:
     Intel Xeon of ours), as long as OpenBLAS's. Spinning for ever, either took the core the other
     needs next (a GEMM right after a threaded BatchNorm ran 1.8x slower, a threaded BatchNorm right
     after a GEMM 1.9x); never spinning, each parallel region after a sleep cost ~75-120 us to wake
-    the threads, which took 5-25% of LeNet's step and of the zoo's forwards at batch 2
+    the threads: 6-8% of LeNet's step and of ResNet's forwards at batch 2, 20-45% of MobileNet's
+    and SqueezeNet's
     (``docs/performance.md``, "Waking numba's threads"). Where the user set either OpenMP
     variable, both are left as they are.
 
