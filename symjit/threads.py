@@ -264,9 +264,8 @@ def idle_settings(env: dict[str, str] | None = None) -> dict[str, str]:
     needs next (a GEMM right after a threaded BatchNorm ran 1.8x slower, a threaded BatchNorm right
     after a GEMM 1.9x); never spinning, each parallel region after a sleep cost ~75-120 us to wake
     the threads: 6-8% of LeNet's step and of ResNet's forwards at batch 2, 20-45% of MobileNet's
-    and SqueezeNet's
-    (``docs/performance.md``, "Waking numba's threads"). Where the user set either OpenMP
-    variable, both are left as they are.
+    and SqueezeNet's (``docs/performance.md``, "Waking numba's threads, again"). Where the user
+    set either OpenMP variable, both are left as they are.
 
     >>> idle_settings({})
     {'OMP_WAIT_POLICY': 'PASSIVE', 'GOMP_SPINCOUNT': '50000', 'OPENBLAS_THREAD_TIMEOUT': '20'}
