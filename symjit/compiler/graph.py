@@ -56,6 +56,9 @@ class OpNode:
     outputs: list[int]
     phase: str = "forward"   # forward | backward
     train: bool = False      # training-mode semantics (BatchNorm batch stats, Dropout masks)
+    # where a GEMM op (FullyConnected, dot) runs, for targets that choose: "" their default,
+    # "threads" beside the convolutions on numba's threads (passes.simplify.place_gemms)
+    gemm: str = ""
 
     def __repr__(self) -> str:
         ins = ", ".join(f"%{i}" for i in self.inputs)

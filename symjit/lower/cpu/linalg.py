@@ -1,12 +1,49 @@
 """CPU lowerings of dot and batch_dot (records in :mod:`symjit.ops.linalg`): BLAS through numba's
-``np.dot`` on 2-D (or per-batch) views. Their outputs may feed an elementwise epilogue loop."""
+``np.dot`` on 2-D (or per-batch) views, or, for a 2-D dot marked to run beside a net's
+convolutions, :mod:`symjit.kernels.cpu.gemm_tiles` on numba's threads. Their outputs may feed an
+elementwise epilogue loop."""
 from __future__ import annotations
 
+import math
+
+from ..emit import call
 from ..rules import rule
 
 
+def _views(lhs: tuple, rhs: tuple, ta: bool, tb: bool) -> tuple[tuple, tuple]:
+    """The 2-D shapes of dot's operands by MXNet's N-D rule: lhs as (M, K) or, transposed, (K, M);
+    rhs as (K, N) or, transposed, (N, K)."""
+    a = (lhs[0], math.prod(lhs[1:])) if ta else (math.prod(lhs[:-1]), lhs[-1])
+    b = (math.prod(rhs[:-1]), rhs[-1]) if tb else (rhs[0], math.prod(rhs[1:]))
+    return a, b
+
+
+def _tile_kind(node, lhs: tuple, rhs: tuple, dtype) -> str | None:
+    """``'nn'``, ``'tn'`` or ``'nt'`` when a 2-D product runs as ``gemm_tiles``' kernel on numba's
+    threads (marked by ``passes.simplify.place_gemms``, a shape ``gemm_shapes`` takes), else None."""
+    from symjit.kernels.cpu.gemm_shapes import prefers_gemm_tiles
+    ta, tb = node.params["transpose_a"], node.params["transpose_b"]
+    if node.gemm != "threads" or (ta and tb) or (len(lhs) == 1 and len(rhs) == 1):
+        return None
+    a, b = _views(lhs, rhs, ta, tb)
+    kind = "tn" if ta else "nt" if tb else "nn"
+    m, kk = (a[1], a[0]) if ta else a
+    n = b[0] if tb else b[1]
+    return kind if prefers_gemm_tiles(kind, m, kk, n, dtype) else None
+
+
+def _dot_workspace(node, ins, outs):
+    """``gemm_nt_tiles_parallel``'s scratch when it takes the product, else none."""
+    from symjit.kernels.cpu.gemm_shapes import gemm_nt_scratch
+    if _tile_kind(node, ins[0].shape, ins[1].shape, ins[0].dtype) != "nt":
+        return []
+    (m, kk), (n, _) = _views(ins[0].shape, ins[1].shape, False, True)
+    return [((gemm_nt_scratch(m, kk, n),), ins[0].dtype)]
+
+
 def _dot_lower(k, node, ins, outs):
-    """BLAS through numba's np.dot on 2-D views (MXNet's N-D rule: lhs as (M, K) or (K, M))."""
+    """BLAS through numba's np.dot on 2-D views (MXNet's N-D rule: lhs as (M, K) or (K, M)), or
+    ``gemm_tiles``' kernels on numba's threads in a convolution net."""
     lhs, rhs, out = ins[0], ins[1], outs[0]
     ta, tb = node.params["transpose_a"], node.params["transpose_b"]
     if len(k.info[lhs].shape) == 1 and len(k.info[rhs].shape) == 1:
@@ -17,6 +54,10 @@ def _dot_lower(k, node, ins, outs):
     k.line(f"{bm} = {rhs}.reshape(-1, {rhs}.shape[-1])" if tb
            else f"{bm} = {rhs}.reshape({rhs}.shape[0], -1)")
     k.line(f"{o} = {out}.reshape({a}.shape[{1 if ta else 0}], {bm}.shape[{0 if tb else 1}])")
+    kind = _tile_kind(node, k.info[lhs].shape, k.info[rhs].shape, k.info[lhs].dtype)
+    if kind is not None:
+        call(k, "gemm_tiles", f"gemm_{kind}_tiles_parallel", a, bm, o, *k.workspace[:kind == "nt"])
+        return None
     k.line(f"np.dot({a}{'.T' if ta else ''}, {bm}{'.T' if tb else ''}, {o})")
     return None
 
@@ -43,5 +84,5 @@ def _batch_dot_lower(k, node, ins, outs):
     return None
 
 
-rule("dot", "cpu", _dot_lower, epilogue=True)
+rule("dot", "cpu", _dot_lower, epilogue=True, workspace=_dot_workspace)
 rule("batch_dot", "cpu", _batch_dot_lower, epilogue=True)

@@ -16,6 +16,8 @@ FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as
 """
 from __future__ import annotations
 
+import math
+
 from ...ops.deconv import conv_view
 from ...ops.nn import dropout_active
 from ...ops.rules import window_params
@@ -503,20 +505,45 @@ def dropout_lower(k, node, ins, outs):
 
 
 
+def _fc_dims(node, x_shape: tuple, w_shape: tuple) -> tuple[int, int, int]:
+    """``(M, K, N)`` of a FullyConnected's GEMM ``x2 (M, K) @ w (N, K).T``."""
+    m = x_shape[0] if node.params["flatten"] else math.prod(x_shape[:-1])
+    return m, w_shape[1], w_shape[0]
+
+
+def _fc_tiles(node, x_shape: tuple, w_shape: tuple, dtype) -> bool:
+    """Whether a FullyConnected's GEMM runs as ``gemm_tiles``' kernel on numba's threads: marked
+    to (``passes.simplify.place_gemms``) and of a shape it takes (``gemm_shapes``)."""
+    from symjit.kernels.cpu.gemm_shapes import prefers_gemm_tiles
+    return node.gemm == "threads" and prefers_gemm_tiles("nt", *_fc_dims(node, x_shape, w_shape), dtype)
+
+
+def _fc_workspace(node, ins, outs):
+    """The tile GEMM's scratch (``a.T`` and ``out.T``), or none for BLAS's."""
+    from symjit.kernels.cpu.gemm_shapes import gemm_nt_scratch
+    if not _fc_tiles(node, ins[0].shape, ins[1].shape, ins[0].dtype):
+        return []
+    return [((gemm_nt_scratch(*_fc_dims(node, ins[0].shape, ins[1].shape)),), ins[0].dtype)]
+
+
 def fc_lower(k, node, ins, outs):
-    """GEMM into the output, then (epilogue) ``acc + bias`` per element in the group's loop."""
+    """GEMM into the output (BLAS's, or the tiles on numba's threads in a convolution net), then
+    (epilogue) ``acc + bias`` per element in the group's loop."""
     x, w, out = ins[0], ins[1], outs[0]
     flat = node.params["flatten"]
     x2 = view2d(k, x, "0" if flat else "-1")
     o2 = view2d(k, out, "0" if flat else "-1")
-    call(k, "gemm", "gemm_nt", x2, w, o2)
+    if _fc_tiles(node, k.info[x].shape, k.info[w].shape, k.info[x].dtype):
+        call(k, "gemm_tiles", "gemm_nt_tiles_parallel", x2, w, o2, k.workspace[0])
+    else:
+        call(k, "gemm", "gemm_nt", x2, w, o2)
     if node.params["no_bias"]:
         return None
     bias = ins[2]
     return lambda idx: f"{out}[{elem_index(idx)}] + {bias}[{idx[-1]}]"
 
 
-rule("FullyConnected", "cpu", fc_lower, epilogue=True)
+rule("FullyConnected", "cpu", fc_lower, epilogue=True, workspace=_fc_workspace)
 rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_workspace)
 rule("_backward_Convolution_data", "cpu", conv_data_lower, workspace=_gradient_workspace("backward_data"))
 rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))

@@ -1,0 +1,122 @@
+"""GEMMs on numba's threads in convolution nets: the tile kernels against numpy, the pass that
+marks a graph's GEMM ops, and which kernel the CPU lowering picks (counted in the generated
+source, not run), then a LeNet step against the same net with BLAS's GEMMs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from symjit.kernels.cpu import gemm_shapes, gemm_tiles
+from symjit.kernels.cpu.conv_shapes import vec_tile
+
+import symjit as mx
+from examples.nets import lenet, mlp
+from symjit.compiler.passes.simplify import place_gemms
+from symjit.compiler.pipeline import compile_symbol
+from symjit.config import Config
+
+needs_tile = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has no AVX-512 or AVX2 tile")
+
+# (M, K, N): LeNet's fc1 and fc2, the MLP's, rows and columns off the tile and vector sizes,
+# one-deep products, and sizes over SPLIT_MIN (threaded) and under it (one run)
+SHAPES = [(64, 800, 500), (64, 500, 10), (100, 784, 128), (7, 33, 17), (6, 1, 16), (13, 5, 40),
+          (32, 512, 1000), (10, 64, 500), (17, 3, 6)]
+
+
+def _operands(m, k, n, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    return a, b, a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _close(out, ref, k):
+    assert not np.isnan(out).any()
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-5 * k * max(1.0, np.abs(ref).max()))
+
+
+@needs_tile
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_tile_kernels_match_numpy(m, k, n, monkeypatch):
+    monkeypatch.setattr(gemm_shapes, "GEMM_TILES_MIN_MACS", 1)   # the kernels at every size
+    a, b, ref = _operands(m, k, n)
+    ran = 0
+    if gemm_shapes.prefers_gemm_tiles("nn", m, k, n, "float32"):
+        out = np.full((m, n), np.nan, np.float32)
+        gemm_tiles.gemm_nn_tiles_parallel(a, b, out)
+        _close(out, ref, k)
+        ran += 1
+    if gemm_shapes.prefers_gemm_tiles("tn", m, k, n, "float32"):
+        out = np.full((m, n), np.nan, np.float32)
+        gemm_tiles.gemm_tn_tiles_parallel(np.ascontiguousarray(a.T), b, out)   # (a.T).T @ b
+        _close(out, ref, k)
+        ran += 1
+    if gemm_shapes.prefers_gemm_tiles("nt", m, k, n, "float32"):
+        out = np.full((m, n), np.nan, np.float32)
+        scratch = np.full(gemm_shapes.gemm_nt_scratch(m, k, n), np.nan, np.float32)
+        gemm_tiles.gemm_nt_tiles_parallel(a, np.ascontiguousarray(b.T), out, scratch)
+        _close(out, ref, k)
+        ran += 1
+    assert ran >= 1, (m, k, n)
+
+
+def test_tiles_need_a_tile_of_rows_and_a_vector_of_columns():
+    mr = vec_tile()[0]
+    assert not gemm_shapes.prefers_gemm_tiles("nt", 2, 512, 1000, "float32")   # out.T: 2 columns
+    assert not gemm_shapes.prefers_gemm_tiles("nn", 64, 500, 10, "float32")    # 10 columns
+    assert not gemm_shapes.prefers_gemm_tiles("nn", 64, 500, 16, "float64")
+    assert gemm_shapes.prefers_gemm_tiles("nn", 64, 500, 16, "float32") == (mr > 0)
+    assert not gemm_shapes.prefers_gemm_tiles("nn", 8, 16, 16, "float32")   # under BLAS's threads
+
+
+def _compiled(sym, shape, train=True):
+    shapes, _, _ = sym.infer_shape(data=shape)
+    names = sym.list_arguments()
+    reqs = {n: ("null" if n in ("data", "softmax_label") else "write") for n in names} if train else {}
+    return compile_symbol(sym, dict(zip(names, shapes)), {n: np.float32 for n in names}, reqs, train,
+                          Config(cache=False), target="cpu", load=False)
+
+
+def test_only_graphs_with_convolutions_mark_their_gemms():
+    conv = _compiled(lenet(), (64, 1, 28, 28))
+    gemms = [op for op in conv.graph.ops if op.op.name in ("FullyConnected", "dot")]
+    assert gemms and all(op.gemm == "threads" for op in gemms)
+    dense = _compiled(mlp(), (100, 784))
+    assert all(op.gemm == "" for op in dense.graph.ops)
+    assert place_gemms(dense.graph) is dense.graph
+
+
+@needs_tile
+def test_lenet_runs_its_gemms_as_tiles_and_the_mlp_keeps_blas():
+    src = _compiled(lenet(), (64, 1, 28, 28)).program.source
+    # fc1 and fc2 forwards, fc1's data gradient, both weight gradients (fc2's data gradient has 10
+    # columns of depth: gemm_nn of (64, 10) @ (10, 500) does fit)
+    for kind in ("nt", "nn", "tn"):
+        assert f"gemm_{kind}_tiles_parallel" in src, kind
+    assert "np.dot(" not in src and "gemm_nt(" not in src
+    dense = _compiled(mlp(), (100, 784)).program.source
+    assert "tiles_parallel" not in dense and "np.dot(" in dense
+
+
+@needs_tile
+def test_lenet_step_matches_the_blas_gemms(monkeypatch):
+    rng = np.random.default_rng(0)
+    x = rng.random((16, 1, 28, 28), np.float32)
+    y = (np.arange(16) % 10).astype(np.float32)
+    results = []
+    for tiles in (1, 0):
+        monkeypatch.setattr(gemm_shapes, "GEMM_TILES", tiles)
+        net = lenet()
+        params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
+        ex = net.simple_bind(mx.cpu(), data=x.shape, grad_req={n: "write" for n in params})
+        src = ex._program("train").program.source
+        assert ("tiles_parallel" in src) == bool(tiles)
+        wrng = np.random.default_rng(1)
+        for n in params:
+            ex.arg_dict[n][:] = wrng.uniform(-0.1, 0.1, ex.arg_dict[n].shape).astype(np.float32)
+        ex.arg_dict["data"][:] = x
+        ex.arg_dict["softmax_label"][:] = y
+        ex.forward(is_train=True)
+        ex.backward()
+        results.append([ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in params])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * max(1.0, np.abs(want).max()))
