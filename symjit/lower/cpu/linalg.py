@@ -56,7 +56,8 @@ def _dot_lower(k, node, ins, outs):
     k.line(f"{o} = {out}.reshape({a}.shape[{1 if ta else 0}], {bm}.shape[{0 if tb else 1}])")
     kind = _tile_kind(node, k.info[lhs].shape, k.info[rhs].shape, k.info[lhs].dtype)
     if kind is not None:
-        call(k, "gemm_tiles", f"gemm_{kind}_tiles_parallel", a, bm, o, *k.workspace[:kind == "nt"])
+        scratch = [k.workspace[0]] if kind == "nt" else []
+        call(k, "gemm_tiles", f"gemm_{kind}_tiles_parallel", a, bm, o, *scratch)
         return None
     k.line(f"np.dot({a}{'.T' if ta else ''}, {bm}{'.T' if tb else ''}, {o})")
     return None

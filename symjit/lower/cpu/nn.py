@@ -12,7 +12,9 @@ of once per distinct epilogue. A depthwise forward (one group per channel, Mobil
 one over big images runs a direct kernel instead; a wide enough 3x3 layer at stride 1 runs
 Winograd's F(2x2, 3x3) (:mod:`symjit.kernels.cpu.conv_winograd`) for its forward and gradients,
 each direction chosen by :func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`.
-FullyConnected is one GEMM (``gemm_nt``) into its output, with ``acc + bias`` as the epilogue.
+FullyConnected is one GEMM into its output, with ``acc + bias`` as the epilogue: BLAS's
+(``gemm_nt``), or in a net with convolutions (``passes.simplify.place_gemms``) the register tile on
+numba's threads (:mod:`symjit.kernels.cpu.gemm_tiles`) where its shape allows.
 """
 from __future__ import annotations
 
