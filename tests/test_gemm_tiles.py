@@ -120,3 +120,28 @@ def test_lenet_step_matches_the_blas_gemms(monkeypatch):
         results.append([ex.outputs[0].asnumpy()] + [ex.grad_dict[n].asnumpy() for n in params])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * max(1.0, np.abs(want).max()))
+
+
+@needs_tile
+def test_dot_products_of_a_convolution_net_match_blas(monkeypatch):
+    """``dot`` with transpose_b (the tile's ``a @ b.T`` through the scratch) and with transpose_a,
+    forward and gradients, against the same net with BLAS's GEMMs."""
+    data, w, v = mx.sym.Variable("data"), mx.sym.Variable("w"), mx.sym.Variable("v")
+    h = mx.sym.Flatten(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=8, name="c"))
+    net = mx.sym.Group([mx.sym.dot(h, w, transpose_b=True), mx.sym.dot(h, v, transpose_a=True)])
+    shapes = {"data": (32, 1, 8, 8), "w": (64, 512), "v": (32, 48)}
+    rng = np.random.default_rng(0)
+    values = {n: rng.standard_normal(s).astype(np.float32) for n, s in shapes.items()}
+    results = []
+    for tiles in (1, 0):
+        monkeypatch.setattr(gemm_shapes, "GEMM_TILES", tiles)
+        ex = net.simple_bind(mx.cpu(), grad_req="write", **shapes)
+        src = ex._program("train").program.source
+        assert ("gemm_nt_tiles_parallel" in src and "gemm_tn_tiles_parallel" in src) == bool(tiles)
+        for n, x in values.items():
+            ex.arg_dict[n][:] = x
+        outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+        ex.backward([mx.nd.array(np.ones_like(o)) for o in outs])
+        results.append(outs + [ex.grad_dict[n].asnumpy() for n in shapes])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(want).max()))
