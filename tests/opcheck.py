@@ -133,6 +133,12 @@ def check_backward(case: Case, fusion: bool = True) -> None:
     head = head_grads_for(outs)
     ex.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
     got = {n: ex.grad_dict[n].asnumpy() for n in wrt}
+    for again in (2, 3):   # more backward calls after one forward rewrite the same gradients
+        ex.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
+        for n in wrt:
+            np.testing.assert_allclose(ex.grad_dict[n].asnumpy(), got[n], rtol=1e-6, atol=1e-12,
+                                       err_msg=f"{case}: gradient of {n}, backward call {again} "
+                                               f"after one forward (grad_req='write')")
     if callable(case.grad):
         want = case.grad({k: v.copy() for k, v in case.inputs.items()}, outs, head)
     else:
@@ -146,20 +152,25 @@ def check_backward(case: Case, fusion: bool = True) -> None:
 def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any) -> None:
     """The gradients of the case's training program on ``ctx`` with ``fusion`` equal those of the
     fused CPU program (which :func:`check_backward` holds to finite differences), for the same head
-    gradients. The fused CPU program, an oracle here, calls its kernels from the host
-    (``program_calls=0``), as CI's bulk of op cases compiles it, so a later run of the unfused
-    cases with program functions (CI's -O3 run) loads it from the cache."""
+    gradients. The program checked accumulates (``grad_req='add'``, from zero) over three backward
+    calls after one forward (two on CUDA), which must give that many times the reference. The
+    fused CPU program, an oracle here, calls its kernels from the host (``program_calls=0``), as
+    CI's bulk of op cases compiles it, so a later run of the unfused cases with program functions
+    (CI's -O3 run) loads it from the cache."""
     if case.grad == "none":
         return
     ref, _, wrt = bind_case(case, True, program_calls=0)
     outs = [o.asnumpy() for o in ref.forward(is_train=True)]
     head = head_grads_for(outs)
     ref.backward([mx.nd.array(h, dtype=h.dtype) for h in head])
-    ex, _, _ = bind_case(case, fusion, ctx=ctx)
+    ex, _, _ = bind_case(case, fusion, grad_req="add", ctx=ctx)
     got = [o.asnumpy() for o in ex.forward(is_train=True)]
     for i, (g, w) in enumerate(zip(got, outs)):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7, err_msg=f"{case}: training output {i}")
-    ex.backward([mx.nd.array(h, ctx=ctx, dtype=h.dtype) for h in head])
-    for n in wrt:
-        np.testing.assert_allclose(ex.grad_dict[n].asnumpy(), ref.grad_dict[n].asnumpy(), rtol=1e-5,
-                                   atol=1e-7, err_msg=f"{case}: gradient of {n} ({ctx}, fusion={fusion})")
+    for calls in ((1, 2, 3) if ctx.device_type == "cpu" else (1, 2)):   # numba's simulator is slow
+        ex.backward([mx.nd.array(h, ctx=ctx, dtype=h.dtype) for h in head])
+        for n in wrt:
+            np.testing.assert_allclose(
+                ex.grad_dict[n].asnumpy(), calls * ref.grad_dict[n].asnumpy(), rtol=1e-5,
+                atol=1e-7 * calls, err_msg=f"{case}: gradient of {n} ({ctx}, fusion={fusion}) after "
+                                           f"{calls} backward call(s), grad_req='add'")

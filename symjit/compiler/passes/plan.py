@@ -6,7 +6,11 @@ arrays and are never reused). Steps are kernel-group indices of the whole progra
 backward for training), so forward values the backward pass reads stay alive until then, and an
 inference program frees them as soon as its own later kernels are done with them.
 
-1. Liveness: a temporary lives from the group that writes it to the last group that reads it.
+1. Liveness: a temporary lives from the group that writes it to the last group that reads it. A
+   forward value the backward program reads lives past the program's last group and is never
+   overwritten in place: MXNet allows any number of ``backward`` calls after one ``forward``, and
+   each must read the activations that forward left (only backward temporaries are reused
+   within the backward program).
 2. Views: the output of a reshape-like view group shares its input's buffer (a view of an
    external array gets no buffer: the executor reshapes the external array). In-place: a group's
    output may take over the buffer of one of its inputs that dies in that
@@ -70,7 +74,8 @@ class MemoryPlan:
 
 
 def _intervals(g: Graph, groups: list[Group]) -> dict[int, list[int]]:
-    """temporary value id -> [first step, last step]."""
+    """temporary value id -> [first step, last step]; a forward value that a backward group reads
+    ends one step past the last group, so no backward group writes over it (see ``kept``)."""
     life: dict[int, list[int]] = {}
     for grp in groups:
         for o in grp.outputs:
@@ -80,7 +85,18 @@ def _intervals(g: Graph, groups: list[Group]) -> dict[int, list[int]]:
         for i in grp.inputs:
             if i in life:
                 life[i][1] = max(life[i][1], grp.id)
+    beyond = len(groups)
+    for v in kept(groups):
+        if v in life:
+            life[v][1] = beyond
     return life
+
+
+def kept(groups: list[Group]) -> set[int]:
+    """The values forward groups write that backward groups read: what every ``backward`` call
+    after one ``forward`` needs unchanged."""
+    written = {o for grp in groups if grp.phase == "forward" for o in grp.outputs}
+    return {i for grp in groups if grp.phase == "backward" for i in grp.inputs if i in written}
 
 
 class _Extents:
