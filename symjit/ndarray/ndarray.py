@@ -224,6 +224,19 @@ class NDArray:
         """The storage type: always ``'default'`` (dense)."""
         return "default"
 
+    def tostype(self, stype: str) -> NDArray:
+        """A copy in storage type ``stype``: only ``'default'`` (dense) exists in symjit, so this is
+        a copy; a sparse type is a clear error.
+
+        >>> import symjit as mx
+        >>> mx.nd.ones((2,)).tostype('default').asnumpy().tolist()
+        [1.0, 1.0]
+        """
+        if stype != "default":
+            raise MXNetError(f"NDArray.tostype: storage type {stype!r} is not supported (only "
+                             f"'default'; symjit has no sparse storage)")
+        return self.copy()
+
     @property
     def T(self) -> NDArray:
         """The transpose (arrays with fewer than 2 dimensions are returned as they are)."""
