@@ -61,18 +61,20 @@ def check_plan(g, groups, plan) -> None:
     assert max((plan.offsets[b["values"][0]] + b["size"] for b in bufs), default=0) == plan.planned_bytes
 
 
-@pytest.mark.parametrize("net, shape, training, limit", [
-    (deep_mlp, (100, 784), True, 4 * MiB),      # MXNet 1.9.1: 4 MB
-    (deep_mlp, (100, 784), False, 1 * MiB),     # MXNet 1.9.1: under 1 MB
-    (lenet, (64, 1, 28, 28), True, 12 * MiB),   # MXNet 1.9.1: 12 MB
-    (lenet, (64, 1, 28, 28), False, 4 * MiB),   # MXNet 1.9.1: 4 MB
+@pytest.mark.parametrize("net, shape, training, mxnet_mb", [
+    (deep_mlp, (100, 784), True, 4),      # MXNet 1.9.1: 4 MB
+    (deep_mlp, (100, 784), False, 0),     # MXNet 1.9.1: under 1 MB
+    (lenet, (64, 1, 28, 28), True, 12),   # MXNet 1.9.1: 12 MB
+    (lenet, (64, 1, 28, 28), False, 4),   # MXNet 1.9.1: 4 MB
 ])
-def test_memory_no_more_than_mxnet(net, shape, training, limit):
-    """MXNet's figures count activations, not its operators' workspaces (a separate resource)."""
+def test_memory_no_more_than_mxnet(net, shape, training, mxnet_mb):
+    """MXNet's figures count activations, not its operators' workspaces (a separate resource), in
+    whole MiB rounded down (its executor's ``debug_str`` prints ``bytes >> 20`` "MB allocated"): the
+    plan, in the same unit, is no larger."""
     g, groups, plan = lower(net(), shape, training)
     check_plan(g, groups, plan)
     used = plan.activation_bytes
-    assert used <= limit, f"{used / MiB:.2f} MiB > {limit / MiB:.0f} MiB"
+    assert used >> 20 <= mxnet_mb, f"{used / MiB:.2f} MiB, MXNet {mxnet_mb} MB"
     assert used <= plan.planned_bytes
     assert plan.inplace, "expected in-place reuse"
     assert plan.planned_bytes < plan.naive_bytes
