@@ -281,3 +281,75 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
         del rules._RULES[key]
         if keep is not None:
             rules._RULES[key] = keep
+
+
+def test_parallel_loops_get_names_no_other_loop_has():
+    """numba names a prange loop's gufunc after the loop's hash, once its id(): an address that a
+    later loop reuses once the first is freed, so two cached kernels could define one gufunc name
+    and, both loaded, call each other's loops. symjit's hash (jitext.unique_parallel_names) gives
+    every loop object its own value, also across processes, and keeps it for the object's life."""
+    import os
+    import subprocess
+    import sys
+
+    from numba.parfors.parfor import Parfor
+
+    from symjit.jitext import unique_parallel_names
+    unique_parallel_names()
+    seen, ids = set(), set()
+    for _ in range(50):   # freed and allocated again: the same address comes back
+        loop = Parfor.__new__(Parfor)
+        h = hash(loop)
+        assert hash(loop) == h
+        assert h not in seen
+        seen.add(h)
+        ids.add(id(loop))
+        del loop
+    assert len(ids) < 50   # the ids repeated; the hashes did not
+    code = ("from symjit.jitext import unique_parallel_names as u; u(); "
+            "from numba.parfors.parfor import Parfor; print(hash(Parfor.__new__(Parfor)))")
+    other = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout for _ in range(2)}
+    assert len(other) == 2
+    forked = set()   # compile workers are forked: children of one state draw apart
+    for _ in range(2):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the child: one fresh loop's hash, then out without pytest's exit handlers
+            os.write(write, str(hash(Parfor.__new__(Parfor))).encode())
+            os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        with os.fdopen(read) as f:
+            forked.add(f.read())
+    assert len(forked) == 2
+
+
+def test_generated_parallel_kernels_name_their_gufuncs_apart(tmp_path, monkeypatch):
+    """Two generated threaded kernels compiled in one process (an empty kernel cache): their
+    gufuncs' names differ in the LLVM IR (the names a cached kernel's library defines when it is
+    loaded beside others)."""
+    import re
+    import sys
+
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SYMJIT_COMPILE_WORKERS", "1")   # compiled here, so their IR is here
+
+    def gufuncs(shape):
+        rows = (1,) * (len(shape) - 2) + shape[-2:-1] + (1,)
+        a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+        net = mx.sym.relu(mx.sym.broadcast_sub(a * 5.0, b) + 3.0)   # kernels no other test loads
+        ex = net.simple_bind(mx.cpu(), a=shape, b=rows, grad_req="null")
+        ex.forward()
+        names = set()
+        for prog in ex._programs.values():
+            for name in prog.program.kernel_modules:
+                module = sys.modules[name]
+                for fn in vars(module).values():
+                    if hasattr(fn, "inspect_llvm") and getattr(fn, "signatures", None):
+                        for ir in fn.inspect_llvm().values():
+                            names |= set(re.findall(r"__numba_parfor_gufunc_[0-9a-fx_]+", ir))
+        return names
+
+    first, second = gufuncs((2, 64, 32, 33)), gufuncs((16, 3, 50, 60))
+    assert first and second and not first & second

@@ -20,9 +20,12 @@ import os
 
 import numba
 
+from symjit.jitext import unique_parallel_names
 from symjit.threads import SERIAL_VARIABLE, SPLIT_MIN
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+
+unique_parallel_names()   # before any parallel kernel compiles (see there)
 
 __all__ = ["pjit", "part_range", "SPLIT_MIN", "PARTS", "SERIAL_VARIABLE", "SERIAL"]
 
