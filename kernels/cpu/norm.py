@@ -257,11 +257,12 @@ def batchnorm_update_moving(moving_mean, moving_var, mean, var, momentum):
 def _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                    momentum, fix_gamma, update_moving, c):
     mean, var = _channel_mean_var(x, c)
-    inv = _invstd(var, eps)
-    g = 1.0 if fix_gamma else gamma[c] * 1.0
-    _normalize_channel(x, out, c, mean, inv, g, beta[c])
     save_mean[c] = mean
-    save_invstd[c] = inv
+    save_invstd[c] = _invstd(var, eps)
+    g = 1.0 if fix_gamma else gamma[c] * 1.0
+    # normalised with the saved (data-dtype) statistics, which the gradients read: a fused relu's
+    # mask recomputed there then has the forward's signs exactly
+    _normalize_channel(x, out, c, save_mean[c] * 1.0, save_invstd[c] * 1.0, g, beta[c])
     if update_moving:
         moving_mean[c] = moving_mean[c] * momentum + mean * (1.0 - momentum)
         moving_var[c] = moving_var[c] * momentum + var * (1.0 - momentum)

@@ -1,4 +1,4 @@
-"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and six intrinsics.
+"""SIMD vectors of 16 float32 lanes for hand-blocked CPU kernels: a numba type and seven intrinsics.
 
 numba vectorises loops on its own, but it cannot keep a block of accumulators in registers across a
 reduction: LLVM's loop vectoriser works on arrays in memory, so a register-blocked kernel (say, 24
@@ -11,6 +11,7 @@ in SSA registers. On AVX-512 each is one ``zmm`` register; on AVX2 LLVM splits i
 * :func:`vbcast` ``(a, i) -> f32x16``: ``a[i]`` in all 16 lanes (a broadcast load, which LLVM
   folds into the multiply-add that uses it).
 * :func:`vstore` ``(a, i, v)``: ``a[i:i + 16] = v``.
+* :func:`vadd` ``(a, b) -> f32x16``: ``a + b``.
 * :func:`vmuladd` ``(acc, a, b) -> f32x16``: ``acc + a * b`` of three vectors.
 * :func:`vsum` ``(v) -> float32``: the sum of the lanes.
 
@@ -34,7 +35,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-__all__ = ["LANES", "f32x16", "vzero", "vload", "vbcast", "vstore", "vmuladd", "vsum"]
+__all__ = ["LANES", "f32x16", "vzero", "vload", "vbcast", "vstore", "vadd", "vmuladd", "vsum"]
 
 LANES = 16
 _VEC = ir.VectorType(ir.FloatType(), LANES)
@@ -118,6 +119,17 @@ def vstore(typingctx, arr, idx, vec):
         builder.store(args[2], _address(context, builder, signature.args[0], args[0], i), align=4)
         return context.get_dummy_value()
     return types.void(arr, idx, vec), codegen
+
+
+@intrinsic
+def vadd(typingctx, a, b):
+    """``a + b`` lane by lane."""
+    if a != f32x16 or b != f32x16:
+        raise TypeError(f"vadd: expected two f32x16 values, got ({a}, {b})")
+
+    def codegen(context, builder, signature, args):
+        return builder.fadd(args[0], args[1])
+    return f32x16(a, b), codegen
 
 
 @intrinsic

@@ -82,6 +82,10 @@ def bn_cuda(k, node, ins, outs):
         var = k.tmp("var")
         k.line(f"{var} = {mvar}[{c}] * 1.0")
     k.line(f"{inv} = 0.0 if {var} + {p['eps']!r} == 0.0 else 1.0 / math.sqrt({var} + {p['eps']!r})")
+    saved = k.info[outs[1]].dtype
+    if saved.itemsize < 8:   # normalise with the statistics as saved, which the gradients read
+        k.line(f"{mean} = np.{saved.name}({mean}) * 1.0")
+        k.line(f"{inv} = np.{saved.name}({inv}) * 1.0")
     scale = k.tmp("scale")
     g = "1.0" if p["fix_gamma"] else f"{gamma}[{c}]"
     k.line(f"{scale} = {g} * {inv}")
