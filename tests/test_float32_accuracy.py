@@ -130,3 +130,61 @@ def test_batchnorm_relu_gradient_masks_the_forwards_zeros(ctx):
     out = ex.forward(is_train=True)[0].asnumpy()
     ex.backward(mx.nd.ones(shape, ctx=ctx))
     assert ex.grad_dict["bn_beta"].asnumpy()[0] == (out > 0).sum()
+
+
+def _basic_block(x, name: str, width: int, stride: int, down: bool):
+    """ResNet v1's basic block: conv-BN-relu-conv-BN, the shortcut (a strided 1x1 conv-BN when
+    ``down``) added, relu."""
+    def conv_bn(v, tag, kernel, s, pad):
+        v = mx.sym.Convolution(v, kernel=(kernel, kernel), stride=(s, s), pad=(pad, pad), num_filter=width,
+                               no_bias=True, name=f"{name}{tag}_conv")
+        return mx.sym.BatchNorm(v, fix_gamma=False, eps=1e-5, name=f"{name}{tag}_bn")
+    y = mx.sym.Activation(conv_bn(x, "a", 3, stride, 1), act_type="relu")
+    y = conv_bn(y, "b", 3, 1, 1)
+    short = conv_bn(x, "_down", 1, stride, 0) if down else x
+    return mx.sym.Activation(y + short, act_type="relu")
+
+
+def test_resnet_v1_stage_on_7x7_maps_trains_in_float32_like_float64():
+    """ResNet-18 v1's last stage (256 -> 512 channels, 14 x 14 -> 7 x 7, two basic blocks) with its
+    head, batch 2, Xavier weights: one training step's float32 gradients against float64, by
+    ``max |g32 - g64| / max(max |g64|, 1e-2 * the largest gradient)`` per array, within the worst
+    and median error MXNet 1.9.1's float32 shows on the whole ResNet-18 v1 (0.041 and 0.0035).
+    These inputs put a relu input within float32's error of 0: its sign flips between the two
+    runs (float32's own, whatever the kernels; see ``bench_float32_grads.py``), which sets the
+    worst error (0.024) and reaches the arrays below it (median 9e-4); the rest is rounding."""
+    x = _basic_block(mx.sym.Variable("data"), "s4b1", 512, 2, True)
+    x = _basic_block(x, "s4b2", 512, 1, False)
+    x = mx.sym.Pooling(x, pool_type="avg", global_pool=True, kernel=(7, 7))
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=100, name="fc"),
+                               name="softmax")
+    rng = np.random.default_rng(4)
+    shapes = {"data": (2, 256, 14, 14), "softmax_label": (2,)}
+    arg_shapes, _, _ = net.infer_shape(**shapes)
+    values = {"data": np.maximum(rng.standard_normal(shapes["data"]), 0),
+              "softmax_label": rng.integers(0, 100, 2).astype(np.float64)}
+    for name, shape in zip(net.list_arguments(), arg_shapes):
+        if name in shapes:
+            continue
+        if name.endswith("gamma"):
+            values[name] = np.ones(shape)
+        elif name.endswith(("beta", "bias")):
+            values[name] = np.zeros(shape)
+        else:
+            scale = np.sqrt(6.0 / (np.prod(shape[1:]) + shape[0] * np.prod(shape[2:])))
+            values[name] = rng.uniform(-scale, scale, shape)
+    values = {k: v.astype(np.float32).astype(np.float64) for k, v in values.items()}
+
+    def grads(dtype):
+        ex = net.simple_bind(mx.cpu(), type_dict={n: dtype for n in net.list_arguments()}, **shapes)
+        for name, arr in ex.arg_dict.items():
+            arr[:] = values[name]
+        ex.forward(is_train=True)
+        ex.backward()
+        return {n: g.asnumpy().astype(np.float64) for n, g in ex.grad_dict.items() if n not in shapes}
+
+    g64, g32 = grads("float64"), grads("float32")
+    big = max(np.abs(g).max() for g in g64.values())
+    errors = sorted(float(np.abs(g32[n] - g64[n]).max() / max(np.abs(g64[n]).max(), 1e-2 * big))
+                    for n in g64)
+    assert errors[-1] <= 0.041 and errors[len(errors) // 2] <= 0.0035, errors
