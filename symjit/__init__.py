@@ -59,6 +59,8 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name in unsupported.PLANNED:   # mx.gluon, mx.autograd, mx.np, mx.npx: a clear error
+        raise unsupported.planned(name)
     raise AttributeError(f"module 'symjit' has no attribute {name!r}")
 
 

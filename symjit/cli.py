@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -23,7 +24,7 @@ from .executor import normalize_grad_req
 from .lower.target import get_target, kernel_signature, target_names
 from .symbol import Symbol, load
 
-__all__ = ["main", "report", "load_symbol"]
+__all__ = ["main", "report", "load_symbol", "data_inputs", "missing_shapes", "unknown_shape_names"]
 
 
 def _parse_shape(text: str) -> tuple[str, tuple[int, ...]]:
@@ -54,6 +55,68 @@ def load_symbol(spec: str) -> Symbol:
     if not isinstance(obj, Symbol):
         raise MXNetError(f"{spec}: not a Symbol (got {type(obj).__name__})")
     return obj
+
+
+# MXNet's names of the parameters and aux states ops create (``fc1_weight``, ``bn1_moving_var``)
+_PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var")
+# the data layout the first consumer of an input implies: op -> {rank of its kernel: layout}
+_LAYOUTS = {op: {1: "N,C,W", 2: "N,C,H,W", 3: "N,C,D,H,W"}
+            for op in ("Convolution", "Deconvolution", "Pooling")}
+
+
+def data_inputs(sym: Symbol) -> list[str]:
+    """The arguments of ``sym`` that are neither parameters (by MXNet's naming) nor labels: the
+    inputs a shape has to be given for."""
+    aux = set(sym.list_auxiliary_states())
+    return [n for n in sym.list_arguments()
+            if n not in aux and not n.endswith(_PARAM_SUFFIXES) and not n.endswith("_label")]
+
+
+def _shape_form(sym: Symbol, name: str) -> str:
+    """``data=N,C,H,W (for example --shape data=1,3,224,224)`` for an input read by a 2-D
+    convolution; ``name=D1,D2,...`` where its first consumer implies no layout."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    var = next(i for i, n in enumerate(nodes) if n["op"] == "null" and n["name"] == name)
+    user = next((n for n in nodes if any(e[0] == var for e in n.get("inputs", []))), None)
+    rank = None
+    if user is not None and user["op"] in _LAYOUTS:   # the kernel's rank: the numbers in "(3, 3)"
+        rank = len(re.findall(r"\d+", str(user.get("attrs", {}).get("kernel", "")))) or None
+    layout = _LAYOUTS.get(user["op"] if user else "", {}).get(rank)
+    if layout is None:
+        return f"{name}=D1,D2,..."
+    example = f" (for example --shape {name}=1,3,224,224)" if rank == 2 else ""
+    return f"{name}={layout}{example}"
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def unknown_shape_names(sym: Symbol, shapes: dict) -> MXNetError | None:
+    """The error for a ``--shape NAME`` that is no input of ``sym`` (a misspelt name), or None."""
+    names = set(sym.list_arguments()) | set(sym.list_auxiliary_states())
+    unknown = [n for n in shapes if n not in names]
+    if not unknown:
+        return None
+    inputs = data_inputs(sym)
+    return MXNetError(f"--shape {unknown[0]}=...: the symbol has no input named '{unknown[0]}'; its data "
+                      f"input(s): {_quoted(inputs) or 'none'}"
+                      + (f"; give a shape with --shape {_shape_form(sym, inputs[0])}" if inputs else ""))
+
+
+def missing_shapes(sym: Symbol, shapes: dict) -> MXNetError:
+    """The error when the given shapes leave some argument's shape unknown: the data inputs
+    without a shape and how to give one (the parameters' shapes follow from theirs)."""
+    part = sym.infer_shape_partial(**shapes)[0]
+    missing = [n for n, s in zip(sym.list_arguments(), part) if not s]
+    inputs = [n for n in missing if n in data_inputs(sym)]
+    inputs = inputs or [n for n in missing if not n.endswith(_PARAM_SUFFIXES)]
+    if not inputs:
+        return MXNetError(f"cannot infer the shape of {_quoted(missing)} from the given ones; give it with "
+                          f"--shape NAME=D1,D2,...")
+    forms = " ".join(f"--shape {_shape_form(sym, n)}" for n in inputs)
+    return MXNetError(f"no shape for the data input(s) {_quoted(inputs)}; give "
+                      f"{'one' if len(inputs) == 1 else 'each'} with {forms}")
 
 
 def report(c: Compiled) -> dict:
@@ -103,6 +166,16 @@ def _launches(c: Compiled) -> list[dict]:
     return out
 
 
+def _span(launch: dict) -> str:
+    """What a launch covers, by its kind: elements (grid-stride), blocks (one per slice) or tiles.
+
+    >>> _span({"kernel": "k3", "group": 3, "tiles": 8, "grid": 8, "block": 256})
+    '8 tiles'
+    """
+    kind = next(k for k in launch if k not in ("kernel", "group", "grid", "block"))
+    return f"{launch[kind]} {kind[:-1] if launch[kind] == 1 else kind}"
+
+
 def _text(c: Compiled, source: bool) -> str:
     g, plan = c.graph, c.plan
     lines = [f"== graph ({'training' if g.is_train else 'inference'}, {len(g.ops)} ops) =="]
@@ -122,9 +195,7 @@ def _text(c: Compiled, source: bool) -> str:
     if launches:
         lines.append(f"== launch plan ({c.target}) ==")
         for la in launches:
-            span = f"{la['elements']} elements" if "elements" in la else f"{la['blocks']} blocks"
-            lines.append(f"  {la['kernel']}: {span}, "
-                         f"grid {la['grid']} x block {la['block']}")
+            lines.append(f"  {la['kernel']}: {_span(la)}, grid {la['grid']} x block {la['block']}")
     lines.append("== memory plan ==")
     for b in plan.buffers:
         names = ", ".join(g.values[v].name for v in b["values"])
@@ -269,11 +340,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sym = load_symbol(args.symbol)
         shapes = dict(args.shape)
+        misspelt = unknown_shape_names(sym, shapes)
+        if misspelt is not None:
+            raise misspelt
         arg_s, _, aux_s = sym.infer_shape(**shapes)
         if arg_s is None:
-            part = sym.infer_shape_partial(**shapes)[0]
-            missing = [n for n, s in zip(sym.list_arguments(), part) if not s]
-            raise MXNetError(f"give --shape for enough inputs; unknown shapes: {missing}")
+            raise missing_shapes(sym, shapes)
         names = sym.list_arguments() + sym.list_auxiliary_states()
         all_shapes = dict(zip(names, list(arg_s) + list(aux_s)))
         given_t = dict(d.split("=", 1) for d in args.dtype)

@@ -4,7 +4,8 @@ Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them)
 (int8 inference) are outside symjit's scope: symjit compiles dense float graphs. Their names exist
 in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
 function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
-on access.
+on access. The top-level modules symjit does not have yet (``mx.gluon``, ``mx.autograd``, ``mx.np``,
+``mx.npx``) raise such an error too (:data:`PLANNED`, through ``symjit.__getattr__``).
 
 >>> import symjit as mx
 >>> try:
@@ -22,7 +23,7 @@ from typing import Any
 
 from .base import MXNetError
 
-__all__ = ["SPARSE", "QUANTIZATION", "install", "UnsupportedName"]
+__all__ = ["SPARSE", "QUANTIZATION", "PLANNED", "install", "planned", "UnsupportedName"]
 
 _SPARSE_WHY = ("sparse storage (CSR and row_sparse arrays) is not supported by symjit, which compiles dense "
                "arrays")
@@ -44,9 +45,28 @@ QUANTIZATION: dict[str, tuple[str, ...]] = {
 }
 
 
+_CLASSIC = "symjit implements MXNet's classic symbolic API (mx.sym, mx.nd, mx.mod.Module, ...)"
+# top-level modules of MXNet 1.9.1 symjit does not have yet -> what to say about them
+PLANNED: dict[str, str] = {
+    "gluon": f"{_CLASSIC}; Gluon and autograd are planned",
+    "autograd": f"{_CLASSIC}; Gluon and autograd are planned",
+    "np": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
+    "npx": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
+}
+
+
 class UnsupportedName(MXNetError, AttributeError):
-    """Raised on access to ``mx.sym.sparse.<name>`` / ``mx.nd.sparse.<name>`` (an AttributeError
-    too, so ``hasattr`` stays False)."""
+    """Raised on access to ``mx.sym.sparse.<name>`` / ``mx.nd.sparse.<name>`` and to the modules of
+    :data:`PLANNED` (an AttributeError too, so ``hasattr`` stays False)."""
+
+
+def planned(name: str) -> UnsupportedName:
+    """The error for ``mx.<name>``, a module of :data:`PLANNED`.
+
+    >>> str(planned("gluon")).split(":")[0]
+    'mx.gluon is not supported by symjit yet'
+    """
+    return UnsupportedName(f"mx.{name} is not supported by symjit yet: {PLANNED[name]}")
 
 
 def _stub(where: str, why: str) -> Callable[..., Any]:

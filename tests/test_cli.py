@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,7 +64,7 @@ def test_no_fusion_gives_one_kernel_per_op(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["missing.json", "--shape", "data=1,2"], "missing.json"),
-    ([MLP_JSON], "unknown shapes"),
+    ([MLP_JSON], "no shape for the data input(s) 'data'; give one with --shape data=D1,D2,..."),
     ([MLP_JSON, "--shape", "data=6,9", "--shape", "fc1_weight=16,8"], "FullyConnected 'fc1'"),
     (["examples.nets:nope", "--shape", "data=1,2"], "cannot load"),
 ])
@@ -69,6 +72,32 @@ def test_errors_are_clear(capsys, monkeypatch, argv, message):
     monkeypatch.chdir(ROOT)
     rc, _, err = run(capsys, *argv)
     assert rc == 2 and message in err
+
+
+def _small_convnet():
+    import symjit as mx
+    x = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=4, name="conv0")
+    x = mx.sym.Activation(mx.sym.BatchNorm(x, name="bn0"), act_type="relu", name="relu0")
+    x = mx.sym.FullyConnected(mx.sym.Pooling(x, global_pool=True, kernel=(1, 1), name="pool"), num_hidden=3,
+                              name="fc")
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+@pytest.mark.parametrize("shapes, message", [
+    ([], "symjit compile: error: no shape for the data input(s) 'data'; give one with "
+         "--shape data=N,C,H,W (for example --shape data=1,3,224,224)"),
+    (["--shape", "dat=1,3,8,8"],
+     "symjit compile: error: --shape dat=...: the symbol has no input named 'dat'; its data input(s): "
+     "'data'; give a shape with --shape data=N,C,H,W (for example --shape data=1,3,224,224)"),
+])
+def test_a_missing_shape_names_the_data_inputs(capsys, tmp_path, shapes, message):
+    path = tmp_path / "net-symbol.json"
+    path.write_text(_small_convnet().tojson())
+    rc, _, err = run(capsys, str(path), *shapes)
+    assert rc == 2 and err.strip() == message
+    assert "weight" not in err and "moving" not in err and "label" not in err
+    rc, out, err = run(capsys, str(path), "--shape", "data=1,3,8,8", "--grad-req", "null")
+    assert rc == 0 and "conv0 = Convolution(" in out, err
 
 
 def test_timings_compile_each_distinct_kernel_once(capsys, tmp_path, monkeypatch):
@@ -92,6 +121,50 @@ def test_timings_compile_each_distinct_kernel_once(capsys, tmp_path, monkeypatch
     rc, _, err = run(capsys, "examples.nets:lenet", "--shape", "data=2,1,28,28", "--target", "cuda",
                      "--timings")
     assert rc == 2 and "--timings compiles cpu kernels" in err
+
+
+@pytest.mark.parametrize("spec, shape", [("examples.nets:mlp", "data=2,8"),
+                                         ("examples.nets:lenet", "data=1,1,28,28"),
+                                         ("examples.nets:resnet", "data=1,3,32,32")])
+def test_cuda_text_report_shows_every_launch_kind(capsys, monkeypatch, spec, shape):
+    """Grid-stride kernels report elements, block reductions blocks, tiled GEMMs tiles (code is
+    generated, not compiled: no GPU needed)."""
+    monkeypatch.chdir(ROOT)
+    argv = (spec, "--shape", shape, "--target", "cuda")
+    rc, out, err = run(capsys, *argv, "--format", "json")
+    assert rc == 0, err
+    launches = json.loads(out)["launches"]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0, err
+    plan = out.split("== launch plan (cuda) ==\n")[1].split("\n==")[0].splitlines()
+    assert len(plan) == len(launches)
+    for line, la in zip(plan, launches):
+        kind, n = next((k, v) for k, v in la.items() if k in ("elements", "blocks", "tiles"))
+        assert line.startswith(f"  {la['kernel']}: {n} {kind if n != 1 else kind[:-1]}, grid {la['grid']}")
+    kinds = {k for la in launches for k in la if k in ("blocks", "tiles")}
+    assert kinds or spec.endswith("lenet")   # the simulator tiles small products only
+
+
+def test_ptx_without_numba_cuda_says_to_install_the_extra():
+    """numba's bundled numba.cuda is no substitute for numba-cuda: without the extra, --emit ptx
+    says how to install it (with it, the PTX comes out). Run without the simulator, which would
+    stop it first."""
+    from importlib import metadata
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
+    done = subprocess.run([sys.executable, "-m", "symjit.cli", "compile", MLP_JSON, "--shape", "data=2,8",
+                           "--grad-req", "null", "--target", "cuda", "--emit", "ptx"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    try:
+        metadata.distribution("numba-cuda")
+    except metadata.PackageNotFoundError:
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            "symjit compile: error: PTX needs numba-cuda with the CUDA compiler packages (pip install "
+            "'symjit[cuda]'); numba-cuda is not installed, and the numba.cuda bundled with numba cannot "
+            "compile symjit's kernels")
+    else:
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "// ---- kernel k" in done.stdout and ".target sm_90" in done.stdout
 
 
 def test_cache_info_and_clear(capsys, tmp_path, monkeypatch):

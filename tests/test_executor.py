@@ -158,6 +158,35 @@ def test_float16_is_a_clear_bind_error():
         fc_net().simple_bind(mx.cpu(), type_dict={"data": "float16"}, data=(3, 5))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8"])
+def test_an_integer_dtype_a_float_op_cannot_take_is_a_clear_bind_error(dtype):
+    with pytest.raises(mx.MXNetError) as err:
+        fc_net().simple_bind(mx.cpu(), data=(2, 3), type_dict={"data": dtype})
+    msg = str(err.value)
+    assert msg == (f"FullyConnected 'fc' (inputs: data={dtype}, weight=?, bias=?): argument 'data' has "
+                   f"dtype {dtype}; FullyConnected takes float16, float32 or float64"), msg
+
+
+@pytest.mark.parametrize("build, inputs, arg", [
+    (lambda v: mx.sym.Convolution(v["data"], kernel=(3, 3), num_filter=2, name="n"), {"data": (1, 1, 5, 5)},
+     "data"),
+    (lambda v: mx.sym.Deconvolution(v["data"], kernel=(2, 2), num_filter=2, name="n"), {"data": (1, 1, 3, 3)},
+     "data"),
+    (lambda v: mx.sym.Pooling(mx.sym.relu(v["data"]), kernel=(2, 2), name="n"), {"data": (1, 1, 4, 4)},
+     "data"),
+    (lambda v: mx.sym.dot(v["a"], v["b"], name="n"), {"a": (2, 3), "b": (3, 2)}, "lhs"),
+    (lambda v: mx.sym.batch_dot(v["a"], v["b"], name="n"), {"a": (1, 2, 3), "b": (1, 3, 2)}, "lhs"),
+    (lambda v: mx.sym.FullyConnected(v["data"], weight=mx.sym.Variable("w", dtype="int32"), num_hidden=2,
+                                     name="n"), {"data": (2, 3)}, "weight"),
+])
+def test_float_ops_name_the_integer_argument_at_bind(build, inputs, arg):
+    net = build({n: mx.sym.Variable(n) for n in inputs})
+    types = {n: "int32" for n in inputs if arg != "weight"}
+    with pytest.raises(mx.MXNetError, match=rf"^\w+ 'n' \(inputs: .*\): argument '{arg}' has dtype int32; "
+                                            r"\w+ takes float16, float32 or float64$"):
+        net.simple_bind(mx.cpu(), type_dict=types, grad_req="null", **inputs)
+
+
 @pytest.mark.parametrize("build, ref", [
     (lambda x: mx.sym.mean(mx.sym.tanh(x) * 2.0, axis=1), lambda x: (np.tanh(x) * 2).mean(axis=1)),
     (lambda x: mx.sym.sum(mx.sym.exp(x) - x, axis=(0, 2)), lambda x: (np.exp(x) - x).sum(axis=(0, 2))),

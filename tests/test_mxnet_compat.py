@@ -212,3 +212,19 @@ def test_monitor_sees_the_inference_backward():
     ex.backward()
     assert seen == ['fc_output', 'relu_output', 'relu_backward_data',
                     'fc_backward_weight', 'fc_backward_bias', 'fc_backward_data']
+
+
+# --- MXNet modules symjit does not have yet --------------------------------------------------------
+
+@pytest.mark.parametrize("name, planned", [("gluon", "Gluon and autograd are planned"),
+                                           ("autograd", "Gluon and autograd are planned"),
+                                           ("np", "use mx.nd"), ("npx", "use mx.nd")])
+def test_missing_mxnet_modules_say_so(name, planned):
+    with pytest.raises(mx.MXNetError, match=rf"^mx\.{name} is not supported by symjit yet: .*classic "
+                                            rf"symbolic API .*{planned}"):
+        getattr(mx, name)
+    with pytest.raises(AttributeError):
+        getattr(mx, name)
+    assert not hasattr(mx, name)
+    with pytest.raises(AttributeError, match="module 'symjit' has no attribute 'nonexistent'"):
+        mx.nonexistent  # noqa: B018

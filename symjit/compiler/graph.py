@@ -213,6 +213,8 @@ class GraphBuilder:
               n_out: int = 1) -> list:
         rule = op.shape if what == "shape" else op.dtype
         try:
+            if what == "dtype":
+                op.check_dtypes(params, ins[:n_args])
             if rule is None:
                 new_ins, outs, new_aux = same_dtype(params, ins[:n_args], ins[n_args:], n_out)
             else:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import types
 
 from .nn import Convolution
-from .registry import Kind, OpDef, Param, ParamError, RuleError, register
+from .registry import FLOAT_DTYPES, Kind, OpDef, Param, ParamError, RuleError, register
 from .rules import need_rank, shape_str, window_params
 
 __all__ = ["geometry", "conv_params", "conv_view"]
@@ -131,7 +131,7 @@ Deconvolution = register(OpDef(
                   doc="ignored"),
             Param("cudnn_off", "bool", False, doc="ignored"),
             Param("layout", "str", None, nullable=True, choices=("NCW", "NCHW"), doc="only NCW/NCHW")),
-    arguments=_args, check=_check, shape=_shape, kind=Kind.OPAQUE, grad=_grad,
+    arguments=_args, check=_check, shape=_shape, dtypes=FLOAT_DTYPES, kind=Kind.OPAQUE, grad=_grad,
     doc="Transposed convolution: each input pixel scatters ``x * w`` over its window in the output "
         "(the adjoint of Convolution with num_filter = data's channels); ``+ bias[c]`` unless no_bias.",
 ))

@@ -13,7 +13,7 @@ multiplies the trailing matrices (MXNet >= 1.6 documents N-D; 1.x before that re
 from __future__ import annotations
 
 from ..base import ParamError, shape_str
-from .registry import Kind, OpDef, Param, RuleError, Shape, register
+from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, Shape, register
 
 __all__ = ["dot_shape", "batch_dot_shape"]
 
@@ -102,6 +102,7 @@ dot = register(OpDef(
     arguments=("lhs", "rhs"),
     check=_dense_only,
     shape=_dot_rule,
+    dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_dot_grad,
     doc="Dot product: matrix product for 2-D inputs; for N-D, the last axis of ``lhs`` is contracted "
@@ -161,6 +162,7 @@ batch_dot = register(OpDef(
     arguments=("lhs", "rhs"),
     check=_dense_only,
     shape=_batch_dot_rule,
+    dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_batch_dot_grad,
     doc="Batched matrix product: (B..., M, K) x (B..., K, N) -> (B..., M, N) for inputs of the same "

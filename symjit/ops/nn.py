@@ -30,7 +30,7 @@ from ..base import ParamError, shape_str
 from . import nn_grad as nl
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
-from .registry import Kind, OpDef, Param, RuleError, register
+from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, register
 from .rules import need_rank, positive, prod, window_out_len, window_params
 
 __all__ = [
@@ -100,6 +100,7 @@ FullyConnected = register(OpDef(
     ),
     arguments=_fc_args,
     shape=_fc_shape,
+    dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_fc_grad,
     doc="Fully connected layer: ``out = dot(data, weight.T) + bias``.",
@@ -311,6 +312,7 @@ Convolution = register(OpDef(
     ),
     arguments=_conv_args,
     shape=_conv_shape,
+    dtypes=FLOAT_DTYPES,
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=nl.conv_grad,
@@ -371,6 +373,7 @@ Pooling = register(OpDef(
               doc="data layout; only NCW/NCHW are supported"),
     ),
     shape=_pool_shape,
+    dtypes=FLOAT_DTYPES,
     check=_pool_check,
     kind=Kind.OPAQUE,
     grad=nl.pool_grad,

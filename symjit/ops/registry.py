@@ -42,10 +42,21 @@ from ..base import MXNetError, ParamError, np_dtype
 
 __all__ = [
     "Kind", "Param", "OpDef", "RuleError", "REQUIRED", "register", "get_op", "find_op", "all_ops",
-    "same_shape", "same_dtype", "Shape",
+    "same_shape", "same_dtype", "Shape", "FLOAT_DTYPES", "either",
 ]
 
 Shape = tuple[int, ...]
+# the floating-point dtypes (float16 computed by the float32 kernels): OpDef.dtypes of float-only ops
+FLOAT_DTYPES = ("float16", "float32", "float64")
+
+
+def either(names: Sequence[str]) -> str:
+    """``'float16, float32 or float64'``: a list of alternatives in a message.
+
+    >>> either(("float32",)), either(("float16", "float32", "float64"))
+    ('float32', 'float16, float32 or float64')
+    """
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1])))
 
 
 class Kind(enum.IntEnum):
@@ -193,6 +204,8 @@ class OpDef:
     comparisons, conditional expressions and the ``math`` module, and ``consts`` a tuple of Python
     numbers taken from the params; codegen wraps ``fn`` for ``numba.njit`` and for
     ``numba.cuda.jit(device=True)``, so each body is written once).
+    ``dtypes`` names the dtypes every argument may have (None: any dtype its rules accept); both
+    inference engines check it (:meth:`check_dtypes`) before the dtype rule runs.
     ``loss`` marks heads that supply their own head gradient.
     ``expand`` makes a composite op: ``expand(b, inputs, params) -> output value ids`` appends
     other ops to the graph builder ``b`` when the forward graph is built (the symbol keeps the op
@@ -208,6 +221,7 @@ class OpDef:
     visible_outputs: int | Callable[[dict], int] | None = None
     shape: Callable | None = None
     dtype: Callable | None = None
+    dtypes: Sequence[str] | None = None
     check: Callable[[dict], None] | None = None
     variadic: str | None = None
     aliases: Sequence[str] = ()
@@ -261,6 +275,15 @@ class OpDef:
 
     def list_outputs(self, params: dict) -> list[str]:
         return list(self.outputs(params) if callable(self.outputs) else self.outputs)
+
+    def check_dtypes(self, params: dict, ins: Sequence[np.dtype | None]) -> None:
+        """RuleError naming the first argument whose known dtype is not one of :attr:`dtypes`."""
+        if self.dtypes is None:
+            return
+        for name, dt in zip(self.list_arguments(params), ins):
+            if dt is not None and np.dtype(dt).name not in self.dtypes:
+                raise RuleError(f"argument '{name}' has dtype {np.dtype(dt).name}; {self.name} takes "
+                                f"{either(self.dtypes)}")
 
     def num_visible(self, params: dict) -> int:
         if self.visible_outputs is None:

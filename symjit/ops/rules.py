@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..base import shape_str
-from .registry import RuleError, Shape
+from .registry import FLOAT_DTYPES, RuleError, Shape, either
 
 __all__ = ["need_rank", "positive", "prod", "norm_axis", "shape_str"]
 
@@ -69,7 +69,8 @@ def window_out_len(size: int, kernel: int, stride: int, dilate: int, pad: int, c
 def need_float(dtype, arg: str) -> None:
     """RuleError unless ``dtype`` (a numpy dtype) is a floating-point dtype."""
     if dtype.kind != "f":
-        raise RuleError(f"argument '{arg}' must have a floating-point dtype, got {dtype.name}")
+        raise RuleError(f"argument '{arg}' must have a floating-point dtype ({either(FLOAT_DTYPES)}), "
+                        f"got {dtype.name}")
 
 
 __all__ += ["window_params", "window_out_len", "need_float"]

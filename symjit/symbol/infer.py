@@ -104,6 +104,8 @@ class _Inference:
         n_args = node.num_args()
         vals = [self.get(e) for e in node.inputs]
         try:
+            if self.what == "dtype":
+                node.op.check_dtypes(node.params, vals[:n_args])
             ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
         except RuleError as exc:
             err = ShapeError if self.what == "shape" else DTypeError

@@ -15,7 +15,7 @@ from typing import Any
 from ...base import MXNetError
 from ..target import kernel_signature
 
-__all__ = ["kernel_ptx", "parse_arch"]
+__all__ = ["kernel_ptx", "parse_arch", "has_numba_cuda"]
 
 
 def parse_arch(arch: str) -> tuple[int, int]:
@@ -30,16 +30,32 @@ def parse_arch(arch: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+_NEED_EXTRA = "PTX needs numba-cuda with the CUDA compiler packages (pip install 'symjit[cuda]')"
+
+
+def has_numba_cuda() -> bool:
+    """Whether the numba-cuda package is installed: without it ``numba.cuda`` is the older CUDA
+    target bundled with numba, whose ``compile_ptx`` rejects symjit's kernels."""
+    from importlib import metadata
+    try:
+        metadata.distribution("numba-cuda")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _cuda():
     from numba import config
     if config.ENABLE_CUDASIM:
         raise MXNetError("PTX needs the CUDA compiler: unset NUMBA_ENABLE_CUDASIM (the simulator has none)")
+    if not has_numba_cuda():
+        raise MXNetError(f"{_NEED_EXTRA}; numba-cuda is not installed, and the numba.cuda bundled with "
+                         f"numba cannot compile symjit's kernels")
     try:
         from numba import cuda
         cuda.compile_ptx  # noqa: B018  (absent from some builds)
     except (ImportError, AttributeError) as exc:
-        raise MXNetError(f"PTX needs numba-cuda with the CUDA compiler packages "
-                         f"(pip install 'symjit[cuda]'): {exc}") from None
+        raise MXNetError(f"{_NEED_EXTRA}: {exc}") from None
     return cuda
 
 
