@@ -109,7 +109,8 @@ def missing_shapes(sym: Symbol, shapes: dict) -> MXNetError:
     without a shape and how to give one (the parameters' shapes follow from theirs)."""
     part = sym.infer_shape_partial(**shapes)[0]
     missing = [n for n, s in zip(sym.list_arguments(), part) if not s]
-    inputs = [n for n in missing if n in data_inputs(sym)]
+    data = set(data_inputs(sym))
+    inputs = [n for n in missing if n in data]
     inputs = inputs or [n for n in missing if not n.endswith(_PARAM_SUFFIXES)]
     if not inputs:
         return MXNetError(f"cannot infer the shape of {_quoted(missing)} from the given ones; give it with "
