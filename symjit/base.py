@@ -6,17 +6,22 @@ the operator, the argument and the shapes or dtypes involved.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
+import platform
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "MXNetError", "SymjitError", "ShapeError", "DTypeError", "ParamError", "FormatError",
     "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name", "shape_str", "write_atomic",
+    "NotImplementedForSymbol", "py_str", "data_dir", "string_types", "integer_types", "numeric_types",
+    "mx_real_t", "NDArrayHandle", "SymbolHandle",
 ]
 
 
@@ -41,6 +46,74 @@ class ParamError(MXNetError, ValueError):
 
 class FormatError(MXNetError, ValueError):
     """A malformed file: NDArray list file, ``.params`` checkpoint or symbol JSON."""
+
+
+class NotImplementedForSymbol(MXNetError, TypeError):
+    """An NDArray-only operation asked of a Symbol (``bool(sym)``, ...).
+
+    >>> import symjit as mx
+    >>> try:
+    ...     bool(mx.sym.Variable('x'))
+    ... except NotImplementedForSymbol as exc:
+    ...     print(exc)
+    Function __bool__ (namely operator "bool") is not implemented for Symbol and only available in NDArray.
+    """
+
+    def __init__(self, function: Callable | str, alias: str | None, *args: Any) -> None:
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(a)) for a in args]
+
+    def __str__(self) -> str:
+        what = f"Function {self.function}"
+        if self.alias:
+            what += f' (namely operator "{self.alias}")'
+        if self.args:
+            what += f" with arguments ({', '.join(self.args)})"
+        return what + " is not implemented for Symbol and only available in NDArray."
+
+
+# The Python-level helpers of MXNet's ``mxnet.base`` that programs import.
+string_types = (str,)
+integer_types = (int, np.integer)
+numeric_types = (float, int, np.generic)
+mx_real_t = np.float32
+# MXNet's opaque C handles. symjit has no C library; these are the same ctypes types so that code
+# declaring handles still imports (no symjit function takes or returns one).
+NDArrayHandle = ctypes.c_void_p
+SymbolHandle = ctypes.c_void_p
+
+
+def py_str(x: bytes | str) -> str:
+    """A C library's byte string as ``str`` (UTF-8); a ``str`` is returned as it is.
+
+    >>> py_str(b'fc1_weight'), py_str('fc1_bias')
+    ('fc1_weight', 'fc1_bias')
+    """
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else x
+
+
+def _as_list(obj: Any) -> list | tuple:
+    """``obj`` itself when it is a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+def data_dir() -> str:
+    """The folder MXNet keeps downloaded data in: ``$MXNET_HOME`` when set, else ``~/.mxnet``
+    (``%APPDATA%/mxnet`` on Windows), read at each call.
+
+    >>> import os
+    >>> os.environ['MXNET_HOME'] = '/tmp/mxnet_data'
+    >>> data_dir()
+    '/tmp/mxnet_data'
+    >>> del os.environ['MXNET_HOME']
+    """
+    if "MXNET_HOME" in os.environ:
+        return os.environ["MXNET_HOME"]
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
 
 
 # MXNet's dtype flags (mshadow type flags), used by the NDArray file format and symbol JSON.

@@ -256,7 +256,20 @@ class Optimizer:
 
     def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
         """Like :meth:`update`; a float16 weight under ``multi_precision`` is updated through its
-        float32 master copy and then rounded back."""
+        float32 master copy and then rounded back. Lists of indices, weights, gradients and states
+        (as MXNet's aggregated updates take them) update each in order."""
+        if isinstance(index, (list, tuple)):
+            given = (list(index), list(weight), list(grad), list(state))
+            if len({len(x) for x in given}) != 1:
+                raise ParamError(f"{type(self).__name__}.update_multi_precision: lists of different "
+                                 f"lengths: {', '.join(str(len(x)) for x in given)} indices, weights, "
+                                 "gradients and states")
+            if self._fusable():
+                self._update_many(*given)
+            else:
+                for args in zip(*given):
+                    self.update_multi_precision(*args)
+            return
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], NDArray)):
                 raise ParamError(f"{type(self).__name__}.update_multi_precision (index {index!r}): "

@@ -19,15 +19,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.random as rnd
+
+import symjit as mx
 
 from . import ndarray as nd
 from . import symbol as sym_mod
 from .base import MXNetError, ParamError, ShapeError, shape_str
 from .context import Context, current_context
+from .ndarray import array
+from .testing_stats import *  # noqa: F403
+from .testing_stats import __all__ as _stats_all
+from .testing_support import *  # noqa: F403
+from .testing_support import __all__ as _support_all
 
 __all__ = [
     "default_context", "set_default_context", "default_dtype", "get_rtol", "get_atol",
@@ -35,6 +44,9 @@ __all__ = [
     "rand_ndarray", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "simple_forward",
     "check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient", "numeric_grad",
     "check_consistency", "get_mnist", "get_mnist_iterator", "environment",
+    *_stats_all, *_support_all,
+    # the modules and names MXNet's test_utils hands out with ``from mxnet.test_utils import *``
+    "os", "sys", "np", "rnd", "mx", "Context", "array",
 ]
 
 _RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}

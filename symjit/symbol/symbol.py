@@ -11,7 +11,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from ..base import MXNetError, np_dtype
+from ..base import MXNetError, NotImplementedForSymbol, np_dtype
 from ..ops.registry import OpDef, get_op
 from .naming import HIDDEN_KEYS, current_attrs, current_name_manager, normalize_attrs
 
@@ -394,7 +394,7 @@ class Symbol:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        raise MXNetError("a Symbol has no truth value (comparisons build symbols)")
+        raise NotImplementedForSymbol(Symbol.__bool__, "bool")   # comparisons build symbols
 
 
 def _is_number(x: Any) -> bool:

@@ -1,0 +1,369 @@
+"""More of ``mx.test_utils``: reference reductions, random data, optimizer comparisons, platform
+checks and stream helpers that MXNet 1.x test programs import (re-exported by
+:mod:`symjit.test_utils`).
+
+>>> import numpy as np
+>>> x = np.arange(24.0).reshape(2, 3, 4)
+>>> np_reduce(x, axis=(0, 2), keepdims=True, numpy_reduce_func=np.sum).ravel().tolist()
+[60.0, 92.0, 124.0]
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import os
+import platform
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import ndarray as nd
+from .base import MXNetError, ParamError
+from .io import DataIter
+
+__all__ = [
+    "default_rtols", "default_atols", "default_numeric_eps", "effective_dtype", "np_reduce",
+    "random_uniform_arrays", "random_sample", "assign_each", "assign_each2", "retry", "same_array",
+    "assert_almost_equal_ignore_nan", "discard_stderr", "DummyIter", "compare_ndarray_tuple",
+    "compare_optimizer", "is_cd_run", "is_aarch64_run", "has_tvm_ops", "is_op_runnable", "use_np",
+]
+
+
+# -- tolerances ------------------------------------------------------------------------------------
+def default_rtols() -> dict[np.dtype, float]:
+    """The relative tolerance of comparisons per dtype (the lower precision of two arrays wins).
+
+    >>> default_rtols()[np.dtype(np.float32)]
+    0.0001
+    """
+    from .test_utils import _RTOL
+    return {**_RTOL, **{np.dtype(t): 0 for t in (np.bool_, np.int8, np.uint8, np.int32, np.int64)}}
+
+
+def default_atols() -> dict[np.dtype, float]:
+    """The absolute tolerance of comparisons per dtype (integers compare exactly).
+
+    >>> default_atols()[np.dtype(np.float64)]
+    1e-20
+    """
+    from .test_utils import _ATOL
+    return {**_ATOL, **{np.dtype(t): 0 for t in (np.bool_, np.int8, np.uint8, np.int32, np.int64)}}
+
+
+def default_numeric_eps() -> dict[np.dtype, float]:
+    """The finite-difference step of numeric gradients per dtype.
+
+    >>> default_numeric_eps()[np.dtype(np.float64)]
+    1e-05
+    """
+    return {np.dtype(np.float16): 1.0 / 2**6, np.dtype(np.float32): 1.0 / 2**9, np.dtype(np.float64): 1e-5}
+
+
+def effective_dtype(dat: Any) -> np.dtype:
+    """The dtype whose precision ``dat``'s values have: its own (symjit's kernels compute float32
+    in float32 on every device, with no TensorFloat-32 GEMMs).
+
+    >>> effective_dtype(np.zeros(2, np.float16))
+    dtype('float16')
+    """
+    return np.dtype(dat.dtype)
+
+
+# -- reference computations and random data -------------------------------------------------------
+def np_reduce(dat: np.ndarray, axis: Any, keepdims: bool, numpy_reduce_func: Callable) -> np.ndarray:
+    """Reduce ``dat`` over ``axis`` (an int, a sequence of ints or None: all) one axis at a time
+    with ``numpy_reduce_func`` (``np.sum``, ``np.max``, ...), keeping the reduced axes as size 1
+    when ``keepdims``: the reference MXNet's reduction tests compare against."""
+    axes = [axis] if isinstance(axis, (int, np.integer)) else \
+        list(range(dat.ndim)) if axis is None else list(axis)
+    axes = [int(a) % dat.ndim if dat.ndim else int(a) for a in axes]
+    out = dat
+    for a in sorted(axes, reverse=True):
+        out = numpy_reduce_func(out, axis=a)
+    if keepdims:
+        shape = [1 if i in axes else d for i, d in enumerate(dat.shape)]
+        out = np.reshape(out, shape)
+    return out
+
+
+def random_uniform_arrays(*shapes: Any, low: float = 0.0, high: float = 1.0,
+                          dtype: Any = np.float32) -> list[np.ndarray]:
+    """numpy arrays of the given shapes, uniform in ``[low, high)`` (always a list).
+
+    >>> [a.shape for a in random_uniform_arrays((2, 3), (4,), low=-1.0)]
+    [(2, 3), (4,)]
+    """
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
+
+
+def random_sample(population: Sequence, k: int) -> list:
+    """``k`` distinct elements of ``population`` in random order (numpy's generator).
+
+    >>> sorted(random_sample([1, 2, 3], 3))
+    [1, 2, 3]
+    """
+    if not 0 <= k <= len(population):
+        raise ParamError(f"random_sample: k={k} is not within [0, {len(population)}]")
+    chosen = list(population)
+    np.random.shuffle(chosen)
+    return chosen[:k]
+
+
+def assign_each(the_input: np.ndarray, function: Callable | None) -> np.ndarray:
+    """``function`` applied to each element of ``the_input`` (a float64 array of its shape); a
+    copy of ``the_input`` when ``function`` is None.
+
+    >>> assign_each(np.array([1, 4, 9]), np.sqrt).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if function is None:
+        return np.array(the_input)
+    src = np.asarray(the_input)
+    return np.array([function(v) for v in src.ravel()], dtype=np.float64).reshape(src.shape)
+
+
+def assign_each2(input1: np.ndarray, input2: np.ndarray, function: Callable | None) -> np.ndarray:
+    """``function(a, b)`` for each pair of elements of two arrays of one shape (float64).
+
+    >>> assign_each2(np.array([1, 2]), np.array([3, 4]), max).tolist()
+    [3.0, 4.0]
+    """
+    if function is None:
+        return np.array(input1)
+    a, b = np.asarray(input1), np.asarray(input2)
+    if a.shape != b.shape:
+        raise ParamError(f"assign_each2: shapes differ: {a.shape} and {b.shape}")
+    return np.array([function(x, y) for x, y in zip(a.ravel(), b.ravel())], dtype=np.float64).reshape(a.shape)
+
+
+# -- test decorators and comparisons ---------------------------------------------------------------
+def retry(n: int) -> Callable[[Callable], Callable]:
+    """Decorate a stochastic test: it is run up to ``n`` times until one run raises no
+    ``AssertionError``; the last run's error is raised.
+
+    >>> calls = []
+    >>> @retry(3)
+    ... def flaky():
+    ...     calls.append(1)
+    ...     assert len(calls) == 2
+    >>> flaky(); len(calls)
+    2
+    """
+    if n <= 0:
+        raise ParamError(f"retry: n must be positive, got {n}")
+
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            for attempt in range(n):
+                try:
+                    f(*args, **kwargs)
+                    return
+                except AssertionError:
+                    if attempt == n - 1:
+                        raise
+                    nd.waitall()
+        return wrapper
+    return decorate
+
+
+def same_array(array1: nd.NDArray, array2: nd.NDArray) -> bool:
+    """Whether two NDArrays share memory: a write to ``array1`` shows in ``array2`` (``array1``
+    is left as it was).
+
+    >>> import symjit as mx
+    >>> a = mx.nd.zeros((2, 2))
+    >>> same_array(a, a[:]), same_array(a, a.copy())
+    (True, False)
+    """
+    from .test_utils import same
+    array1[:] += 1
+    seen = same(array1.asnumpy(), array2.asnumpy())
+    array1[:] -= 1
+    return seen and same(array1.asnumpy(), array2.asnumpy())
+
+
+def assert_almost_equal_ignore_nan(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
+                                   names: tuple[str, str] = ("a", "b")) -> None:
+    """:func:`~symjit.test_utils.assert_almost_equal` over the positions where neither array is NaN.
+
+    >>> assert_almost_equal_ignore_nan(np.array([1.0, np.nan]), np.array([1.0, 5.0]))
+    """
+    from .test_utils import _np, assert_almost_equal
+    x = np.array(_np(a, "assert_almost_equal_ignore_nan", names[0]), dtype=np.float64)
+    y = np.array(_np(b, "assert_almost_equal_ignore_nan", names[1]), dtype=np.float64)
+    x, y = np.broadcast_arrays(x, y)
+    x, y = x.copy(), y.copy()
+    nan = np.isnan(x) | np.isnan(y)
+    x[nan] = 0
+    y[nan] = 0
+    assert_almost_equal(x, y, rtol, atol, names)
+
+
+@contextlib.contextmanager
+def discard_stderr() -> Iterator[None]:
+    """Send what is written to the process's standard error (file descriptor 2, so also from
+    compiled code) to the null device inside a ``with`` block.
+
+    >>> with discard_stderr():
+    ...     print("not shown", file=sys.stderr)
+    """
+    sys.stderr.flush()
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):   # a stream without a descriptor (captured)
+        yield
+        return
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "w") as sink:
+            os.dup2(sink.fileno(), fd)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, fd)
+    finally:
+        os.close(saved)
+
+
+class DummyIter(DataIter):
+    """An iterator that returns the first batch of ``real_iter`` forever (for speed tests).
+
+    >>> import symjit as mx
+    >>> it = DummyIter(mx.io.NDArrayIter(np.arange(8.0).reshape(4, 2), batch_size=2))
+    >>> next(it) is next(it)
+    True
+    """
+
+    def __init__(self, real_iter: DataIter) -> None:
+        super().__init__(real_iter.batch_size)
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.the_batch = next(real_iter)
+
+    def __iter__(self) -> DummyIter:
+        return self
+
+    def next(self) -> Any:
+        return self.the_batch
+
+
+def compare_ndarray_tuple(t1: Any, t2: Any, rtol: float | None = None, atol: float | None = None) -> None:
+    """Compare two optimizer states (None, an array or nested tuples of arrays) element by element."""
+    from .test_utils import assert_almost_equal
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        if not isinstance(t2, tuple) or len(t1) != len(t2):
+            raise AssertionError(f"states differ in structure: {type(t1).__name__} of {len(t1)} and "
+                                 f"{type(t2).__name__} of {len(t2) if isinstance(t2, tuple) else 1}")
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+        return
+    assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str = "default",
+                      g_stype: str = "default", rtol: float = 1e-4, atol: float = 1e-5,
+                      compare_states: bool = True, ntensors: int = 1) -> None:
+    """Run one update of ``opt1`` and ``opt2`` from the same random weight and gradient and
+    compare the weights (and states, with ``compare_states``). A list of shapes updates
+    ``ntensors`` weights: ``opt1`` one at a time, ``opt2`` in one ``update_multi_precision`` call
+    over lists. Only dense storage: other ``w_stype``/``g_stype`` are an error.
+
+    >>> import symjit as mx
+    >>> compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.1),
+    ...                   (3, 4), np.float32)
+    """
+    from .random import uniform
+    from .test_utils import assert_almost_equal, default_context
+    for what, stype in (("w_stype", w_stype), ("g_stype", g_stype)):
+        if stype != "default":
+            raise MXNetError(f"compare_optimizer: {what}={stype!r} is not supported (symjit has dense "
+                             "storage only)")
+    ctx = default_context()
+    if not isinstance(shape, list):
+        if ntensors != 1:
+            raise ParamError(f"compare_optimizer: ntensors={ntensors} needs a list of shapes")
+        w2, g2 = (uniform(shape=shape, ctx=ctx, dtype=dtype) for _ in range(2))
+        w1, g1 = w2.copy(), g2.copy()
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2, g2 = copy.deepcopy(w1), copy.deepcopy(g1)
+    states2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, states2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, states2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+# -- where the tests run ---------------------------------------------------------------------------
+def is_cd_run() -> bool:
+    """Whether the process runs as a release (continuous delivery) job: ``CD_JOB=1``."""
+    return os.environ.get("CD_JOB") == "1"
+
+
+def is_aarch64_run() -> bool:
+    """Whether the machine is a 64-bit ARM one.
+
+    >>> is_aarch64_run() == (platform.machine() == 'aarch64')
+    True
+    """
+    return platform.machine() == "aarch64"
+
+
+def has_tvm_ops() -> bool:
+    """Whether operators compiled by TVM are available: never in symjit (its kernels are Numba's)."""
+    return False
+
+
+def is_op_runnable() -> bool:
+    """Whether the TVM-generated operators MXNet's tests guard can run: symjit runs its own
+    kernels for every registered operator, so they are always runnable."""
+    return True
+
+
+def use_np(func: Callable) -> Callable:
+    """Mark a function or class as written for MXNet's NumPy-compatible arrays (``mx.np``). symjit
+    does not have ``mx.np`` yet: calling the decorated function (or creating the class) raises
+    the clear error ``mx.np`` gives.
+
+    >>> @use_np
+    ... def f():
+    ...     return 1
+    >>> try:
+    ...     f()
+    ... except MXNetError as exc:
+    ...     print(str(exc).split(':')[0])
+    mx.np is not supported by symjit yet
+    """
+    from .unsupported import planned
+
+    if isinstance(func, type):
+        def refuse_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+            raise planned("np")
+        func.__new__ = refuse_new   # type: ignore[method-assign, assignment]
+        return func
+
+    @functools.wraps(func)
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise planned("np")
+    return refuse
