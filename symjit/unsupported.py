@@ -5,7 +5,10 @@ Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them)
 in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
 function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
 on access. The top-level modules symjit does not have yet (``mx.gluon``, ``mx.autograd``, ``mx.np``,
-``mx.npx``) raise such an error too (:data:`PLANNED`, through ``symjit.__getattr__``).
+``mx.npx``) raise such an error too (:data:`PLANNED`, through ``symjit.__getattr__``). They can be
+imported (``import mxnet.autograd``, ``from mxnet import gluon``), so that a program importing
+them at the top still runs what does not use them: the imported module is a placeholder whose
+every attribute raises the same error.
 
 >>> import symjit as mx
 >>> try:
@@ -16,6 +19,7 @@ mx.nd.contrib.quantize_v2
 """
 from __future__ import annotations
 
+import importlib.machinery
 import sys
 import types
 from collections.abc import Callable
@@ -23,7 +27,7 @@ from typing import Any
 
 from .base import MXNetError
 
-__all__ = ["SPARSE", "QUANTIZATION", "PLANNED", "install", "planned", "UnsupportedName"]
+__all__ = ["SPARSE", "QUANTIZATION", "PLANNED", "install", "planned", "UnsupportedName", "PlannedModule"]
 
 _SPARSE_WHY = ("sparse storage (CSR and row_sparse arrays) is not supported by symjit, which compiles dense "
                "arrays")
@@ -69,6 +73,35 @@ def planned(name: str) -> UnsupportedName:
     return UnsupportedName(f"mx.{name} is not supported by symjit yet: {PLANNED[name]}")
 
 
+class PlannedModule(types.ModuleType):
+    """What ``import symjit.<name>`` gives for a module of :data:`PLANNED`: every attribute access
+    raises :func:`planned`'s error.
+
+    >>> import importlib
+    >>> autograd = importlib.import_module("symjit.autograd")
+    >>> try:
+    ...     autograd.record()
+    ... except MXNetError as exc:
+    ...     print(str(exc).split(':')[0])
+    mx.autograd is not supported by symjit yet
+    """
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise planned(self.__name__.rpartition(".")[2])
+
+
+def _install_planned(package: types.ModuleType) -> None:
+    """Register a :class:`PlannedModule` as ``<package>.<name>`` for each module of :data:`PLANNED`
+    that the package does not have as a real module."""
+    for name in PLANNED:
+        full = f"{package.__name__}.{name}"
+        if full in sys.modules or importlib.machinery.PathFinder.find_spec(name, package.__path__):
+            continue
+        sys.modules[full] = PlannedModule(full, f"mx.{name}: not supported by symjit yet ({PLANNED[name]}).")
+
+
 def _stub(where: str, why: str) -> Callable[..., Any]:
     def fn(*args: Any, **kwargs: Any) -> Any:
         raise MXNetError(f"{where}: {why}")
@@ -91,7 +124,8 @@ def _sparse_namespace(name: str) -> types.ModuleType:
 
 def install(sym: types.ModuleType, nd: types.ModuleType) -> None:
     """Give ``mx.sym`` and ``mx.nd`` (and their ``contrib``) the out-of-scope names as functions
-    raising a clear error, and ``sparse`` sub-namespaces that raise on every name."""
+    raising a clear error, and ``sparse`` sub-namespaces that raise on every name; make the modules
+    of :data:`PLANNED` importable placeholders."""
     for short, root in (("mx.sym", sym), ("mx.nd", nd)):
         for table, why in ((SPARSE, _SPARSE_WHY), (QUANTIZATION, _QUANT_WHY)):
             for space, names in table.items():
@@ -102,3 +136,4 @@ def install(sym: types.ModuleType, nd: types.ModuleType) -> None:
         sparse = _sparse_namespace(f"{root.__name__}.sparse")
         root.sparse = sparse
         sys.modules[sparse.__name__] = sparse
+    _install_planned(sys.modules[sym.__name__.rpartition(".")[0]])

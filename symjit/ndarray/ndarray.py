@@ -31,7 +31,10 @@ from ..base import DTYPE_TO_FLAG, DTypeError, MXNetError, ShapeError, np_dtype, 
 from ..context import Context
 from . import arith, dispatch, storage
 
-__all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap"]
+__all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap", "py_slice"]
+
+# Python's ``slice``, under the name MXNet's module keeps it by (its ``slice`` is the operator).
+py_slice = slice
 
 
 class NDArrayIndexError(MXNetError, IndexError):

@@ -1,0 +1,51 @@
+"""mx.contrib and the placeholders of the modules symjit does not have yet: importing them works,
+using them is a clear error."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import symjit as mx
+
+
+def test_contrib_operator_namespaces():
+    assert mx.contrib.sym is mx.sym.contrib and mx.contrib.symbol is mx.sym.contrib
+    assert mx.contrib.nd is mx.nd.contrib and mx.contrib.ndarray is mx.nd.contrib
+    assert mx.contrib.onnx is mx.onnx
+    with pytest.raises(AttributeError):
+        mx.contrib.nonexistent  # noqa: B018
+
+
+def _amp_convert():
+    from symjit.contrib.amp import amp
+    amp.convert_symbol(None)
+
+
+@pytest.mark.parametrize("call, what", [
+    (_amp_convert, "mixed precision"),
+    (lambda: mx.contrib.quant.quantize_model(None, {}, {}), "quantization"),
+    (lambda: mx.contrib.io.DataLoaderIter([]), "mx.gluon is not supported"),
+    (lambda: mx.contrib.autograd.train_section(), "mx.autograd is not supported"),
+])
+def test_out_of_scope_contrib_modules_import_and_refuse(call, what):
+    with pytest.raises(mx.MXNetError, match=what):
+        call()
+
+
+def test_planned_modules_import_as_placeholders():
+    code = ("import sys\nimport symjit as mx\nimport symjit.autograd\nfrom symjit import gluon, np, npx\n"
+            "assert not hasattr(mx, 'gluon')\n"
+            "for mod in (sys.modules['symjit.autograd'], gluon, np, npx):\n"
+            "    try:\n        mod.anything\n    except mx.MXNetError as e:\n"
+            "        assert str(e).startswith('mx.' + mod.__name__.split('.')[-1] + ' is not supported'), e\n"
+            "    else:\n        raise SystemExit('no error')\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_attribute_module_and_py_slice():
+    from symjit.attribute import AttrScope
+    from symjit.ndarray.ndarray import py_slice
+    assert AttrScope is mx.AttrScope
+    assert py_slice is slice
