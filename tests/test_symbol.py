@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 
 import pytest
@@ -188,8 +189,26 @@ def test_variable_attributes():
 
 def test_hidden_keys_are_stored_in_dunder_form():
     v = mx.sym.Variable('w', attr={'lr_mult': '0.1', 'ctx_group': 'dev1'})
-    assert v.list_attr() == {'__lr_mult__': '0.1', '__ctx_group__': 'dev1'}
+    # stored as __key__ (the JSON has only that form); listed under both names, as MXNet lists them
+    assert v.list_attr() == {'__lr_mult__': '0.1', '__ctx_group__': 'dev1',
+                             'lr_mult': '0.1', 'ctx_group': 'dev1'}
     assert v.attr('ctx_group') == 'dev1'
+    assert json.loads(v.tojson())['nodes'][0]['attrs'] == {'__lr_mult__': '0.1', '__ctx_group__': 'dev1'}
+
+
+def test_attribute_keywords_at_op_creation():
+    data = mx.sym.Variable('data')
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name='fc', lr_mult=0, wd_mult=2, __layout__='NC')
+    attrs = fc.list_attr()
+    assert attrs['__lr_mult__'] == '0' and attrs['lr_mult'] == '0' and attrs['__wd_mult__'] == '2'
+    assert fc.attr('__layout__') == 'NC' and attrs['num_hidden'] == '3'
+    assert fc.attr_dict()['fc_weight']['__lr_mult__'] == '0'    # the variables it creates carry them
+    node = [n for n in json.loads(fc.tojson())['nodes'] if n['name'] == 'fc'][0]
+    assert node['attrs'] == {'num_hidden': '3', '__lr_mult__': '0', '__wd_mult__': '2', '__layout__': 'NC'}
+    with pytest.raises(MXNetError, match="weight_lr_mult.*Variable"):
+        mx.sym.FullyConnected(data, num_hidden=3, weight_lr_mult=0)
+    with pytest.raises(MXNetError, match="unknown parameter"):
+        mx.sym.FullyConnected(data, num_hidden=3, layout_='NC')
 
 
 def test_op_attrs_params_and_attr_dict():

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import threading
 
+from ..base import ParamError
+
 __all__ = ["NameManager", "Prefix", "AttrScope", "current_name_manager", "current_attrs",
-           "HIDDEN_KEYS", "hidden_key", "normalize_attrs"]
+           "HIDDEN_KEYS", "hidden_key", "normalize_attrs", "split_attr_kwargs", "listed_attrs"]
 
 # Attributes MXNet stores as ``__key__`` whatever form they are set in (``lr_mult`` -> ``__lr_mult__``);
 # ``Symbol.attr`` finds them under either name.
@@ -26,6 +28,48 @@ def hidden_key(key: str) -> str:
 def normalize_attrs(attrs: dict[str, str]) -> dict[str, str]:
     """``attrs`` with hidden keys in their stored ``__key__`` form."""
     return {hidden_key(k): v for k, v in attrs.items()}
+
+
+# The hidden keys MXNet's attribute listings also report under their plain name.
+_LISTED_PLAIN = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+def listed_attrs(attrs: dict[str, str]) -> dict[str, str]:
+    """``attrs`` as ``list_attr``/``attr_dict`` report them: each stored ``__lr_mult__`` (and the
+    other hidden keys MXNet lists twice) also under its plain name.
+
+    >>> listed_attrs({'__lr_mult__': '2', 'group': '1'})
+    {'__lr_mult__': '2', 'group': '1', 'lr_mult': '2'}
+    """
+    out = dict(attrs)
+    for key in _LISTED_PLAIN:
+        if f"__{key}__" in attrs:
+            out.setdefault(key, attrs[f"__{key}__"])
+    return out
+
+
+def split_attr_kwargs(where: str, kwargs: dict) -> tuple[dict, dict[str, str]]:
+    """Split an operator call's keyword arguments into operator params and node attributes: a
+    hidden key (``lr_mult=0``) becomes the attribute ``__lr_mult__``, a ``__key__`` (``__layout__``)
+    stays an attribute under its name, as MXNet keeps them; values become strings. A key that only
+    ends in a hidden key (``weight_lr_mult``) is an error, as in MXNet: set it on the variable.
+
+    >>> split_attr_kwargs('FullyConnected', {'num_hidden': 4, 'lr_mult': 0, '__layout__': 'NC'})
+    ({'num_hidden': 4}, {'__lr_mult__': '0', '__layout__': 'NC'})
+    """
+    params: dict = {}
+    attrs: dict[str, str] = {}
+    for k, v in kwargs.items():
+        if k in HIDDEN_KEYS or (len(k) > 4 and k.startswith("__") and k.endswith("__")):
+            attrs[hidden_key(k)] = str(v)
+            continue
+        for hk in HIDDEN_KEYS:
+            if k.endswith("_" + hk):
+                raise ParamError(f"{where}: setting variable attributes with {k!r} is not supported (nor in "
+                                 f"MXNet); give the variable the attribute instead: "
+                                 f"w = mx.sym.Variable(..., {hk}={v!r}), then {where}({k[:-len(hk) - 1]}=w)")
+        params[k] = v
+    return params, attrs
 
 _local = threading.local()
 

@@ -13,7 +13,14 @@ from typing import Any
 
 from ..base import MXNetError, NotImplementedForSymbol, np_dtype
 from ..ops.registry import OpDef, get_op
-from .naming import HIDDEN_KEYS, current_attrs, current_name_manager, normalize_attrs
+from .naming import (
+    HIDDEN_KEYS,
+    current_attrs,
+    current_name_manager,
+    listed_attrs,
+    normalize_attrs,
+    split_attr_kwargs,
+)
 
 __all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol", "input_variable"]
 
@@ -241,7 +248,8 @@ class Symbol:
         return None
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
-        """Attributes of this symbol's node as strings: user attrs and op params."""
+        """Attributes of this symbol's node as strings: user attrs and op params. A hidden key
+        (stored as ``__lr_mult__``) is listed under both names, as MXNet lists it."""
         if recursive:
             return {f"{n}${a}": v for n, d in self.attr_dict().items() for a, v in d.items()}
         if len(self._outputs) != 1:
@@ -403,7 +411,7 @@ def _is_number(x: Any) -> bool:
 
 
 def _node_attrs(node: Node) -> dict[str, str]:
-    attrs = dict(node.attrs)
+    attrs = listed_attrs(node.attrs)
     if node.op is not None:
         attrs.update(node.op.format_params(node.params))
     return attrs
@@ -520,7 +528,8 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
     """
     op = get_op(op_name)
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    raw_params = {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)}
+    raw_params, kw_attrs = split_attr_kwargs(
+        op_name, {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
     n_syms = positional_inputs(op, args, raw_params, Symbol)
     args, extra = args[:n_syms], args[n_syms:]
     if any(isinstance(a, Symbol) for a in extra) or (extra and n_syms < min_inputs(op, raw_params)):
@@ -552,6 +561,7 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
     attrs = current_attrs()
     attrs.update(attr or {})
     attrs = normalize_attrs(attrs)
+    attrs.update(kw_attrs)
     node = Node(op, node_name, params, attrs, [], frozenset(raw_params))
     slot_attrs = op.extra.get("input_var_attrs", {})
     for slot in slots:
