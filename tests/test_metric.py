@@ -230,6 +230,39 @@ def test_f1_macro_and_micro_hand_computed() -> None:
     assert micro.get()[1] == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("name", ["f1", "mcc"])
+def test_binary_macro_scores_one_update_call_as_one_batch(name) -> None:
+    b1 = (np.array([1, 1, 0, 0]), _scores([1, 0, 1, 0]))
+    b2 = (np.array([1, 0]), _scores([1, 0]))
+    together, one_by_one = mx.metric.create(name), mx.metric.create(name)
+    together.update([b1[0], b2[0]], [b1[1], b2[1]])          # two pairs, one call: one batch
+    assert together.num_inst == 1
+    both = mx.metric.create(name, average="micro")
+    both.update([np.concatenate([b1[0], b2[0]])], [np.concatenate([b1[1], b2[1]])])
+    assert together.get()[1] == pytest.approx(both.get()[1])
+    one_by_one.update([b1[0]], [b1[1]])
+    one_by_one.update([b2[0]], [b2[1]])
+    assert one_by_one.num_inst == 2 and one_by_one.get()[1] != pytest.approx(together.get()[1])
+
+
+@pytest.mark.parametrize("name", ["f1", "mcc"])
+@pytest.mark.parametrize("average", ["macro", "micro"])
+def test_binary_reset_local_keeps_the_global_counts(name, average) -> None:
+    rng = np.random.default_rng(5)
+    batches = [(rng.integers(0, 2, 12), rng.random((12, 2))) for _ in range(4)]
+    local, plain = mx.metric.create(name, average=average), mx.metric.create(name, average=average)
+    for label, pred in batches:
+        local.update([label], [pred])
+        local.reset_local()
+        plain.update([label], [pred])
+    assert local.get_global() == plain.get()
+    assert math.isnan(local.get()[1])
+    local.update([batches[0][0]], [batches[0][1]])
+    fresh = mx.metric.create(name, average=average)
+    fresh.update([batches[0][0]], [batches[0][1]])
+    assert local.get() == fresh.get()
+
+
 def test_f1_no_positive_predictions_is_zero_and_errors() -> None:
     m = mx.metric.F1()
     m.update([np.array([1, 0])], [_scores([0, 0])])

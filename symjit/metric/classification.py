@@ -87,13 +87,18 @@ class TopKAccuracy(EvalMetric):
 
 
 class _BinaryStats:
-    """True/false positive/negative counts for binary classification (``F1``)."""
+    """True/false positive/negative counts for binary classification (``F1``, ``MCC``): the local
+    counts (since the last :meth:`local_reset_stats`) and the global ones (since :meth:`reset_stats`)."""
 
     def __init__(self) -> None:
         self.reset_stats()
 
-    def reset_stats(self) -> None:
+    def local_reset_stats(self) -> None:
         self.tp = self.fp = self.fn = self.tn = 0
+
+    def reset_stats(self) -> None:
+        self.local_reset_stats()
+        self.global_counts = [0, 0, 0, 0]
 
     def update_binary_stats(self, label: numpy.ndarray, pred: numpy.ndarray, where: str) -> None:
         if pred.ndim != 2 or pred.shape[1] != 2 or pred.shape[0] != label.size:
@@ -106,69 +111,28 @@ class _BinaryStats:
                              f"got values {numpy.unique(flat)[:10].tolist()}")
         guess_pos = numpy.argmax(pred, axis=1) == 1
         label_pos = flat == 1
-        self.tp += int(numpy.sum(guess_pos & label_pos))
-        self.fp += int(numpy.sum(guess_pos & ~label_pos))
-        self.fn += int(numpy.sum(~guess_pos & label_pos))
-        self.tn += int(numpy.sum(~guess_pos & ~label_pos))
+        counts = (int(numpy.sum(guess_pos & label_pos)), int(numpy.sum(guess_pos & ~label_pos)),
+                  int(numpy.sum(~guess_pos & label_pos)), int(numpy.sum(~guess_pos & ~label_pos)))
+        self.tp, self.fp, self.fn, self.tn = (a + b for a, b in zip(self.counts(), counts))
+        self.global_counts = [a + b for a, b in zip(self.global_counts, counts)]
 
-    @property
-    def total_examples(self) -> int:
-        return self.tp + self.fp + self.fn + self.tn
+    def counts(self, use_global: bool = False) -> tuple[int, int, int, int]:
+        """``(tp, fp, fn, tn)``, local or global."""
+        return tuple(self.global_counts) if use_global else (self.tp, self.fp, self.fn, self.tn)
 
-    @property
-    def fscore(self) -> float:
-        precision = self.tp / (self.tp + self.fp) if self.tp + self.fp > 0 else 0.0
-        recall = self.tp / (self.tp + self.fn) if self.tp + self.fn > 0 else 0.0
+    def total(self, use_global: bool = False) -> int:
+        return sum(self.counts(use_global))
+
+    def fscore(self, use_global: bool = False) -> float:
+        tp, fp, fn, _ = self.counts(use_global)
+        precision = tp / (tp + fp) if tp + fp > 0 else 0.0
+        recall = tp / (tp + fn) if tp + fn > 0 else 0.0
         if precision + recall == 0:
             return 0.0
         return 2 * precision * recall / (precision + recall)
 
-
-@register
-class F1(EvalMetric):
-    """F1 score of binary classification (class 1 is positive; predictions are (batch, 2) scores).
-
-    ``average='macro'`` averages the F1 of each update pair (per batch, as MXNet 1.x does);
-    ``'micro'`` computes F1 from the counts accumulated over all batches.
-
-    >>> import numpy as np
-    >>> m = F1()
-    >>> m.update([np.array([1, 0, 1])], [np.array([[0.3, 0.7], [0.6, 0.4], [0.8, 0.2]])])
-    >>> round(m.get()[1], 4)
-    0.6667
-    """
-
-    def __init__(self, name: str = "f1", output_names: list[str] | None = None,
-                 label_names: list[str] | None = None, average: str = "macro"):
-        if average not in ("macro", "micro"):
-            raise ParamError(f"F1: average must be 'macro' or 'micro', got {average!r}")
-        self.average = average
-        self.metrics = _BinaryStats()
-        super().__init__(name, output_names=output_names, label_names=label_names, average=average)
-
-    def update(self, labels: Any, preds: Any) -> None:
-        """Accumulate confusion counts of each (label, pred) pair."""
-        for label, pred in _pairs(labels, preds, "F1"):
-            self.metrics.update_binary_stats(label, pred, "F1")
-            if self.average == "macro":
-                self._add(self.metrics.fscore, 1)
-                self.metrics.reset_stats()
-            else:
-                total = self.metrics.total_examples
-                self.sum_metric = self.global_sum_metric = self.metrics.fscore * total
-                self.num_inst = self.global_num_inst = total
-
-    def reset(self) -> None:
-        """Clear the statistics and the confusion counts."""
-        super().reset()
-        self.metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        """Clear the local statistics and the confusion counts."""
-        super().reset_local()
-        self.metrics.reset_stats()
-
-
+    def mcc(self, use_global: bool = False) -> float:
+        return _matthews(*self.counts(use_global))
 
 
 def _matthews(tp: int, fp: int, fn: int, tn: int) -> float:
@@ -181,13 +145,75 @@ def _matthews(tp: int, fp: int, fn: int, tn: int) -> float:
     return (tp * tn - fp * fn) / math.sqrt(denom)
 
 
-@register
-class MCC(EvalMetric):
-    """Matthews correlation coefficient of binary classification (class 1 positive, predictions
-    (batch, 2) scores), in [-1, 1].
+class _BinaryMetric(EvalMetric):
+    """A score of binary confusion counts (class 1 positive, predictions (batch, 2) scores).
 
-    ``average='macro'`` averages the MCC of each update pair (per batch); ``'micro'`` computes it
-    from the counts accumulated over all batches.
+    ``average='macro'`` averages the score of each ``update`` call (the counts of all its
+    (label, pred) pairs together: one batch), as MXNet 1.x does; ``'micro'`` computes it from the
+    counts accumulated over all calls. ``reset_local`` clears the local counts only."""
+
+    def __init__(self, name: str, output_names: list[str] | None, label_names: list[str] | None,
+                 average: str) -> None:
+        if average not in ("macro", "micro"):
+            raise ParamError(f"{type(self).__name__}: average must be 'macro' or 'micro', got {average!r}")
+        self.average = average
+        self.metrics = _BinaryStats()
+        super().__init__(name, output_names=output_names, label_names=label_names, average=average)
+
+    def _score(self, use_global: bool) -> float:
+        raise NotImplementedError
+
+    def update(self, labels: Any, preds: Any) -> None:
+        """Accumulate the confusion counts of every (label, pred) pair of this batch."""
+        where = type(self).__name__
+        for label, pred in _pairs(labels, preds, where):
+            self.metrics.update_binary_stats(label, pred, where)
+        if self.average == "macro":
+            self.sum_metric += self._score(False)
+            self.global_sum_metric += self._score(True)
+            self.num_inst += 1
+            self.global_num_inst += 1
+            self.metrics.reset_stats()
+        else:
+            self.num_inst, self.global_num_inst = self.metrics.total(False), self.metrics.total(True)
+            self.sum_metric = self._score(False) * self.num_inst
+            self.global_sum_metric = self._score(True) * self.global_num_inst
+
+    def reset(self) -> None:
+        """Clear the statistics and the confusion counts."""
+        super().reset()
+        self.metrics.reset_stats()
+
+    def reset_local(self) -> None:
+        """Clear the local statistics and counts (the global ones stay)."""
+        super().reset_local()
+        self.metrics.local_reset_stats()
+
+
+@register
+class F1(_BinaryMetric):
+    """F1 score of binary classification (class 1 is positive; predictions are (batch, 2) scores);
+    ``average`` as in :class:`_BinaryMetric` (``'macro'``: the mean of each batch's F1).
+
+    >>> import numpy as np
+    >>> m = F1()
+    >>> m.update([np.array([1, 0, 1])], [np.array([[0.3, 0.7], [0.6, 0.4], [0.8, 0.2]])])
+    >>> round(m.get()[1], 4)
+    0.6667
+    """
+
+    def __init__(self, name: str = "f1", output_names: list[str] | None = None,
+                 label_names: list[str] | None = None, average: str = "macro"):
+        super().__init__(name, output_names, label_names, average)
+
+    def _score(self, use_global: bool) -> float:
+        return self.metrics.fscore(use_global)
+
+
+@register
+class MCC(_BinaryMetric):
+    """Matthews correlation coefficient of binary classification (class 1 positive, predictions
+    (batch, 2) scores), in [-1, 1]; ``average`` as in :class:`_BinaryMetric`.
 
     >>> import numpy as np
     >>> m = MCC(average='micro')
@@ -198,42 +224,10 @@ class MCC(EvalMetric):
 
     def __init__(self, name: str = "mcc", output_names: list[str] | None = None,
                  label_names: list[str] | None = None, average: str = "macro"):
-        if average not in ("macro", "micro"):
-            raise ParamError(f"MCC: average must be 'macro' or 'micro', got {average!r}")
-        self.average = average
-        self.metrics = _BinaryStats()
-        self.global_metrics = _BinaryStats()
-        super().__init__(name, output_names=output_names, label_names=label_names, average=average)
+        super().__init__(name, output_names, label_names, average)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        """Accumulate confusion counts of each (label, pred) pair."""
-        for label, pred in _pairs(labels, preds, "MCC"):
-            if self.average == "macro":
-                self.metrics.reset_stats()
-            self.metrics.update_binary_stats(label, pred, "MCC")
-            self.global_metrics.update_binary_stats(label, pred, "MCC")
-            if self.average == "macro":
-                self._add(self._mcc(self.metrics), 1)
-            else:
-                self.num_inst = self.metrics.total_examples
-                self.global_num_inst = self.global_metrics.total_examples
-                self.sum_metric = self._mcc(self.metrics) * self.num_inst
-                self.global_sum_metric = self._mcc(self.global_metrics) * self.global_num_inst
-
-    @staticmethod
-    def _mcc(s: _BinaryStats) -> float:
-        return _matthews(s.tp, s.fp, s.fn, s.tn)
-
-    def reset(self) -> None:
-        """Clear the statistics and the confusion counts."""
-        super().reset()
-        self.metrics.reset_stats()
-        self.global_metrics.reset_stats()
-
-    def reset_local(self) -> None:
-        """Clear the local statistics and counts (the global ones stay)."""
-        super().reset_local()
-        self.metrics.reset_stats()
+    def _score(self, use_global: bool) -> float:
+        return self.metrics.mcc(use_global)
 
 
 @register
