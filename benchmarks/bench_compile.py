@@ -59,7 +59,7 @@ def run(net: str, batch: int, train: bool, cache: str, aot: str = "off") -> dict
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nets", default="resnet18,resnet50")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--train", action="store_true")

@@ -214,7 +214,7 @@ def direct_table(dtype: np.dtype) -> None:
 def main() -> None:
     """Run every case, each in a fresh process (so BLAS/Numba thread pools of one case cannot
     slow down the next), and print the table."""
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--case", nargs=2, type=int, help=argparse.SUPPRESS)
     ap.add_argument("--lenet", action="store_true", help="time a LeNet training step and its kernels")

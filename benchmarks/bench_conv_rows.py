@@ -29,7 +29,7 @@ CASES = [
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=8)
     args = ap.parse_args()
     rng = np.random.default_rng(0)

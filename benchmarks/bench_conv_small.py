@@ -175,7 +175,7 @@ def net_ab(batch: int, reps: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--layers", default="lenet", help="lenet, strided, pointwise, stems and/or squeeze")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--reps", type=int, default=9)

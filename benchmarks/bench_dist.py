@@ -98,7 +98,7 @@ def run(workers: list[int], rounds: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

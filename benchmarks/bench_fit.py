@@ -2,7 +2,7 @@
 MNIST, samples/s of whole epochs: the seed's custom loop (``simple_bind``, ``NDArrayIter``,
 ``forward(data=..., softmax_label=...)``, one ``updater(i, grad, weight)`` per parameter,
 ``metric.update``), ``Module.fit`` and ``FeedForward.fit`` (no validation data, a
-``Speedometer``-free run). The issue asks both ``fit`` paths to be within 15% of the loop.
+``Speedometer``-free run). The target: both ``fit`` paths within 15% of the loop.
 
     python benchmarks/bench_fit.py [--epochs 3] [--rounds 3] [--mnist DIR]
 
@@ -99,7 +99,7 @@ WORKERS = {"loop": loop_worker, "module": module_worker, "feedforward": feedforw
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mnist", default=str(ROOT.parent / "shared" / "data" / "mnist"))

@@ -68,7 +68,7 @@ def _rows() -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args()
     for op, runs in _rows().items():

@@ -1,4 +1,4 @@
-"""Memory plans of the issue's reference networks, for training and inference executors:
+"""Memory plans of the reference networks, for training and inference executors:
 a 10-layer MLP (512 units, FullyConnected+BatchNorm+relu per layer, batch 100) and LeNet (batch 64).
 
     python benchmarks/bench_memory.py
@@ -12,6 +12,7 @@ this is the compile pipeline up to the plan, as ``symjit compile --format json``
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def plan(sym, data_shape, training: bool):
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.parse_args()
     nets = {"mlp10": (deep_mlp(), (100, 784)), "lenet": (lenet(), (64, 1, 28, 28))}
     print(f"{'network':8s} {'mode':10s} {'kernels':>7s} {'planned':>12s} {'activations':>12s} "
           f"{'naive':>12s} {'in-place':>8s}  MXNet 1.9.1")

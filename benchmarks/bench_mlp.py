@@ -90,7 +90,7 @@ def train(epochs: int, batch: int, mnist: str | None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch-size", type=int, default=100)
     ap.add_argument("--mnist", default=None, help="MNIST directory (default: symjit's lookup)")

@@ -13,7 +13,7 @@ from symjit.kernels.cpu import norm
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--batch", type=int, default=32)
     args = ap.parse_args()

@@ -13,7 +13,7 @@ from symjit.kernels.cpu import optim
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=784 * 128)
     ap.add_argument("--calls", type=int, default=2000)
     args = ap.parse_args()

@@ -39,7 +39,7 @@ def best(run, calls: int, rounds: int = 3) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=2000)
     args = ap.parse_args()
     n = args.calls

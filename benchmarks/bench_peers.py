@@ -195,7 +195,7 @@ def run_worker(python: str, who: str, name: str, data: str) -> float | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--peer-python", default=None, help="an interpreter with jax and/or torch")
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
     ap.add_argument("--rounds", type=int, default=2)

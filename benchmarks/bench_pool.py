@@ -33,7 +33,7 @@ AVG_CASES = [   # Inception v3's branch pools (3x3, stride 1, pad 1, the padding
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=7)
     ap.add_argument("--backward", action="store_true", help="time max_pool2d_backward_parallel")
     args = ap.parse_args()

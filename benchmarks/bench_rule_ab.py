@@ -28,7 +28,7 @@ NETS = ("resnet18", "resnet50", "inception_v3", "squeezenet1_1", "mobilenet_v2",
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("net", choices=NETS)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--set", required=True,

@@ -67,7 +67,7 @@ def run(python: str, module: str, env: dict) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
     args = ap.parse_args()

@@ -36,7 +36,7 @@ def best(run, calls: int, rounds: int = 3) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--optimizer", default="sgd", choices=sorted(mx.optimizer.Optimizer.opt_registry))
     args = ap.parse_args()

@@ -282,7 +282,7 @@ def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nets", default=",".join(NETS))
     ap.add_argument("--batches", default="2,32")
     ap.add_argument("--runs", type=int, default=10, help="timed forwards per (net, batch)")

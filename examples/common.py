@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def example_parser(doc: str, epochs: int, batch_size: int = 100) -> argparse.ArgumentParser:
     """``--epochs``, ``--batches`` (0: all), ``--batch-size``, ``--mnist`` and ``--ctx`` (``cpu`` or
     ``gpu``, MXNet's ``mx.gpu(0)``); add more as needed."""
-    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=epochs)
     ap.add_argument("--batches", type=int, default=0, help="training batches per epoch (0: all)")
     ap.add_argument("--batch-size", type=int, default=batch_size)

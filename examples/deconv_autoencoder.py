@@ -46,13 +46,18 @@ def main() -> None:
     test = mx.io.NDArrayIter(test_images, test_images.reshape(len(test_images), -1), args.batch_size,
                              label_name="recon_label")
     mx.random.seed(0)
-    mod = mx.mod.Module(autoencoder(), context=example_ctx(args), label_names=("recon_label",))
     mse = mx.metric.MSE()
-    mod.bind(train.provide_data, train.provide_label)
-    mod.init_params(mx.init.Xavier())
-    print(f"test MSE before training {mod.score(test, mse)[0][1]:.4f}")
+    # The untrained net's score, from an inference module whose initial weights fit then starts from
+    # (binding and initialising the training module before fit would make fit's own bind and
+    # init_params calls redundant: MXNet warns about those, and so does symjit).
+    untrained = mx.mod.Module(autoencoder(), context=example_ctx(args), label_names=("recon_label",))
+    untrained.bind(test.provide_data, test.provide_label, for_training=False)
+    untrained.init_params(mx.init.Xavier())
+    print(f"test MSE before training {untrained.score(test, mse)[0][1]:.4f}")
+    arg_params, aux_params = untrained.get_params()
+    mod = mx.mod.Module(autoencoder(), context=example_ctx(args), label_names=("recon_label",))
     mod.fit(train, eval_data=test, eval_metric="mse", optimizer="adam",
-            optimizer_params={"learning_rate": 5e-4},
+            optimizer_params={"learning_rate": 5e-4}, arg_params=arg_params, aux_params=aux_params,
             num_epoch=args.epochs, batch_end_callback=mx.callback.Speedometer(args.batch_size, 200))
     print(f"test MSE after {args.epochs} epoch(s) {mod.score(test, mse)[0][1]:.4f}")
 

@@ -1,7 +1,11 @@
 """MXNet's KVStore walk-through (python overview): init, push, pull, several devices, updaters."""
 from __future__ import annotations
 
+import argparse
+
 import symjit as mx
+
+argparse.ArgumentParser(description=__doc__).parse_args()   # --help, and no other arguments
 
 shape = (2, 3)
 kv = mx.kv.create("local")

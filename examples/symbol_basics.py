@@ -1,5 +1,9 @@
 """The symbol basics of MXNet's tutorials, run with symjit: build, list, infer, compose, serialise."""
+import argparse
+
 import symjit as mx
+
+argparse.ArgumentParser(description=__doc__).parse_args()   # --help, and no other arguments
 
 net = mx.sym.Variable("data")
 net = mx.sym.FullyConnected(data=net, name="fc1", num_hidden=128)

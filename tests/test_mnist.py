@@ -231,3 +231,25 @@ def test_label_out_of_range(tmp_path):
     write_set(tmp_path / 'm', labels=[1, 12, 3])
     with pytest.raises(FormatError, match='label 12'):
         mx.io.load_mnist(tmp_path / 'm')
+
+
+def test_offline_get_mnist_says_where_it_looked_and_names_symjit_mnist(monkeypatch, tmp_path):
+    def offline(url):
+        raise OSError('Name or service not known')
+    monkeypatch.setattr(mnist, '_fetch', offline)
+    monkeypatch.setenv('MXNET_HOME', str(tmp_path / 'mxhome'))
+    with pytest.raises(mnist.DatasetNotFound) as exc:
+        mx.test_utils.get_mnist()
+    text = str(exc.value)
+    assert 'could not download' in text and 'Name or service not known' in text
+    assert f"looked in {tmp_path / 'mxhome' / 'datasets' / 'mnist'}, {mnist.default_dir()};" in text
+    assert 'SYMJIT_MNIST=/path/to/dir' in text
+    assert all(stem in text for stem in mnist.MNIST_FILES.values())
+    with pytest.raises(mnist.DatasetNotFound, match=r'download=False \(looked in .*SYMJIT_MNIST=/path/'):
+        mx.io.load_mnist(download=False)
+    # what the message says fixes it: the four files, not compressed, in the directory SYMJIT_MNIST names
+    arrays = write_set(tmp_path / 'mine', n_train=4, compress=False)
+    monkeypatch.setenv('SYMJIT_MNIST', str(tmp_path / 'mine'))
+    got = mx.test_utils.get_mnist()
+    assert got['train_data'].shape == (4, 1, 28, 28)
+    np.testing.assert_array_equal(got['train_label'], arrays['train'][1])

@@ -95,6 +95,25 @@ def default_dir() -> Path:
     return Path(os.path.expanduser("~")) / ".symjit" / "datasets" / "mnist"
 
 
+def _candidates(env: Mapping[str, str]) -> list[Path]:
+    """The directories looked in when neither ``path`` nor ``SYMJIT_MNIST`` is given, in order."""
+    candidates = [default_dir()]
+    if env.get("MXNET_HOME"):
+        candidates.insert(0, Path(env["MXNET_HOME"]).expanduser() / "datasets" / "mnist")
+    return candidates
+
+
+def _not_found_hint(env: Mapping[str, str]) -> str:
+    """Where MNIST was looked for, and the setting that names its directory.
+
+    >>> _not_found_hint({"MXNET_HOME": "/data/mx"})  # doctest: +ELLIPSIS
+    'looked in /data/mx/datasets/mnist, ...; set SYMJIT_MNIST=/path/to/dir, a directory holding ...'
+    """
+    looked = ", ".join(str(d) for d in _candidates(env))
+    return (f"looked in {looked}; set SYMJIT_MNIST=/path/to/dir, a directory holding the four MNIST "
+            f"files {', '.join(MNIST_FILES.values())} (each gzip-compressed with .gz or not)")
+
+
 def find_mnist(path: str | os.PathLike | None = None,
                env: Mapping[str, str] | None = None) -> dict[str, Path] | None:
     """The four files' paths, looked for in the documented order; None if no directory has them.
@@ -112,10 +131,7 @@ def find_mnist(path: str | os.PathLike | None = None,
             raise DatasetNotFound(f"load_mnist: {source}={os.fspath(explicit)!r} lacks {missing} "
                                   "(with or without .gz)")
         return found
-    candidates = [default_dir()]
-    if env.get("MXNET_HOME"):
-        candidates.insert(0, Path(env["MXNET_HOME"]).expanduser() / "datasets" / "mnist")
-    for directory in candidates:
+    for directory in _candidates(env):
         found = _complete(directory)
         if found is not None:
             return found
@@ -184,9 +200,13 @@ def load_mnist(path: str | os.PathLike | None = None, raw: bool = False, downloa
     """
     files = find_mnist(path, env)
     if files is None:
+        hint = _not_found_hint(os.environ if env is None else env)
         if not download:
-            raise DatasetNotFound("load_mnist: no local copy of MNIST found and download=False")
-        files = _download(default_dir())
+            raise DatasetNotFound(f"load_mnist: no local copy of MNIST found and download=False ({hint})")
+        try:
+            files = _download(default_dir())
+        except DatasetNotFound as exc:
+            raise DatasetNotFound(f"{exc}; no local copy either: {hint}") from None
     arrays = {key: read_idx(_read_file(p), str(p)) for key, p in files.items()}
     _check(arrays, files)
     out = {}
