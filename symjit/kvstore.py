@@ -31,10 +31,11 @@ import numpy as np
 
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from .context import Context, cpu
+from .kvstore_base import KVStoreBase, TestStore
 from .ndarray import NDArray
 from .optimizer import Optimizer, Updater, get_updater
 
-__all__ = ["KVStore", "KVStoreKeyError", "create"]
+__all__ = ["KVStore", "KVStoreKeyError", "create", "KVStoreBase", "TestStore"]
 
 LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device")
 DEVICE_TYPES = ("device", "local_allreduce_device",    # reduce and update on the values' GPU
@@ -57,7 +58,8 @@ def create(name: str = "local") -> KVStore:
     ``'local_allreduce_device'`` all behave as one single-process store. ``'dist_sync'``,
     ``'dist_device_sync'`` and ``'dist_async'`` are the distributed stores of :mod:`symjit.dist`
     (run the program with ``symjit launch -n N python prog.py``; they need ``symjit[dist]``).
-    ``'horovod'``, ``'byteps'`` and ``'nccl'`` raise :class:`MXNetError`.
+    ``'horovod'``, ``'byteps'`` and ``'nccl'`` raise :class:`MXNetError`. A name registered with
+    :meth:`KVStoreBase.register` (``'teststore'``) creates that class.
 
     >>> import symjit as mx
     >>> kv = mx.kv.create('device')
@@ -68,13 +70,15 @@ def create(name: str = "local") -> KVStore:
         raise ParamError(f"kvstore.create: name must be a str, got {type(name).__name__}")
     if name in LOCAL_TYPES:
         return KVStore(name)
+    if name in KVStoreBase.kv_registry:
+        return KVStoreBase.kv_registry[name]()
     if name in SYNC_TYPES:
         from .dist.sync import DistSyncKVStore
         return DistSyncKVStore(name)
     if name in ASYNC_TYPES:
         from .dist.async_ import DistAsyncKVStore
         return DistAsyncKVStore(name)
-    known = ", ".join(LOCAL_TYPES + SYNC_TYPES + ASYNC_TYPES)
+    known = ", ".join(LOCAL_TYPES + SYNC_TYPES + ASYNC_TYPES + tuple(KVStoreBase.kv_registry))
     if name in UNSUPPORTED_TYPES:
         raise MXNetError(f"kvstore.create: type {name!r} is not supported by symjit; use one of {known}")
     raise ParamError(f"kvstore.create: unknown kvstore type {name!r}; expected one of {known}")
@@ -128,7 +132,7 @@ def _pairs(key: Any, value: Any, where: str, what: str) -> list[tuple[Key, list[
     return [(k, _as_arrays(v, k, where, what)) for k, v in zip(keys, value)]
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A single-process key-value store (create one with :func:`create`).
 
     >>> import symjit as mx
@@ -270,6 +274,18 @@ class KVStore:
         for k, outs in pairs:
             for o in outs:
                 self._store[k].copyto(o)
+
+    def broadcast(self, key: Any, value: Any, out: Any, priority: int = 0) -> None:
+        """:meth:`init` ``key`` with ``value`` then :meth:`pull` it into ``out`` (an NDArray or a
+        list; for a list of keys, one value and one ``out`` entry per key)."""
+        self.init(key, value)
+        self.pull(key, out=out, priority=priority)
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability``: ``'optimizer'`` (updates in the store) it does."""
+        if capability.lower() == KVStoreBase.OPTIMIZER:
+            return True
+        raise ParamError(f"KVStore.is_capable: unknown capability {capability!r}")
 
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """:meth:`push` then :meth:`pull`; without ``out`` the result is written back into ``value``."""

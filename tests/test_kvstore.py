@@ -302,3 +302,48 @@ def test_pull_casts_to_out_dtype_and_numpy_int_keys():
     kv.pull(6, out=out)
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out.asnumpy(), [1.5, 2.5])
+
+
+# -- broadcast, capabilities and Python stores registered with KVStoreBase ----------------------------
+def test_broadcast_initialises_and_pulls():
+    kv = mx.kv.create("device")
+    outs = [mx.nd.zeros(SHAPE) for _ in range(3)]
+    kv.broadcast("w", mx.nd.ones(SHAPE) * 3, outs)
+    for o in outs:
+        np.testing.assert_array_equal(o.asnumpy(), np.full(SHAPE, 3.0))
+    single, pair = mx.nd.zeros((2,)), [mx.nd.zeros((2,)), mx.nd.zeros((2,))]
+    kv.broadcast([1, 2], [mx.nd.array([1, 2]), mx.nd.array([3, 4])], [single, pair])
+    assert single.asnumpy().tolist() == [1, 2] and pair[1].asnumpy().tolist() == [3, 4]
+    with pytest.raises(MXNetError, match="already initialised"):
+        kv.broadcast("w", mx.nd.ones(SHAPE), mx.nd.zeros(SHAPE))
+    assert kv.is_capable("optimizer") and isinstance(kv, mx.kv.KVStoreBase)
+    with pytest.raises(ValueError, match="capability"):
+        kv.is_capable("telepathy")
+
+
+def test_teststore_sums_without_keeping_values():
+    kv = mx.kv.create("teststore")
+    assert kv.type == "teststore" and not type(kv).is_capable("optimizer")
+    vals = [mx.nd.ones(SHAPE, c) * (i + 1) for i, c in enumerate(CONTEXTS)]
+    kv.pushpull(0, vals)                         # in place: every device gets the sum 1+2+3+4
+    for v in vals:
+        np.testing.assert_array_equal(v.asnumpy(), np.full(SHAPE, 10.0))
+    out = mx.nd.zeros(SHAPE)
+    kv.broadcast(0, mx.nd.ones(SHAPE) * 7, out)
+    np.testing.assert_array_equal(out.asnumpy(), np.full(SHAPE, 7.0))
+    with pytest.raises(NotImplementedError):
+        kv.set_optimizer(mx.optimizer.SGD())
+
+
+def test_registered_python_store_is_created_by_name():
+    @mx.kv.KVStoreBase.register
+    class EchoStore(mx.kv.KVStoreBase):
+        @property
+        def type(self):
+            return "echostore"
+    try:
+        assert isinstance(mx.kv.create("echostore"), EchoStore)
+        with pytest.warns(UserWarning, match="replaces"):
+            mx.kv.KVStoreBase.register(type("EchoStore", (mx.kv.KVStoreBase,), {}))
+    finally:
+        mx.kv.KVStoreBase.kv_registry.pop("echostore")
