@@ -31,7 +31,7 @@ import numpy as np
 
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from .context import Context, cpu
-from .kvstore_base import KVStoreBase, TestStore
+from .kvstore_base import KVStoreBase, OneWorker, TestStore
 from .ndarray import NDArray
 from .optimizer import Optimizer, Updater, get_updater
 
@@ -68,10 +68,11 @@ def create(name: str = "local") -> KVStore:
     """
     if not isinstance(name, str):
         raise ParamError(f"kvstore.create: name must be a str, got {type(name).__name__}")
+    name = name.lower()
+    if name in KVStoreBase.kv_registry:       # stores written in Python come first, as in MXNet
+        return KVStoreBase.kv_registry[name]()
     if name in LOCAL_TYPES:
         return KVStore(name)
-    if name in KVStoreBase.kv_registry:
-        return KVStoreBase.kv_registry[name]()
     if name in SYNC_TYPES:
         from .dist.sync import DistSyncKVStore
         return DistSyncKVStore(name)
@@ -132,7 +133,7 @@ def _pairs(key: Any, value: Any, where: str, what: str) -> list[tuple[Key, list[
     return [(k, _as_arrays(v, k, where, what)) for k, v in zip(keys, value)]
 
 
-class KVStore(KVStoreBase):
+class KVStore(OneWorker, KVStoreBase):
     """A single-process key-value store (create one with :func:`create`).
 
     >>> import symjit as mx
@@ -160,16 +161,6 @@ class KVStore(KVStoreBase):
     def type(self) -> str:
         """The type given to :func:`create`, e.g. ``'local'``."""
         return self._type
-
-    @property
-    def rank(self) -> int:
-        """This worker's rank: always 0 (one process)."""
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        """The number of workers: always 1."""
-        return 1
 
     # -- init / push / pull -------------------------------------------------------------------
     def init(self, key: Any, value: Any) -> None:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from .base import ParamError
 from .ndarray import NDArray
 
-__all__ = ["KVStoreBase", "TestStore"]
+__all__ = ["KVStoreBase", "TestStore", "OneWorker"]
 
 
 class KVStoreBase:
@@ -83,12 +83,26 @@ class KVStoreBase:
         return klass
 
 
+class OneWorker:
+    """Mixin of the stores of one process: rank 0 of 1 worker."""
+
+    @property
+    def rank(self) -> int:
+        """This worker's rank: always 0 (one process)."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """The number of workers: always 1."""
+        return 1
+
+
 def _outs(out: Any) -> list[NDArray]:
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 @KVStoreBase.register
-class TestStore(KVStoreBase):
+class TestStore(OneWorker, KVStoreBase):
     """A one-process store for tests: no optimizer, nothing kept between calls."""
 
     __test__ = False   # not a pytest test class
@@ -122,11 +136,3 @@ class TestStore(KVStoreBase):
     @property
     def type(self) -> str:
         return "teststore"
-
-    @property
-    def rank(self) -> int:
-        return 0
-
-    @property
-    def num_workers(self) -> int:
-        return 1
