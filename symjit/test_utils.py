@@ -217,7 +217,16 @@ def _location(sym: Any, location: Any, ctx: Context, dtype: Any, where: str) -> 
     else:
         raise ParamError(f"{where}: location must be a list or a dict of arrays, got "
                          f"{type(location).__name__}")
-    return {n: nd.array(_np(v, where, f"location[{n!r}]"), ctx=ctx, dtype=dtype) for n, v in items}
+    return {n: _array(_np(v, where, f"location[{n!r}]"), ctx, dtype) for n, v in items}
+
+
+def _array(values: np.ndarray, ctx: Context, dtype: Any) -> nd.NDArray:
+    """``values`` as an NDArray of ``dtype``, or of its own dtype for ``dtype='asnumpy'``."""
+    return nd.array(values, ctx=ctx, dtype=values.dtype if _same_dtype(dtype) else dtype)
+
+
+def _same_dtype(dtype: Any) -> bool:
+    return isinstance(dtype, str) and dtype == "asnumpy"
 
 
 def _aux(sym: Any, aux_states: Any, ctx: Context, dtype: Any, where: str) -> dict[str, nd.NDArray] | None:
@@ -225,8 +234,8 @@ def _aux(sym: Any, aux_states: Any, ctx: Context, dtype: Any, where: str) -> dic
     if aux_states is None:
         return None
     if isinstance(aux_states, Mapping):
-        return {n: nd.array(_np(aux_states[n], where, n), ctx=ctx, dtype=dtype) for n in names}
-    return {n: nd.array(_np(v, where, n), ctx=ctx, dtype=dtype) for n, v in zip(names, aux_states)}
+        return {n: _array(_np(aux_states[n], where, n), ctx, dtype) for n in names}
+    return {n: _array(_np(v, where, n), ctx, dtype) for n, v in zip(names, aux_states)}
 
 
 def _by_name(values: Any, names: list[str], where: str, what: str) -> dict[str, Any]:
@@ -244,6 +253,7 @@ def check_symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float |
                            equal_nan: bool = False, dtype: Any = np.float32) -> list[np.ndarray]:
     """Bind ``sym`` on ``location`` (a list in ``list_arguments()`` order, or a dict), run forward
     and compare every output with ``expected`` (a list, or a dict by output name); the outputs.
+    The arrays are made of ``dtype``, or each of its own dtype for ``dtype='asnumpy'``.
 
     >>> import symjit as mx
     >>> x = mx.sym.Variable('x')
@@ -289,14 +299,14 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
         [grad_req] * len(names) if isinstance(grad_req, str) else grad_req, names, where, "grad_reqs")
     start = {n: (np.random.normal(size=args[n].shape) if reqs[n] == "add" else np.zeros(args[n].shape))
              for n in names}
-    grads = {n: nd.array(start[n], ctx=ctx, dtype=dtype) for n in names}
+    grads = {n: nd.array(start[n], ctx=ctx, dtype=args[n].dtype if _same_dtype(dtype) else dtype)
+             for n in names}
     ex = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs,
                   aux_states=_aux(sym, aux_states, ctx, dtype, where))
     ex.forward(is_train=True)
     heads = out_grads if isinstance(out_grads, Mapping) else _by_name(out_grads, sym.list_outputs(), where,
                                                                       "out_grads")
-    ex.backward([nd.array(_np(heads[n], where, f"out_grads[{n!r}]"), ctx=ctx, dtype=dtype)
-                 for n in sym.list_outputs()])
+    ex.backward([_array(_np(heads[n], where, f"out_grads[{n!r}]"), ctx, dtype) for n in sym.list_outputs()])
     got = {n: g.asnumpy() for n, g in grads.items()}
     for n, value in want.items():
         if reqs.get(n, "null") == "null":

@@ -149,3 +149,19 @@ def test_platform_checks_and_use_np():
         pass
     with pytest.raises(MXNetError, match="mx.np"):
         Block()
+
+
+def test_symbolic_checks_keep_each_arrays_dtype_with_asnumpy():
+    x, n = mx.sym.Variable("x"), mx.sym.Variable("n")
+    net = mx.sym.SequenceMask(data=x, sequence_length=n, use_sequence_length=True, value=-1.0)
+    data = np.arange(6, dtype=np.float64).reshape(3, 2)
+    lengths = np.array([1, 3], dtype=np.int32)
+    keep = np.arange(3)[:, None] < lengths[None, :]
+    out = tu.check_symbolic_forward(net, [data, lengths], [np.where(keep, data, -1.0)], dtype="asnumpy")
+    assert out[0].dtype == np.float64                       # not the float32 default
+    grads = tu.check_symbolic_backward(net, [data, lengths], [np.ones((3, 2))],
+                                       {"x": keep.astype(np.float64)},
+                                       grad_req={"x": "write", "n": "null"}, dtype="asnumpy")
+    assert grads["x"].dtype == np.float64
+    with pytest.raises(AssertionError):
+        tu.check_symbolic_forward(net, [data, lengths], [data], dtype="asnumpy")
