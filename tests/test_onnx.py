@@ -126,3 +126,21 @@ def test_unsupported_operators_are_clear_errors(tmp_path):
         mx.sym.argmax(mx.sym.Variable("data"), axis=1)
     with pytest.raises(MXNetError, match="has no ONNX export"):
         mx.onnx.export_model(sym, {}, [(2, 3)], onnx_file_path=str(tmp_path / "x.onnx"))
+
+
+def test_export_in_types_one_for_all_or_a_list_per_input(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    net = mx.sym.FullyConnected(a + b, num_hidden=2, name="fc")
+    params = {"fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros((2,))}
+    for types, want in ((np.float32, [1, 1]), ([np.float32], None), ([np.float64, np.float32], [11, 1])):
+        path = str(tmp_path / "m.onnx")
+        if want is None:   # a list must have one type per input
+            with pytest.raises(MXNetError, match="in_types has 1 types for the 2 inputs"):
+                mx.onnx.export_model(net, params, [(1, 3), (1, 3)], in_types=types, onnx_file_path=path)
+            continue
+        mx.onnx.export_model(net, params, [(1, 3), (1, 3)], in_types=types, onnx_file_path=path)
+        assert [i.type.tensor_type.elem_type for i in onnx.load(path).graph.input] == want
+    one = mx.sym.FullyConnected(a, num_hidden=2, name="fc")
+    mx.onnx.export_model(one, params, [(1, 3)], in_types=[np.float32],
+                         onnx_file_path=str(tmp_path / "o.onnx"))

@@ -218,7 +218,8 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
                  input_type: Any = None, **kwargs: Any) -> str:
     """Write ``sym`` with ``params`` (a dict, ``arg:``/``aux:`` keys allowed, or a ``.params`` file)
     as an ONNX model; ``in_shapes`` (MXNet 1.9's name; ``input_shape`` the older one) lists the
-    shapes of the symbol's inputs that are not parameters, in argument order. Returns the path.
+    shapes of the symbol's inputs that are not parameters, in argument order; ``in_types`` their
+    dtypes, one for all or a list with one per input. Returns the path.
 
     >>> import os, tempfile, numpy as np, symjit as mx
     >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc')
@@ -277,8 +278,15 @@ def export_model(sym: Any, params: Any, in_shapes: Any = None, in_types: Any = n
                   outs, [shape_of([idx, i]) for i in range(n_out)], values)
         rule(ctx)
         used.update(tensor(e) for e in ins)
-    dtype = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(input_type or in_types))
-    inputs = [onnx.helper.make_tensor_value_info(n, dtype, list(given[n])) for n in data]
+    types = input_type if input_type is not None else in_types
+    types = list(types) if isinstance(types, (list, tuple)) else [types] * len(data)
+    if len(types) != len(data):
+        raise ParamError(f"export_model: in_types has {len(types)} types for the {len(data)} inputs {data}")
+    try:
+        dtypes = [onnx.helper.np_dtype_to_tensor_dtype(np.dtype(t)) for t in types]
+    except (TypeError, KeyError) as exc:
+        raise ParamError(f"export_model: in_types {types!r} are not numpy dtypes ONNX has") from exc
+    inputs = [onnx.helper.make_tensor_value_info(n, t, list(given[n])) for n, t in zip(data, dtypes)]
     for name, value in values.items():
         if name in used:
             inits.append(onnx.numpy_helper.from_array(value.astype(np.float32)
