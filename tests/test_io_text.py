@@ -29,9 +29,19 @@ def test_csv_data_labels_padding(tmp_path):
     it.reset()
     assert len(list(it)) == 3
     no_round = mx.io.CSVIter(data_csv=dpath, data_shape=(6,), batch_size=2, round_batch=False, dtype="int32")
-    b = list(no_round)
-    assert len(b) == 2 and b[0].data[0].dtype == np.int32
+    b = list(no_round)                  # as in MXNet, the last partial batch is returned, padded
+    assert len(b) == 3 and [x.pad for x in b] == [0, 0, 1] and b[0].data[0].dtype == np.int32
+    np.testing.assert_array_equal(b[2].data[0].asnumpy()[0], data[4])
     assert not b[0].label[0].asnumpy().any()                           # no label_csv: zeros
+
+
+def test_csv_getdata_is_one_ndarray(tmp_path):
+    dpath = write(tmp_path / "d.csv", "1,2\n3,4\n5,6\n")
+    it = mx.io.CSVIter(data_csv=dpath, data_shape=(2,), batch_size=2)
+    batch = next(it)
+    assert isinstance(it.getdata(), mx.nd.NDArray) and isinstance(it.getlabel(), mx.nd.NDArray)
+    np.testing.assert_array_equal(it.getdata().asnumpy(), batch.data[0].asnumpy())
+    assert it.getdata().asnumpy().tolist() == [[1, 2], [3, 4]] and len(batch.data) == 1
 
 
 def test_csv_errors(tmp_path):

@@ -1,9 +1,11 @@
 """Iterators over text files: ``CSVIter`` and ``LibSVMIter`` (dense output).
 
 Both read the whole file at construction (parsed with numpy; nothing is evaluated) and batch it
-as :class:`NDArrayIter` does. ``round_batch=True`` (MXNet's default) pads the last batch with
-samples from the start of the file and reports the filler count in ``batch.pad``;
-``round_batch=False`` drops an incomplete last batch.
+as :class:`NDArrayIter` does. An incomplete last batch is returned full size, with the filler count
+in ``batch.pad``, whatever ``round_batch`` says (as MXNet does); the filler rows are the first
+rows of the file (MXNet's ``round_batch=False`` leaves the rows of an earlier batch there, and
+only ``pad`` tells which rows are real). As MXNet's iterators written in C++, ``getdata()`` and
+``getlabel()`` return one NDArray, and the batches hold lists of one.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), 'd.csv')
@@ -22,8 +24,9 @@ import numpy as np
 
 from ..base import FormatError, MXNetError, ParamError, np_dtype, shape_str
 from ..context import cpu
+from ..ndarray import NDArray
 from ..ndarray.ndarray import wrap
-from .iterators import DataDesc, DataIter, NDArrayIter, _check_batch_size
+from .iterators import DataBatch, DataDesc, DataIter, NDArrayIter, _check_batch_size
 
 __all__ = ["CSVIter", "LibSVMIter"]
 
@@ -97,14 +100,14 @@ def read_libsvm(path: Any, width: int, where: str, arg: str) -> tuple[np.ndarray
 class _TextIter(DataIter):
     """Batches of in-memory arrays read from text files (the shared part of CSVIter/LibSVMIter)."""
 
-    def __init__(self, where: str, data: np.ndarray, label: np.ndarray, batch_size: int, round_batch: bool,
+    def __init__(self, where: str, data: np.ndarray, label: np.ndarray, batch_size: int,
                  num_parts: int | None = 1, part_index: int | None = 0):
         super().__init__(_check_batch_size(batch_size, where))
         if data.shape[0] != label.shape[0]:
             raise FormatError(f"{where}: the data has {data.shape[0]} rows but the labels {label.shape[0]}")
         self._inner = NDArrayIter({"data": wrap(data, cpu())}, {"softmax_label": wrap(label, cpu())},
-                                  batch_size, last_batch_handle="pad" if round_batch else "discard",
-                                  num_parts=num_parts, part_index=part_index)
+                                  batch_size, last_batch_handle="pad", num_parts=num_parts,
+                                  part_index=part_index)
 
     @property
     def provide_data(self) -> list[DataDesc]:
@@ -124,16 +127,23 @@ class _TextIter(DataIter):
         """Move to the next batch."""
         return self._inner.iter_next()
 
-    def getdata(self) -> list:
-        """The current batch's data."""
-        return self._inner.getdata()
+    def next(self) -> DataBatch:
+        """The next batch (data and label as lists of one NDArray); StopIteration at the end."""
+        if self.iter_next():
+            return DataBatch(data=self._inner.getdata(), label=self._inner.getlabel(), pad=self.getpad(),
+                             index=self.getindex())
+        raise StopIteration
 
-    def getlabel(self) -> list:
-        """The current batch's labels."""
-        return self._inner.getlabel()
+    def getdata(self) -> NDArray:
+        """The current batch's data (one NDArray, as MXNet's C++ iterators return it)."""
+        return self._inner.getdata()[0]
+
+    def getlabel(self) -> NDArray:
+        """The current batch's labels (one NDArray)."""
+        return self._inner.getlabel()[0]
 
     def getpad(self) -> int:
-        """Filler rows at the end of the current batch (``round_batch``)."""
+        """Filler rows at the end of the current batch (the last one of the file)."""
         return self._inner.getpad()
 
     def getindex(self) -> np.ndarray | None:
@@ -162,7 +172,7 @@ class CSVIter(_TextIter):
                  else read_csv(label_csv, lshape, dt, where, "label_csv"))
         if lshape == (1,):
             label = label.reshape(-1)
-        super().__init__(where, data, label, batch_size, round_batch)
+        super().__init__(where, data, label, batch_size)
 
 
 class LibSVMIter(_TextIter):
@@ -196,4 +206,4 @@ class LibSVMIter(_TextIter):
             label = read_libsvm(label_libsvm, lshape[0], where, "label_libsvm")[1]
         if lshape == (1,):
             label = label.reshape(-1)
-        super().__init__(where, data, label, batch_size, round_batch, num_parts, part_index)
+        super().__init__(where, data, label, batch_size, num_parts, part_index)
