@@ -230,10 +230,10 @@ def _channel_affine_shape(p: dict, ins: list, aux: list):
     if p.get("num_groups") and data[1] % p["num_groups"]:
         raise RuleError(f"data {shape_str(data)} has {data[1]} channels, not divisible by "
                         f"num_groups={p['num_groups']}")
-    outs = [data]
-    if "num_groups" in p:
-        outs += [(data[0], p["num_groups"])] * 2
-    return [data, (data[1],), (data[1],)], outs, []
+    if "num_groups" in p:   # GroupNorm: one gamma and beta per group, as in MXNet 1.x
+        groups = p["num_groups"]
+        return [data, (groups,), (groups,)], [data, (data[0], groups), (data[0], groups)], []
+    return [data, (data[1],), (data[1],)], [data], []
 
 
 def _float_dtype(p: dict, ins: list, aux: list):
@@ -264,7 +264,7 @@ def _group_norm_expand(b, ins: list[int], p: dict) -> list[int]:
     shape = _shape_of(b, x)
     grouped = b.add1("Reshape", x, shape=(shape[0], p["num_groups"], -1))
     y, mean, var = _normalize(b, grouped, (2,), p["eps"])
-    out = _affine(b, b.add1("Reshape", y, shape=shape), gamma, beta, len(shape))
+    out = b.add1("Reshape", _affine(b, y, gamma, beta, 3), shape=shape)   # gamma[g], beta[g] per group
     rows = (shape[0], p["num_groups"])
     std = b.add1("sqrt", b.add1("_plus_scalar", var, scalar=p["eps"]))
     return [out, b.add1("Reshape", mean, shape=rows), b.add1("Reshape", std, shape=rows)]
@@ -278,7 +278,8 @@ _composite(OpDef(
             Param("output_mean_var", "bool", False, doc="also output each group's mean and std")),
     shape=_channel_affine_shape, dtype=_float_dtype, expand=_group_norm_expand,
     doc="Normalises each group of ``C / num_groups`` channels of an instance (biased variance), then "
-        "``* gamma[c] + beta[c]``; the hidden outputs are each group's mean and ``sqrt(var + eps)``.",
+        "``* gamma[g] + beta[g]`` with one ``gamma``/``beta`` of shape ``(num_groups,)`` per group (as "
+        "MXNet 1.x); the hidden outputs are each group's mean and ``sqrt(var + eps)``.",
 ))
 
 
