@@ -83,9 +83,19 @@ class Group:
         return anchor is None or (anchor.op.kind == Kind.OUT_ELEMWISE_FUSABLE and rule is not None
                                   and rule.epilogue)
 
+    @property
+    def kind_label(self) -> str:
+        """What the group is, in the words of ``symjit compile``'s text report and its Graphviz
+        picture alike: ``view, no kernel``, ``host call``, or the fusion kind (``elemwise``, ...)."""
+        return "view, no kernel" if self.view else "host call" if self.host else self.kind.name.lower()
+
+    @property
+    def heading(self) -> str:
+        """``group3[elemwise]``: how the text report and the picture name the group."""
+        return f"group{self.id}[{self.kind_label}]"
+
     def describe(self) -> str:
-        kind = "view, no kernel" if self.view else "host call" if self.host else self.kind.name.lower()
-        return f"group{self.id}[{kind}]: " + " + ".join(o.name for o in self.ops)
+        return f"{self.heading}: " + " + ".join(o.name for o in self.ops)
 
 
 def is_view(g: Graph, node: OpNode) -> bool:
