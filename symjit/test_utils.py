@@ -322,7 +322,9 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
 def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any = None, eps: float = 1e-4,
                  use_forward_train: bool = True, dtype: Any = np.float32) -> dict[str, np.ndarray]:
     """Central differences ``(f(x + eps/2) - f(x - eps/2)) / eps`` of the sum of ``executor``'s
-    outputs, for every element of every array in ``location`` (written into the executor)."""
+    outputs, for every element of every array in ``location`` (written into the executor). The two
+    runs' outputs are subtracted element by element before they are summed (as MXNet does), so
+    the elements a change does not reach add no rounding noise."""
     for name, value in location.items():
         executor.arg_dict[name][:] = value
     grads = {}
@@ -332,14 +334,13 @@ def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any
         arr = executor.arg_dict[name]
         for i in range(flat.size):
             old = flat[i]
-            values = []
+            runs = []
             for sign in (0.5, -0.5):
                 flat[i] = old + sign * eps
                 arr[:] = flat.reshape(arr.shape)
-                values.append(sum(float(o.asnumpy().astype(np.float64).sum())
-                                  for o in executor.forward(is_train=use_forward_train)))
+                runs.append([o.asnumpy() for o in executor.forward(is_train=use_forward_train)])
             flat[i] = old
-            grad[i] = (values[0] - values[1]) / eps
+            grad[i] = sum(float((p - m).astype(np.float64).sum()) for p, m in zip(*runs)) / eps
         arr[:] = flat.reshape(arr.shape)
         grads[name] = grad.reshape(arr.shape)
     return grads
@@ -350,8 +351,9 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, nume
                            use_forward_train: bool = True, ctx: Context | None = None,
                            grad_stype_dict: Any = None, dtype: Any = np.float32) -> None:
     """Compare the symbolic gradient of ``sum(sym * P)`` (``P`` a fixed random projection, as
-    MXNet does) with its central finite differences, for the arguments in ``grad_nodes`` (a list,
-    or a dict name -> grad_req; default every argument); ``AssertionError`` on a mismatch."""
+    MXNet does; the loss stays elementwise and :func:`numeric_grad` sums it) with its central
+    finite differences, for the arguments in ``grad_nodes`` (a list, or a dict name -> grad_req;
+    default every argument); ``AssertionError`` on a mismatch."""
     where = "check_numeric_gradient"
     if grad_stype_dict:
         raise MXNetError(f"{where}: grad_stype_dict {grad_stype_dict!r}: sparse gradients are not supported")
@@ -363,7 +365,7 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, nume
         raise ParamError(f"{where}: the symbol must have exactly one output, it has {sym.list_outputs()}")
     proj_name = "__random_proj"
     proj = np.random.uniform(-1, 1, size=out_shapes[0]).astype(dtype)
-    loss = sym_mod.MakeLoss(sym_mod.sum(sym * sym_mod.Variable(proj_name)))
+    loss = sym_mod.MakeLoss(sym * sym_mod.Variable(proj_name))   # elementwise: numeric_grad sums the changes
     nodes = (dict(grad_nodes) if isinstance(grad_nodes, Mapping) else
              {n: "write" for n in (grad_nodes if grad_nodes is not None else names)})
     unknown = sorted(set(nodes) - set(names))
