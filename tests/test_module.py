@@ -223,3 +223,15 @@ def test_bad_usage_errors():
     with pytest.raises(MXNetError, match="too many|empty"):
         m = mx.mod.Module(linear(), context=[mx.cpu(0), mx.cpu(1), mx.cpu(2)])
         m.bind(data_shapes=[("data", (2, 3))])
+
+
+def test_input_grads_are_none_under_grad_req_null():
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
+    for ctxs in ([mx.cpu()], [mx.cpu(0), mx.cpu(1)]):
+        mod = mx.mod.Module(net, label_names=None, context=ctxs)
+        mod.bind(data_shapes=[("data", (4, 5))], label_shapes=None, inputs_need_grad=True, grad_req="null")
+        mod.init_params()
+        mod.forward(mx.io.DataBatch(data=[mx.nd.ones((4, 5))]), is_train=True)
+        mod.backward([mx.nd.ones((4, 3))])
+        assert mod.get_input_grads() == [None]
+        assert mod.get_input_grads(merge_multi_context=False) == [[None] * len(ctxs)]

@@ -256,7 +256,8 @@ class DataParallelExecutorGroup:
             return per_device
         if len(self.execs) == 1:
             return [block[0] for block in per_device]
-        return [wrap(np.concatenate([b.asnumpy() for b in block], axis=0), block[0].context)
+        return [None if block[0] is None else
+                wrap(np.concatenate([b.asnumpy() for b in block], axis=0), block[0].context)
                 for block in per_device]
 
     def get_outputs(self, merge_multi_context: bool = True) -> list:
@@ -265,10 +266,11 @@ class DataParallelExecutorGroup:
                            merge_multi_context)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list:
-        """Gradients of the data inputs (bound with ``inputs_need_grad``)."""
+        """Gradients of the data inputs (bound with ``inputs_need_grad``); None for an input whose
+        grad_req is ``'null'``, as in MXNet."""
         if not self.inputs_need_grad:
             raise MXNetError("get_input_grads: bind with inputs_need_grad=True first")
-        return self._merge([[e.grad_dict[n] for e in self.execs] for n in self.data_names],
+        return self._merge([[e.grad_dict.get(n) for e in self.execs] for n in self.data_names],
                            merge_multi_context)
 
     def update_metric(self, eval_metric: Any, labels: Sequence[Any], pad: int = 0) -> None:
