@@ -2,8 +2,8 @@
 with forward and backward) and runs its first forward (and backward), with an empty kernel cache
 (cold), then with the cache that run filled (warm: numba loads the cached kernels, which costs its
 once-per-process start, ~0.3-0.45 s), then once more after the program's ahead-of-time module was
-built (``SYMJIT_AOT=sync`` in a run of its own, timed as "aot build"; ``auto`` builds it in the
-background after a warm bind), which a new process loads without numba. Prints seconds (bind and
+built (``SYMJIT_AOT=sync`` in a run of its own, timed as "aot build"; by default a warm run only
+notes it for ``symjit aot build``), which a new process loads without numba. Prints seconds (bind and
 first step, and the bind alone), the kernel count and the distinct kernels compiled (groups of one
 kernel form share a kernel). ``SYMJIT_COMPILE_WORKERS`` in the environment sets how many processes
 compile (default: the cores).

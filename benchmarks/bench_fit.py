@@ -109,9 +109,10 @@ def main() -> None:
         print(json.dumps(WORKERS[args.worker](args.mnist, args.epochs)))
         return
     best = {w: 0.0 for w in WORKERS}
-    # Workers bind from a warm cache; with SYMJIT_AOT=auto each would start an ahead-of-time builder
-    # when it exits, which would load the machine during the next worker's measurement.
-    env = dict(os.environ, PYTHONPATH=str(ROOT), SYMJIT_AOT=os.environ.get("SYMJIT_AOT", "off"))
+    # Workers bind from a warm cache; with SYMJIT_AOT=background each would start an ahead-of-time
+    # builder when it exits, which would load the machine during the next worker's measurement.
+    aot = os.environ.get("SYMJIT_AOT", "off")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SYMJIT_AOT="off" if aot == "background" else aot)
     for r in range(args.rounds):
         for w in WORKERS:
             out = subprocess.run([sys.executable, __file__, "--worker", w, "--epochs", str(args.epochs),

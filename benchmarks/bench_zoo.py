@@ -33,9 +33,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-# The timed processes bind programs from a warm cache; with SYMJIT_AOT=auto each would start an
-# ahead-of-time builder when it exits, which would load the machine during the next measurement.
-os.environ.setdefault("SYMJIT_AOT", "off")
+# The timed processes bind programs from a warm cache; with SYMJIT_AOT=background each would start
+# an ahead-of-time builder when it exits, which would load the machine during the next measurement.
+if os.environ.setdefault("SYMJIT_AOT", "off") == "background":
+    os.environ["SYMJIT_AOT"] = "off"
 NETS = ("resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "inception_v3")
 MXNET_NAMES = {"resnet18": "resnet18_v1", "resnet50": "resnet50_v1", "mobilenet_v2": "mobilenetv2_1.0",
                "squeezenet1_1": "squeezenet1.1", "inception_v3": "inceptionv3"}

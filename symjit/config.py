@@ -23,8 +23,14 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     user's ``OPENBLAS_NUM_THREADS`` or ``OMP_NUM_THREADS`` is left as it is).
 ``SYMJIT_AOT``
     when ahead-of-time modules of bound programs and update kernels are built (loaded by later
-    processes without importing numba; see :mod:`symjit.compiler.aot`): ``auto`` (default: in the
-    background, for programs bound before), ``sync`` (at the bind, waiting) or ``off``.
+    processes without importing numba; see :mod:`symjit.compiler.aot`): ``auto`` (default: loaded
+    when present; a warm run only notes what to build, and ``symjit aot build`` builds it, in the
+    foreground), ``sync`` (at the bind, waiting), ``background`` (by a low-priority process started
+    when the program exits, which outlives it) or ``off`` (neither built nor loaded). With
+    ``auto``, ``sync`` and ``off`` no process symjit starts outlives the program.
+``SYMJIT_PROGRESS``
+    ``0`` stops the progress lines a bind writes to stderr while it compiles for longer than
+    ``Config.progress_seconds`` (default ``1``; see :mod:`symjit.compiler.progress`).
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
@@ -113,8 +119,11 @@ class Config:
     dist_bucket_bytes: int = 64 << 20
     compile_workers: int | None = None   # None: automatic (symjit.compiler.workers.auto_workers)
     blas_threads: int | None = None      # None: adaptive (symjit.threads)
-    aot: str = "auto"                     # "auto" | "sync" | "off" (symjit.compiler.aot)
+    aot: str = "auto"                     # "auto" | "sync" | "background" | "off" (symjit.compiler.aot)
     program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
+    progress: bool = True                 # progress lines of long binds on stderr (compiler.progress)
+    progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress
+    progress_interval: float = 5.0        # seconds between two progress lines on a non-terminal
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -129,8 +138,9 @@ class Config:
             dist_bucket_bytes=_number(env, "SYMJIT_DIST_BUCKET_BYTES", 64 << 20, int),
             compile_workers=_number(env, "SYMJIT_COMPILE_WORKERS", None, int),
             blas_threads=_number(env, "SYMJIT_BLAS_THREADS", None, int),
-            aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "off")),
+            aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "background", "off")),
             program_calls=_count(env, "SYMJIT_PROGRAM_CALLS"),
+            progress=_flag(env, "SYMJIT_PROGRESS", True),
         )
 
     def replace(self, **changes: object) -> Config:

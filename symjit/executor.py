@@ -15,8 +15,6 @@ computed (``fc1_backward_weight``) can be handed to the callback.
 """
 from __future__ import annotations
 
-import logging
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +27,7 @@ from .compiler import aot, workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
+from .compiler.progress import Progress, Tally, summary
 from .config import Config, default_config
 from .context import Context
 from .lower.target import get_target, target_for
@@ -46,40 +45,7 @@ def _place(ctx: Context) -> tuple[str, int]:
     return ("gpu", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
 
 
-COMPILE_LOG_SECONDS = 2.0
-_LOG = logging.getLogger("symjit")
-
-
-PROGRESS_SECONDS = 2.0     # a bind compiling longer than this shows its progress on a terminal
-PROGRESS_STREAM: Any = sys.stderr
-
-
-class Progress:
-    """``symjit: compiling kernels 5/27`` on one terminal line, rewritten as kernels of hosted
-    phases compile, once the bind has taken :data:`PROGRESS_SECONDS` (nothing when ``stream`` is
-    not a terminal); erased at the end."""
-
-    def __init__(self, stream: Any, start: float):
-        self.stream, self.start = stream, start
-        self.todo: set[int] = set()
-        self.finished: set[int] = set()
-        self.shown = False
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-
-    def expect(self, fns: Any) -> None:
-        self.todo.update(id(f) for f in fns)
-
-    def done(self, fn: Any) -> None:
-        self.finished.add(id(fn))
-        if self.tty and time.perf_counter() - self.start > PROGRESS_SECONDS:
-            self.stream.write(f"\rsymjit: compiling kernels {len(self.finished)}/{len(self.todo)}")
-            self.stream.flush()
-            self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * 60 + "\r")
-            self.stream.flush()
+PROGRESS_STREAM: Any = None   # where a long bind's progress lines go (None: sys.stderr at the bind)
 
 
 def _run_all(calls: list) -> Callable[[], None]:
@@ -104,29 +70,22 @@ def cache_stats(prog: Compiled) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _from_cache(prog: Compiled, before: dict, in_workers: int) -> bool:
-    """Whether a bind found every kernel in numba's disk cache (none compiled here or by workers,
-    at least one loaded from the cache, not all of them already in this process)."""
+def cache_tally(prog: Compiled, before: dict) -> Tally:
+    """Where a program's distinct kernels came from since ``before`` (a :func:`cache_stats`
+    snapshot), from numba's counts alone: for targets whose compiles are not listed as units
+    (CUDA), whose kernels numba compiles or loads one by one."""
     now = cache_stats(prog)
     old = {f: before.get(f, (0, 0)) for f in now}
-    return (not in_workers and all(now[f][1] == old[f][1] for f in now)
-            and any(now[f][0] > old[f][0] for f in now))
+    here = sum(now[f][1] > old[f][1] for f in now)
+    disk = sum(now[f][1] == old[f][1] and now[f][0] > old[f][0] for f in now)
+    return Tally(here=here, disk=disk, loaded=len(now) - here - disk)
 
 
-def compile_summary(prog: Compiled, seconds: float, before: dict | None = None,
-                    in_workers: int = 0) -> str:
-    """One line on a program's compile: its group kernels, the distinct kernels they call, and how
-    many of those numba compiled (a cache miss), loaded from the kernel cache, or found compiled
-    in this process already (by another program using the same kernel), since ``before``; and how
-    many functions (kernels and program functions) worker processes compiled into the cache."""
-    now, before = cache_stats(prog), before or {}
-    old = {f: before.get(f, (0, 0)) for f in now}
-    compiled = sum(now[f][1] > old[f][1] for f in now)
-    loaded = sum(now[f][1] == old[f][1] and now[f][0] > old[f][0] for f in now)
-    workers_note = f" ({in_workers} functions compiled by worker processes)" if in_workers else ""
-    return (f"bind: {len(prog.program.kernel_of)} kernels, {len(now)} distinct: {compiled} compiled, "
-            f"{loaded} from the kernel cache{workers_note}, {len(now) - compiled - loaded} already "
-            f"loaded, in {seconds:.1f} s")
+def compile_summary(prog: Compiled, seconds: float, tally: Tally, cfg: Config) -> str:
+    """The closing line of a bind (:func:`symjit.compiler.progress.summary`): the program's group
+    kernels, the distinct ones, and where each compiled function it needs came from."""
+    return summary(len(prog.program.kernel_of), len(set(prog.program.kernel_of.values())), tally,
+                   seconds, cfg)
 
 
 def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
@@ -344,8 +303,9 @@ class Executor:
 
     def _prepare(self, mode: str) -> None:
         """Compile (or load from the kernel cache) every phase of a program for the bound arrays.
-        A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh. A
-        preparation longer than :data:`COMPILE_LOG_SECONDS` logs one line (``symjit`` logger)."""
+        A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh. A bind
+        compiling for longer than ``Config.progress_seconds`` writes its progress to stderr and
+        ends with one line on where its compiled functions came from (:mod:`symjit.compiler.progress`)."""
         target = get_target(self._target)
         start = time.perf_counter()
         if isinstance(self._load(mode).module, aot.Loaded):
@@ -354,24 +314,14 @@ class Executor:
             prog = self._program(mode)
             before = cache_stats(prog)
             try:
-                progress = Progress(PROGRESS_STREAM, start)
-                in_workers = self._precompile(target, prog, mode, progress)
-                for steps in self._arrays(mode).values():
-                    for seg, arrays in steps:
-                        if seg.kind == "njit":
-                            target.warm(getattr(prog.module, seg.name), arrays)
-                        elif seg.kind == "calls":
-                            by_vid = dict(zip(seg.vids, arrays))
-                            calls = target.prepare_calls(prog.module, seg.launches, by_vid)
-                            progress.expect(fn for fn, _ in calls)
-                            for fn, args in calls:
-                                target.warm(fn, list(args))
-                                progress.done(fn)
-                progress.close()
-                elapsed = time.perf_counter() - start
-                if elapsed > COMPILE_LOG_SECONDS:
-                    _LOG.info("%s", compile_summary(prog, elapsed, before, in_workers))
-                aot.after_bind(prog, self._arrays(mode), self._cfg, _from_cache(prog, before, in_workers))
+                progress = Progress(self._cfg, PROGRESS_STREAM, start)
+                origins = self._precompile(target, prog, mode, progress)
+                with progress.ticking():
+                    self._warm(target, prog, mode, None if origins else progress)
+                tally = origins.tally() if origins else cache_tally(prog, before)
+                progress.close(compile_summary(prog, time.perf_counter() - start, tally, self._cfg))
+                warm = not (tally.here or tally.workers) and tally.disk > 0
+                aot.after_bind(prog, self._arrays(mode), self._cfg, warm)
                 return
             except (MXNetError, KeyboardInterrupt):
                 raise
@@ -381,14 +331,33 @@ class Executor:
                 purge_program(prog.program, prog.module)
                 prog.module = None
 
-    def _precompile(self, target: Any, prog: Compiled, mode: str, progress: Progress) -> int:
-        """Compile the program's uncached kernels in worker processes (targets with kernel modules,
-        cache on); return how many they compiled. See :mod:`symjit.compiler.workers`."""
-        if not (target.kernel_modules and self._cfg.cache):
-            return 0
+    def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
+        """Load (or compile) every compiled function of the program's phases; ``progress`` counts
+        the kernel calls of hosted segments (targets without units, see :meth:`_precompile`)."""
+        for steps in self._arrays(mode).values():
+            for seg, arrays in steps:
+                if seg.kind == "njit":
+                    target.warm(getattr(prog.module, seg.name), arrays)
+                elif seg.kind == "calls":
+                    by_vid = dict(zip(seg.vids, arrays))
+                    calls = target.prepare_calls(prog.module, seg.launches, by_vid)
+                    if progress is not None:
+                        progress.expect(id(fn) for fn, _ in calls)
+                    for fn, args in calls:
+                        target.warm(fn, list(args))
+                        if progress is not None:
+                            progress.done(id(fn))
+
+    def _precompile(self, target: Any, prog: Compiled, mode: str,
+                    progress: Progress) -> workers.Origins | None:
+        """Compile the program's uncached kernels and program functions, in worker processes
+        when the cache is on, for targets with kernel modules; None for other targets. See
+        :mod:`symjit.compiler.workers`."""
+        if not target.kernel_modules:
+            return None
         kernels, programs = workers.units(target, prog.module, self._arrays(mode))
-        progress.expect(fn for fn, _ in kernels + programs)
-        return workers.precompile(kernels, programs, workers.auto_workers(self._cfg), progress.done)
+        return workers.precompile(kernels, programs, workers.auto_workers(self._cfg), progress,
+                                  parallel=self._cfg.cache)
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:

@@ -97,16 +97,22 @@ def _wait_for_builders(cache: Path, timeout: float = 600.0) -> None:
         time.sleep(0.5)
 
 
-def test_warm_process_runs_without_numba_and_matches(tmp_path):
+def test_warm_process_runs_without_numba_and_matches(tmp_path, monkeypatch, capsys):
     cache = tmp_path / "cache"
     first = _run(cache, "auto", tmp_path / "r1.npy")       # cold: compiles with numba
     assert first == {"kinds": {"train": "module"}, "numba": True, "direct": True}
-    _wait_for_builders(cache)                               # the update kernels' entry (at exit)
-    second = _run(cache, "auto", tmp_path / "r2.npy")      # warm: numba's cache; builds at exit
+    second = _run(cache, "auto", tmp_path / "r2.npy")      # warm: numba's cache
     assert second["kinds"] == {"train": "module"}
-    _wait_for_builders(cache)
-    entries = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.json"))
+    # auto starts no builder: it notes the program's and the update kernels' entries at exit
+    assert not list((cache / "aot").glob("*.lock")) and not list((cache / "aot").glob("*.so"))
+    assert len(list((cache / "aot").glob("symjit_aot_*.spec.json"))) == 2
+    from symjit.cli import main
+    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(cache))
+    assert main(["aot", "build"]) == 0                     # symjit aot build: in the foreground
+    assert capsys.readouterr().out.count(": built (") == 2
+    entries = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.json") if ".spec." not in p.name)
     assert len(entries) == 2, entries                       # the program's and the updates'
+    assert not list((cache / "aot").glob("*.spec.json")) and not list((cache / "aot").glob("*.lock"))
     third = _run(cache, "auto", tmp_path / "r3.npy")
     assert third == {"kinds": {"train": "Loaded"}, "numba": False, "direct": True}
     r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
@@ -122,10 +128,11 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path):
         so.write_bytes(so.read_bytes()[:1000])
     fourth = _run(cache, "off", tmp_path / "r4.npy")        # off: entries ignored, nothing built
     assert fourth["kinds"] == {"train": "module"} and fourth["numba"]
-    fifth = _run(cache, "auto", tmp_path / "r5.npy")
+    fifth = _run(cache, "background", tmp_path / "r5.npy")  # rebuilt by a builder outliving it
     assert fifth["kinds"] == {"train": "module"} and fifth["numba"]
     assert np.array_equal(r1, np.load(tmp_path / "r5.npy"))
     _wait_for_builders(cache)
+    assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 2
     clear_cache(Config(cache_dir=cache))                   # `symjit cache clear` removes them too
     assert not [p for p in (cache / "aot").iterdir() if p.name.startswith(("symjit_aot_", "kernels-"))]
 

@@ -167,7 +167,7 @@ for name, arr in ex.arg_dict.items():
 out = ex.forward(is_train=True)[0].asnumpy()
 ex.backward()
 np.savez(sys.argv[1], out=out, **{k: g.asnumpy() for k, g in ex.grad_dict.items() if g is not None})
-print(json.dumps({'in_workers': sum(counts)}))
+print(json.dumps({'in_workers': sum(len(o.by_workers) for o in counts)}))
 """
 
 
