@@ -31,15 +31,17 @@ _rng = np.random.default_rng()
 
 def seed(seed_state: int, ctx: Any = "all") -> None:
     """Reseed the generator behind every ``mx.random`` function and numba's generator used by
-    compiled kernels (Dropout masks) on this thread (``ctx`` is accepted and ignored).
+    compiled kernels (Dropout masks) on this thread (``ctx`` is accepted and ignored). Any int is a
+    seed, negative ones too (as MXNet's C int seeds are); each seeds its own sequence.
 
     >>> import symjit as mx
     >>> mx.random.seed(1)
+    >>> mx.random.seed(-7)
     """
     global _rng
     if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
         raise ParamError(f"random.seed: seed_state must be an int, got {type(seed_state).__name__}")
-    _rng = np.random.default_rng(int(seed_state))
+    _rng = np.random.default_rng(int(seed_state) % 2 ** 64)   # numpy takes non-negative seeds
     from symjit.kernels.cpu.random import seed as seed_kernels  # Dropout masks in compiled code
     seed_kernels(int(seed_state) % 2 ** 32)
 

@@ -144,3 +144,12 @@ def test_moments_on_the_cuda_target(dist, params, mean, var):
     _check_moments(x, mean, var, 8)
     mx.random.seed(3)
     assert (_draws(dist, params, 512, mx.gpu(0)) == x).all()
+
+
+def test_negative_seeds_repeat_and_differ():
+    draws = []
+    for seed in (-5, -5, 5, -(1 << 31)):
+        mx.random.seed(seed)
+        draws.append(mx.random.uniform(shape=(4,)).asnumpy())
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert not np.array_equal(draws[0], draws[2]) and not np.array_equal(draws[0], draws[3])
