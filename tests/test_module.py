@@ -235,3 +235,19 @@ def test_input_grads_are_none_under_grad_req_null():
         mod.backward([mx.nd.ones((4, 3))])
         assert mod.get_input_grads() == [None]
         assert mod.get_input_grads(merge_multi_context=False) == [[None] * len(ctxs)]
+
+
+def test_outputs_merge_and_head_gradients_split_along_the_layout_batch_axis():
+    data = mx.sym.Variable("data")
+    net = mx.sym.Activation(data=data, act_type="relu", __layout__="TNC") * 2
+    net = mx.sym.Activation(net, act_type="relu", __layout__="TNC")
+    mod = mx.mod.Module(net, ("data",), None, context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (3, 8, 7), layout="TNC")], inputs_need_grad=True)
+    mod.init_params()
+    x = np.random.default_rng(2).uniform(0.1, 1, (3, 8, 7))
+    mod.forward(mx.io.DataBatch(data=[mx.nd.array(x)], label=None))
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), 2 * x, rtol=1e-6)
+    assert [o.shape for o in mod.get_outputs(merge_multi_context=False)[0]] == [(3, 4, 7)] * 2
+    head = np.arange(3 * 8 * 7, dtype=np.float32).reshape(3, 8, 7)
+    mod.backward([mx.nd.array(head)])
+    np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), 2 * head)

@@ -114,6 +114,9 @@ class DataParallelExecutorGroup:
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
+        # the batch axis of each output: from its ``__layout__`` attribute ('TNC': 1), else 0
+        self.output_axes = [max(0, DataDesc.get_batch_axis(symbol[i].attr("__layout__")))
+                            for i in range(len(self.output_names))]
         self.execs: list[Executor] = []
         self._monitor = None
         self.bind_exec(data_shapes, label_shapes, shared_group)
@@ -248,22 +251,23 @@ class DataParallelExecutorGroup:
             out_grads = [out_grads]
         for e, sl in zip(self.execs, self.slices):
             grads = None if out_grads is None else [
-                None if g is None else _take(g, sl, 0) for g in out_grads]
+                None if g is None else _take(g, sl, axis) for g, axis in zip(out_grads, self.output_axes)]
             e.backward(out_grads=grads)
 
-    def _merge(self, per_device: list[list[NDArray]], merge: bool) -> list:
+    def _merge(self, per_device: list[list[NDArray]], merge: bool, axes: list[int]) -> list:
+        """Each block's per-device arrays, concatenated along its batch axis when ``merge``."""
         if not merge:
             return per_device
         if len(self.execs) == 1:
             return [block[0] for block in per_device]
         return [None if block[0] is None else
-                wrap(np.concatenate([b.asnumpy() for b in block], axis=0), block[0].context)
-                for block in per_device]
+                wrap(np.concatenate([b.asnumpy() for b in block], axis=axis), block[0].context)
+                for block, axis in zip(per_device, axes)]
 
     def get_outputs(self, merge_multi_context: bool = True) -> list:
         """The outputs, concatenated over devices (or ``[[dev0, dev1, ...]]`` per output)."""
         return self._merge([[e.outputs[i] for e in self.execs] for i in range(len(self.output_names))],
-                           merge_multi_context)
+                           merge_multi_context, self.output_axes)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list:
         """Gradients of the data inputs (bound with ``inputs_need_grad``); None for an input whose
@@ -271,7 +275,7 @@ class DataParallelExecutorGroup:
         if not self.inputs_need_grad:
             raise MXNetError("get_input_grads: bind with inputs_need_grad=True first")
         return self._merge([[e.grad_dict.get(n) for e in self.execs] for n in self.data_names],
-                           merge_multi_context)
+                           merge_multi_context, [_batch_axis(d) for d in self.data_shapes])
 
     def update_metric(self, eval_metric: Any, labels: Sequence[Any], pad: int = 0) -> None:
         """Update ``eval_metric`` with each device's outputs and its slice of ``labels``; the last
