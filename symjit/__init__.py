@@ -6,8 +6,9 @@
 [(100, 100), (10, 100), (10,)]
 """
 import os as _os
+import sys as _sys
 
-from . import dist, threads
+from . import dist, logs, threads  # noqa: F401 - logs: the ``symjit`` logger's fallback handler
 
 # In an MPI job, each worker's share of the cores (see symjit.dist); it takes effect for the
 # libraries not loaded yet (Numba here; BLAS when numpy was not imported before symjit).
@@ -33,6 +34,7 @@ from . import (  # noqa: E402
     random,
     symbol,
     unsupported,
+    viz,
 )
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -49,29 +51,42 @@ init = initializer
 mon = monitor
 kv = kvstore
 mod = module
+visualization = viz   # MXNet's full name of mx.viz, one module (``import symjit.visualization`` too)
+_sys.modules[f"{__name__}.visualization"] = viz
 
 # Submodules most programs never touch are imported at first use (``mx.image``, ``mx.rnn``, ...),
 # which keeps ``import symjit`` short; ``from symjit import rnn`` and ``import symjit.rnn`` work as usual.
-_LAZY = ("image", "onnx", "recordio", "rnn", "test_utils", "viz")
+_LAZY = ("attribute", "contrib", "engine", "image", "libinfo", "onnx", "recordio", "rnn", "runtime",
+         "test_utils", "util")
+# MXNet's top-level names of its ``mx.util`` functions (NumPy semantics: never on in symjit)
+_UTIL = ("is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array", "np_array",
+         "use_np_array", "use_np")
 
 
 def __getattr__(name: str):
     if name in _LAZY:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _UTIL:
+        from . import util
+        return getattr(util, name)
     if name in unsupported.PLANNED:   # mx.gluon, mx.autograd, mx.np, mx.npx: a clear error
         raise unsupported.planned(name)
     raise AttributeError(f"module 'symjit' has no attribute {name!r}")
 
 
 def __dir__() -> list:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_UTIL))
 
 
-__version__ = "0.1.0"
+# MXNet code compares ``mx.__version__`` with MXNet's releases, so it is the API level symjit
+# implements; symjit's own release is ``__symjit_version__`` (the package's version, which symjit's
+# tools and caches use). ``symjit --version`` prints both.
+__version__ = "1.9.1"
+__symjit_version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
            "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler",
-           "rnn", "onnx"]
+           "rnn", "onnx", "visualization", "runtime", "libinfo", "engine", "util"]

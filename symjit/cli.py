@@ -3,6 +3,7 @@
     symjit compile mlp-symbol.json --shape data=100,784
     symjit compile mypkg.nets:mlp --shape data=100,784 --grad-req null --source
     symjit compile net.json --shape data=64,1,28,28 --format json --dot fused.dot
+    symjit compile net.json --shape data=1,3,224,224 --grad-req null --format dot | dot -Tsvg > net.svg
     symjit compile net.json --shape data=2,8 --target cuda --emit ptx --arch sm_90
 """
 from __future__ import annotations
@@ -212,27 +213,17 @@ def _text(c: Compiled, source: bool) -> str:
     return "\n".join(lines)
 
 
-def _dot(c: Compiled, path: str) -> None:
-    import graphviz
-    g = c.graph
-    dot = graphviz.Digraph("fused", graph_attr={"rankdir": "TB"})
-    producer = {}
-    for grp in c.groups:
-        label = f"group{grp.id} [{grp.kind.name.lower()}]\\n" + "\\n".join(op.name for op in grp.ops)
-        dot.node(f"g{grp.id}", label, shape="box", style="filled",
-                 fillcolor="#cfe2f3" if grp.phase == "forward" else "#f4cccc")
-        for o in grp.outputs:
-            producer[o] = grp.id
-    for grp in c.groups:
-        for i in grp.inputs:
-            v = g.values[i]
-            if i in producer:
-                dot.edge(f"g{producer[i]}", f"g{grp.id}", label=shape_str(v.shape))
-            else:
-                dot.node(f"v{i}", v.name, shape="ellipse")
-                dot.edge(f"v{i}", f"g{grp.id}", label=shape_str(v.shape))
-    with open(path, "w") as f:
-        f.write(dot.source)
+def _parameters(sym: Symbol) -> set[str]:
+    """The parameters of ``sym``: its aux states and the arguments that are neither data inputs
+    nor labels (what the fused graph's picture folds into the operators reading them)."""
+    labels = {n for n in sym.list_arguments() if n.endswith("_label")}
+    return (set(sym.list_arguments()) - set(data_inputs(sym)) - labels) | set(sym.list_auxiliary_states())
+
+
+def _dot(c: Compiled, sym: Symbol, params_as_nodes: bool) -> str:
+    """The Graphviz source of ``--format dot`` and ``--dot FILE`` (see ``symjit/fused_dot.py``)."""
+    from .fused_dot import fused_dot
+    return fused_dot(c, _parameters(sym), params_as_nodes)
 
 
 def _kernel_order(name: str) -> tuple[int, int]:
@@ -293,6 +284,15 @@ def _cache_command(action: str, fmt: str) -> int:
     return 0
 
 
+def _aot_command() -> int:
+    """``symjit aot build``: the noted ahead-of-time modules, built one at a time."""
+    from .compiler.aot import build_pending
+    cfg = Config.from_env()
+    built = build_pending(cfg, lambda text: print(text, flush=True))
+    print(f"{built} ahead-of-time modules built in {cfg.cache_dir}")
+    return 0
+
+
 def _launch_command(args: argparse.Namespace) -> int:
     """``symjit launch -n N [-H HOSTFILE] python prog.py ...``."""
     from .dist.launch import launch
@@ -304,36 +304,95 @@ def _launch_command(args: argparse.Namespace) -> int:
         return 2
 
 
+_DESCRIPTION = ("symjit's tools: inspect how a symbol compiles, manage the kernel cache, launch distributed "
+                "jobs.")
+
+
+def _help_sentences(parser: argparse.ArgumentParser) -> None:
+    """Give ``-h``/``--help`` of ``parser`` and of its sub-commands a help text that is a sentence,
+    as the others are (argparse's own is not)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            action.help = "Show this help and exit."
+        elif isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _help_sentences(sub)
+
+
+def version_text() -> str:
+    """What ``symjit --version`` prints: symjit's own version and the MXNet API level it implements.
+
+    >>> version_text()
+    'symjit 0.1.0 (MXNet 1.9.1 API)'
+    """
+    from . import __symjit_version__, __version__
+    return f"symjit {__symjit_version__} (MXNet {__version__} API)"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``symjit`` console script."""
-    ap = argparse.ArgumentParser(prog="symjit", description="symjit tools")
+    ap = argparse.ArgumentParser(prog="symjit", description=_DESCRIPTION)
+    ap.add_argument("--version", action="version", version=version_text(),
+                    help="Print symjit's version and the MXNet API level it implements, then exit.")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    cp = sub.add_parser("compile", help="print every stage of compiling a symbol")
-    cp.add_argument("symbol", help="symbol JSON file, or module:attr naming a Symbol")
+    cp = sub.add_parser("compile", help="Print every stage of compiling a symbol.",
+                        description="Print every stage of compiling a symbol for the given input shapes: "
+                                    "the graph, the fused groups, the memory plan and, on request, the "
+                                    "generated source, each kernel's compile time or its PTX.")
+    cp.add_argument("symbol", help="A symbol JSON file, or module:attr naming a Symbol (or a function "
+                                   "returning one).")
     cp.add_argument("--shape", action="append", type=_parse_shape, default=[],
-                    help="input shape NAME=D1,D2,... (repeatable)")
-    cp.add_argument("--dtype", action="append", default=[], help="input dtype NAME=float64 (repeatable)")
-    cp.add_argument("--target", choices=target_names(), default="cpu")
-    cp.add_argument("--grad-req", choices=("write", "add", "null"), default="write")
-    cp.add_argument("--format", choices=("text", "json"), default="text")
-    cp.add_argument("--source", action="store_true", help="print the generated kernel source")
-    cp.add_argument("--no-fusion", action="store_true", help="one kernel per operator")
-    cp.add_argument("--dot", metavar="FILE", help="write a Graphviz picture of the fused graph")
+                    help="The shape of an input, as NAME=D1,D2,...; repeat it for each input.")
+    cp.add_argument("--dtype", action="append", default=[],
+                    help="The dtype of an input, as NAME=float64 (default float32); repeat it for each "
+                         "input.")
+    cp.add_argument("--target", choices=target_names(), default="cpu",
+                    help="The device to compile for (default cpu).")
+    cp.add_argument("--grad-req", choices=("write", "add", "null"), default="write",
+                    help="The gradient request of every argument; null compiles the inference program "
+                         "(default write).")
+    cp.add_argument("--format", choices=("text", "json", "dot"), default="text",
+                    help="The form of the report (default text); dot: a Graphviz picture of the fused "
+                         "graph, one cluster per kernel.")
+    cp.add_argument("--source", action="store_true", help="Print the generated kernel source too.")
+    cp.add_argument("--no-fusion", action="store_true", help="Compile one kernel per operator.")
+    cp.add_argument("--dot", metavar="FILE", help="Write a Graphviz picture of the fused graph to FILE.")
+    cp.add_argument("--dot-params", action="store_true",
+                    help="Draw parameters, aux states and their views as nodes of their own in the "
+                         "Graphviz picture (default: listed in the label of the operator reading them).")
     cp.add_argument("--emit", choices=("report", "ptx"), default="report",
-                    help="ptx: print each kernel's PTX (--target cuda; numba-cuda, no GPU needed)")
-    cp.add_argument("--arch", default="sm_90", help="CUDA architecture of --emit ptx (default sm_90)")
+                    help="What to print: the report (default), or each kernel's PTX (with --target cuda; "
+                         "needs numba-cuda, not a GPU).")
+    cp.add_argument("--arch", default="sm_90", help="The CUDA architecture of --emit ptx (default sm_90).")
     cp.add_argument("--timings", action="store_true",
-                    help="compile every distinct kernel (cpu) and print its compile time")
-    kp = sub.add_parser("cache", help="show or empty the kernel cache (SYMJIT_CACHE_DIR)")
-    kp.add_argument("action", choices=("info", "clear"))
-    kp.add_argument("--format", choices=("text", "json"), default="text")
-    lp = sub.add_parser("launch", help="run a program as N distributed workers under mpiexec")
-    lp.add_argument("-n", "--num-workers", type=int, required=True, help="number of worker processes")
-    lp.add_argument("-H", "--hostfile", help="host file of the machines (passed to mpiexec)")
-    lp.add_argument("-s", "--num-servers", type=int, help="accepted for MXNet's launch.py; ignored")
-    lp.add_argument("--mpiexec", help="the mpiexec to use (default: beside python, then PATH)")
-    lp.add_argument("command", nargs=argparse.REMAINDER, help="the program, e.g. python train.py ...")
+                    help="Compile every distinct kernel (cpu) and print its compile time.")
+    kp = sub.add_parser("cache", help="Show or empty the kernel cache.",
+                        description="Show (info, the default) or empty (clear) the kernel cache in "
+                                    "SYMJIT_CACHE_DIR (default $XDG_CACHE_HOME/symjit or ~/.cache/symjit).")
+    kp.add_argument("action", choices=("info", "clear"), nargs="?", default="info",
+                    help="What to do: info prints where the cache is and what it holds (the default), "
+                         "clear removes its files.")
+    kp.add_argument("--format", choices=("text", "json"), default="text",
+                    help="The form of the info output (default text).")
+    lp = sub.add_parser("launch", help="Run a program as N distributed workers under mpiexec.",
+                        description="Run a program as N distributed workers under mpiexec, as MXNet's "
+                                    "tools/launch.py does for the dist_sync and dist_async KVStores.")
+    lp.add_argument("-n", "--num-workers", type=int, required=True, help="The number of worker processes.")
+    lp.add_argument("-H", "--hostfile", help="The host file of the machines (passed to mpiexec).")
+    lp.add_argument("-s", "--num-servers", type=int,
+                    help="Accepted for MXNet's launch.py and ignored (symjit runs no server processes).")
+    lp.add_argument("--mpiexec", help="The mpiexec to use (default: the one beside python, then PATH's).")
+    lp.add_argument("command", nargs=argparse.REMAINDER,
+                    help="The program and its arguments, e.g. python train.py --epochs 2.")
+    ap_aot = sub.add_parser("aot", help="Build the ahead-of-time modules earlier runs noted.",
+                            description="Build, in the foreground, the ahead-of-time modules that "
+                                        "earlier runs with SYMJIT_AOT=auto noted in the kernel cache, "
+                                        "so later runs start without numba (needs a C compiler).")
+    ap_aot.add_argument("action", choices=("build",), help="build: build every noted module.")
+    _help_sentences(ap)
     args = ap.parse_args(argv)
+    if args.cmd == "aot":
+        return _aot_command()
     if args.cmd == "cache":
         return _cache_command(args.action, args.format)
     if args.cmd == "launch":
@@ -370,8 +429,18 @@ def main(argv: list[str] | None = None) -> int:
     except (MXNetError, OSError, ValueError) as exc:
         print(f"symjit compile: error: {exc}", file=sys.stderr)
         return 2
-    if args.dot:
-        _dot(c, args.dot)
+    if args.dot or args.format == "dot":
+        picture = _dot(c, sym, args.dot_params)
+        if args.dot:
+            try:
+                with open(args.dot, "w") as f:
+                    f.write(picture)
+            except OSError as exc:
+                print(f"symjit compile: error: --dot {args.dot}: {exc}", file=sys.stderr)
+                return 2
+        if args.format == "dot":
+            print(picture)
+            return 0
     if args.format == "json":
         doc = report(c)
         if args.source:

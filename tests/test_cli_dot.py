@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import symjit as mx
 from examples import nets
 from symjit.cli import main
 
@@ -39,7 +40,8 @@ def r50(tmp_path_factory):
     """ResNet-50 v1 (the Gluon model zoo's shape, built with mx.sym) saved as a symbol file, and per
     grad_req its text report, JSON report and picture."""
     tmp = tmp_path_factory.mktemp("dot")
-    sym = nets.resnet(50)
+    with mx.name.NameManager():   # automatic names (flatten0) whatever other tests built before
+        sym = nets.resnet(50)
     sym.save(str(tmp / "resnet50.json"))
     out = {"symbol": sym, "file": str(tmp / "resnet50.json")}
     for req in ("null", "write"):

@@ -22,15 +22,23 @@ types they are given), and by symjit's code, the numba, numpy and Python version
 (entries use its instruction set, as numba's jit does). The wrappers release the GIL around the
 call, as numba's ``nogil=True`` dispatchers do.
 
-When entries are built is ``Config.aot`` (``SYMJIT_AOT``):
+When entries are built is ``Config.aot`` (``SYMJIT_AOT``); at most one builder works on an entry
+at a time (a lock file naming the process the build depends on):
 
-* ``auto`` (the default): after a bind whose kernels all came from numba's disk cache (the program
-  was compiled before, by another process), the builder starts in the background when the process
-  exits (for a process that bound at most :data:`AUTO_MAX_PROGRAMS` such programs), at most one
-  per entry (a lock file); the next process finds the entry. The update kernels' entry is rebuilt
-  the same way when a process called them with argument types it lacks;
+* ``auto`` (the default): entries are loaded when present, and no process is started. When the
+  process exits, the entries it would want are noted as specs in the cache (``<name>.spec.json``):
+  those of programs whose bind found every compiled function in numba's disk cache (compiled
+  before, so worth keeping; for a process that bound at most :data:`AUTO_MAX_PROGRAMS` such
+  programs, a training script rather than a test suite), and the update kernels' entry when the
+  process called them with argument types it lacks. ``symjit aot build`` (:func:`build_pending`)
+  builds the noted entries in the foreground;
 * ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
+* ``background``: what ``auto`` notes is built, when the process exits, by builders at low priority
+  (``os.nice``) that outlive the process (an explicit choice: they use the machine for minutes);
 * ``off``: entries are neither built nor loaded.
+
+A builder the process waits for (``sync``, ``symjit aot build``) follows a
+:class:`~symjit.compiler.lifeline.Lifeline`: it ends when the process does, however it ends.
 
 A unit that calls a threaded kernel (:mod:`symjit.kernels.cpu._parallel`: BatchNorm, max pooling and
 the bias gradient on big arrays) stays out of the entry: pycc compiles no parallel loop, and numba's
@@ -65,12 +73,14 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 from ..threads import SERIAL_VARIABLE, import_scipy_blas
+from .lifeline import Lifeline, follow
 
-__all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "request", "Loaded", "Kernels",
-           "load_program", "after_bind", "program_units"]
+__all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "note", "request", "build_pending",
+           "Loaded", "Kernels", "load_program", "after_bind", "program_units"]
 
 _LOG = logging.getLogger("symjit")
 STALE_LOCK_SECONDS = 1800.0
+BACKGROUND_NICE = 10   # how much a background builder lowers its priority
 _BUILDER = "import sys; from symjit.compiler.aot import main; sys.exit(main(sys.argv[1:]))"
 BUILD_TIMEOUT = 3600.0
 
@@ -159,7 +169,7 @@ def _sha256(path: Path) -> str:
 
 @functools.cache
 def _log_once(name: str, message: str) -> None:
-    _LOG.info("symjit: no ahead-of-time module %s: %s; using numba's kernel cache", name, message)
+    _LOG.info("no ahead-of-time module %s: %s; using numba's kernel cache", name, message)
 
 
 def find(cfg: Config, units: list[Unit]) -> types.ModuleType | None:
@@ -186,7 +196,7 @@ def find(cfg: Config, units: list[Unit]) -> types.ModuleType | None:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
     except (OSError, ImportError) as exc:
-        _LOG.info("symjit: ahead-of-time module %s removed (%s)", name, exc)
+        _LOG.info("ahead-of-time module %s removed (%s)", name, exc)
         for f in (meta, so):
             f.unlink(missing_ok=True)
         return None
@@ -194,48 +204,118 @@ def find(cfg: Config, units: list[Unit]) -> types.ModuleType | None:
     return module
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:   # another user's process: alive
+        pass
+    return True
+
+
 def _lock(cfg: Config, name: str) -> bool:
-    """Take the entry's build lock (False when another builder holds a fresh one)."""
+    """Take the entry's build lock (False when another builder holds a fresh one). The lock names
+    the process the build depends on; a lock whose process is gone (killed) is stale."""
     lock = _aot_dir(cfg) / f"{name}.lock"
     try:
-        if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+        text = lock.read_text().strip()
+        dead = text.isdigit() and not _alive(int(text))
+        if dead or time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
             lock.unlink(missing_ok=True)
     except FileNotFoundError:
         pass
     try:
-        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return False
+    with os.fdopen(fd, "w") as f:
+        f.write(str(os.getpid()))
+    return True
+
+
+def _spec_path(cfg: Config, name: str) -> Path:
+    return _aot_dir(cfg) / f"{name}.spec.json"
+
+
+def note(cfg: Config, units: list[Unit]) -> bool:
+    """Write the spec of the entry of ``units`` (unless built or failed), for ``symjit aot build``
+    or a builder; returns whether there is an entry to build."""
+    name = entry_name(units)
+    if (_aot_dir(cfg) / f"{name}.json").is_file():
+        return False
+    write_atomic(_spec_path(cfg, name), json.dumps({"name": name, "cache_dir": str(cfg.cache_dir),
+                                                    "units": [list(u) for u in units]}))
     return True
 
 
 def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
     """Build the entry of ``units`` in a builder process (unless built, failed or being built);
-    ``wait`` waits for it. Returns whether a build was started."""
-    name = entry_name(units)
-    if (_aot_dir(cfg) / f"{name}.json").is_file() or not _lock(cfg, name):
+    ``wait``: wait for it, the builder ending with this process (``sync``), else a low-priority
+    builder that outlives it (``background``). Returns whether a build was started."""
+    return note(cfg, units) and _start(cfg, entry_name(units), wait)
+
+
+def _start(cfg: Config, name: str, wait: bool) -> bool:
+    """Run the builder on the entry's spec (see :func:`request`) once its lock is taken."""
+    if not _lock(cfg, name):
         return False
-    spec_path = _aot_dir(cfg) / f"{name}.spec.json"
-    write_atomic(spec_path, json.dumps({"name": name, "cache_dir": str(cfg.cache_dir),
-                                        "units": [list(u) for u in units]}))
     import symjit
     root = str(Path(symjit.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     env[SERIAL_VARIABLE] = "1"   # no units call threaded kernels; their modules start no threads here
-    cmd = [sys.executable, "-c", _BUILDER, str(spec_path)]
+    line = Lifeline() if wait else None
+    how = ["--follow", str(line.parent), str(line.read)] if line else ["--background"]
+    cmd = [sys.executable, "-c", _BUILDER, str(_spec_path(cfg, name)), *how]
     log = open(_aot_dir(cfg) / f"{name}.log", "wb")   # noqa: SIM115 - the child owns it
     try:
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                start_new_session=True)
+                                pass_fds=(line.read,) if line else (), start_new_session=not wait)
+    except BaseException:
+        (_aot_dir(cfg) / f"{name}.lock").unlink(missing_ok=True)
+        if line:
+            line.close()
+        raise
     finally:
         log.close()
-    if wait:
-        try:
-            proc.wait(timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            _LOG.info("symjit: ahead-of-time module %s still building after %.0f s; not waiting",
-                      name, BUILD_TIMEOUT)
+    if line is None:
+        write_atomic(_aot_dir(cfg) / f"{name}.lock", str(proc.pid))   # the build outlives us
+        return True
+    try:
+        proc.wait(timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _LOG.info("ahead-of-time module %s still building after %.0f s; stopped", name, BUILD_TIMEOUT)
+        proc.kill()
+        proc.wait()
+    finally:
+        line.close()     # an exception here (Ctrl-C) ends the builder too
     return True
+
+
+def build_pending(cfg: Config, report: Callable[[str], None] = lambda text: None) -> int:
+    """Build, one at a time and waiting for each, every entry noted by earlier processes
+    (``SYMJIT_AOT=auto``) and not built yet (``symjit aot build``); ``report`` gets a line per
+    entry. Returns how many entries were built."""
+    built = 0
+    for spec in sorted(_aot_dir(cfg).glob("symjit_aot_*.spec.json")):
+        name = spec.name.removesuffix(".spec.json")
+        if (_aot_dir(cfg) / f"{name}.json").is_file():
+            spec.unlink(missing_ok=True)
+            continue
+        start = time.perf_counter()
+        if not _start(cfg, name, wait=True):
+            report(f"{name}: being built by another process")
+            continue
+        try:
+            info = json.loads((_aot_dir(cfg) / f"{name}.json").read_text())   # the builder's: data only
+        except (OSError, ValueError):
+            info = {"error": f"the builder stopped (see {name}.log)"}
+        if info.get("error"):
+            report(f"{name}: not built: {info['error']}")
+        else:
+            built += 1
+            report(f"{name}: built ({info.get('units')} functions) in {time.perf_counter() - start:.1f} s")
+    return built
 
 
 # --- programs ---------------------------------------------------------------------------------
@@ -303,7 +383,7 @@ class Loaded:
                 return True
         except Unsupported:
             pass
-        _LOG.info("symjit: call %s runs numba's kernels: its arrays are not of the types "
+        _LOG.info("call %s runs numba's kernels: its arrays are not of the types "
                   "ahead-of-time module %s was built for", name, self.__name__)
         return False
 
@@ -347,17 +427,18 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     return Loaded(module, units, numba_module)
 
 
-AUTO_MAX_PROGRAMS = 4   # ``auto`` builds at exit for a process that bound at most this many programs
+AUTO_MAX_PROGRAMS = 4   # ``auto`` notes entries at exit for a process that bound at most this many
 _auto_pending: dict[str, tuple[Config, list[Unit]]] = {}
 
 
 def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -> None:
     """After a bind through numba: build the program's entry as ``cfg.aot`` says. ``sync``: now,
-    waiting for it. ``auto``: when every kernel came from numba's disk cache (``warm``: the program
-    was compiled before), by a background builder started when this process exits (so it does not
-    compete with the run), and only for a process that bound few programs (a training script,
-    not a test suite)."""
-    if not _enabled(cfg, compiled.target) or (cfg.aot == "auto" and not warm):
+    waiting for it. ``auto`` and ``background``: when every compiled function came from numba's
+    disk cache (``warm``: the program was compiled before), and only for a process that bound few
+    programs (a training script, not a test suite), when this process exits: noted for
+    ``symjit aot build`` (``auto``), or built by a low-priority builder that outlives the process
+    (``background``)."""
+    if not _enabled(cfg, compiled.target) or (cfg.aot != "sync" and not warm):
         return
     units = program_units(compiled, steps)
     if not units:
@@ -366,19 +447,27 @@ def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -
         request(cfg, units, wait=True)
         return
     if not _auto_pending:
-        atexit.register(_build_pending)
+        atexit.register(_at_exit)
     _auto_pending[entry_name(units)] = (cfg, units)
 
 
-def _build_pending() -> None:
+def _at_exit() -> None:
     if len(_auto_pending) > AUTO_MAX_PROGRAMS:
-        _LOG.info("symjit: %d programs bound from the kernel cache; ahead-of-time modules are built "
+        _LOG.info("%d programs bound from the kernel cache; ahead-of-time modules are noted "
                   "for processes binding at most %d (SYMJIT_AOT=sync builds them all)",
                   len(_auto_pending), AUTO_MAX_PROGRAMS)
         return
     for name, (cfg, units) in _auto_pending.items():
+        _exit_build(cfg, units, name)
+
+
+def _exit_build(cfg: Config, units: list[Unit], name: str) -> None:
+    """At exit: start a background builder (``background``) or note the entry (``auto``)."""
+    if cfg.aot == "background":
         if request(cfg, units, wait=False):
-            _LOG.info("symjit: building ahead-of-time module %s in the background", name)
+            _LOG.info("building ahead-of-time module %s in the background", name)
+    elif note(cfg, units):
+        _LOG.info("ahead-of-time module %s can be built for the next runs: symjit aot build", name)
 
 
 # --- hand-written kernels called from Python (the optimizers' updates) --------------------------
@@ -415,7 +504,8 @@ class Kernels:
     an entry built for every argument-type signature this cache has seen them called with, so a
     warm process updates its weights without numba. A call with a signature the entry lacks runs
     numba's kernel and records the signature; the entry is rebuilt with it as ``cfg.aot`` says
-    (``auto``: when the process exits; ``sync``: at once). Attributes are the kernels.
+    (``sync``: at once; ``auto``: noted when the process exits; ``background``: built from then on).
+    Attributes are the kernels.
 
     >>> import tempfile, numpy as np
     >>> from symjit.config import Config
@@ -476,9 +566,7 @@ class Kernels:
 
     def _build_at_exit(self) -> None:
         units = sorted(set(self._read()) | set(self._units))
-        if request(self._cfg, units, wait=False):
-            _LOG.info("symjit: building ahead-of-time module %s of %s in the background",
-                      entry_name(units), self.__name__)
+        _exit_build(self._cfg, units, f"{entry_name(units)} of {self.__name__}")
 
 
 def _unit(u: list) -> Unit:
@@ -559,7 +647,12 @@ def build(spec: dict) -> None:
 
 
 def main(argv: list[str]) -> int:
+    """The builder: ``SPEC [--follow PARENT FD | --background]``; see :func:`_start`."""
     spec_path = Path(argv[0])
+    if argv[1:2] == ["--follow"]:
+        follow(int(argv[2]), int(argv[3]))
+    elif argv[1:2] == ["--background"]:
+        os.nice(BACKGROUND_NICE)
     spec = json.loads(spec_path.read_text())
     cfg = Config(cache_dir=Path(spec["cache_dir"]))
     name = spec["name"]
@@ -568,7 +661,7 @@ def main(argv: list[str]) -> int:
         so = build(spec)
         write_atomic(meta, json.dumps({"sha256": _sha256(so), "units": len(spec["units"])}))
         return 0
-    except BaseException as exc:  # noqa: BLE001 - recorded for every later process, then re-raised
+    except Exception as exc:   # recorded for every later process, then re-raised (not Ctrl-C)
         reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         write_atomic(meta, json.dumps({"error": f"the builder failed ({reason[:300]})"}))
         raise

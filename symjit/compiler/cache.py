@@ -69,9 +69,9 @@ def _numba_version() -> str:
 
 def source_key(source: str, target: str) -> str:
     """The cache key of a generated module."""
-    from .. import __version__
+    from .. import __symjit_version__
     h = hashlib.sha256()
-    for part in (source, target, __version__, _numba_version(), np.__version__, code_fingerprint()):
+    for part in (source, target, __symjit_version__, _numba_version(), np.__version__, code_fingerprint()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
