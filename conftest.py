@@ -17,3 +17,27 @@ def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     if collection_path == _KERNELS or _KERNELS in collection_path.parents:
         return True
     return None
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--exhaustive", action="store_true", default=False,
+        help="also run the tests marked 'exhaustive' (every op case on every target, fused and unfused, "
+             "and the slowest end-to-end runs); without it the default tier runs, which covers every "
+             "module in a few minutes. CI runs with it.")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "exhaustive: part of the full matrix only; deselected unless --exhaustive is given")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Without ``--exhaustive``, tests marked ``exhaustive`` are deselected (not skipped: they are
+    not part of the default tier at all)."""
+    if config.getoption("--exhaustive"):
+        return
+    kept = [item for item in items if item.get_closest_marker("exhaustive") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("exhaustive")])
+        items[:] = kept

@@ -97,11 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--ops", default="", help="only the cases of these ops (comma-separated)")
+    ap.add_argument("--part", default="1/1", help="I/N: every N-th case from the I-th (1-based), so N "
+                    "processes share the work; part 1 also compiles the seed networks and updates")
     args = ap.parse_args(argv)
     arch, only = args.arch, set(filter(None, args.ops.split(",")))
+    part, parts = (int(x) for x in args.part.split("/"))
+    if not 1 <= part <= parts:
+        ap.error(f"--part {args.part}: I must be between 1 and N")
     done, kernels, failed, unlowered = 0, 0, 0, 0
-    for case in all_cases():
-        if only and case.op not in only:
+    for i, case in enumerate(all_cases()):
+        if (only and case.op not in only) or i % parts != part - 1:
             continue
         try:
             kernels += case_ptx(case, arch)
@@ -112,14 +117,14 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             failed += 1
             print(f"FAILED {case}: {exc}")
-    if not only:
+    if not only and part == 1:
         for what, build in (("seed networks", nets_ptx), ("optimizer updates", optim_ptx)):
             try:
                 kernels += build(arch)
             except MXNetError as exc:
                 failed += 1
                 print(f"FAILED {what}: {exc}")
-    what = f"{done} cases" + ("" if only else ", the seed networks and the optimizer updates")
+    what = f"{done} cases" + ("" if only or part != 1 else ", the seed networks and the optimizer updates")
     print(f"ptx ({arch}): {what}, {kernels} kernels compiled, {failed} failed, {unlowered} without a "
           "CUDA lowering of their variant")
     return 1 if failed or not done else 0

@@ -1,7 +1,11 @@
 """Every case of every op family, through compiled kernels on every target (the CPU, and CUDA on
 numba's simulator or a GPU), fused and unfused: the forward against its numpy reference; the
 gradients of the fused CPU program against central finite differences in float64, and every other
-(target, fusion) program's gradients against those (see tests/opcheck.py)."""
+(target, fusion) program's gradients against those (see tests/opcheck.py).
+
+The default tier runs each op's first case fused on the CPU, and each family's first case on every
+target fused and unfused; the rest of the matrix is marked ``exhaustive`` (``--exhaustive``, which
+CI gives)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,10 +17,15 @@ from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
 from symjit.ops.registry import Kind, get_op
 
-from .cases import all_cases
+from .cases import cases_by_family
 from .opcheck import check_backward, check_backward_like_cpu, check_forward
 
-CASES = all_cases()
+FAMILIES = cases_by_family()
+CASES = [case for cases in FAMILIES.values() for case in cases]
+FIRST_OF_FAMILY = {id(cases[0]) for cases in FAMILIES.values() if cases}
+# each op's first case, and its first case with a gradient to check
+FIRST_OF_OP = {id(case) for cases in (CASES, [c for c in CASES if c.grad != "none"])
+               for case in {c.op: c for c in reversed(cases)}.values()}
 CONTEXTS = {"cpu": mx.cpu(), "cuda": mx.gpu(0)}
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -56,6 +65,9 @@ def _variants(cases: list, forward: bool = False) -> list:
                                    or (forward and fusion_is_moot(case, target))):
                     continue
                 marks = [pytest.mark.gpu] if target == "cuda" else []
+                if not (id(case) in FIRST_OF_FAMILY
+                        or (id(case) in FIRST_OF_OP and target == "cpu" and fusion)):
+                    marks.append(pytest.mark.exhaustive)
                 out.append(pytest.param(case, target, fusion, marks=marks,
                                         id=f"{case}-{target}-{'fused' if fusion else 'unfused'}"))
     return out
@@ -95,3 +107,18 @@ def test_bad_data_is_a_clear_error(build, inputs, words, target):
         if v.dtype.kind in "iu" or name == "i":
             ex.arg_dict[name][:] = np.minimum(v, 1)
     ex.forward()[0].asnumpy()
+
+
+def test_default_tier_runs_every_op_and_every_family_on_every_target():
+    """Without ``--exhaustive``, each op still runs fused on the CPU (forward, and backward where it
+    has a gradient), and each family on both targets fused and unfused."""
+    def default(params):
+        return [p.values for p in params if not any(m.name == "exhaustive" for m in p.marks)]
+    forward, backward = default(_variants(CASES, forward=True)), default(
+        _variants([c for c in CASES if c.grad != "none"]))
+    assert {c.op for c, t, f in forward if t == "cpu" and f} == {c.op for c in CASES}
+    assert ({c.op for c, t, f in backward if t == "cpu" and f}
+            == {c.op for c in CASES if c.grad != "none"})
+    for cases in FAMILIES.values():
+        ran = {(t, f) for c, t, f in forward + backward if c is cases[0]}
+        assert {("cpu", True), ("cuda", True)} <= ran, cases[0]
