@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from ..unsupported import _QUANT_WHY, _stub
 
-__all__ = ["quantize_model", "quantize_model_mkldnn", "quantize_graph", "quantize_net", "quantize_net_v2",
-           "calib_graph", "combine_histogram", "CalibrationCollector"]
+_STUBS = ("quantize_model", "quantize_model_mkldnn", "quantize_graph", "quantize_net", "quantize_net_v2",
+           "calib_graph", "combine_histogram", "CalibrationCollector")
 
-for _name in __all__:
+for _name in _STUBS:
     globals()[_name] = _stub(f"mx.contrib.quantization.{_name}", _QUANT_WHY)
 del _name
+__all__ = list(_STUBS)

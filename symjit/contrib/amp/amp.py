@@ -19,11 +19,12 @@ from ...unsupported import _stub
 _WHY = ("automatic mixed precision (float16/bfloat16 graphs) is not supported by symjit, which compiles "
         "float32 and float64 graphs")
 
-__all__ = ["init", "init_trainer", "scale_loss", "unscale", "convert_model", "convert_hybrid_block",
+_STUBS = ("init", "init_trainer", "scale_loss", "unscale", "convert_model", "convert_hybrid_block",
            "list_lp16_ops", "list_fp32_ops", "list_lp16_fp32_ops", "list_conditional_fp32_ops",
            "list_widest_type_cast", "list_loss_output_functions", "list_lp16_use_fp32_params",
-           "convert_symbol", "convert_bucketing_module", "MXNetError"]
+           "convert_symbol", "convert_bucketing_module")
 
-for _name in __all__[:-1]:
+for _name in _STUBS:
     globals()[_name] = _stub(f"mx.contrib.amp.{_name}", _WHY)
 del _name
+__all__ = [*_STUBS, "MXNetError"]
