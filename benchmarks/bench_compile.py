@@ -1,12 +1,13 @@
-"""Cold and warm bind time of real networks: a new process binds the net (inference, or training
-with forward and backward) and runs its first forward (and backward), with an empty kernel cache
-(cold), then with the cache that run filled (warm: numba loads the cached kernels, which costs its
-once-per-process start, ~0.3-0.45 s), then once more after the program's ahead-of-time module was
-built (``SYMJIT_AOT=sync`` in a run of its own, timed as "aot build"; by default a warm run only
-notes it for ``symjit aot build``), which a new process loads without numba. Prints seconds (bind and
-first step, and the bind alone), the kernel count and the distinct kernels compiled (groups of one
-kernel form share a kernel). ``SYMJIT_COMPILE_WORKERS`` in the environment sets how many processes
-compile (default: the cores).
+"""Cold and warm bind time of real networks along the default path: four new processes in a row
+bind the net (inference, or training with forward and backward) and run its first forward (and
+backward) on one kernel cache, with the default settings (``SYMJIT_AOT`` unset): the first with an
+empty cache (cold), the second with the kernels that run compiled (warm: numba loads them, which
+costs its once-per-process start, ~0.3-0.45 s, and notes the program's ahead-of-time module when
+it exits), the third finds the noted module and builds it at the bind, waiting (timed as "the
+build run"), the fourth loads it without numba. Prints seconds (bind and first step, and the bind
+alone), the kernel count and the distinct kernels compiled (groups of one kernel form share a
+kernel). ``SYMJIT_COMPILE_WORKERS`` in the environment sets how many processes compile (default:
+the cores).
 
     python benchmarks/bench_compile.py [--nets resnet18,resnet50] [--batch 2] [--train]
 """
@@ -51,8 +52,9 @@ def child(net: str, batch: int, train: bool) -> dict:
             "aot": module == "Loaded", "numba": "numba" in sys.modules}
 
 
-def run(net: str, batch: int, train: bool, cache: str, aot: str = "off") -> dict:
-    env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT), SYMJIT_AOT=aot)
+def run(net: str, batch: int, train: bool, cache: str) -> dict:
+    env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    env.pop("SYMJIT_AOT", None)
     cmd = [sys.executable, __file__, "--child", net, "--batch", str(batch)] + (["--train"] if train else [])
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -72,14 +74,15 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as cache:
             cold = run(net, args.batch, args.train, cache)
             warm = run(net, args.batch, args.train, cache)
-            start = time.perf_counter()
-            run(net, args.batch, args.train, cache, "sync")
-            build = time.perf_counter() - start
-            ahead = run(net, args.batch, args.train, cache, "auto")
+            build = run(net, args.batch, args.train, cache)
+            ahead = run(net, args.batch, args.train, cache)
+            why = "; ".join(f"{p.name}: {p.read_text()[-300:]}" for p in Path(cache, "aot").glob("symjit_*")
+                            if p.suffix in (".json", ".log") and not ahead["aot"])
         mode = "training" if args.train else "inference"
         aot_note = (f"ahead of time {ahead['bind_and_first_step']:.2f} s (bind {ahead['bind']:.2f} s, "
-                    f"numba imported: {ahead['numba']}; aot build {build:.0f} s)" if ahead["aot"]
-                    else f"no ahead-of-time module (see {cache}/aot)")
+                    f"numba imported: {ahead['numba']}; the build run {build['bind_and_first_step']:.1f} s, "
+                    f"ahead of time: {build['aot']})" if ahead["aot"]
+                    else f"no ahead-of-time module ({why or 'none noted'})")
         print(f"{net} {mode} batch {args.batch}: bind + first step cold {cold['bind_and_first_step']:.1f} s, "
               f"warm {warm['bind_and_first_step']:.2f} s (of which bind {cold['bind']:.1f} s / "
               f"{warm['bind']:.2f} s), {aot_note}; {cold['kernels']} kernels, {cold['distinct']} distinct "

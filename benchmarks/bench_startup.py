@@ -10,7 +10,13 @@ kernel cache and builds the program's and the update kernels' ahead-of-time modu
 (the ahead-of-time modules found: no numba) and with `SYMJIT_AOT=off` (numba loads the cached
 kernels). Prints the median and best of the rounds and the ratios.
 
+`--default-path N` instead runs the program, with a second bind at batch 50 and its forward and
+backward added, N times in a row from an empty cache with the default settings (`SYMJIT_AOT`
+unset), as a user's runs go: the first compiles, the second notes the ahead-of-time modules, the
+third builds them at its bind, later ones load them. Prints each run's whole process.
+
     python benchmarks/bench_startup.py [--rounds 7] [--mxnet-python /path/to/mxnet-venv/bin/python]
+    python benchmarks/bench_startup.py --default-path 6
 """
 from __future__ import annotations
 
@@ -59,18 +65,44 @@ print(metric.get()[1])
 """
 
 
-def run(python: str, module: str, env: dict) -> float:
+SECOND_BATCH = """
+ex2 = net.simple_bind(mx.cpu(), data=(50, 784))
+ex2.forward(is_train=True)
+ex2.backward()
+ex2.outputs[0].asnumpy()
+"""
+
+
+def run(python: str, module: str, env: dict, program: str = PROGRAM) -> float:
     start = time.perf_counter()
-    subprocess.run([python, "-c", PROGRAM.format(module=module)], env=env, check=True,
+    subprocess.run([python, "-c", program.format(module=module)], env=env, check=True,
                    capture_output=True, text=True)
     return time.perf_counter() - start
+
+
+def default_path(runs: int) -> None:
+    """The program's runs in a row on one new cache, default settings."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        env.pop("SYMJIT_AOT", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for i in range(runs):
+            seconds = run(sys.executable, "symjit", env, PROGRAM + SECOND_BATCH)
+            built = len(list(Path(cache, "aot").glob("symjit_aot_*.so")))
+            print(f"run {i + 1}: whole process {seconds:.2f} s ({built} ahead-of-time modules in the cache "
+                  "after it)", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
+    ap.add_argument("--default-path", type=int, default=0, metavar="N",
+                    help="N runs in a row from an empty cache with the default settings")
     args = ap.parse_args()
+    if args.default_path:
+        default_path(args.default_path)
+        return
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, SYMJIT_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -285,7 +285,7 @@ def _cache_command(action: str, fmt: str) -> int:
 
 
 def _aot_command() -> int:
-    """``symjit aot build``: the noted ahead-of-time modules, built one at a time."""
+    """``symjit aot build``: the noted ahead-of-time modules, built by one builder process."""
     from .compiler.aot import build_pending
     cfg = Config.from_env()
     built = build_pending(cfg, lambda text: print(text, flush=True))

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import pytest
 
-from symjit.compiler import aot
+from symjit.compiler import aot, aot_build
 from symjit.compiler.cache import cache_info, clear_cache
 from symjit.config import Config
 
@@ -101,6 +101,7 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path, monkeypatch, caps
     cache = tmp_path / "cache"
     first = _run(cache, "auto", tmp_path / "r1.npy")       # cold: compiles with numba
     assert first == {"kinds": {"train": "module"}, "numba": True, "direct": True}
+    assert not list((cache / "aot").glob("symjit_aot_*"))   # a process that compiled notes nothing
     second = _run(cache, "auto", tmp_path / "r2.npy")      # warm: numba's cache
     assert second["kinds"] == {"train": "module"}
     # auto starts no builder: it notes the program's and the update kernels' entries at exit
@@ -113,6 +114,7 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path, monkeypatch, caps
     entries = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.json") if ".spec." not in p.name)
     assert len(entries) == 2, entries                       # the program's and the updates'
     assert not list((cache / "aot").glob("*.spec.json")) and not list((cache / "aot").glob("*.lock"))
+    assert len(list((cache / "aot").glob("mixins-*"))) == 1  # pycc's C helpers, compiled once
     third = _run(cache, "auto", tmp_path / "r3.npy")
     assert third == {"kinds": {"train": "Loaded"}, "numba": False, "direct": True}
     r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
@@ -144,7 +146,7 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path, monkeypatch, caps
     (np.int64(1), np.int64(2)),
 ])
 def test_argument_types_are_numbas(value):
-    assert aot._numba_type(json.loads(json.dumps(aot.arg_type(value)))) == numba.typeof(value)
+    assert aot_build._numba_type(json.loads(json.dumps(aot.arg_type(value)))) == numba.typeof(value)
 
 
 def test_unsupported_arguments_are_named():

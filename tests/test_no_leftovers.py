@@ -1,7 +1,8 @@
 """Nothing symjit starts outlives the user's process (symjit.compiler.lifeline): compile workers end
 when the binding process is killed (SIGKILL, mid-compile), through the kernel's parent-death signal
 and through the pipe alone; with default settings a program leaves no process behind, cold or
-warm, and the ahead-of-time modules it would want are only noted for ``symjit aot build``."""
+warm, and the ahead-of-time modules a warm run would want are noted, then built by the next run
+at its bind, which waits for its builder."""
 from __future__ import annotations
 
 import os
@@ -154,7 +155,7 @@ def _leftovers(marker: str) -> list[str]:
 def test_default_settings_leave_no_process_after_the_program(tmp_path):
     """A cold run (compile workers), then warm runs that bind from the disk cache and call the
     optimizer's update kernels: after each, no process of theirs is left; the ahead-of-time
-    modules a warm run would want are noted, not built; ``symjit aot build`` builds them."""
+    modules a warm run would want are noted, not built; the next run builds them at its bind."""
     cache = tmp_path / "cache"
     program = BIND + """
 updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9))
@@ -169,5 +170,15 @@ for i, n in enumerate(n for n in net.list_arguments() if n not in ('data', 'soft
         assert _leftovers(str(cache)) == [], f"run {run} left processes behind"
         assert not list(cache.glob("aot/*.lock"))
     noted = sorted(p.name for p in (cache / "aot").glob("symjit_aot_*.spec.json"))
-    assert noted, "no ahead-of-time module noted"    # the update kernels' (and the program's when warm)
+    assert len(noted) == 2, noted    # by the warm run: the program's and the update kernels'
     assert not list((cache / "aot").glob("symjit_aot_*.so"))
+    # The third run finds them noted: it builds both at the bind, waiting, loads them (no numba)
+    # and leaves no process behind.
+    out = subprocess.run([sys.executable, "-c", program + "print('numba' in sys.modules)", str(cache)],
+                         capture_output=True, text=True, env=_env(cache), timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["bound", "False"], (out.stdout, out.stderr[-2000:])
+    time.sleep(0.5)
+    assert _leftovers(str(cache)) == [], "the building run left processes behind"
+    assert not list(cache.glob("aot/*.lock")) and not list(cache.glob("aot/*.spec.json"))
+    assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 2

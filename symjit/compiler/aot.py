@@ -3,8 +3,8 @@
 numba's own cache still needs numba in the process: ``import numba``, its target's registries and
 the ``scipy.linalg`` import they make cost ~0.4 s before the first cached kernel runs, which is
 most of a warm bind and of a small training program's process. So once a program's kernels are in
-the kernel cache, a builder process (:func:`main`, started by :func:`request`) compiles the
-functions the executor calls for that bind into one CPython extension module with numba's
+the kernel cache, a builder process (:mod:`symjit.compiler.aot_build`, started by :func:`_start`)
+compiles the functions the executor calls for that bind into one CPython extension module with numba's
 ahead-of-time compiler (``numba.pycc``, which needs a C compiler), stored in the cache beside the
 kernels: every phase function, and every kernel call of a phase whose kernels are called one by one
 from the host. A later process that binds the same program on arrays of the same types imports the
@@ -25,19 +25,22 @@ call, as numba's ``nogil=True`` dispatchers do.
 When entries are built is ``Config.aot`` (``SYMJIT_AOT``); at most one builder works on an entry
 at a time (a lock file naming the process the build depends on):
 
-* ``auto`` (the default): entries are loaded when present, and no process is started. When the
-  process exits, the entries it would want are noted as specs in the cache (``<name>.spec.json``):
-  those of programs whose bind found every compiled function in numba's disk cache (compiled
-  before, so worth keeping; for a process that bound at most :data:`AUTO_MAX_PROGRAMS` such
-  programs, a training script rather than a test suite), and the update kernels' entry when the
-  process called them with argument types it lacks. ``symjit aot build`` (:func:`build_pending`)
-  builds the noted entries in the foreground;
+* ``auto`` (the default): entries are loaded when present. When the process exits, the entries it
+  would want are noted as specs in the cache (``<name>.spec.json``): those of programs whose bind
+  found every compiled function in numba's disk cache (compiled before, so worth keeping; for a
+  process that bound at most :data:`AUTO_MAX_PROGRAMS` such programs, a training script rather
+  than a test suite, and compiled none), and the update kernels' entry when the process called
+  them with argument types it lacks. The next process binding a noted program builds its entry at
+  the bind, waiting, in one builder with the update kernels' noted entry (:func:`_build_now`),
+  before it would import numba, then loads it: a program's third run starts from its entry, and
+  no process outlives the program. ``symjit aot build`` (:func:`build_pending`) builds every noted
+  entry in the foreground;
 * ``sync``: every bind that finds no entry builds one and waits for it (tests, benchmarks);
 * ``background``: what ``auto`` notes is built, when the process exits, by builders at low priority
   (``os.nice``) that outlive the process (an explicit choice: they use the machine for minutes);
 * ``off``: entries are neither built nor loaded.
 
-A builder the process waits for (``sync``, ``symjit aot build``) follows a
+A builder the process waits for (``auto``, ``sync``, ``symjit aot build``) follows a
 :class:`~symjit.compiler.lifeline.Lifeline`: it ends when the process does, however it ends.
 
 A unit that calls a threaded kernel (:mod:`symjit.kernels.cpu._parallel`: BatchNorm, max pooling and
@@ -73,7 +76,7 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 from ..threads import SERIAL_VARIABLE, import_scipy_blas
-from .lifeline import Lifeline, follow
+from .lifeline import Lifeline
 
 __all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "note", "request", "build_pending",
            "Loaded", "Kernels", "load_program", "after_bind", "program_units"]
@@ -81,7 +84,7 @@ __all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "note", "reque
 _LOG = logging.getLogger("symjit")
 STALE_LOCK_SECONDS = 1800.0
 BACKGROUND_NICE = 10   # how much a background builder lowers its priority
-_BUILDER = "import sys; from symjit.compiler.aot import main; sys.exit(main(sys.argv[1:]))"
+_BUILDER = "import sys; from symjit.compiler.aot_build import main; sys.exit(main(sys.argv[1:]))"
 BUILD_TIMEOUT = 3600.0
 
 Unit = tuple   # (export name, module name, attribute, argument types)
@@ -253,69 +256,87 @@ def request(cfg: Config, units: list[Unit], wait: bool) -> bool:
     """Build the entry of ``units`` in a builder process (unless built, failed or being built);
     ``wait``: wait for it, the builder ending with this process (``sync``), else a low-priority
     builder that outlives it (``background``). Returns whether a build was started."""
-    return note(cfg, units) and _start(cfg, entry_name(units), wait)
+    return note(cfg, units) and bool(_start(cfg, [entry_name(units)], wait))
 
 
-def _start(cfg: Config, name: str, wait: bool) -> bool:
-    """Run the builder on the entry's spec (see :func:`request`) once its lock is taken."""
-    if not _lock(cfg, name):
-        return False
+def _start(cfg: Config, names: list[str], wait: bool) -> list[str]:
+    """Run one builder (:mod:`symjit.compiler.aot_build`) on the noted entries ``names`` whose
+    locks this process takes (see :func:`request`); returns those names."""
+    names = [n for n in names if _lock(cfg, n)]
+    if not names:
+        return []
     import symjit
     root = str(Path(symjit.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     env[SERIAL_VARIABLE] = "1"   # no units call threaded kernels; their modules start no threads here
     line = Lifeline() if wait else None
     how = ["--follow", str(line.parent), str(line.read)] if line else ["--background"]
-    cmd = [sys.executable, "-c", _BUILDER, str(_spec_path(cfg, name)), *how]
-    log = open(_aot_dir(cfg) / f"{name}.log", "wb")   # noqa: SIM115 - the child owns it
+    cmd = [sys.executable, "-c", _BUILDER, *[str(_spec_path(cfg, n)) for n in names], *how]
+    log = open(_aot_dir(cfg) / f"{names[0]}.log", "wb")   # noqa: SIM115 - the child owns it
     try:
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 pass_fds=(line.read,) if line else (), start_new_session=not wait)
     except BaseException:
-        (_aot_dir(cfg) / f"{name}.lock").unlink(missing_ok=True)
+        for n in names:
+            (_aot_dir(cfg) / f"{n}.lock").unlink(missing_ok=True)
         if line:
             line.close()
         raise
     finally:
         log.close()
     if line is None:
-        write_atomic(_aot_dir(cfg) / f"{name}.lock", str(proc.pid))   # the build outlives us
-        return True
+        for n in names:
+            write_atomic(_aot_dir(cfg) / f"{n}.lock", str(proc.pid))   # the build outlives us
+        return names
     try:
         proc.wait(timeout=BUILD_TIMEOUT)
     except subprocess.TimeoutExpired:
-        _LOG.info("ahead-of-time module %s still building after %.0f s; stopped", name, BUILD_TIMEOUT)
+        _LOG.info("ahead-of-time modules %s still building after %.0f s; stopped", names, BUILD_TIMEOUT)
         proc.kill()
         proc.wait()
     finally:
         line.close()     # an exception here (Ctrl-C) ends the builder too
-    return True
+        for n in names:  # a builder that died (killed) leaves its locks: ours to remove
+            (_aot_dir(cfg) / f"{n}.lock").unlink(missing_ok=True)
+    return names
+
+
+def _record(cfg: Config, name: str) -> dict:
+    """The builder's record of an entry (data only), or why there is none."""
+    try:
+        return json.loads((_aot_dir(cfg) / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        return {"error": f"the builder stopped (see {name}.log)"}
+
+
+def build_noted(cfg: Config, names: list[str]) -> list[str]:
+    """Build the noted entries ``names`` (those not being built by another process) in one
+    builder, waiting for it; returns the names built."""
+    started = _start(cfg, [n for n in names if _spec_path(cfg, n).is_file()], wait=True)
+    return [n for n in started if not _record(cfg, n).get("error")]
 
 
 def build_pending(cfg: Config, report: Callable[[str], None] = lambda text: None) -> int:
-    """Build, one at a time and waiting for each, every entry noted by earlier processes
-    (``SYMJIT_AOT=auto``) and not built yet (``symjit aot build``); ``report`` gets a line per
-    entry. Returns how many entries were built."""
-    built = 0
+    """Build every entry noted by earlier processes (``SYMJIT_AOT=auto``) and not built yet, in one
+    builder process, waiting for it (``symjit aot build``); ``report`` gets a line per entry.
+    Returns how many entries were built."""
+    names = []
     for spec in sorted(_aot_dir(cfg).glob("symjit_aot_*.spec.json")):
         name = spec.name.removesuffix(".spec.json")
         if (_aot_dir(cfg) / f"{name}.json").is_file():
             spec.unlink(missing_ok=True)
-            continue
-        start = time.perf_counter()
-        if not _start(cfg, name, wait=True):
+        else:
+            names.append(name)
+    started = _start(cfg, names, wait=True)
+    for name in names:
+        info = _record(cfg, name)
+        if name not in started:
             report(f"{name}: being built by another process")
-            continue
-        try:
-            info = json.loads((_aot_dir(cfg) / f"{name}.json").read_text())   # the builder's: data only
-        except (OSError, ValueError):
-            info = {"error": f"the builder stopped (see {name}.log)"}
-        if info.get("error"):
+        elif info.get("error"):
             report(f"{name}: not built: {info['error']}")
         else:
-            built += 1
-            report(f"{name}: built ({info.get('units')} functions) in {time.perf_counter() - start:.1f} s")
-    return built
+            report(f"{name}: built ({info.get('units')} functions) in {info.get('seconds', 0):.1f} s")
+    return sum(1 for n in started if not _record(cfg, n).get("error"))
 
 
 # --- programs ---------------------------------------------------------------------------------
@@ -416,6 +437,8 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
         return None
     units = program_units(compiled, steps)
     module = find(cfg, units) if units else None
+    if module is None and units and cfg.aot == "auto" and _spec_path(cfg, entry_name(units)).is_file():
+        module = _build_now(cfg, entry_name(units), units)
     if module is None:
         return None
     import_scipy_blas()   # what its GEMMs import, without scipy.linalg's package (see there)
@@ -427,8 +450,34 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     return Loaded(module, units, numba_module)
 
 
+def _noted_kernels(cfg: Config) -> list[str]:
+    """The noted entries of the update kernels' registries (:class:`Kernels`) in the cache."""
+    names = []
+    for registry in _aot_dir(cfg).glob("kernels-*.json"):
+        try:
+            units = [_unit(u) for u in json.loads(registry.read_text())["units"]]   # ours: data only
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if units and _spec_path(cfg, entry_name(units)).is_file():
+            names.append(entry_name(units))
+    return names
+
+
+def _build_now(cfg: Config, name: str, units: list[Unit]) -> types.ModuleType | None:
+    """``auto``: a bind (or the update kernels) whose entry an earlier process noted builds it now,
+    waiting, before it would import numba, together with the update kernels' noted entry (the
+    process that noted one usually noted both), in one builder; then loads it."""
+    start = time.perf_counter()
+    built = build_noted(cfg, [name, *[n for n in _noted_kernels(cfg) if n != name]])
+    if built:
+        _LOG.info("built ahead-of-time modules %s, noted by an earlier run, in %.1f s",
+                  ", ".join(built), time.perf_counter() - start)
+    return find(cfg, units) if name in built else None
+
+
 AUTO_MAX_PROGRAMS = 4   # ``auto`` notes entries at exit for a process that bound at most this many
 _auto_pending: dict[str, tuple[Config, list[Unit]]] = {}
+_cold = [False]   # whether a bind of this process compiled kernels (a first run: notes nothing)
 
 
 def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -> None:
@@ -438,6 +487,8 @@ def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -
     programs (a training script, not a test suite), when this process exits: noted for
     ``symjit aot build`` (``auto``), or built by a low-priority builder that outlives the process
     (``background``)."""
+    if _enabled(cfg, compiled.target) and not warm:
+        _cold[0] = True
     if not _enabled(cfg, compiled.target) or (cfg.aot != "sync" and not warm):
         return
     units = program_units(compiled, steps)
@@ -452,6 +503,8 @@ def after_bind(compiled: Any, steps: dict[str, list], cfg: Config, warm: bool) -
 
 
 def _at_exit() -> None:
+    if _cold[0]:
+        return      # a first run of some program: its next run notes what it binds
     if len(_auto_pending) > AUTO_MAX_PROGRAMS:
         _LOG.info("%d programs bound from the kernel cache; ahead-of-time modules are noted "
                   "for processes binding at most %d (SYMJIT_AOT=sync builds them all)",
@@ -522,6 +575,9 @@ class Kernels:
         self._registry = _aot_dir(cfg) / f"kernels-{module}.json" if cfg.aot != "off" else None
         self._units = self._read() if self._registry else []
         self._entry = find(cfg, self._units) if self._units else None
+        if self._entry is None and self._units and cfg.aot == "auto" \
+                and _spec_path(cfg, entry_name(self._units)).is_file():
+            self._entry = _build_now(cfg, entry_name(self._units), self._units)
         self._requested = False
 
     def _read(self) -> list[Unit]:
@@ -565,6 +621,8 @@ class Kernels:
             atexit.register(self._build_at_exit)
 
     def _build_at_exit(self) -> None:
+        if _cold[0]:
+            return      # as for programs: a process that compiled kernels notes nothing
         units = sorted(set(self._read()) | set(self._units))
         _exit_build(self._cfg, units, f"{entry_name(units)} of {self.__name__}")
 
@@ -575,100 +633,3 @@ def _unit(u: list) -> Unit:
         return tuple(tup(v) for v in x) if isinstance(x, list) else x
     export, module, attr, sig = u
     return (export, module, attr, tup(sig))
-
-
-# --- the builder process ----------------------------------------------------------------------
-
-
-def _numba_type(t: list) -> Any:
-    from numba.core import types as nt
-    from numba.np.numpy_support import from_dtype
-    if t[0] == "array":
-        _, dtype, ndim, layout, writeable, aligned = t
-        return nt.Array(from_dtype(np.dtype(dtype)), ndim, layout, readonly=not writeable, aligned=aligned)
-    if t[0] == "tuple":
-        return nt.UniTuple(getattr(nt, t[2]), t[1])
-    return getattr(nt, t[1])
-
-
-def _wrapper(export: str, fn: Any, n: int) -> Callable:
-    """``def export(a0, ..): fn(a0, ..)``: the exported function calls the module's compiled
-    function, which keeps its own numba options."""
-    params = ", ".join(f"a{i}" for i in range(n))
-    ns = {"_fn": fn}
-    exec(f"def {export}({params}):\n    _fn({params})\n", ns)   # our own generated code
-    return ns[export]
-
-
-def _release_gil() -> None:
-    """Make pycc's wrappers release the GIL around the compiled call, as numba's ``nogil=True``
-    dispatchers do (a forward pass must not stop the image pipeline's threads). pycc has no option
-    for it: its compile flags are numba's ``Flags``, and ``release_gil`` is the flag ``nogil`` sets.
-    Only this builder process is changed; if a numba release moves the name, the build fails and
-    records why."""
-    from numba.pycc import compiler as pycc_compiler
-
-    class NoGilFlags(pycc_compiler.Flags):
-        def __init__(self, *args: Any, **kwargs: Any):
-            super().__init__(*args, **kwargs)
-            self.release_gil = True
-    if not hasattr(pycc_compiler.Flags(), "release_gil"):
-        raise RuntimeError("numba's compile flags have no release_gil")
-    pycc_compiler.Flags = NoGilFlags
-
-
-def build(spec: dict) -> None:
-    """Compile ``spec``'s units into its entry (run by the builder process)."""
-    import tempfile
-
-    from numba.core import types as nt
-    from numba.pycc import CC
-
-    from .. import jitext
-    jitext.install()
-    _release_gil()
-    cfg = Config.from_env().replace(cache_dir=Path(spec["cache_dir"]))
-    kernel_dir = str(Path(cfg.cache_dir) / "kernels")
-    if kernel_dir not in sys.path:
-        sys.path.insert(0, kernel_dir)   # generated modules import their kernel modules by name
-    name = spec["name"]
-    cc = CC(name)
-    cc.verbose = False
-    cc.target_cpu = "host"   # the processor's instruction set, as numba's jit (pycc's default: generic)
-    for export, module, attr, sig in spec["units"]:
-        fn = getattr(importlib.import_module(module), attr)
-        cc.export(export, nt.void(*[_numba_type(t) for t in sig]))(_wrapper(export, fn, len(sig)))
-    with tempfile.TemporaryDirectory(dir=_aot_dir(cfg)) as tmp:
-        cc.output_dir = tmp
-        cc.compile()
-        built = Path(tmp) / _so_path(cfg, name).name
-        os.replace(built, _so_path(cfg, name))
-    return _so_path(cfg, name)
-
-
-def main(argv: list[str]) -> int:
-    """The builder: ``SPEC [--follow PARENT FD | --background]``; see :func:`_start`."""
-    spec_path = Path(argv[0])
-    if argv[1:2] == ["--follow"]:
-        follow(int(argv[2]), int(argv[3]))
-    elif argv[1:2] == ["--background"]:
-        os.nice(BACKGROUND_NICE)
-    spec = json.loads(spec_path.read_text())
-    cfg = Config(cache_dir=Path(spec["cache_dir"]))
-    name = spec["name"]
-    meta = _aot_dir(cfg) / f"{name}.json"
-    try:
-        so = build(spec)
-        write_atomic(meta, json.dumps({"sha256": _sha256(so), "units": len(spec["units"])}))
-        return 0
-    except Exception as exc:   # recorded for every later process, then re-raised (not Ctrl-C)
-        reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-        write_atomic(meta, json.dumps({"error": f"the builder failed ({reason[:300]})"}))
-        raise
-    finally:
-        (_aot_dir(cfg) / f"{name}.lock").unlink(missing_ok=True)
-        spec_path.unlink(missing_ok=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

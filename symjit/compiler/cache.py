@@ -143,6 +143,7 @@ def _entries(cfg: Config) -> list[Path]:
     aot = Path(cfg.cache_dir) / "aot"
     if aot.is_dir():
         files += list(aot.glob("symjit_aot_*")) + list(aot.glob("kernels-*.json"))
+        files += list(aot.glob("mixins-*/*"))   # pycc's C helpers (symjit.compiler.aot_build)
     return files
 
 
@@ -170,6 +171,8 @@ def clear_cache(cfg: Config) -> int:
     files = _entries(cfg)
     for f in files:
         f.unlink(missing_ok=True)
+    for d in {f.parent for f in files if f.parent.name.startswith("mixins-")}:
+        d.rmdir()
     return len(files)
 
 

@@ -14,7 +14,8 @@ baked in, so a new batch size reuses the compiled code.
 A phase is a list of :class:`Segment` s run in order: a compiled program function, a host call
 (a ``Custom`` op's Python code, which compiled code cannot call), or (``calls``, on targets with
 kernel modules) kernel calls made one by one from the host, for steps of more than
-:data:`PROGRAM_CALLS_LIMIT` kernels (``Config.program_calls``) and for profiled programs. A phase
+:data:`PROGRAM_CALLS_LIMIT` kernels (``Config.program_calls``), for small elementwise programs
+(:data:`TINY_PROGRAM_ELEMENTS`) and for profiled programs. A phase
 without host ops is one compiled function named after the phase (``forward``/``backward``, listed
 in ``entries`` too); a host op splits it into ``forward_0``, host call, ``forward_1``...
 """
@@ -28,12 +29,13 @@ from ...base import MXNetError
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
 from ...lower.writer import KernelWriter, ModuleWriter
+from ...ops.registry import Kind
 from ..cache import module_name
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 from .loop import emit_loop, loop_dims, vname
 
-__all__ = ["generate", "Program", "Segment", "canonical_form", "PROGRAM_CALLS_LIMIT"]
+__all__ = ["generate", "Program", "Segment", "canonical_form", "PROGRAM_CALLS_LIMIT", "TINY_PROGRAM_ELEMENTS"]
 
 
 @dataclasses.dataclass
@@ -58,6 +60,25 @@ class Segment:
 # beside the kernels of such programs. Small phases (the tutorial MLP's 4 and 9 calls, LeNet's)
 # keep their one compiled call, where the per-call cost would show.
 PROGRAM_CALLS_LIMIT = 16
+# A program of elementwise, broadcast and injective groups only whose every value has at most this
+# many elements (the small graphs of operator tests) calls its kernels from the host too, whatever
+# their number: its kernels run in microseconds, so the host calls' ~1-2 us each are what such a
+# step costs either way, while a compiled program function costs about as much to compile as a
+# kernel (a three-op graph's cold bind: 3 compiled functions instead of 5, 25-35% less time).
+TINY_PROGRAM_ELEMENTS = 4096
+
+
+def _tiny(g: Graph, groups: list[Group]) -> bool:
+    """Whether a program is one :data:`TINY_PROGRAM_ELEMENTS` describes."""
+    if any(grp.kind > Kind.INJECTIVE for grp in groups if not (grp.view or grp.host)):
+        return False
+    for v in g.values.values():
+        n = 1
+        for d in v.shape:
+            n *= d
+        if n > TINY_PROGRAM_ELEMENTS:
+            return False
+    return True
 
 
 def _launches(step: list) -> list:
@@ -271,6 +292,8 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     :data:`PROGRAM_CALLS_LIMIT`; ``Config.program_calls``)."""
     inplace = dict(inplace)
     limit = PROGRAM_CALLS_LIMIT if program_calls is None else program_calls
+    if program_calls is None and _tiny(g, groups):
+        limit = 0
     mw = target.module_writer(cache, fastmath)
     runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
     spans: dict[str, tuple[str, int]] = {}
