@@ -589,6 +589,14 @@ def install_nd_functions(module: Any) -> list[str]:
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
     module.reset_arrays = reset_arrays
+    from .ndarray import internal
+    internal_ns = types.ModuleType(f"{module.__name__}._internal", "mx.nd._internal: the operators _<name>.")
+    for n in internal.__all__:
+        setattr(internal_ns, n, getattr(internal, n))
+    for n in sorted([*all_ops(), *aliases()]):
+        if n.startswith("_") and not n.startswith(("_backward", "_rt_")) and not hasattr(internal_ns, n):
+            setattr(internal_ns, n, nd_function(n))
+    module._internal = sys.modules[internal_ns.__name__] = internal_ns
     from .symbol import control_flow
     module.contrib.foreach = control_flow.nd_foreach
     module.contrib.while_loop = control_flow.nd_while_loop

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import warnings
 from typing import Any
 
@@ -194,12 +195,18 @@ class Optimizer:
         """The auxiliary state of ``weight`` (None, an NDArray or a tuple of NDArrays)."""
         return None
 
+    # Where a float16 weight's float32 master copy goes in its multi-precision state, as MXNet 1.x
+    # orders it: first, ``(master, state)``, for most rules; SGD, NAG and LARS put it last.
+    _master_first = True
+
     def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
         """Like :meth:`create_state`; with ``multi_precision`` a float16 weight also gets a float32
-        master copy: the state is ``(master, state)``."""
+        master copy: the state is ``(master, state)``, or ``(state, master)`` for SGD, NAG and LARS
+        (MXNet 1.x's orders, so that states saved by either load in the other)."""
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             master = weight.astype(np.float32)
-            return master, self.create_state(index, master)
+            inner = self.create_state(index, master)
+            return (master, inner) if self._master_first else (inner, master)
         return self.create_state(index, weight)
 
     def _plan(self, index: Any, weight: NDArray, state: Any) -> tuple[str, tuple, tuple[float, ...]]:
@@ -271,10 +278,13 @@ class Optimizer:
                     self.update_multi_precision(*args)
             return
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
-            if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], NDArray)):
+            pair = tuple(state) if isinstance(state, (tuple, list)) and len(state) == 2 else None
+            master, inner = (pair if self._master_first else pair[::-1]) if pair else (None, None)
+            if not isinstance(master, NDArray):
+                order = ("(float32 master weight, state)" if self._master_first
+                         else "(state, float32 master weight)")
                 raise ParamError(f"{type(self).__name__}.update_multi_precision (index {index!r}): "
-                                 "state must be (float32 master weight, state) for a float16 weight")
-            master, inner = state
+                                 f"state must be {order} for a float16 weight")
             _check_array(self, index, "grad", grad, weight)
             grad32 = grad.astype(np.float32)
             self.update(index, master, grad32, inner)
@@ -360,6 +370,7 @@ class SGD(Optimizer):
     """
 
     _momentum_kernel = "sgd_mom_update"
+    _master_first = False
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
@@ -525,7 +536,7 @@ class AdaDelta(Optimizer):
 # -- Updater: lazily created per-index states, saved in MXNet's NDArray list format ---------------
 
 _META = "__symjit_optimizer_states__"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2    # 1: float16 states of SGD, NAG and LARS as (master, state)
 _MAX_DEPTH = 8
 _SCALARS = (int, float, str, bool, type(None))
 _TABLES = ("lr_mult", "wd_mult", "idx2name", "_index_update_count")
@@ -597,9 +608,21 @@ class Updater:
         return save_tobuffer(arrays)
 
     def set_states(self, states: bytes) -> None:
-        """Load what :meth:`get_states` wrote (never unpickled: MXNet's pickled states are refused)."""
+        """Load what :meth:`get_states` wrote, or what MXNet 1.x's ``get_states`` wrote (a pickle,
+        read without unpickling: :mod:`symjit.optimizer_states`; MXNet's pickled optimizer in a
+        ``dump_optimizer=True`` file is not read, the current optimizer keeps its settings)."""
         if not isinstance(states, (bytes, bytearray, memoryview)):
             raise ParamError(f"Updater.set_states: expected bytes, got {type(states).__name__}")
+        from .optimizer_states import is_pickle, read_mxnet_states
+        if is_pickle(bytes(states)):
+            loaded, with_optimizer = read_mxnet_states(bytes(states))
+            if with_optimizer:
+                warnings.warn("Updater.set_states: MXNet's pickled optimizer is not read; the states "
+                              f"load into the current {type(self.optimizer).__name__}", UserWarning,
+                              stacklevel=2)
+            self.states = loaded
+            self.states_synced = dict.fromkeys(loaded, False)
+            return
         try:
             arrays = load_frombuffer(bytes(states))
         except FormatError as exc:
@@ -613,6 +636,10 @@ class Updater:
             loaded[_json_index(entry[0], "set_states", FormatError)] = _unflatten(entry[1], arrays, 0)
         if meta.get("optimizer") is not None:
             self.optimizer = _optimizer_from_json(meta["optimizer"], self.optimizer)
+        if meta["version"] == 1 and not self.optimizer._master_first:
+            # version 1 kept every float16 weight's (master, state); SGD, NAG and LARS now keep
+            # MXNet's (state, master), and their only two-array states are those
+            loaded = {k: v[::-1] if isinstance(v, tuple) and len(v) == 2 else v for k, v in loaded.items()}
         self.states = loaded
         self.states_synced = dict.fromkeys(loaded, False)
 
@@ -668,7 +695,7 @@ def _read_meta(arrays: Any) -> dict:
         meta = json.loads(raw.tobytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise FormatError(f"Updater.set_states: unreadable metadata: {exc}") from exc
-    if not (isinstance(meta, dict) and meta.get("version") == _FORMAT_VERSION
+    if not (isinstance(meta, dict) and meta.get("version") in (1, _FORMAT_VERSION)
             and isinstance(meta.get("states"), list)):
         raise FormatError(f"Updater.set_states: unsupported metadata (version {meta.get('version')!r})"
                           if isinstance(meta, dict) else "Updater.set_states: metadata is not an object")
@@ -721,4 +748,7 @@ def _copy(opt: Optimizer) -> Optimizer:
 
 
 # the other rules (compiled kernels too), registered like the others
+from . import optimizer_contrib as contrib  # noqa: E402, F401  (mx.optimizer.contrib)
 from .optimizer_host import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: E402, F401
+
+sys.modules[__name__ + ".contrib"] = contrib

@@ -121,9 +121,8 @@ class FTML(_Fused):
 
     n_states = 3
 
-    def __init__(self, learning_rate: float = 0.0025, beta1: float = 0.6, beta2: float = 0.999,
-                 epsilon: float = 1e-8, **kwargs: Any):
-        super().__init__(learning_rate=learning_rate, **kwargs)
+    def __init__(self, beta1: float = 0.6, beta2: float = 0.999, epsilon: float = 1e-8, **kwargs: Any):
+        super().__init__(**kwargs)      # learning_rate: the Optimizer's default, 0.01, as MXNet 1.x
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
 
     def _plan(self, index, weight, state):
@@ -234,6 +233,8 @@ class LARS(_Fused):
     ``momentum_correction`` the momentum is scaled by the ratio of the current to the previous
     learning rate (1 unless a scheduler changes it), per update call as in MXNet's per-parameter
     path. ``lazy_update`` is accepted for MXNet's signature (all arrays here are dense)."""
+
+    _master_first = False     # a float16 weight's state is (momentum, master), as MXNet's LARS
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0.0,
                  momentum_correction: bool = True, **kwargs: Any):

@@ -278,19 +278,52 @@ class CompositeEvalMetric(EvalMetric):
 
 
 
+def _from_json(text: str, args: tuple, kwargs: dict) -> Any:
+    """A config from JSON text: an object (a config) or MXNet's ``[name, {arguments}]``."""
+    import json
+    if args or kwargs:
+        raise ParamError("metric.create: a JSON config takes no further arguments")
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ParamError(f"metric.create: {text[:80]!r} is not a metric name nor valid JSON: {exc}") from None
+    if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], dict)):
+        return {**value[1], "metric": value[0]}
+    if not isinstance(value, dict):
+        raise ParamError(f"metric.create: a JSON config must be an object, got {text[:80]!r}")
+    return value
+
+
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
     """A metric from a name (``'acc'``, ``'ce'``, ``'mse'``, ...), a callable, a list, or a metric.
 
     A callable becomes a :class:`CustomMetric`; a list becomes a :class:`CompositeEvalMetric` of
-    each element created with the same extra arguments; an EvalMetric is returned unchanged.
+    each element created with the same extra arguments; an EvalMetric is returned unchanged. A
+    config (``get_config()``'s dict, or that dict as JSON text) makes the metric it names under
+    ``'metric'`` with the other entries as constructor arguments.
 
     >>> create('top_k_accuracy', top_k=5).name
     'top_k_accuracy_5'
     >>> create(['acc', 'mse']).get()[0]
     ['accuracy', 'mse']
+    >>> create('{"metric": "Accuracy", "axis": 0, "name": "acc0"}').name
+    'acc0'
     """
     if isinstance(metric, EvalMetric):
         return metric
+    if isinstance(metric, str) and metric.lstrip().startswith(("{", "[")):
+        metric = _from_json(metric, args, kwargs)
+        args, kwargs = (), {}
+    if isinstance(metric, dict):
+        if args or kwargs:
+            raise ParamError("metric.create: a config takes no further arguments")
+        config = dict(metric)
+        name = config.pop("metric", None)
+        if not isinstance(name, str):
+            raise ParamError(f"metric.create: a config needs a 'metric' entry naming the metric, "
+                             f"got {metric!r}")
+        return create(name, **config)
     if callable(metric):
         from .custom import CustomMetric  # not at top level: custom builds on this module
         return CustomMetric(metric, *args, **kwargs)

@@ -52,6 +52,44 @@ for _name in _FLUENT:
     setattr(NDArray, _name, _fluent(_fn))
 
 
+def _shape_method(op: str, fn: Callable) -> Callable:
+    """MXNet's NDArray method ``op`` with ``inplace``: False returns a new array (``fn``), True a
+    view of ``self`` with the shape the operator's own shape rule gives (writes show through)."""
+    from ..base import ShapeError
+    from ..ops.registry import RuleError, get_op
+
+    def method(self: NDArray, *args: Any, inplace: bool = False, **kwargs: Any) -> NDArray:
+        if not inplace:
+            return fn(self, *args, **kwargs)
+        opdef = get_op(op)
+        names = [p.name for p in opdef.params]
+        if len(args) > len(names):
+            raise TypeError(f"NDArray.{fn.__name__}: {len(args)} positional arguments, at most {len(names)}")
+        params = opdef.parse_params({**dict(zip(names, args)), **kwargs})
+        try:
+            _, outs, _ = opdef.shape(params, [tuple(self.shape)], [])
+        except RuleError as exc:
+            raise ShapeError(f"NDArray.{fn.__name__}(inplace=True) of shape {self.shape}: {exc}") from None
+        return self.reshape(outs[0])
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = (f"Same as ``mx.nd.{fn.__name__}(self, ...)``; ``inplace=True`` returns a view of "
+                      "``self`` (no copy) with the new shape.")
+    return method
+
+
+NDArray.flatten = _shape_method("Flatten", _shape_ops.flatten)
+NDArray.expand_dims = _shape_method("expand_dims", _shape_ops.expand_dims)
+
+
+def _squeeze(self: NDArray, *args: Any, **kwargs: Any) -> NDArray:
+    import sys  # mx.nd.squeeze is the registry's function, installed after this module loads
+    return sys.modules[__name__].squeeze(self, *args, **kwargs)
+
+
+_squeeze.__name__ = "squeeze"
+NDArray.squeeze = _shape_method("squeeze", _squeeze)
+
+
 def _zeros_like(self: NDArray, **kwargs: Any) -> NDArray:
     """Same as ``mx.nd.zeros_like(self)``."""
     return zeros_like(self, **kwargs)

@@ -257,3 +257,19 @@ def load(fname: str | os.PathLike) -> list[NDArray] | dict[str, NDArray]:
     with open(fname, "rb") as f:
         buf = f.read()
     return _wrap_all(_parse(buf, f"load('{os.fspath(fname)}')"))
+
+
+def array_from_raw_bytes(buf: bytes, where: str = "array_from_raw_bytes") -> NDArray:
+    """One array in MXNet's per-array layout (what MXNet's ``MXNDArraySaveRawBytes`` writes, and
+    so what a pickled MXNet NDArray holds), onto the CPU; the whole buffer must be that array.
+
+    >>> import symjit as mx
+    >>> raw = mx.nd.save_tobuffer([mx.nd.ones((2,))])[24:-8]   # the list file's one array record
+    >>> array_from_raw_bytes(raw).asnumpy().tolist()
+    [1.0, 1.0]
+    """
+    r = _Reader(bytes(buf), where)
+    arr = _read_array(r, "the array")
+    if r.left():
+        raise r.fail(f"{r.left()} unexpected bytes after the array")
+    return wrap(arr, cpu())

@@ -199,12 +199,13 @@ def _dtype_of(value: Any, what: str) -> np.dtype:
         raise DTypeError(f"{what}: {exc}") from None
 
 
-def infer_type(sym: Symbol, args: tuple, kwargs: dict):
-    """The engine behind ``Symbol.infer_type``: numpy scalar types, or Nones if incomplete."""
+def infer_type(sym: Symbol, args: tuple, kwargs: dict, partial: bool = False):
+    """The engine behind ``Symbol.infer_type`` (numpy scalar types, or Nones if incomplete) and
+    ``infer_type_partial`` (``None`` for each type that cannot be inferred)."""
     known = _known_inputs(sym, args, kwargs, _dtype_of, "infer_type")
     types = infer_graph(sym._outputs, "dtype", known)
     args_t, outs_t, aux_t = _collect(sym, types, None)
-    if any(t is None for t in args_t + outs_t + aux_t):
+    if not partial and any(t is None for t in args_t + outs_t + aux_t):
         return None, None, None
-    as_type = lambda ts: [t.type for t in ts]  # noqa: E731
+    as_type = lambda ts: [None if t is None else t.type for t in ts]  # noqa: E731
     return as_type(args_t), as_type(outs_t), as_type(aux_t)

@@ -299,6 +299,18 @@ class Symbol:
         from .infer import infer_type
         return infer_type(self, args, kwargs)
 
+    def infer_type_partial(self, *args: Any, **kwargs: Any):
+        """Like :meth:`infer_type`, with ``None`` for each type that cannot be inferred.
+
+        >>> import symjit as mx
+        >>> x = mx.sym.var('x')
+        >>> y = mx.sym.Cast(x, dtype='float16') + mx.sym.var('b')
+        >>> y.infer_type_partial()
+        ([None, <class 'numpy.float16'>], [<class 'numpy.float16'>], [])
+        """
+        from .infer import infer_type
+        return infer_type(self, args, kwargs, partial=True)
+
     def debug_str(self) -> str:
         """A line per node: op, name, inputs."""
         lines = []
@@ -392,6 +404,7 @@ class Symbol:
     def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
     def __rpow__(self, o): return self._rscalar(o, "_RPowerScalar")
     def __neg__(self): return self.__mul__(-1.0)
+    def __abs__(self): return make_op_symbol("abs", self)
     def __eq__(self, o): return self._binary(o, "_equal", "_equal_scalar")  # type: ignore[override]
     def __ne__(self, o): return self._binary(o, "_not_equal", "_not_equal_scalar")  # type: ignore[override]
     def __gt__(self, o): return self._binary(o, "_greater", "_greater_scalar")

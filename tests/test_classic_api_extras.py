@@ -1,0 +1,165 @@
+"""Smaller parts of MXNet 1.x's classic API: NDArray shape methods with ``inplace``, ``mx.nd._internal``,
+``abs()`` of a symbol, ``Symbol.infer_type_partial``, metrics made from configs, Pearson's
+micro average, ``mx.optimizer.contrib.GroupAdaGrad`` and FTML's default learning rate."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit.base import ParamError, ShapeError
+
+# -- NDArray.flatten / squeeze / expand_dims with inplace -------------------------------------------
+
+@pytest.mark.parametrize("call, want", [
+    (lambda a: a.flatten(inplace=True), (2, 3)),
+    (lambda a: a.squeeze(inplace=True), (2, 3)),
+    (lambda a: a.squeeze(axis=1, inplace=True), (2, 3)),
+    (lambda a: a.expand_dims(axis=0, inplace=True), (1, 2, 1, 3)),
+    (lambda a: a.expand_dims(-1, inplace=True), (2, 1, 3, 1)),
+])
+def test_inplace_shape_methods_return_views(call, want):
+    a = mx.nd.array(np.arange(6.0).reshape(2, 1, 3))
+    view = call(a)
+    assert view.shape == want
+    a[0] = -1.0                       # a write through the original shows in the view
+    assert (view.asnumpy().reshape(2, 3)[0] == -1.0).all()
+
+
+def test_shape_methods_without_inplace_copy():
+    a = mx.nd.ones((1, 4))
+    copies = [a.flatten(), a.squeeze(), a.expand_dims(axis=1)]
+    a[:] = 5.0
+    assert [c.shape for c in copies] == [(1, 4), (4,), (1, 1, 4)]
+    assert all((c.asnumpy() == 1.0).all() for c in copies)
+
+
+def test_inplace_squeeze_of_all_ones_keeps_one_axis_and_checks_axes():
+    assert mx.nd.ones((1, 1, 1)).squeeze(inplace=True).shape == (1,)
+    with pytest.raises(ShapeError, match=r"squeeze.*axis 1.*\(1,4\)"):
+        mx.nd.ones((1, 4)).squeeze(axis=1, inplace=True)
+
+
+# -- mx.nd._internal ------------------------------------------------------------------------------
+
+def test_internal_slice_assign_in_place_and_into_a_copy():
+    x = mx.nd.ones((2, 3, 4))
+    out = mx.nd._internal._crop_assign(x, mx.nd.zeros((2, 1, 3)), begin=(0, 1, 0), end=(2, 2, 3), out=x)
+    assert out is x
+    want = np.ones((2, 3, 4))
+    want[:, 1:2, 0:3] = 0
+    np.testing.assert_array_equal(x.asnumpy(), want)
+    y = mx.nd.zeros((4,))
+    fresh = mx.nd._internal._slice_assign_scalar(y, scalar=3, begin=(1,), end=(4,), step=(2,))
+    assert fresh.asnumpy().tolist() == [0, 3, 0, 3] and y.asnumpy().tolist() == [0, 0, 0, 0]
+
+
+def test_internal_slice_assign_checks_the_region_shape():
+    with pytest.raises(ShapeError, match=r"rhs has shape \(2,2\).*\(1,3\)"):
+        mx.nd._internal._slice_assign(mx.nd.ones((2, 3)), mx.nd.ones((2, 2)), begin=(0, 0), end=(1, 3))
+
+
+def test_internal_has_the_underscore_operators():
+    assert mx.nd._internal._plus_scalar(mx.nd.ones((2,)), scalar=2).asnumpy().tolist() == [3.0, 3.0]
+    import symjit.ndarray._internal as internal  # importable by name too
+    assert internal is mx.nd._internal
+
+
+def test_internal_unique_zipfian_draws_distinct_classes():
+    mx.random.seed(7)
+    classes, trials = mx.nd._internal._sample_unique_zipfian(1000, shape=(3, 200))
+    assert classes.shape == (3, 200) and trials.shape == (3,)
+    assert classes.dtype == np.int64 and trials.dtype == np.int64
+    for row, n in zip(classes.asnumpy(), trials.asnumpy()):
+        assert len(set(row.tolist())) == 200 and row.min() >= 0 and row.max() < 1000
+        assert n >= 200
+    # log-uniform: the small classes come first far more often than the large ones
+    assert (classes.asnumpy() < 100).sum() > (classes.asnumpy() >= 900).sum()
+    with pytest.raises(ParamError, match="num_sampled"):
+        mx.nd._internal._sample_unique_zipfian(10, shape=(1, 11))
+
+
+# -- Symbol: abs() and infer_type_partial ---------------------------------------------------------
+
+def test_abs_of_a_symbol_is_the_abs_operator():
+    x = mx.sym.var("x")
+    y = abs(x)
+    assert json.loads(y.tojson())["nodes"][-1]["op"] == "abs"
+    ex = y.bind(mx.cpu(), {"x": mx.nd.array([-2.0, 3.0])})
+    assert ex.forward()[0].asnumpy().tolist() == [2.0, 3.0]
+
+
+def test_infer_type_partial_leaves_unknown_types_none():
+    data = mx.sym.var("data")
+    fc = mx.sym.FullyConnected(mx.sym.Cast(data, dtype="float64"), num_hidden=3, name="fc")
+    args, outs, aux = fc.infer_type_partial()
+    assert args == [None, np.float64, np.float64] and outs == [np.float64] and aux == []
+    assert fc.infer_type() == (None, None, None)
+    assert fc.infer_type_partial(data="float32")[0] == [np.float32, np.float64, np.float64]
+
+
+# -- metrics ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric, kwargs", [
+    ("acc", {"axis": 0}), ("f1", {}), ("perplexity", {"ignore_label": -1}),
+    ("pearsonr", {"average": "micro"}), (["acc", "mse"], {})])
+def test_metric_config_round_trips_through_json(metric, kwargs):
+    m = mx.metric.create(metric, **kwargs)
+    text = json.dumps(m.get_config())
+    again = mx.metric.create(text)
+    assert type(again) is type(m) and again.get_config() == m.get_config()
+    assert mx.metric.create(m.get_config()).get_config() == m.get_config()   # the dict as well
+
+
+def test_metric_create_rejects_bad_configs():
+    with pytest.raises(ParamError, match="'metric' entry"):
+        mx.metric.create('{"name": "x"}')
+    with pytest.raises(ParamError, match="not a metric name nor valid JSON"):
+        mx.metric.create("{not json")
+    with pytest.raises(ParamError, match="no further arguments"):
+        mx.metric.create('{"metric": "acc"}', axis=1)
+
+
+def test_pearson_micro_pools_all_values_and_macro_averages_batches():
+    a_l, a_p = np.array([1.0, 0.0, 0.0, 1.0]), np.array([0.2, 0.1, 0.4, 0.9])
+    b_l, b_p = np.array([3.0, 1.0, 2.0]), np.array([2.5, 0.0, 1.0])
+    micro, macro = mx.metric.PearsonCorrelation(average="micro"), mx.metric.PearsonCorrelation()
+    assert np.isnan(micro.get()[1]) and np.isnan(macro.get()[1])
+    for m in (micro, macro):
+        m.update([mx.nd.array(a_l)], [mx.nd.array(a_p)])
+        m.update([mx.nd.array(b_l)], [mx.nd.array(b_p)])
+    pooled = np.corrcoef(np.concatenate([a_p, b_p]), np.concatenate([a_l, b_l]))[0, 1]
+    per_batch = (np.corrcoef(a_p, a_l)[0, 1] + np.corrcoef(b_p, b_l)[0, 1]) / 2
+    assert micro.get()[1] == pytest.approx(pooled, rel=1e-6)
+    assert macro.get()[1] == pytest.approx(per_batch, rel=1e-6)
+    micro.reset_local()
+    assert np.isnan(micro.get()[1]) and micro.get_global()[1] == pytest.approx(pooled, rel=1e-6)
+    with pytest.raises(ParamError, match="average"):
+        mx.metric.PearsonCorrelation(average="weighted")
+
+
+# -- optimizers ---------------------------------------------------------------------------------------
+
+def test_group_adagrad_one_rate_per_row():
+    opt = mx.optimizer.contrib.GroupAdaGrad(learning_rate=0.5, eps=1e-6, clip_gradient=2.5, rescale_grad=2.0)
+    assert isinstance(mx.optimizer.create("groupadagrad"), mx.optimizer.contrib.GroupAdaGrad)
+    w = mx.nd.array([[1.0, 1.0], [0.0, 0.0]])
+    g = np.array([[1.0, 0.5], [-2.0, 0.0]])
+    hist = opt.create_state(0, w)
+    assert hist.shape == (2, 1)
+    opt.update(0, w, mx.nd.array(g), hist)
+    gc = np.clip(g * 2.0, -2.5, 2.5)
+    want_hist = (gc ** 2).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(hist.asnumpy(), want_hist, rtol=1e-6)
+    want_w = np.array([[1.0, 1.0], [0.0, 0.0]]) - 0.5 * gc / np.sqrt(want_hist + 1e-6)
+    np.testing.assert_allclose(w.asnumpy(), want_w, rtol=1e-5)
+    with pytest.raises(ParamError, match="weight decay"):
+        mx.optimizer.contrib.GroupAdaGrad(wd=0.1).update(0, w, mx.nd.array(g), hist)
+    with pytest.raises(ShapeError, match="2-D"):
+        opt.create_state(0, mx.nd.ones((3,)))
+
+
+def test_ftml_learning_rate_defaults_to_the_optimizers():
+    assert mx.optimizer.FTML().lr == mx.optimizer.SGD().lr == 0.01
