@@ -54,6 +54,11 @@ def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[
     return slices
 
 
+class DescError(ParamError, TypeError):
+    """Input shapes that are not DataDescs or ``(name, shape)`` pairs with a tuple of ints (a
+    TypeError, as in MXNet)."""
+
+
 def as_descs(shapes: Any, where: str) -> list[DataDesc]:
     """``[(name, shape)]`` or DataDescs as a list of DataDescs (None or empty gives [])."""
     if not shapes:
@@ -62,10 +67,13 @@ def as_descs(shapes: Any, where: str) -> list[DataDesc]:
     for item in shapes:
         if isinstance(item, DataDesc):
             out.append(item)
-        elif isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str):
+        elif (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[0], str)
+              and isinstance(item[1], (tuple, list))
+              and all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in item[1])):
             out.append(DataDesc(item[0], tuple(int(d) for d in item[1])))
         else:
-            raise ParamError(f"{where}: shapes must be DataDescs or (name, shape) pairs, got {item!r}")
+            raise DescError(f"{where}: shapes must be DataDescs or (name, shape) pairs with a tuple of "
+                            f"ints, got {item!r:.80}")
     return out
 
 
