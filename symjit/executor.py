@@ -612,13 +612,18 @@ class Executor:
                     callback(g.watch[o], NDArray(array(o), self._ctx))
 
     def debug_str(self) -> str:
-        """The compiled programs: graph, fused groups and memory plan."""
+        """The compiled programs: graph, fused groups and memory plan; the last line, as MXNet's,
+        ``Total <n> MB allocated``: the planned temporaries of every program (arguments, gradients
+        and outputs not counted), in whole MiB."""
         lines = [f"Symbol outputs: {self._symbol.list_outputs()}"]
+        total = 0
         for mode, prog in self._programs.items():
             lines.append(f"== {mode} program ==")
             lines.append(prog.graph.dump())
             lines += [grp.describe() for grp in prog.groups]
             lines.append(prog.plan.summary())
+            total += prog.plan.planned_bytes
+        lines.append(f"Total {total >> 20} MB allocated")
         return "\n".join(lines)
 
 

@@ -100,6 +100,18 @@ def test_infer_type_partial_leaves_unknown_types_none():
     assert fc.infer_type_partial(data="float32")[0] == [np.float32, np.float64, np.float64]
 
 
+def test_executor_debug_str_ends_with_the_planned_megabytes():
+    x = mx.sym.var("x")
+    y = x
+    for _ in range(4):
+        y = y * y
+    train = y.simple_bind(mx.cpu(), x=(256, 1024))            # keeps 4 MiB temporaries for backward
+    infer = y.simple_bind(mx.cpu(), x=(256, 1024), grad_req="null")
+    mb = [int(e.debug_str().splitlines()[-1].split()[1]) for e in (train, infer)]
+    assert train.debug_str().splitlines()[-1] == f"Total {mb[0]} MB allocated"
+    assert mb[0] >= 3 and mb[1] < mb[0]
+
+
 # -- metrics ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("metric, kwargs", [
@@ -163,3 +175,19 @@ def test_group_adagrad_one_rate_per_row():
 
 def test_ftml_learning_rate_defaults_to_the_optimizers():
     assert mx.optimizer.FTML().lr == mx.optimizer.SGD().lr == 0.01
+
+
+# -- Module ---------------------------------------------------------------------------------------------
+
+def test_set_params_missing_is_a_runtime_error_before_extras_are_checked():
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    mod = mx.mod.Module(net, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 3))], grad_req="add")
+    assert mod._grad_req == "add"
+    w = mx.nd.ones((2, 3))
+    with pytest.raises(RuntimeError, match=r"\['fc_bias'\].*allow_missing"):
+        mod.set_params({"fc_weight": w, "other": w}, {})
+    with pytest.raises(ValueError, match="other"):
+        mod.set_params({"fc_weight": w, "other": w}, {}, allow_missing=True)
+    mod.set_params({"fc_weight": w}, {}, allow_missing=True)
+    assert mod.get_params()[0]["fc_weight"].asnumpy().tolist() == w.asnumpy().tolist()

@@ -71,6 +71,11 @@ def _call_all(callbacks: Any, *args: Any) -> None:
             cb(*args)
 
 
+class MissingParamError(ParamError, RuntimeError):
+    """Parameters absent from the values given to ``init_params``/``set_params`` (a RuntimeError,
+    as in MXNet)."""
+
+
 class Module:
     """A symbol with its parameters, bound on one or several contexts (data parallel).
 
@@ -125,6 +130,7 @@ class Module:
         self._data_shapes: list[DataDesc] = []
         self._label_shapes: list[DataDesc] | None = None
         self.binded = False
+        self._grad_req: Any = "write"
         self.for_training = False
         self.inputs_need_grad = False
         self.params_initialized = False
@@ -196,6 +202,7 @@ class Module:
         if labels:
             _check_names(labels, self._label_names, "label")
         self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
+        self._grad_req = grad_req
         shared_group = shared_module._exec_group if shared_module is not None else None
         self._exec_group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, data, labels, self._param_names,
@@ -235,8 +242,13 @@ class Module:
                           "call ignored", stacklevel=2)
             return
         self._need("init_params", binded=True)
-        for what, given, own in (("arg_params", arg_params, self._arg_params),
-                                 ("aux_params", aux_params, self._aux_params)):
+        pairs = (("arg_params", arg_params, self._arg_params), ("aux_params", aux_params, self._aux_params))
+        for what, given, own in pairs if not allow_missing else ():
+            missing = sorted(set(own) - set(given)) if given is not None else []
+            if missing:
+                raise MissingParamError(f"Module.init_params: {missing} are not presented in the given "
+                                        f"{what} (pass allow_missing=True to initialize them)")
+        for what, given, own in pairs:
             extra = sorted(set(given or {}) - set(own))
             if extra and not allow_extra:
                 raise ParamError(f"Module.init_params: {what} has {extra}, which the module does not "
