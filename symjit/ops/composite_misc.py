@@ -24,7 +24,7 @@ import numpy as np
 from .composite import _composite, _reshape_like_dtype, _shape_of
 from .nn import Convolution, Pooling
 from .norm import BatchNorm
-from .registry import Kind, OpDef, Param, RuleError
+from .registry import Kind, OpDef, Param, RuleError, same_shape
 from .rules import need_rank, norm_axis, prod, shape_str
 
 __all__: list[str] = []
@@ -378,3 +378,15 @@ _v1("Convolution_v1", Convolution, ("kernel", "stride", "dilate", "pad", "num_fi
                                     "no_bias", "cudnn_tune", "cudnn_off", "layout"), "Convolution")
 _v1("Pooling_v1", Pooling, ("kernel", "pool_type", "global_pool", "pooling_convention", "stride", "pad"),
     "Pooling")
+
+
+# ---------------------------------------------------------------------------------------------
+# _identity_with_attr_like_rhs: lhs passed through, its shape tied to rhs's (MXNet uses it to give
+# shape inference a constraint); rhs gets no gradient.
+
+_composite(OpDef(
+    name="_identity_with_attr_like_rhs", arguments=("lhs", "rhs"), shape=same_shape,
+    dtype=lambda p, ins, aux: (list(ins), [ins[0]], []), expand=lambda b, ins, p: [b.add1("_copy", ins[0])],
+    doc="``lhs`` unchanged; its shape (and the output's) is ``rhs``'s, which shape inference uses in "
+        "both directions. ``rhs`` gets no gradient.",
+))

@@ -28,7 +28,7 @@ import numpy as np
 from . import intdiv
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
-from .registry import Kind, OpDef, Param, RuleError, register, same_shape
+from .registry import Kind, OpDef, Param, RuleError, register, same_shape, unary_shape
 from .rules import broadcast_shape, shape_str
 
 __all__ = ["fixed_body", "const_body", "UNARY", "BINARY", "SCALAR", "BINARY_FNS", "OPS"]
@@ -438,8 +438,7 @@ def const_body(fn: Callable, *names: str) -> Callable[[dict], tuple]:
     return body
 
 
-def _unary_shape(p: dict, ins: list, aux: list):
-    return [ins[0]], [ins[0]], []
+_unary_shape = unary_shape
 
 
 # ---------------------------------------------------------------------------------------------

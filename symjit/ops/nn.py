@@ -28,9 +28,10 @@ import numpy as np
 
 from ..base import ParamError, shape_str
 from . import nn_grad as nl
+from . import partial_shape
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
-from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, register
+from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, register, unary_shape
 from .rules import need_rank, positive, prod, window_out_len, window_params
 
 __all__ = [
@@ -100,6 +101,7 @@ FullyConnected = register(OpDef(
     ),
     arguments=_fc_args,
     shape=_fc_shape,
+    shape_partial=partial_shape.fc,
     dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_fc_grad,
@@ -113,8 +115,7 @@ FullyConnected = register(OpDef(
 ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
 
 
-def _unary_shape(p: dict, ins: list, aux: list):
-    return [ins[0]], [ins[0]], []
+_unary_shape = unary_shape
 
 
 def act_relu(x: float) -> float:
@@ -312,6 +313,7 @@ Convolution = register(OpDef(
     ),
     arguments=_conv_args,
     shape=_conv_shape,
+    shape_partial=partial_shape.convolution,
     dtypes=FLOAT_DTYPES,
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,

@@ -211,6 +211,11 @@ class OpDef:
     other ops to the graph builder ``b`` when the forward graph is built (the symbol keeps the op
     as one node, as MXNet's JSON has it); its gradient and its lowerings on every target are those
     of the ops it expands to, so it needs neither ``grad`` nor ``body`` nor lowering rules.
+    ``shape_partial`` is the rule ``Symbol.infer_shape``/``infer_shape_partial`` use where shapes
+    may have unknown (0) dimensions: ``shape_partial(params, ins, outs, aux) -> (ins, outs, aux)``
+    over partial shapes of the inputs *and* outputs (:mod:`symjit.ops.partial_shape`); ops with
+    ``same_shape``/``unary_shape`` get the elementwise one, the others have ``shape`` run on
+    complete inputs.
     """
 
     name: str
@@ -233,6 +238,7 @@ class OpDef:
     body: Callable | None = None
     loss: bool = False
     expand: Callable | None = None
+    shape_partial: Callable | None = None
     extra: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -351,6 +357,11 @@ def same_shape(p: dict, ins: list, aux: list):
     known = next((s for s in ins if s is not None), None)
     n_out = 1
     return [known] * len(ins), [known] * n_out, list(aux)
+
+
+def unary_shape(p: dict, ins: list, aux: list):
+    """One input, one output of its shape (unary elementwise ops)."""
+    return [ins[0]], [ins[0]], []
 
 
 def same_dtype(p: dict, ins: list, aux: list, n_out: int = 1):

@@ -12,6 +12,7 @@ The gradient rules live in :mod:`.shape_grad`, the lowerings in :mod:`symjit.low
 from __future__ import annotations
 
 from ..base import ParamError, shape_str
+from . import partial_shape
 from .registry import Kind, OpDef, Param, RuleError, Shape, register
 from .rules import norm_axes, norm_axis, norm_insert_axis, prod
 from .shape_grad import GRAD
@@ -418,6 +419,7 @@ Concat = register(OpDef(
     arguments=_arg_names,
     variadic="num_args",
     shape=_concat_shape,
+    shape_partial=partial_shape.concat,
     kind=Kind.INJECTIVE,
     grad=GRAD["Concat"],
     aliases=("concat",),
@@ -480,6 +482,7 @@ SliceChannel = register(OpDef(
     ),
     outputs=_split_outputs,
     shape=_split_shape,
+    shape_partial=partial_shape.split,
     kind=Kind.INJECTIVE,
     grad=GRAD["SliceChannel"],
     aliases=("split",),

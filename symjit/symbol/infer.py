@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..base import DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
-from ..ops.registry import RuleError, same_dtype
+from ..ops.partial_shape import merge, partial_same
+from ..ops.registry import RuleError, same_dtype, same_shape, unary_shape
 from .symbol import Node, Symbol, aux_variable_ids, topo_order
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "Entry"]
@@ -36,7 +37,8 @@ def _shape_of(value: Any, what: str) -> tuple[int, ...]:
     return shape
 
 
-def _var_attr_shape(node: Node) -> tuple[int, ...] | None:
+def _var_attr_shape(node: Node, partial_dims: bool = False) -> tuple[int, ...] | None:
+    """The Variable's ``__shape__``; one with a 0 (an unknown dimension) only with ``partial_dims``."""
     text = node.attrs.get("__shape__")
     if not text:
         return None
@@ -46,7 +48,7 @@ def _var_attr_shape(node: Node) -> tuple[int, ...] | None:
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         raise ShapeError(f"{what}: {text!r} is not a tuple of integers") from None
     shape = _shape_of(value, what)
-    return None if 0 in shape else shape
+    return shape if partial_dims or 0 not in shape else None
 
 
 def _var_attr_dtype(node: Node) -> np.dtype | None:
@@ -62,11 +64,13 @@ def _var_attr_dtype(node: Node) -> np.dtype | None:
 class _Inference:
     """One run of shape or dtype inference; ``what`` is 'shape' or 'dtype'."""
 
-    def __init__(self, nodes: list[Node], what: str, fmt: Callable[[Any], str]):
+    def __init__(self, nodes: list[Node], what: str, fmt: Callable[[Any], str], partial_dims: bool = False):
         self.nodes = nodes
         self.what = what
         self.fmt = fmt
         self.known: dict[tuple[int, int], Any] = {}
+        # shapes whose 0 entries are unknown dimensions, merged as they become known
+        self.partial = partial_dims and what == "shape"
 
     def get(self, e: Entry) -> Any:
         return self.known.get((id(e[0]), e[1]))
@@ -84,6 +88,14 @@ class _Inference:
         if old is None:
             self.known[key] = value
             return True
+        if self.partial:
+            try:
+                new = merge(old, value)
+            except RuleError:
+                new = None
+            if new is not None:
+                self.known[key] = new
+                return new != old
         if old != value:
             err = ShapeError if self.what == "shape" else DTypeError
             raise err(f"{self._describe(node)}: {role} has {self.what} {self.fmt(old)} "
@@ -100,13 +112,28 @@ class _Inference:
         n_out = node.num_outputs
         return lambda p, ins, aux: same_dtype(p, ins, aux, n_out)
 
+    def partial_rule(self, node: Node) -> Callable | None:
+        op = node.op
+        if op.shape_partial is not None:
+            return op.shape_partial
+        return partial_same if op.shape in (same_shape, unary_shape) else None
+
     def step(self, node: Node) -> bool:
         n_args = node.num_args()
         vals = [self.get(e) for e in node.inputs]
         try:
             if self.what == "dtype":
                 node.op.check_dtypes(node.params, vals[:n_args])
-            ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
+            rule = self.partial_rule(node) if self.partial else None
+            if rule is not None and all(v is not None and 0 not in v for v in vals):
+                rule = None     # complete inputs: the ordinary rule says it all (and its errors)
+            if rule is not None:
+                outs_now = [self.get((node, i)) for i in range(node.num_outputs)]
+                ins, outs, aux = rule(node.params, vals[:n_args], outs_now, vals[n_args:])
+            else:
+                if self.partial:    # the ordinary rules see complete shapes only
+                    vals = [v if v is None or 0 not in v else None for v in vals]
+                ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
         except RuleError as exc:
             err = ShapeError if self.what == "shape" else DTypeError
             raise err(f"{self._describe(node)}: {exc}") from None
@@ -121,7 +148,7 @@ class _Inference:
 
     def run(self) -> None:
         ops = [n for n in self.nodes if not n.is_variable]
-        for _ in range(len(ops) + 2):
+        for _ in range(2 * len(ops) + 4 if self.partial else len(ops) + 2):
             changed = False
             for node in ops:
                 changed |= self.step(node)
@@ -129,23 +156,28 @@ class _Inference:
                 return
 
 
-def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any]) -> dict[tuple[int, int], Any]:
+def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any],
+                partial_dims: bool = False) -> dict[tuple[int, int], Any]:
     """Infer shapes (``what='shape'``) or dtypes of every entry of the graph.
 
     ``known`` maps variable names to shapes/dtypes; variables' ``__shape__``/``__dtype__`` attrs
     are used where ``known`` says nothing. Returns ``{(id(node), output_index): value}``, with
-    entries that could not be inferred absent.
+    entries that could not be inferred absent. With ``partial_dims`` (MXNet's classic
+    ``infer_shape``), a 0 in a shape is an unknown dimension: shapes are merged as their
+    dimensions become known, in both directions through the ops' partial rules
+    (:mod:`symjit.ops.partial_shape`), and returned shapes may hold zeros. Without it (the
+    compiler's use) every shape is complete or absent.
     """
     nodes = topo_order(outputs)
     fmt = shape_str if what == "shape" else dtype_name
-    inf = _Inference(nodes, what, fmt)
+    inf = _Inference(nodes, what, fmt, partial_dims)
     for node in nodes:
         if node.is_variable:
             value = known.get(node.name)
             if value is not None and what == "dtype":
                 value = np_dtype(value)
             if value is None:
-                value = _var_attr_shape(node) if what == "shape" else _var_attr_dtype(node)
+                value = _var_attr_shape(node, partial_dims) if what == "shape" else _var_attr_dtype(node)
             if value is not None:
                 inf.known[(id(node), 0)] = value
     inf.run()
@@ -182,12 +214,12 @@ def _collect(sym: Symbol, known: dict, empty: Any):
 def infer_shape(sym: Symbol, args: tuple, kwargs: dict, partial: bool):
     """The engine behind ``Symbol.infer_shape`` and ``infer_shape_partial``."""
     known = _known_inputs(sym, args, kwargs, _shape_of, "infer_shape")
-    shapes = infer_graph(sym._outputs, "shape", known)
+    shapes = infer_graph(sym._outputs, "shape", known, partial_dims=True)
     args_s, outs_s, aux_s = _collect(sym, shapes, None)
     if partial:
         fill = lambda xs: [() if s is None else s for s in xs]  # noqa: E731
         return fill(args_s), fill(outs_s), fill(aux_s)
-    if any(s is None for s in args_s + outs_s + aux_s):
+    if any(s is None or 0 in s for s in args_s + outs_s + aux_s):
         return None, None, None
     return args_s, outs_s, aux_s
 
