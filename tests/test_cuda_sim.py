@@ -16,11 +16,13 @@ import numpy as np, symjit as mx
 from symjit.compiler.pipeline import compile_symbol
 from symjit.compiler.binding import bind_phases, value_arrays
 from symjit.config import Config
+from symjit.compiler.codegen.generate import PROGRAM_CALLS_LIMIT
+CFG = Config.from_env().replace(program_calls=PROGRAM_CALLS_LIMIT)   # phases called by name
 
 def run(target, net, inputs):
     shapes = {k: v.shape for k, v in inputs.items()}
     c = compile_symbol(net, shapes, {k: v.dtype for k, v in inputs.items()}, {}, False,
-                       Config.from_env(), target=target)
+                       CFG, target=target)
     g = c.graph
     out = np.zeros(g.values[g.outputs[0]].shape, g.values[g.outputs[0]].dtype)
     arena = np.zeros(max(c.plan.planned_bytes, 1), np.uint8)
@@ -64,7 +66,7 @@ print('take raise', float(np.abs(cpu - gpu).max()))
 from symjit.base import MXNetError
 from symjit.lower.target import get_target
 c = compile_symbol(mx.sym.exp(tk) * 2, {'x': (5, 7), 'y': (2,)}, {'x': np.float32, 'y': np.float32},
-                   {}, False, Config.from_env(), target='cuda')
+                   {}, False, CFG, target='cuda')
 out = np.zeros((2, 7), np.float32)
 array = value_arrays(c, np.zeros(max(c.plan.planned_bytes, 1), np.uint8),
                      lambda vid, v: idx[v.ref] if v.kind == 'arg' else out)
@@ -89,7 +91,6 @@ print('launch table', len(table))
 def test_cuda_simulator_matches_cpu(tmp_path):
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SYMJIT_CACHE_DIR=str(tmp_path),
                PYTHONPATH=str(ROOT))
-    env.pop("SYMJIT_PROGRAM_CALLS", None)   # the script calls the CPU program's functions by name
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
