@@ -191,3 +191,36 @@ def test_set_params_missing_is_a_runtime_error_before_extras_are_checked():
         mod.set_params({"fc_weight": w, "other": w}, {}, allow_missing=True)
     mod.set_params({"fc_weight": w}, {}, allow_missing=True)
     assert mod.get_params()[0]["fc_weight"].asnumpy().tolist() == w.asnumpy().tolist()
+
+
+# -- NDArray odds and ends ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, shape", [
+    ((slice(None), slice(1, 3)), (4, 5)), ((slice(1, 3),), (4, 5)), ((slice(None, None, -1),), (3,)),
+    ((slice(0, 1), slice(None, None, 2)), (2, 6)), ((2, slice(None)), (4, 5)), ((slice(3, 3),), (4, 2)),
+    ((slice(None), slice(None), slice(0, 1)), (3, 1, 4)),
+])
+def test_basic_slice_contiguity_matches_numpy(key, shape):
+    want = np.zeros(shape)[key].flags.c_contiguous
+    assert mx.nd.NDArray._basic_indexing_slice_is_contiguous(key, shape) == want
+
+
+def test_one_element_array_assigned_to_one_element():
+    b = mx.nd.zeros((2,))
+    b[1] = np.array([2.5], dtype=np.float32)
+    assert b.asnumpy().tolist() == [0.0, 2.5]
+
+
+def test_setstate_takes_mxnets_pickled_array_bytes():
+    raw = mx.nd.save_tobuffer([mx.nd.array([[1, 2]], dtype="int32")])[24:-8]
+    a = mx.nd.zeros((5,))
+    a.__setstate__({"handle": bytearray(raw)})
+    assert a.dtype == np.int32 and a.asnumpy().tolist() == [[1, 2]]
+
+
+def test_moveaxis_rejects_repeated_axes():
+    x = mx.nd.zeros((1, 2, 3))
+    for src, dst in (([0, 0], [0, 1]), ([0, 1], [2, 2])):
+        with pytest.raises(ValueError, match="repeats an axis"):
+            mx.nd.moveaxis(x, src, dst)
+    assert mx.nd.moveaxis(x, [0, 2], [2, 0]).shape == (3, 2, 1)

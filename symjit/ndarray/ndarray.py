@@ -347,6 +347,14 @@ class NDArray:
                 "ctx": (self._ctx.device_type, self._ctx.device_id)}
 
     def __setstate__(self, state: dict) -> None:
+        if isinstance(state, dict) and set(state) == {"handle"}:   # MXNet's state: its array bytes
+            from .io import array_from_raw_bytes
+            raw = state["handle"]
+            if not isinstance(raw, (bytes, bytearray)):
+                raise MXNetError("NDArray.__setstate__: MXNet's state holds no array bytes")
+            loaded = array_from_raw_bytes(raw, "NDArray.__setstate__")    # onto the CPU
+            self._ctx, self._data = loaded._ctx, loaded._data
+            return
         dt = np_dtype(state["dtype"])
         shape = tuple(int(d) for d in state["shape"])
         raw = state["data"]
@@ -402,6 +410,37 @@ class NDArray:
             raise NDArrayIndexError(f"NDArray.__getitem__: index {i} is out of bounds for axis 0 "
                                     f"with size {n} (shape {shape_str(self.shape)})")
         return i % n
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key: Any, shape: tuple) -> bool:
+        """Whether ``array[slc_key]`` of a C-contiguous array of ``shape`` is C-contiguous (numpy's
+        rule: dimensions of length 1 do not count, an empty result is contiguous); ``slc_key`` is a
+        tuple of slices and ints.
+
+        >>> NDArray._basic_indexing_slice_is_contiguous((slice(1, 3), slice(None)), (4, 5))
+        True
+        >>> NDArray._basic_indexing_slice_is_contiguous((slice(None), slice(0, 2)), (4, 5))
+        False
+        """
+        key = slc_key if isinstance(slc_key, tuple) else (slc_key,)
+        lengths, strides = [], []
+        inner = 1
+        dims = list(zip(key + (slice(None),) * (len(shape) - len(key)), shape))
+        for k, n in reversed(dims):
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                lengths.append(len(range(start, stop, step)))
+                strides.append(step * inner)
+            inner *= n
+        if 0 in lengths:
+            return True
+        expected = 1
+        for length, stride in zip(lengths, strides):     # innermost first
+            if length != 1:
+                if stride != expected:
+                    return False
+                expected *= length
+        return True
 
     def __getitem__(self, key: Any) -> NDArray:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):

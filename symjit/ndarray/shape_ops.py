@@ -278,6 +278,9 @@ def moveaxis(tensor: NDArray, source: Any, destination: Any) -> NDArray:
         raise ShapeError(f"moveaxis: source {source} and destination {destination} differ in length")
     src = [_axis(a, tensor.ndim, "moveaxis", "source") for a in src]
     dst = [_axis(a, tensor.ndim, "moveaxis", "destination") for a in dst]
+    for arg, axes in (("source", src), ("destination", dst)):
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"moveaxis: {arg} {source if arg == 'source' else destination} repeats an axis")
     order = [a for a in range(tensor.ndim) if a not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

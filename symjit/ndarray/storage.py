@@ -296,7 +296,13 @@ def write(buf: Any, key: Any, value: Any, where: str = "NDArray.__setitem__") ->
         return
     host = buf if isinstance(buf, np.ndarray) else to_host(buf)
     try:
-        host[key] = value
+        try:
+            host[key] = value
+        except ValueError:
+            # one element into one element (a (1,) array into a scalar selection), as MXNet allows
+            if not (isinstance(value, np.ndarray) and value.size == 1 and np.ndim(host[key]) == 0):
+                raise
+            host[key] = value.reshape(())
     except ValueError as exc:
         vshape = shape_str(np.shape(value))
         raise MXNetError(f"{where}: cannot assign a value of shape {vshape} to the selection "
