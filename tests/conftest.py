@@ -2,9 +2,68 @@
 NUMBA_ENABLE_CUDASIM=1 itself); this must happen before numba is first imported."""
 import os
 
+import pytest
+
+# The tests compile thousands of kernels; LLVM's -O1 compiles the same generated code in ~0.7 of -O3's
+# time. A run that sets NUMBA_OPT keeps its own level (CI runs a part of the op cases at -O3).
+os.environ.setdefault("NUMBA_OPT", "1")
+
 if "NUMBA_ENABLE_CUDASIM" not in os.environ and not os.path.exists("/dev/nvidia0"):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 # Ahead-of-time modules are built only by the tests of symjit.compiler.aot (which set SYMJIT_AOT
 # themselves): a test process binds thousands of programs, none of which should start a builder.
 os.environ.setdefault("SYMJIT_AOT", "off")
+
+
+# The slowest end-to-end tests (subprocesses, whole trainings, sweeps), run with --exhaustive only.
+# Each module they test keeps faster tests in the default tier; a full run (CI) runs them all.
+# Node ids, or a prefix ending in "[" for every parameter of a test but the ones listed plainly.
+EXHAUSTIVE = (
+    "tests/test_aot.py::test_warm_process_runs_without_numba_and_matches",
+    "tests/test_aot.py::test_threaded_kernels_stay_out_of_entries_and_run_threaded",
+    "tests/test_examples.py::test_lenet_short",
+    "tests/test_examples.py::test_custom_loop_short",
+    "tests/test_examples_training.py::",
+    "tests/test_cache.py::test_parallel_compile_matches_serial",
+    "tests/test_cache.py::test_warm_cache_hits_and_corrupt_entries_recompile",
+    "tests/test_cache.py::test_two_processes_compiling_at_once",
+    "tests/test_gpu_executor.py::",
+    "tests/test_gpu_seeds.py::",
+    "tests/test_gemm_tiles.py::test_lenet_step_matches_the_blas_gemms",
+    "tests/test_gemm_tiles.py::test_dot_products_of_a_convolution_net_match_blas",
+    "tests/test_onnx.py::test_export_check_run_and_import_back[resnet18",
+    "tests/test_kernels_conv_small.py::test_lenet_runs_the_small_kernels_and_matches_im2col",
+    "tests/test_kernels_conv_vec.py::test_a_tile_of_any_shape_sums_its_strided_products[4-6-3]",
+    "tests/test_kernels_conv_vec.py::test_a_tile_of_any_shape_sums_its_strided_products[6-4-2]",
+    "tests/test_kernels_conv_vec.py::test_a_tile_of_any_shape_sums_its_strided_products[6-4-4]",
+    "tests/test_dist.py::test_module_fit_dist_sync_two_workers_as_one",
+    "tests/test_dist.py::test_dist_async_mlp_converges",
+    "tests/test_dist.py::test_feedforward_fit_dist_sync",
+    "tests/test_dist.py::test_failed_worker_stops_the_job[stall",
+    "tests/test_dist.py::test_dist_device_sync_on_gpu",
+    "tests/test_executor.py::test_batchnorm_relu_backward_rewrite_equals_unfused[False-True]",
+    "tests/test_executor.py::test_batchnorm_relu_backward_rewrite_equals_unfused[True-True]",
+    "tests/test_control_flow.py::test_while_loop_symbol_equals_ndarray_loop",
+    "tests/test_mxnet_compat.py::test_backward_after_inference_forward_is_the_inference_gradient",
+    "tests/test_linalg.py::test_gelqf_and_syevd_match_mxnet_recorded_outputs",
+    "tests/test_float32_accuracy.py::test_tile_convolutions_are_as_accurate_as_a_direct_one[x_shape0",
+    "tests/test_lower.py::test_a_big_plane_convolution_runs_the_simd_tile_kernels[2]",
+    "tests/test_backward_again.py::test_backward_calls_after_one_forward[deconv-relu-conv-add-",
+    "tests/test_backward_again.py::test_backward_calls_after_one_forward[conv-bn-relu-conv-add-add-",
+    "tests/test_backward_again.py::test_backward_calls_after_one_forward[conv-bn-relu-conv-add-write-cuda",
+    "tests/test_backward_again.py::test_backward_calls_after_one_forward[deconv-relu-conv-write-cuda",
+    "tests/test_optimizer_host.py::test_fused_on_a_gpu_equals_the_cpu[",
+    "tests/test_random_ops.py::test_moments_on_the_cuda_target[",
+)
+KEEP = (   # the one parameter of a test above that stays in the default tier
+    "tests/test_optimizer_host.py::test_fused_on_a_gpu_equals_the_cpu[nadam]",
+    "tests/test_random_ops.py::test_moments_on_the_cuda_target[uniform]",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.nodeid.startswith(EXHAUSTIVE) and item.nodeid not in KEEP:
+            item.add_marker(pytest.mark.exhaustive)

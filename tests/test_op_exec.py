@@ -8,6 +8,8 @@ target fused and unfused; the rest of the matrix is marked ``exhaustive`` (``--e
 CI gives)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -71,6 +73,16 @@ def _variants(cases: list, forward: bool = False) -> list:
                 out.append(pytest.param(case, target, fusion, marks=marks,
                                         id=f"{case}-{target}-{'fused' if fusion else 'unfused'}"))
     return out
+
+
+@pytest.fixture(autouse=True)
+def _kernels_called_from_the_host(monkeypatch):
+    """The op cases call their programs' kernels one by one (``SYMJIT_PROGRAM_CALLS=0``) unless the
+    run sets it: the kernels are the same, and compiling a program function around them would
+    double a small program's compile time. Program functions are tested by the other tests (and CI
+    runs a part of the op cases with them)."""
+    if "SYMJIT_PROGRAM_CALLS" not in os.environ:
+        monkeypatch.setenv("SYMJIT_PROGRAM_CALLS", "0")
 
 
 @pytest.mark.parametrize("case, target, fusion", _variants(CASES, forward=True))
