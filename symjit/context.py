@@ -7,7 +7,7 @@ from .base import MXNetError
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 
-_DEVTYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned"}
+_DEVTYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}   # host memory, all but gpu
 _DEVIDS = {v: k for k, v in _DEVTYPES.items()}
 
 
@@ -32,7 +32,7 @@ class Context:
 
     @property
     def device_typeid(self) -> int:
-        """MXNet's numeric device type (1 cpu, 2 gpu, 3 cpu_pinned)."""
+        """MXNet's numeric device type (1 cpu, 2 gpu, 3 cpu_pinned, 5 cpu_shared)."""
         return _DEVIDS[self.device_type]
 
     def __eq__(self, other: object) -> bool:

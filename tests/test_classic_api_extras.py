@@ -224,3 +224,21 @@ def test_moveaxis_rejects_repeated_axes():
         with pytest.raises(ValueError, match="repeats an axis"):
             mx.nd.moveaxis(x, src, dst)
     assert mx.nd.moveaxis(x, [0, 2], [2, 0]).shape == (3, 2, 1)
+
+
+def test_l1_norm_over_two_axes_sums_absolute_values():
+    x = np.arange(-12.0, 12.0).reshape(2, 3, 4)
+    got = mx.nd.norm(mx.nd.array(x), ord=1, axis=(0, 2), keepdims=True)
+    np.testing.assert_allclose(got.asnumpy(), np.abs(x).sum(axis=(0, 2), keepdims=True))
+
+
+def test_broadcast_like_refuses_empty_axes():
+    with pytest.raises(ParamError, match="empty axes"):
+        mx.nd.broadcast_like(mx.nd.ones((1,)), mx.nd.ones((3,)), lhs_axes=(), rhs_axes=())
+
+
+def test_cpu_shared_is_a_host_context():
+    ctx = mx.Context("cpu_shared", 0)
+    a = mx.nd.ones((2,), ctx=ctx)
+    assert a.context == ctx and ctx.device_typeid == 5 and (a * 3).context == ctx
+    assert (a * 3).asnumpy().tolist() == [3.0, 3.0]

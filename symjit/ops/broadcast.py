@@ -177,6 +177,9 @@ register(OpDef(
 
 def _like_check(p: dict) -> None:
     la, ra = p["lhs_axes"], p["rhs_axes"]
+    if la == () or ra == ():
+        raise ParamError(f"broadcast_like: an empty axes tuple is not allowed (lhs_axes={la}, "
+                         f"rhs_axes={ra}); leave both out to broadcast to rhs's whole shape")
     if la is not None and ra is not None and len(la) != len(ra):
         raise ParamError(f"broadcast_like: parameters 'lhs_axes' {la} and 'rhs_axes' {ra} must have "
                          f"the same length")

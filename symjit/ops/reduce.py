@@ -209,7 +209,8 @@ del _name
 
 
 # ---------------------------------------------------------------------------------------------
-# norm: L1 or L2 norm over all elements, one axis (vector norm) or two axes (Frobenius).
+# norm: L1 or L2 norm over all elements, one axis (vector norm) or two axes (ord=2: Frobenius;
+# ord=1: the sum of absolute values, as MXNet computes it, not the induced matrix 1-norm).
 
 _NORM_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8")
 
@@ -218,8 +219,6 @@ def _norm_check(p: dict) -> None:
     axis = p["axis"]
     if axis is not None and len(axis) > 2:
         raise ParamError(f"norm: parameter 'axis'={axis} must name one or two axes")
-    if axis is not None and len(axis) == 2 and p["ord"] != 2:
-        raise ParamError(f"norm: ord={p['ord']} over two axes is not supported (only ord=2, Frobenius)")
     if p["out_dtype"] is not None and p["out_dtype"] not in _NORM_DTYPES:
         raise ParamError(f"norm: parameter 'out_dtype'={p['out_dtype']!r} is not one of {list(_NORM_DTYPES)}")
 
