@@ -87,3 +87,11 @@ def test_conflicts_still_name_the_operator_and_argument():
     x = mx.sym.var("x", shape=(0, 3))
     with pytest.raises(ShapeError, match=r"elemwise_add.*\(2,4\)"):
         mx.sym.elemwise_add(x, mx.sym.var("y", shape=(2, 4))).infer_shape()
+
+
+def test_ops_without_partial_rules_wait_for_complete_inputs():
+    where = mx.sym.where(mx.sym.var("c"), mx.sym.var("x"), mx.sym.var("y"))
+    _, out, _ = where.infer_shape_partial(c=(0,), x=(2, 2), y=(2, 2))
+    assert out == [()]                      # a (2,) condition is as possible as a (2, 2) one
+    _, out, _ = where.infer_shape_partial(c=(2,), x=(2, 2), y=(2, 2))
+    assert out == [(2, 2)]

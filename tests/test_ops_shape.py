@@ -317,7 +317,6 @@ PARAM_ERRORS = [
     ("SliceChannel", {}, ["SliceChannel", "num_outputs", "missing"]),
     ("norm", {"ord": 3}, ["norm", "ord"]),
     ("norm", {"axis": (0, 1, 2)}, ["norm", "axis"]),
-    ("norm", {"axis": (0, 1), "ord": 1}, ["norm", "ord=1"]),
     ("one_hot", {"depth": 3, "dtype": "bool"}, ["one_hot", "dtype"]),
     ("one_hot", {"depth": 0}, ["one_hot", "depth"]),
     ("take", {"mode": "nearest"}, ["take", "mode"]),

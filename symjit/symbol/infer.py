@@ -131,8 +131,10 @@ class _Inference:
                 outs_now = [self.get((node, i)) for i in range(node.num_outputs)]
                 ins, outs, aux = rule(node.params, vals[:n_args], outs_now, vals[n_args:])
             else:
-                if self.partial:    # the ordinary rules see complete shapes only
-                    vals = [v if v is None or 0 not in v else None for v in vals]
+                # the ordinary rules see complete shapes only; one that is known in part waits to be
+                # completed (given as unknown, the rule could guess a shape it would then contradict)
+                if self.partial and any(v is not None and 0 in v for v in vals):
+                    return False
                 ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
         except RuleError as exc:
             err = ShapeError if self.what == "shape" else DTypeError
