@@ -242,3 +242,12 @@ def test_cpu_shared_is_a_host_context():
     a = mx.nd.ones((2,), ctx=ctx)
     assert a.context == ctx and ctx.device_typeid == 5 and (a * 3).context == ctx
     assert (a * 3).asnumpy().tolist() == [3.0, 3.0]
+
+
+def test_bucketing_sym_gen_names_restart_per_bucket():
+    def sym_gen(n):
+        net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=n)
+        return net, ("data",), None
+    mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=1)        # advance the global counter
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=2)
+    assert mod.symbol.list_arguments()[1] == "fullyconnected0_weight"

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..base import MXNetError, ParamError
 from ..initializer import Uniform
+from ..symbol.naming import NameManager
 from .module import Module
 
 __all__ = ["BucketingModule"]
@@ -56,7 +57,8 @@ class BucketingModule(Module):
         self.for_training = self.inputs_need_grad = False
 
     def _call_sym_gen(self, key: Any) -> tuple[Any, Any, Any]:
-        out = self._sym_gen(key)
+        with NameManager():     # each bucket's automatic names start afresh, as in MXNet
+            out = self._sym_gen(key)
         if not (isinstance(out, tuple) and len(out) == 3):
             raise ParamError(f"BucketingModule: sym_gen({key!r}) must return (symbol, data_names, "
                              f"label_names), got {type(out).__name__}")
