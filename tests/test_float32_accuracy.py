@@ -188,3 +188,78 @@ def test_resnet_v1_stage_on_7x7_maps_trains_in_float32_like_float64():
     errors = sorted(float(np.abs(g32[n] - g64[n]).max() / max(np.abs(g64[n]).max(), 1e-2 * big))
                     for n in g64)
     assert errors[-1] <= 0.041 and errors[len(errors) // 2] <= 0.0035, errors
+
+
+def _weight_reference(x, dout, k, pad, groups):
+    """The weight gradient of a stride-1 convolution in float64 (one BLAS GEMM per tap and group)."""
+    x64, d64 = x.astype(np.float64), dout.astype(np.float64)
+    n, c, h, wd = x.shape
+    f, oh, ow = dout.shape[1:]
+    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad))
+    xp[:, :, pad:pad + h, pad:pad + wd] = x64
+    cg, fg = c // groups, f // groups
+    dw = np.zeros((f, cg, k, k))
+    for g in range(groups):
+        dg = d64[:, g * fg:(g + 1) * fg]
+        for i in range(k):
+            for j in range(k):
+                win = xp[:, g * cg:(g + 1) * cg, i:i + oh, j:j + ow]
+                dw[g * fg:(g + 1) * fg, :, i, j] = np.tensordot(dg, win, axes=([0, 2, 3], [0, 2, 3]))
+    return dw
+
+
+@pytest.mark.parametrize("groups, images", [(1, None), (1, 5), (2, 5)])
+def test_blas_weight_gradient_sums_positions_in_blocks(groups, images):
+    """im2col's weight gradient over 1728 positions of a 256 -> 512 1x1 layer: GEMMs of 64
+    positions (a float32 chain of 64 products), 16 of them added by BLAS, then into a compensated
+    sum; the 131072-element product in blocks of 128 rows; blocks of 5 images (the position blocks
+    cross the folds) and 2 groups. Within 5 units of 2^-24 of the largest value (one float32 GEMM
+    over the 1728 positions: 3.8-5.7e-7 on these inputs), and the threaded kernel agrees bitwise."""
+    from symjit.kernels.cpu import conv
+    n, c, f, h = 12, 256, 512, 12
+    rng = np.random.default_rng(groups)
+    x = np.maximum(rng.standard_normal((n, c, h, h)), 0).astype(np.float32)
+    dout = rng.standard_normal((n, f, h, h)).astype(np.float32)
+    w_shape, args = (f, c // groups, 1, 1), ((1, 1), (0, 0), (1, 1), groups)
+    limit = conv.CONV_SCRATCH_MAX if images is None else (c + f) * h * h * images
+    shape = conv.conv2d_cols_shape("backward_weight", x.shape, w_shape, dout.shape, groups, limit)
+    assert shape[1] >= 3 * f * c // groups   # room for the compensated sum
+    ref = _weight_reference(x, dout, 1, 0, groups)
+    got = []
+    for kernel in (conv.conv2d_backward_weight, conv.conv2d_backward_weight_parallel):
+        cols, dw = np.full(shape, np.nan, np.float32), np.full(w_shape, np.nan, np.float32)
+        conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
+        kernel(dout, x, dw, cols, *args)
+        got.append(dw)
+    np.testing.assert_array_equal(got[0], got[1])
+    assert _error(got[0], ref) <= 5 * 2.0 ** -24
+
+
+@pytest.mark.parametrize("images", [None, 7])
+def test_winograd_weight_gradient_sums_tiles_in_blocks(images):
+    """Winograd's weight gradient of a 256 -> 256 3x3 layer over 24 images of 14 x 14 (1176 tiles):
+    each of its 16 GEMMs in blocks of 64 tiles, the 65536-element products in blocks of filters,
+    folded into a compensated sum; within 2x a direct float32 convolution's error (one float32
+    GEMM per tap over the positions)."""
+    from symjit.kernels.cpu import conv, conv_winograd
+    from symjit.kernels.cpu.conv_shapes import winograd_length, winograd_tiles
+    n, c, h = 24, 256, 14
+    rng = np.random.default_rng(images or 0)
+    x = np.maximum(rng.standard_normal((n, c, h, h)), 0).astype(np.float32)
+    dout = rng.standard_normal((n, c, h, h)).astype(np.float32)
+    w_shape, args = (c, c, 3, 3), ((1, 1), (1, 1), (1, 1), 1)
+    limit = conv.CONV_SCRATCH_MAX if images is None else winograd_length(images, c, c, winograd_tiles(h, h))
+    cols = np.full(conv.conv2d_cols_shape("backward_weight_winograd", x.shape, w_shape, dout.shape, 1, limit),
+                   np.nan, np.float32)
+    dw = np.full(w_shape, np.nan, np.float32)
+    conv.check_conv2d("backward_weight_winograd", x, dw, dout, cols, *args)
+    conv_winograd.conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, *args)
+    ref = _weight_reference(x, dout, 3, 1, 1)
+    xp = np.zeros((n, c, h + 2, h + 2), np.float32)
+    xp[:, :, 1:1 + h, 1:1 + h] = x
+    direct = np.zeros(w_shape, np.float32)
+    for i in range(3):
+        for j in range(3):
+            win = xp[:, :, i:i + h, j:j + h]
+            direct[:, :, i, j] = np.einsum("nfhw,nchw->fc", dout, win, dtype=np.float32)
+    assert _error(dw, ref) <= 2.0 * _error(direct, ref)

@@ -469,7 +469,12 @@ def test_conv_cols_sizes():
     k, f, p = 500, 50, 64
     assert conv.conv2d_cols_shape("forward", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
     assert conv.conv2d_cols_shape("backward_data", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
-    assert conv.conv2d_cols_shape("backward_weight", xs, ws, os_, 1) == (1, (k + f) * 64 * p + f * k)
+    # the weight gradient's product, its compensated sum and compensation (4096 positions: more
+    # than 16 GEMMs of 64)
+    assert conv.conv2d_cols_shape("backward_weight", xs, ws, os_, 1) == (1, (k + f) * 64 * p + 3 * f * k)
+    # a batch of 16 positions: the product alone
+    assert conv.conv2d_cols_shape("backward_weight", (1, 20, 8, 8), ws, (1, 50, 4, 4), 1) == \
+        (1, (k + f) * 16 + f * k)
     assert conv.conv2d_cols_shape("forward_cnhw", xs, ws, os_, 1) == (1, (k + f) * 64 * p)
     # capped: 10 images per block; the filter-major forward then also holds the whole output
     cap = 10 * (k + f) * p + 5
@@ -487,7 +492,7 @@ def test_conv_cols_sizes():
         (1, (k + f) * 64 * 3)
     assert conv.conv2d_cols_shape("backward_data", xs, ws, os_, 1, max_elems=0) == (1, (k + f) * p)
     for kind in ("forward", "forward_cnhw", "backward_data", "backward_weight"):   # im2col's
-        fixed = f * k if kind == "backward_weight" else 0
+        fixed = 3 * f * k if kind == "backward_weight" else 0
         blocked = f * 64 * p if kind == "forward_cnhw" else 0
         for limit in ((cap, conv.CONV_SCRATCH_MAX) if kind == "forward" else (0, cap, conv.CONV_SCRATCH_MAX)):
             assert conv.conv2d_cols_length(64, k, f, p, fixed, blocked, limit) == \

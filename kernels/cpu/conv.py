@@ -16,21 +16,22 @@ bounds checks):
 How they compute (whole-batch im2col, one GEMM per pass and group): with ``K = C*KH*KW`` and
 ``P = OH*OW``, a block of ``B`` images is unrolled into ``cols (K, B*P)``; the forward pass is
 ``y (F, B*P) = W (F, K/groups) @ cols`` per group, the data gradient ``dcols = W.T @ dy`` followed by
-col2im, the weight gradient ``dW.T = cols @ dy.T`` (summed over the blocks by BLAS itself,
-``beta = 1``, and transposed into ``dW`` once), where ``y``/``dy`` are in filter-major ("CNHW")
-order, so a transpose copy moves them from/to NCHW; a block of one image needs none (its
-filter-major order is NCHW): the GEMMs read ``dout`` and write ``out`` in place
-(:func:`~symjit.kernels.cpu.blas.xgemm`). ``B`` is the whole batch unless the scratch
-would exceed ``max_elems`` elements (the compiler picks it per shape with
+col2im, the weight gradient ``dW.T = cols @ dy.T`` (in GEMMs over blocks of positions, 64 where
+the weight is large, their products summed as :mod:`.sum_blocks` says, transposed into ``dW`` once),
+where ``y``/``dy`` are in filter-major ("CNHW") order, so a transpose copy moves them from/to
+NCHW; a block of one image needs none (its filter-major order is NCHW): the GEMMs read ``dout``
+and write ``out`` in place (:func:`~symjit.kernels.cpu.blas.xgemm`). ``B`` is the whole batch
+unless the scratch would exceed ``max_elems`` elements (the compiler picks it per shape with
 :func:`conv2d_block_elems`; the default is :data:`CONV_SCRATCH_MAX`, 8 Mi elements = 32 MiB in
 float32); then the batch is cut into blocks of as many images as fit (a kernel reads ``B`` back from
 the length of ``cols``). When one image alone does not fit, :func:`conv2d_forward` takes blocks of
 output rows of one image instead (:func:`conv2d_forward_rows`; its scratch then holds ``(K + F) * R *
 OW`` elements for ``R`` rows), so im2col's block is still in the cache when the GEMM reads it.
 Scratch size, in elements: ``(K + F) * B * P``, plus ``F * K/groups`` for the weight gradient's
-transposed product, plus ``F * N * P`` for :func:`conv2d_forward_cnhw`'s full
-output when ``B < N`` (the compiler then calls :func:`conv2d_forward` instead, which writes NCHW
-block by block, see :func:`conv2d_images_per_block`). LeNet at batch 64 (float32), as compiled:
+transposed product (3x that over many positions: its compensated sum, :func:`sum_length`), plus
+``F * N * P`` for :func:`conv2d_forward_cnhw`'s full output when ``B < N`` (the compiler then
+calls :func:`conv2d_forward` instead, which writes NCHW block by block, see
+:func:`conv2d_images_per_block`). LeNet at batch 64 (float32), as compiled:
 conv1 0.21 MB (two images per block), conv2 2.4 MB (17 images).
 
 :func:`conv2d_forward_cnhw` stops before the transpose and returns the filter-major result, so the
@@ -88,6 +89,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     is_small,
     is_vec,
     is_winograd,
+    sum_length,
     vec_tile,
 )
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
@@ -104,6 +106,7 @@ from .im2col import (  # noqa: F401  (im2col, col2im re-exported)
     col2im,
     im2col,
 )
+from .sum_blocks import blocks_of, finish, fold, rows_of
 
 __all__ = [
     "conv2d_output_size", "conv2d_cols_shape", "conv2d_images_per_block", "conv2d_block_elems",
@@ -527,23 +530,47 @@ def conv2d_backward_data_parallel(dout, w, dx, cols, stride, pad, dilate, groups
 
 
 @_jit
-def _weight_gemm(dy, iy, ldy, cols2, dwt, first, groups):
-    """``dwt[group g] (=|+=) cols2[group g rows] @ dy[group g].T`` (one BLAS call per group, BLAS
-    adding into ``dwt`` after the first block): the transposed product, ``K/groups x F/groups`` per
-    group from ``dwt[g * K/groups * F/groups]``, runs 1.2-1.5x faster in OpenBLAS than ``dy @
-    cols2.T`` for these long, thin operands. ``dy`` flat, its rows ``ldy`` apart from ``dy[iy]``."""
+def _weight_sums(dy, iy, ldy, cols2, sums, m, since, folded, groups):
+    """A block of images' products added into the weight gradient's sum (:mod:`.sum_blocks`): per
+    group, ``dwt[group g] (+)= cols2[group g rows] @ dy[group g].T`` into ``sums[:m]``, in blocks
+    of rows (:func:`~.sum_blocks.rows_of`) each through the columns' blocks of positions, one BLAS
+    call per block; returns ``(since, folded)`` for the next block of images. The transposed
+    product, ``K/groups x F/groups`` per group from ``sums[g * K/groups * F/groups]``, runs 1.2-1.5x
+    faster in OpenBLAS than ``dy @ cols2.T`` for these long, thin operands. ``dy`` flat, its rows
+    ``ldy`` apart from ``dy[iy]``."""
     q = cols2.shape[1]
     kg = cols2.shape[0] // groups
-    fg = dwt.shape[0] // (kg * groups)
+    fg = m // (kg * groups)
+    nb = blocks_of(q, kg * fg, cols2.itemsize)
+    step = rows_of(kg, fg)
     cf = cols2.reshape(-1)
-    beta = 0.0 if first else 1.0
+    s, f = since, folded
     for g in range(groups):
-        xgemm(0, 1, kg, fg, q, 1.0, cf, g * kg * q, q, dy, iy + g * fg * ldy, ldy, beta, dwt, g * kg * fg, fg)
+        for r0 in range(0, kg, step):
+            r1 = min(kg, r0 + step)
+            lo, hi = (g * kg + r0) * fg, (g * kg + r1) * fg
+            s, f = since, folded
+            for i in range(nb):
+                q0, q1 = i * q // nb, (i + 1) * q // nb
+                xgemm(0, 1, r1 - r0, fg, q1 - q0, 1.0, cf, (g * kg + r0) * q + q0, q, dy,
+                      iy + g * fg * ldy + q0, ldy, 0.0 if s == 0 else 1.0, sums, lo, fg)
+                s, f = fold(sums, m, lo, hi, s, f)
+    return s, f
+
+
+@_jit
+def _weight_scratch(cf, n, k, f, kg, p):
+    """Images per block and the weight gradient's ``sums`` (after the blocks' part of ``cf``,
+    :func:`~symjit.kernels.cpu.conv_shapes.sum_length` elements)."""
+    fixed = sum_length(f * kg, f * kg * kg // k, n * p)
+    nb = _images_per_block(cf.shape[0], n, k, f, p, fixed, 0)
+    start = (k + f) * nb * p
+    return nb, cf[start:start + fixed]
 
 
 @_jit
 def _untranspose(dwt, dw2, groups):
-    """``dw2[g*F/groups + a, b] = dwt[group g][b, a]`` (see :func:`_weight_gemm`), in 32 x 32 tiles."""
+    """``dw2[g*F/groups + a, b] = dwt[group g][b, a]`` (see :func:`_weight_sums`), in 32 x 32 tiles."""
     f_, kg = dw2.shape
     fg = f_ // groups
     for g in range(groups):
@@ -558,25 +585,26 @@ def _untranspose(dwt, dw2, groups):
 
 @_jit
 def conv2d_backward_weight(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten): ``dout (F, N*P) @ im2col(x).T`` per group, whole batch.
-
-    When the batch is cut into blocks, BLAS adds the blocks' products in block order.
+    """Weight gradient ``dw`` (overwritten): ``dout (F, N*P) @ im2col(x).T`` per group, over blocks
+    of images, each block's positions in blocks of GEMMs whose products are summed as
+    :mod:`.sum_blocks` says (float32: 64 positions per GEMM where the weight is large).
     """
     n_ = x.shape[0]
     f_, _, kh_, kw_ = dw.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
     dw2 = dw.reshape(f_, dw.size // f_)
+    m = dw2.size
     cf = cols[0]
-    nb = _images_per_block(cf.shape[0], n_, k, f_, p, dw2.size, 0)
-    tstart = (k + f_) * nb * p
-    dwt = cf[tstart:tstart + dw2.size]   # the transposed product, summed over the blocks
+    nb, sums = _weight_scratch(cf, n_, k, f_, dw2.shape[1], p)
+    since, folded = 0, 0
     for n0 in range(0, n_, nb):
         dy2, cols2 = _block_views(cf, 0, min(nb, n_ - n0), k, f_, p)
         _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
         dy, iy, ldy = _filter_major(dout, dy2, n0)
-        _weight_gemm(dy, iy, ldy, cols2, dwt, n0 == 0, groups)
-    _untranspose(dwt, dw2, groups)
+        since, folded = _weight_sums(dy, iy, ldy, cols2, sums, m, since, folded, groups)
+    finish(sums, m, since, folded)
+    _untranspose(sums[:m], dw2, groups)
 
 
 @_pjit
@@ -587,11 +615,11 @@ def conv2d_backward_weight_parallel(dout, x, dw, cols, stride, pad, dilate, grou
     oh_, ow_ = dout.shape[2], dout.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
     dw2 = dw.reshape(f_, dw.size // f_)
+    m = dw2.size
     cf = cols[0]
     xf, df = x.reshape(-1), dout.reshape(-1)
-    nb = _images_per_block(cf.shape[0], n_, k, f_, p, dw2.size, 0)
-    tstart = (k + f_) * nb * p
-    dwt = cf[tstart:tstart + dw2.size]
+    nb, sums = _weight_scratch(cf, n_, k, f_, dw2.shape[1], p)
+    since, folded = 0, 0
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         dy2, cols2 = _block_views(cf, 0, nbb, k, f_, p)
@@ -600,5 +628,6 @@ def conv2d_backward_weight_parallel(dout, x, dw, cols, stride, pad, dilate, grou
             _im2col_row(xf, c2f, r, n0, nbb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
         for f in prange(f_):
             _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
-        _weight_gemm(dyf, 0, nbb * p, cols2, dwt, n0 == 0, groups)
-    _untranspose(dwt, dw2, groups)
+        since, folded = _weight_sums(dyf, 0, nbb * p, cols2, sums, m, since, folded, groups)
+    finish(sums, m, since, folded)
+    _untranspose(sums[:m], dw2, groups)

@@ -20,9 +20,11 @@ __all__ = [
     "KINDS", "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
     "POINTWISE_MIN_PIXELS", "ROWS_MIN_PIXELS", "conv2d_block_elems", "conv2d_output_size",
     "conv2d_cols_length",
-    "conv2d_scratch_length", "conv2d_images_per_block", "conv2d_forward_rows", "conv2d_cols_shape",
+    "conv2d_scratch_length", "conv2d_images_per_block", "SUM_BLOCK", "SUM_GROUP", "SUM_ROWS",
+    "SUM_GEMM_MIN",
+    "sum_block", "sum_length", "conv2d_forward_rows", "conv2d_cols_shape",
     "is_depthwise", "is_pointwise", "winograd_skew", "winograd_tiles", "winograd_length",
-    "winograd_images_per_block",
+    "winograd_images_per_block", "winograd_sums",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "WINOGRAD_SCRATCH_MIN", "VEC_BLOCK_IMAGES",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
@@ -126,6 +128,53 @@ def conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems):
 
 _FORWARD_CNHW, _BACKWARD_WEIGHT = KINDS.index("forward_cnhw"), KINDS.index("backward_weight")
 
+# ---------------------------------------------------------------------------------------------
+# Weight gradients through BLAS: the sum over positions in blocks (:mod:`.sum_blocks`).
+
+SUM_BLOCK = 64
+"""Positions (or Winograd tiles) per float32 GEMM of a weight gradient: BLAS sums each output's
+products over its inner dimension in one float32 chain, whose rounding error grows with its
+length (392 positions, ResNet-50's 1x1 layers at batch 2: 4.1x a direct convolution's error;
+blocks of 64: 1.1x; ``docs/performance.md``, "Float32 accuracy: weight gradients in blocks")."""
+SUM_GROUP = 16
+"""Blocks that BLAS adds into the float32 product (``beta = 1``) before it goes into the
+compensated sum: a chain of at most 16 partial sums, and one pass over the product per 16 GEMMs."""
+SUM_ROWS = 1 << 16
+"""Elements of a weight gradient's product per GEMM (256 KiB in float32): a larger product is
+computed in blocks of rows, each through all its blocks of positions while it stays in the L2
+cache (ResNet-18's 512-channel Winograd weight gradient at batch 32 ran 15% slower with whole
+1 MiB products, each read and written again by every block's GEMM)."""
+SUM_GEMM_MIN = 1 << 21
+"""Multiply-adds that a block's GEMM does at least: a weight of few elements takes longer blocks
+(ResNet-50's 64 -> 256 1x1 layer, 16384 elements: 128 positions; LeNet's conv1, 500: 4194; a
+depthwise group, 9: the whole batch), so that the calls stay few (each costs a few us) and BLAS
+packs rows of at least 512 bytes (that 1x1 layer's weight gradient took 15% longer than one GEMM
+in blocks of 64, 7-10% in blocks of 128)."""
+
+
+@jitable
+def sum_block(outputs):
+    """Positions per GEMM of a weight gradient whose GEMMs have ``outputs`` elements each:
+    :data:`SUM_BLOCK`, more where the GEMM would do fewer than :data:`SUM_GEMM_MIN` multiply-adds.
+
+    >>> int(sum_block(1024 * 256)), int(sum_block(256 * 64)), int(sum_block(25 * 20))
+    (64, 128, 4194)
+    """
+    return max(SUM_BLOCK, SUM_GEMM_MIN // max(1, outputs))
+
+
+@jitable
+def sum_length(outputs, per_gemm, positions):
+    """Scratch of a weight gradient's sum: its float32 product (``outputs`` elements), and where
+    the ``positions`` take more than :data:`SUM_GROUP` blocks (GEMMs of ``per_gemm`` outputs, see
+    :func:`sum_block`), the compensated sum and its compensation after it.
+
+    >>> int(sum_length(100, 100, 64)), int(sum_length(100, 100, 1 << 20))
+    (100, 300)
+    """
+    return outputs * (3 if positions > SUM_GROUP * sum_block(per_gemm) else 1)
+
+
 
 @jitable
 def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
@@ -134,14 +183,15 @@ def conv2d_scratch_length(kind, n, k, f, kg, p, max_elems):
     of output rows instead when :func:`conv2d_forward_rows` asks for them).
 
     ``n`` images, ``k = C*KH*KW``, ``f`` filters, ``kg = C/groups*KH*KW``, ``p = OH*OW``. Beyond its
-    block of im2col + output, the weight gradient needs its transposed ``(K/groups, F)`` product, and
+    block of im2col + output, the weight gradient needs its transposed ``(K/groups, F)`` product
+    (and its compensated sum over many positions, :func:`sum_length`), and
     :func:`conv2d_forward_cnhw` the whole filter-major output when the batch is cut into blocks.
     Python callers use :func:`conv2d_cols_shape`; generated kernels call this on runtime shapes.
 
     >>> int(conv2d_scratch_length(KINDS.index("backward_weight"), 64, 500, 50, 500, 64, 1 << 23))
-    2277800
+    2327800
     """
-    fixed = f * kg if kind == _BACKWARD_WEIGHT else 0
+    fixed = sum_length(f * kg, f * kg * kg // k, n * p) if kind == _BACKWARD_WEIGHT else 0
     blocked = f * n * p if kind == _FORWARD_CNHW else 0
     return conv2d_cols_length(n, k, f, p, fixed, blocked, max_elems)
 
@@ -212,9 +262,11 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
         data = kind == "backward_data_winograd"
         c_in, c_out, plane = (f, c, x_shape[2:]) if data else (c, f, out_shape[2:])
         tiles = winograd_tiles(plane[0], plane[1])
-        # as many images as fit in max_elems with the weight transform (at least one)
+        # as many images as fit in max_elems with the weight transform (at least one); the weight
+        # gradient's compensated sum after them
+        sums = winograd_sums(n, c_in, c_out, tiles) if kind == "backward_weight_winograd" else 0
         return 1, int(winograd_length(winograd_images_per_block(max_elems, n, c_in, c_out, tiles), c_in,
-                                      c_out, tiles))
+                                      c_out, tiles) + sums)
     if kind in ("forward_rows_small", "backward_weight_rows_small"):   # every part at once
         rows, _, parts = small_rows_plan(n, c * kh * kw, out_shape[2], out_shape[3])
         return 1, int(parts * small_rows_layout(kind == "forward_rows_small", c * kh * kw, f, rows,
@@ -308,6 +360,19 @@ def winograd_length(nb, c_in, c_out, tiles):
     and product ``(16, c_out, nb*tiles)``, each a skewed stride per position."""
     return 16 * (winograd_skew(c_out * c_in) + winograd_skew(c_in * nb * tiles)
                  + winograd_skew(c_out * nb * tiles))
+
+
+@jitable
+def winograd_sums(n, c_in, c_out, tiles):
+    """Scratch elements a Winograd weight gradient over ``n`` images takes beyond
+    :func:`winograd_length`: its compensated sum and compensation where the tiles take more than
+    :data:`SUM_GROUP` GEMMs (:func:`sum_length`), else none.
+
+    >>> int(winograd_sums(2, 128, 128, 196)), int(winograd_sums(32, 128, 128, 196))
+    (0, 524800)
+    """
+    u = 16 * winograd_skew(c_out * c_in)
+    return sum_length(u, c_out * c_in, n * tiles) - u
 
 
 @jitable

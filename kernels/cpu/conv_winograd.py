@@ -47,7 +47,8 @@ from numba import uint64 as _u
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._parallel import PARTS, SERIAL, SPLIT_MIN, part_range, pjit
 from .blas import xgemm
-from .conv_shapes import winograd_images_per_block, winograd_skew
+from .conv_shapes import winograd_images_per_block, winograd_skew, winograd_sums
+from .sum_blocks import blocks_of, finish, fold, rows_of
 
 __all__ = ["conv2d_forward_winograd_parallel", "conv2d_backward_data_winograd_parallel",
            "conv2d_backward_weight_winograd_parallel"]
@@ -380,26 +381,51 @@ def _weight_untransform_rows(du, dw, f0, f1):
                 dw[f, c, i, 2] = 0.5 * (y1 + y2) + y3
 
 
+@_jit
+def _weight_sums(mm, sm, v, sv, tiles, sums, su, c_, f_, since, folded):
+    """A block's 16 products ``mm[xi] (F, T) @ v[xi].T`` added into ``sums`` (the transformed weight
+    gradient ``(16, F, C)``, ``su`` apart, and its compensated sum: :mod:`.sum_blocks`), in blocks
+    of filters (:func:`~.sum_blocks.rows_of`) each through the blocks of tiles; returns ``(since,
+    folded)`` for the next block."""
+    parts = blocks_of(tiles, f_ * c_, v.itemsize)
+    step = rows_of(f_, c_)
+    s, f = since, folded
+    for xi in range(16):
+        for r0 in range(0, f_, step):
+            r1 = min(f_, r0 + step)
+            lo, hi = xi * su + r0 * c_, xi * su + r1 * c_
+            s, f = since, folded
+            for i in range(parts):
+                t0, t1 = i * tiles // parts, (i + 1) * tiles // parts
+                xgemm(0, 1, r1 - r0, c_, t1 - t0, 1.0, mm, xi * sm + r0 * tiles + t0, tiles, v, xi * sv + t0,
+                      tiles, 0.0 if s == 0 else 1.0, sums, lo, c_)
+                s, f = fold(sums, 16 * su, lo, hi, s, f)
+    return s, f
+
+
 @_calls_threads
 def conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
     """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd_parallel`'s convolution:
     ``dw[f, c] = G^T (sum over tiles of (A dY A^T) * (B^T d B)) G``, the sum over tiles as 16 GEMMs
-    ``(F, T) @ (T, C)`` per block of images, added up by BLAS (``beta = 1``) across the blocks."""
+    ``(F, T) @ (T, C)`` per block of tiles (at most 64 in float32 where the weight is large), their
+    products summed as :mod:`.sum_blocks` says (the compensated sum after the transformed weight
+    gradient in ``cols``: :func:`~symjit.kernels.cpu.conv_shapes.winograd_sums`)."""
     n_, c_ = x.shape[0], x.shape[1]
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     th_, tw_ = (oh_ + 1) // 2, (ow_ + 1) // 2
     cf = cols[0]
-    nb = winograd_images_per_block(cf.shape[0], n_, c_, f_, th_ * tw_)
     su = winograd_skew(f_ * c_)
-    du = cf[:16 * su]
-    rest = cf[16 * su:]
+    extra = winograd_sums(n_, c_, f_, th_ * tw_)
+    nb = winograd_images_per_block(cf.shape[0] - extra, n_, c_, f_, th_ * tw_)
+    sums = cf[:16 * su + extra]
+    rest = cf[16 * su + extra:]
+    since, folded = 0, 0
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
         v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
         _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1])
         _dout_transform(dout, n0, nbb, mm, th_, tw_)
-        beta = 0.0 if n0 == 0 else 1.0
-        for xi in range(16):
-            xgemm(0, 1, f_, c_, tiles, 1.0, mm, xi * sm, tiles, v, xi * sv, tiles, beta, du, xi * su, c_)
-    _weight_untransform(du, dw)
+        since, folded = _weight_sums(mm, sm, v, sv, tiles, sums, su, c_, f_, since, folded)
+    finish(sums, 16 * su, since, folded)
+    _weight_untransform(sums[:16 * su], dw)
