@@ -616,15 +616,19 @@ class Executor:
         ``Total <n> MB allocated``: the planned temporaries of every program (arguments, gradients
         and outputs not counted), in whole MiB."""
         lines = [f"Symbol outputs: {self._symbol.list_outputs()}"]
-        total = 0
         for mode, prog in self._programs.items():
             lines.append(f"== {mode} program ==")
             lines.append(prog.graph.dump())
             lines += [grp.describe() for grp in prog.groups]
             lines.append(prog.plan.summary())
-            total += prog.plan.planned_bytes
-        lines.append(f"Total {total >> 20} MB allocated")
+        lines.append(f"Total {self.planned_bytes >> 20} MB allocated")
         return "\n".join(lines)
+
+    @property
+    def planned_bytes(self) -> int:
+        """Bytes of the planned temporaries of every compiled program (arguments, gradients and
+        outputs not counted)."""
+        return sum(prog.plan.planned_bytes for prog in self._programs.values())
 
 
 def simple_bind_arrays(symbol, ctx: Context, grad_req: Any, type_dict: dict | None,

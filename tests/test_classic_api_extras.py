@@ -251,3 +251,23 @@ def test_bucketing_sym_gen_names_restart_per_bucket():
     mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=1)        # advance the global counter
     mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=2)
     assert mod.symbol.list_arguments()[1] == "fullyconnected0_weight"
+
+
+def test_module_states_are_set_and_read_per_device():
+    net = mx.sym.var("data") * mx.sym.var("h")
+    mod = mx.mod.Module(net, label_names=None, state_names=["h"], context=[mx.cpu(0), mx.cpu(1)])
+    mod.bind(data_shapes=[("data", (4, 3))], for_training=False)
+    mod.init_params()
+    mod.set_states(value=2.0)
+    batch = mx.io.DataBatch(data=[mx.nd.ones((4, 3))], label=[])
+    mod.forward(batch)
+    assert mod.get_outputs()[0].asnumpy().tolist() == [[2.0] * 3] * 4
+    halves = mod.get_states(merge_multi_context=False)
+    assert [len(h) for h in halves] == [2] and halves[0][0].shape == (2, 3)
+    mod.set_states(states=[[mx.nd.full((2, 3), 5.0), mx.nd.full((2, 3), 7.0)]])
+    mod.forward(batch)
+    assert mod.get_outputs()[0].asnumpy()[:, 0].tolist() == [5.0, 5.0, 7.0, 7.0]
+    assert mod.get_states()[0].shape == (4, 3)
+    assert mod._total_exec_bytes >= 0
+    with pytest.raises(ParamError, match="exactly one"):
+        mod.set_states()

@@ -423,6 +423,42 @@ class Module:
         self._need("get_outputs", binded=True, params=True)
         return self._exec_group.get_outputs(merge_multi_context)
 
+    def get_states(self, merge_multi_context: bool = True) -> list:
+        """The arrays of the ``state_names`` inputs (concatenated over devices, or one list of
+        per-device arrays per state)."""
+        self._need("get_states", binded=True, params=True)
+        group = self._exec_group
+        per_device = [[e.arg_dict[n] for e in group.execs] for n in self._state_names]
+        return group._merge(per_device, merge_multi_context, [0] * len(per_device))
+
+    def set_states(self, states: Any = None, value: Any = None) -> None:
+        """Set the ``state_names`` inputs: from ``states`` (one list of per-device arrays per
+        state, as ``get_states(merge_multi_context=False)`` gives them) or all to the number ``value``."""
+        self._need("set_states", binded=True, params=True)
+        if (states is None) == (value is None):
+            raise ParamError("Module.set_states: give exactly one of states and value")
+        execs = self._exec_group.execs
+        if value is not None:
+            for e in execs:
+                for n in self._state_names:
+                    e.arg_dict[n][:] = value
+            return
+        if len(states) != len(self._state_names):
+            raise ParamError(f"Module.set_states: {len(states)} states for the state names "
+                             f"{self._state_names}")
+        for n, given in zip(self._state_names, states):
+            per_device = given if isinstance(given, (list, tuple)) else [given]
+            if len(per_device) != len(execs):
+                raise ParamError(f"Module.set_states: state {n!r} has {len(per_device)} arrays for "
+                                 f"{len(execs)} devices")
+            for e, src in zip(execs, per_device):
+                e.arg_dict[n][:] = src.asnumpy() if isinstance(src, nd.NDArray) else src
+
+    @property
+    def _total_exec_bytes(self) -> int:
+        """The planned temporaries of this module's executors, in bytes (MXNet's attribute)."""
+        return sum(e.planned_bytes for e in self._exec_group.execs) if self._exec_group else 0
+
     def get_input_grads(self, merge_multi_context: bool = True) -> list:
         """Gradients of the data inputs (bind with ``inputs_need_grad=True``)."""
         self._need("get_input_grads", binded=True, params=True)
