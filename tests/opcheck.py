@@ -174,3 +174,103 @@ def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any) -> None:
                 ex.grad_dict[n].asnumpy(), calls * ref.grad_dict[n].asnumpy(), rtol=1e-5,
                 atol=1e-7 * calls, err_msg=f"{case}: gradient of {n} ({ctx}, fusion={fusion}) after "
                                            f"{calls} backward call(s), grad_req='add'")
+
+
+def _float32_build(case: Case) -> Callable[[dict], Any]:
+    """The case's ``build`` with each dtype param that names float64 (``Embedding(dtype=
+    'float64')``) naming float32."""
+    def build(variables: dict) -> Any:
+        sym = case.build(variables)
+        for node in sym._topo():
+            for param in () if node.is_variable else node.op.params:
+                if param.kind == "dtype" and node.params.get(param.name) == "float64":
+                    node.params[param.name] = "float32"
+        return sym
+    return build
+
+
+def _rounded(case: Case, dtype) -> Case:
+    """The case with its float64 inputs rounded to float32 and stored as ``dtype`` (integral inputs,
+    of an int dtype or of integral value, stay integral; an input its op types float64 whatever
+    the data, an update's scalars, stays as it is), built by :func:`_float32_build` for float32."""
+    build32 = _float32_build(case)
+    sym = build32({n: mx.sym.Variable(n) for n in case.inputs})
+    args, _, aux = sym.infer_type_partial()
+    fixed = {n for n, t in zip(sym.list_arguments() + sym.list_auxiliary_states(), args + aux)
+             if t is not None and np.dtype(t) == np.float64}
+    inputs = {n: (v.astype(np.float32).astype(dtype) if v.dtype == np.float64 and n not in fixed else v)
+              for n, v in case.inputs.items()}
+    return dataclasses.replace(case, inputs=inputs, build=build32 if dtype == np.float32 else case.build)
+
+
+def _node_shapes(case: Case) -> list[tuple[dict, list]]:
+    """``(params, input shapes)`` of each node of the case's op in its symbol."""
+    sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
+    names = sym.list_arguments() + sym.list_auxiliary_states()
+    internals = sym.get_internals()
+    arg_shapes, out_shapes, aux_shapes = internals.infer_shape(**{n: case.inputs[n].shape for n in names})
+    shapes = dict(zip(internals.list_outputs(), out_shapes))
+    shapes.update(zip(internals.list_arguments(), arg_shapes))
+    shapes.update(zip(internals.list_auxiliary_states(), aux_shapes))
+    from symjit.ops import get_op
+    want = get_op(case.op)
+    found = []
+    for node in sym._topo():
+        if node.op is want:
+            ins = [shapes.get(src.name if src.is_variable else src.output_name(i)) for src, i in node.inputs]
+            found.append((node.params, [tuple(s) for s in ins if s is not None]))
+    return found
+
+
+def _run_in(case: Case, fusion: bool, ctx: Any) -> tuple[list[np.ndarray], dict[str, np.ndarray], list]:
+    """Outputs and gradients of one forward (training mode where the case has gradients) and one
+    backward with head gradients drawn like :func:`head_grads_for` (rounded to float32), the random
+    ops seeded alike."""
+    mx.random.seed(11)
+    ex, _, wrt = bind_case(case, fusion, ctx=ctx)
+    outs = [o.asnumpy() for o in ex.forward(is_train=case.is_train or bool(wrt))]
+    grads: dict[str, np.ndarray] = {}
+    if wrt:
+        head = [h.astype(np.float32).astype(o.dtype) for h, o in zip(head_grads_for(outs), outs)]
+        ex.backward([mx.nd.array(h, ctx=ctx, dtype=h.dtype) for h in head])
+        grads = {n: ex.grad_dict[n].asnumpy() for n in wrt}
+    return outs, grads, wrt
+
+
+def float32_errors(case: Case, fusion: bool = True, ctx: Any = None) -> list[tuple[str, float]]:
+    """``(what, error)`` of every float output and gradient of the case run in float32 against its
+    float64 run on the same (float32-rounded) inputs, the error as ``max |y32 - y64| / max |y64|``
+    over the finite elements; non-float outputs, and which elements are not finite, must match."""
+    ctx = ctx or mx.cpu()
+    (o64, g64, wrt), (o32, g32, _) = (_run_in(_rounded(case, dt), fusion, ctx)
+                                      for dt in (np.float64, np.float32))
+    pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(o32, o64))]
+    pairs += [(f"gradient of {n}", g32[n], g64[n]) for n in wrt]
+    errors = []
+    for what, got, ref in pairs:
+        assert got.shape == ref.shape, f"{case}: {what}: shape {got.shape} in float32, {ref.shape} in float64"
+        if ref.dtype.kind != "f" or got.dtype.kind != "f":
+            np.testing.assert_array_equal(got, ref, err_msg=f"{case}: {what} (not a float)")
+            continue
+        got, ref = got.astype(np.float64), ref.astype(np.float64)
+        finite, where = np.isfinite(ref), f"{case}: {what}: non-finite elements"
+        np.testing.assert_array_equal(np.isfinite(got), finite, err_msg=where)
+        np.testing.assert_array_equal(got[~finite], ref[~finite], err_msg=where)
+        scale = np.abs(ref[finite]).max(initial=0.0)
+        diff = np.abs(got[finite] - ref[finite]).max(initial=0.0)
+        errors.append((what, diff / scale if scale > 0 else (0.0 if diff == 0 else np.inf)))
+    return errors
+
+
+def check_float32(case: Case, fusion: bool = True, ctx: Any = None) -> None:
+    """The case's float32 outputs and gradients within its op's float32 bound
+    (:func:`symjit.ops.float32.float32_error`) of its float64 run on the same inputs."""
+    from symjit.ops import get_op
+    from symjit.ops.float32 import float32_error
+    model = float32_error(get_op(case.op))
+    assert model is not None, f"{case.op}: no float32 error model (symjit/ops/float32.py)"
+    nodes = _node_shapes(case)
+    bound = max((model.bound(p, shapes) for p, shapes in nodes), default=model.bound({}, []))
+    for what, err in float32_errors(case, fusion, ctx):
+        assert err <= bound, (f"{case}: {what} differs from float64 by {err:.3g} of its largest value "
+                              f"({err / model.eps:.1f} float32 epsilons), bound {bound:.3g} ({model})")

@@ -7,6 +7,7 @@ import pytest
 
 from symjit.lower import lookup, target_names
 from symjit.ops import all_ops
+from symjit.ops.float32 import MODELS, float32_error
 
 from .cases import all_cases
 
@@ -99,3 +100,15 @@ def test_every_internal_op_runs_in_a_case_program():
     """Gradient helpers and rewrites are exercised on every target by some case's program."""
     internal = {name for name, op in OPS.items() if _internal(op)}
     assert internal - _program_ops() == set()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if not _internal(op)))
+def test_op_states_its_float32_error(name):
+    """The float32 oracle (tests/test_op_float32.py) bounds every op by its error model: stated in
+    symjit/ops/float32.py, or derived for elementwise, broadcast and injective ops."""
+    assert float32_error(OPS[name]) is not None, \
+        f"{name}: no float32 error model; state one in symjit/ops/float32.py (MODELS)"
+
+
+def test_float32_models_name_registered_ops():
+    assert set(MODELS) - set(OPS) == set()
