@@ -271,3 +271,25 @@ def test_module_states_are_set_and_read_per_device():
     assert mod._total_exec_bytes >= 0
     with pytest.raises(ParamError, match="exactly one"):
         mod.set_states()
+
+
+def test_base_module_fit_drives_a_subclasss_methods():
+    calls = []
+
+    class Counting(mx.mod.BaseModule):
+        def bind(self, *a, **k): calls.append("bind")
+        def init_params(self, *a, **k): calls.append("init_params")
+        def init_optimizer(self, *a, **k): calls.append("init_optimizer")
+        def forward(self, batch, is_train=None): calls.append(("forward", batch.data[0].shape[0], is_train))
+        def backward(self, out_grads=None): calls.append("backward")
+        def update(self): calls.append("update")
+        def update_metric(self, metric, labels, pre_sliced=False): calls.append("metric")
+        def get_params(self): return {}, {}
+
+    it = mx.io.NDArrayIter(np.zeros((4, 2)), np.zeros((4,)), batch_size=2)
+    Counting().fit(it, num_epoch=1)
+    assert calls == ["bind", "init_params", "init_optimizer"] + [("forward", 2, True), "backward", "update",
+                                                                 "metric"] * 2
+    with pytest.raises(NotImplementedError, match="BaseModule.forward"):
+        mx.mod.BaseModule().forward(None)
+    assert issubclass(mx.mod.Module, mx.mod.BaseModule)

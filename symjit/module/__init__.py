@@ -5,13 +5,12 @@
 >>> mx.mod.Module(mx.sym.Variable('data') * 2, label_names=None).data_names
 ['data']
 """
+from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 from .module import Module
 from .python_module import PythonLossModule, PythonModule
 from .sequential_module import SequentialModule
-
-BaseModule = Module
 
 __all__ = ["Module", "BaseModule", "BucketingModule", "SequentialModule", "PythonModule", "PythonLossModule",
            "DataParallelExecutorGroup"]

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 from typing import Any
 
@@ -28,9 +27,9 @@ from .. import optimizer as opt
 from ..base import MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from ..callback import BatchEndParam
 from ..context import Context, cpu
-from ..dist import rank_tag
-from ..initializer import InitDesc, Uniform
+from ..initializer import InitDesc
 from ..io import DataBatch, DataDesc
+from .base_module import DEFAULT_INITIALIZER, BaseModule, _call_all
 from .executor_group import (
     DataParallelExecutorGroup,
     as_descs,
@@ -43,7 +42,6 @@ from .executor_group import (
 
 __all__ = ["Module"]
 
-DEFAULT_INITIALIZER = Uniform(0.01)
 
 
 def _names(value: Any, what: str) -> list[str]:
@@ -65,18 +63,12 @@ def _check_names(descs: list[DataDesc], names: list[str], what: str) -> None:
                          f"{names}")
 
 
-def _call_all(callbacks: Any, *args: Any) -> None:
-    for cb in callbacks if isinstance(callbacks, (list, tuple)) else [callbacks]:
-        if cb is not None:
-            cb(*args)
-
-
 class MissingParamError(ParamError, RuntimeError):
     """Parameters absent from the values given to ``init_params``/``set_params`` (a RuntimeError,
     as in MXNet)."""
 
 
-class Module:
+class Module(BaseModule):
     """A symbol with its parameters, bound on one or several contexts (data parallel).
 
     ``data_names``/``label_names`` are the symbol's input arguments; every other argument is a
@@ -87,8 +79,8 @@ class Module:
                  logger: Any = logging, context: Any = None, work_load_list: list | None = None,
                  fixed_param_names: Any = None, state_names: Any = None, group2ctxs: Any = None,
                  compression_params: Any = None):
+        super().__init__(logger)
         self._symbol = symbol
-        self.logger = logger
         self._context = [cpu()] if context is None else (
             list(context) if isinstance(context, (list, tuple)) else [context])
         for c in self._context:
@@ -129,12 +121,7 @@ class Module:
         self._exec_group: DataParallelExecutorGroup | None = None
         self._data_shapes: list[DataDesc] = []
         self._label_shapes: list[DataDesc] | None = None
-        self.binded = False
         self._grad_req: Any = "write"
-        self.for_training = False
-        self.inputs_need_grad = False
-        self.params_initialized = False
-        self.optimizer_initialized = False
 
     # -- properties --------------------------------------------------------------------------
     @property
@@ -402,11 +389,6 @@ class Module:
         self._need("backward", binded=True, params=True)
         self._exec_group.backward(out_grads)
 
-    def forward_backward(self, data_batch: Any) -> None:
-        """``forward(is_train=True)`` then ``backward()``."""
-        self.forward(data_batch, is_train=True)
-        self.backward()
-
     def update(self) -> None:
         """Apply the optimizer to every parameter with the gradients of the last backward."""
         self._need("update", binded=True, params=True, optimizer=True)
@@ -527,57 +509,6 @@ class Module:
         merged = [nd.array(np.concatenate([o[i].asnumpy() for o in output_list]),
                            dtype=output_list[0][i].dtype) for i in range(count)]
         return merged[0] if count == 1 and not always_output_list else merged
-
-    def fit(self, train_data: Any, eval_data: Any = None, eval_metric: Any = "acc",
-            epoch_end_callback: Any = None, batch_end_callback: Any = None, kvstore: Any = "local",
-            optimizer: Any = "sgd", optimizer_params: Any = (("learning_rate", 0.01),),
-            eval_end_callback: Any = None, eval_batch_end_callback: Any = None,
-            initializer: Any = DEFAULT_INITIALIZER, arg_params: dict | None = None,
-            aux_params: dict | None = None, allow_missing: bool = False, force_rebind: bool = False,
-            force_init: bool = False, begin_epoch: int = 0, num_epoch: int | None = None,
-            validation_metric: Any = None, monitor: Any = None, sparse_row_id_fn: Any = None) -> None:
-        """Bind, initialise and train for ``num_epoch`` epochs, as MXNet 1.x's ``Module.fit``."""
-        if num_epoch is None:
-            raise ParamError("Module.fit: please specify num_epoch")
-        self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
-                  for_training=True, force_rebind=force_rebind)
-        if monitor is not None:
-            self.install_monitor(monitor)
-        self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init)
-        self.init_optimizer(kvstore=kvstore, optimizer=optimizer, optimizer_params=optimizer_params)
-        validation_metric = eval_metric if validation_metric is None else validation_metric
-        eval_metric = _metric.create(eval_metric)
-        for epoch in range(begin_epoch, num_epoch):
-            tic = time.time()
-            eval_metric.reset()
-            values = self._fit_epoch(epoch, train_data, eval_metric, batch_end_callback, monitor)
-            for name, val in values:
-                self.logger.info(rank_tag() + "Epoch[%d] Train-%s=%f", epoch, name, val)
-            self.logger.info(rank_tag() + "Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-            arg_params, aux_params = self.get_params()
-            _call_all(epoch_end_callback, epoch, self._symbol, arg_params, aux_params)
-            if eval_data is not None:
-                res = self.score(eval_data, validation_metric, score_end_callback=eval_end_callback,
-                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, val in res:
-                    self.logger.info(rank_tag() + "Epoch[%d] Validation-%s=%f", epoch, name, val)
-            train_data.reset()
-
-    def _fit_epoch(self, epoch: int, train_data: Any, eval_metric: Any, batch_end_callback: Any,
-                   monitor: Any) -> list:
-        values: list = []
-        for nbatch, batch in enumerate(train_data):
-            if monitor is not None:
-                monitor.tic()
-            self.forward_backward(batch)
-            self.update()
-            self.update_metric(eval_metric, batch.label)
-            if monitor is not None:
-                monitor.toc_print()
-            _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
-        values = eval_metric.get_global_name_value()
-        return values
 
     # -- checkpoints -------------------------------------------------------------------------
     def save_params(self, fname: str) -> None:
