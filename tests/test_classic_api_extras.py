@@ -293,3 +293,17 @@ def test_base_module_fit_drives_a_subclasss_methods():
     with pytest.raises(NotImplementedError, match="BaseModule.forward"):
         mx.mod.BaseModule().forward(None)
     assert issubclass(mx.mod.Module, mx.mod.BaseModule)
+
+
+def test_buckets_share_parameter_gradients_so_add_accumulates():
+    def sym_gen(n):
+        w = mx.sym.var("w", shape=(1,), init=mx.init.One())
+        return mx.sym.make_loss(mx.sym.sum(mx.sym.broadcast_mul(mx.sym.var("data"), w))), ("data",), None
+
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=4)
+    mod.bind(data_shapes=[("data", (4,))], grad_req="add")
+    mod.init_params()
+    for key in (4, 3, 4):
+        mod.forward_backward(mx.io.DataBatch([mx.nd.ones((key,))], None, bucket_key=key,
+                                             provide_data=[mx.io.DataDesc("data", (key,))]))
+    assert mod._curr_module._exec_group.grad_arrays[0][0].asnumpy().tolist() == [11.0]   # 4 + 3 + 4

@@ -177,10 +177,14 @@ class DataParallelExecutorGroup:
             args, grads, aux, reqs = simple_bind_arrays(self.symbol, ctx, reqs, types, shapes)
         except MXNetError as exc:
             raise MXNetError(f"bind: cannot bind the symbol for input shapes {shapes}: {exc}") from exc
-        if shared is not None:   # share parameter memory with another module (same shapes)
+        if shared is not None:   # share parameters and their gradients with another module (same shapes)
             table = shared.arg_dict
             args = [table[n] if n in self.param_names and n in table and table[n].shape == a.shape
                     else a for n, a in zip(self.arg_names, args)]
+            gtable = shared.grad_dict     # so grad_req='add' accumulates over buckets, as in MXNet
+            grads = [gtable[n] if g is not None and n in self.param_names and gtable.get(n) is not None
+                     and gtable[n].shape == g.shape and gtable[n].dtype == g.dtype else g
+                     for n, g in zip(self.arg_names, grads)]
             aux = [shared.aux_dict.get(n, a) if shared.aux_dict.get(n, a).shape == a.shape else a
                    for n, a in zip(self.aux_names, aux)]
         return Executor(self.symbol, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
