@@ -11,7 +11,8 @@ stream to queue on before the arrays.
 >>> from symjit.compiler.pipeline import compile_symbol
 >>> from symjit.config import Config
 >>> x = mx.sym.Variable('x')
->>> c = compile_symbol(mx.sym.exp(x) * 2, {'x': (3,)}, {'x': 'float32'}, {}, False, Config(cache=False))
+>>> cfg = Config(cache=False, program_calls=16)   # phases as program functions (a tiny one calls kernels)
+>>> c = compile_symbol(mx.sym.exp(x) * 2, {'x': (3,)}, {'x': 'float32'}, {}, False, cfg)
 >>> xs, out = np.zeros(3, np.float32), np.empty(3, np.float32)
 >>> array = value_arrays(c, np.empty(c.plan.planned_bytes, np.uint8),
 ...                      lambda vid, v: xs if v.kind == 'arg' else out)
