@@ -5,8 +5,9 @@
 >>> opt = mx.optimizer.contrib.GroupAdaGrad(learning_rate=0.1, eps=0.0)
 >>> w = mx.nd.zeros((2, 2))
 >>> opt.update(0, w, mx.nd.array([[1.0, 1.0], [2.0, 2.0]]), opt.create_state(0, w))
->>> w.asnumpy().tolist()
-[[-0.1, -0.1], [-0.1, -0.1]]
+>>> print(w.asnumpy())
+[[-0.1 -0.1]
+ [-0.1 -0.1]]
 """
 from __future__ import annotations
 
