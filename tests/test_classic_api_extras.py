@@ -307,3 +307,11 @@ def test_buckets_share_parameter_gradients_so_add_accumulates():
         mod.forward_backward(mx.io.DataBatch([mx.nd.ones((key,))], None, bucket_key=key,
                                              provide_data=[mx.io.DataDesc("data", (key,))]))
     assert mod._curr_module._exec_group.grad_arrays[0][0].asnumpy().tolist() == [11.0]   # 4 + 3 + 4
+
+
+def test_dlpack_methods_of_ndarray():
+    x = mx.nd.array([1.0, 2.0])
+    shared = mx.nd.from_dlpack(x.to_dlpack_for_write())
+    shared[0] = 9.0
+    assert x.asnumpy().tolist() == [9.0, 2.0]
+    assert mx.nd.from_dlpack(x.to_dlpack_for_read()).asnumpy().tolist() == [9.0, 2.0]

@@ -102,6 +102,8 @@ def _ones_like(self: NDArray, **kwargs: Any) -> NDArray:
 
 NDArray.zeros_like = _zeros_like
 NDArray.ones_like = _ones_like
+NDArray.to_dlpack_for_read = _fluent(to_dlpack_for_read)
+NDArray.to_dlpack_for_write = _fluent(to_dlpack_for_write)
 
 from .. import random  # noqa: E402 - needs NDArray and creation above
 
