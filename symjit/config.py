@@ -25,8 +25,9 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     when ahead-of-time modules of bound programs and update kernels are built (loaded by later
     processes without importing numba; see :mod:`symjit.compiler.aot`): ``auto`` (default: loaded
     when present; a warm run notes what to build, and the next bind of a noted program builds it,
-    waiting, as ``symjit aot build`` does in the foreground), ``sync`` (at the bind, waiting), ``background`` (by a low-priority process started
-    when the program exits, which outlives it) or ``off`` (neither built nor loaded). With
+    waiting, as ``symjit aot build`` does in the foreground), ``sync`` (at the bind, waiting),
+    ``background`` (by a low-priority process started when the program exits, which outlives it)
+    or ``off`` (neither built nor loaded). With
     ``auto``, ``sync`` and ``off`` no process symjit starts outlives the program.
 ``SYMJIT_PROGRESS``
     ``0`` stops the progress lines a bind writes to stderr while it compiles for longer than
