@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from ..base import shape_str
 from .registry import RuleError
-from .rules import norm_axis, window_params
+from .rules import norm_axis, window_out_len, window_params
 
 __all__ = ["merge", "merge_all", "is_complete", "partial_same", "fc", "convolution", "concat", "split"]
 
@@ -131,11 +131,11 @@ def convolution(p: dict, ins: list, outs: list, aux: list):
     for i in range(nd):
         span = dilate[i] * (k[i] - 1) + 1
         if spatial_in[i]:
-            room = spatial_in[i] + 2 * pad[i] - span
-            if room < 0:
-                raise RuleError(f"argument 'data' of shape {shape_str(data)}, spatial axis {2 + i}: kernel "
-                                f"{k[i]} is bigger than the padded input")
-            spatial_out[i] = room // stride[i] + 1
+            try:
+                spatial_out[i] = window_out_len(spatial_in[i], k[i], stride[i], dilate[i], pad[i])
+            except RuleError as exc:
+                raise RuleError(f"argument 'data' of shape {shape_str(data)}, spatial axis {2 + i}: "
+                                f"{exc}") from None
         elif spatial_out[i] and stride[i] == 1:
             spatial_in[i] = spatial_out[i] - 1 + span - 2 * pad[i]
     data = (out[0], channels, *spatial_in)
