@@ -4,7 +4,8 @@ Each ``*_step(i, ...)`` updates element ``i`` of a flat weight (and its state ar
 with MXNet 1.x's formulas: ``grad`` is rescaled by ``rescale``, clipped to ``[-clip, clip]`` when
 ``clip >= 0``, and weight decay adds ``wd * weight``. The targets wrap them: the CPU's
 :mod:`symjit.kernels.cpu.optim` with ``numba.njit(inline='always')`` inside one loop, the GPU's
-:mod:`symjit.kernels.cuda.optim` with ``cuda.jit(device=True)`` inside a grid-stride kernel. They
+:mod:`symjit.kernels.cuda.optim` with ``cuda.jit(device=True)`` inside a grid-stride kernel (both
+modules written by :mod:`symjit.kernels.optim_gen` from :mod:`symjit.kernels.optim_table`). They
 call nothing but ``math.sqrt`` (which both targets compile to the hardware square root; a ``** 0.5``
 is a ``pow`` call, ten times slower in Adam's update), so that both wrappers compile them
 unchanged. The centered RMSProp keeps ``** 0.5``: its argument ``n - a^2 + eps`` may round below

@@ -182,9 +182,8 @@ def test_every_update_kernel_has_both_targets_and_both_forms():
     """Each CPU update kernel (one parameter, and the table form for many) has its GPU twin."""
     from symjit.kernels.cpu import optim as cpu
     from symjit.kernels.cuda import optim as gpu
-    from symjit.kernels.cuda import optim_norm as gpu_norm
     names = set(cpu.__all__) - {"view"}
-    assert names == set(gpu.__all__) - {"multi_launch"} | set(gpu_norm.__all__)
+    assert names == set(gpu.__all__) - {"multi_launch"}
     singles = {n for n in names if not n.startswith("multi_")}
     assert {f"multi_{n}" for n in singles} == names - singles
 

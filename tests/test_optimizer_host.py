@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from symjit.kernels.optim_table import UPDATES
 
 import symjit as mx
+
+from .test_optim_kernels import check_on_the_device
 
 SHAPE = (3, 4)
 LR, WD, RESCALE, CLIP = 0.05, 0.1, 0.5, 0.3
@@ -217,6 +220,14 @@ def test_fused_on_a_gpu_equals_the_cpu(name):
         results.append([w.asnumpy() for w in ws])
     for a, b in zip(*results):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(UPDATES))
+def test_every_update_kernel_on_a_gpu_matches_the_numpy_reference(name):
+    """Both GPU forms of every row of kernels/optim_table.py (tests/test_optim_kernels.py)."""
+    for variant in (0, 1):
+        check_on_the_device(name, variant)
 
 
 def test_lbsgd_rejects_unknown_settings():

@@ -31,8 +31,9 @@ class _OnDevice:
 
 def update_kernels(ctx):
     """The fused optimizer update kernels for arrays on ``ctx``: ``symjit.kernels.cpu.optim`` (one
-    ``njit`` loop each) or ``symjit.kernels.cuda.optim`` and ``optim_norm`` (one kernel each, queued
-    on the device), with the same functions and arguments. Imported on first use (numba costs start-up).
+    ``njit`` loop each) or ``symjit.kernels.cuda.optim`` (one kernel each, queued on the device),
+    with the same functions and arguments (both generated from ``symjit.kernels.optim_table``).
+    Imported on first use (numba costs start-up).
     On the CPU, with the kernel cache and ``Config.aot`` on (read once, at the first call), the
     kernels are called through an ahead-of-time module when one was built for their argument types
     (no numba in the process; :class:`symjit.compiler.aot.Kernels`).
@@ -43,8 +44,7 @@ def update_kernels(ctx):
     """
     if ctx.device_type == "gpu":
         from symjit.kernels.cuda import optim as gpu_optim
-        from symjit.kernels.cuda import optim_norm as gpu_optim_norm
-        return _OnDevice((gpu_optim, gpu_optim_norm), ctx)
+        return _OnDevice((gpu_optim,), ctx)
     if _CPU:
         return _CPU[0]
     from ..config import default_config
