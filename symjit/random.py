@@ -1,146 +1,238 @@
-"""``mx.random`` (also ``mx.nd.random``): random arrays from one module-level numpy Generator.
+"""``mx.random`` (also ``mx.nd.random``): random arrays drawn by the registered samplers.
 
-``seed(s)`` reseeds that generator, so a seeded program draws the same numbers every run (but not
-the numbers MXNet would draw: its generators differ). Distribution parameters may be numbers or
-NDArrays; with NDArrays, each element gives one distribution and ``shape`` samples are drawn
-from each (result shape ``param.shape + shape``), as MXNet 1.x does.
+Every draw runs a compiled sampler op (:mod:`symjit.ops.random_ops`, :mod:`symjit.ops.sample_ops`)
+through the imperative path (:func:`symjit.ndarray.dispatch.invoke`), on the device ``ctx`` names.
+Each kernel call takes one fresh seed from one stream, numba's generator of the calling thread,
+which :func:`seed` seeds; every element is a function of that seed and its index. So the same seed
+followed by the same calls gives the same numbers whichever way a draw is asked for
+(``mx.random.uniform``, ``mx.nd.random.uniform``, ``mx.nd.random_uniform`` or a bound
+``mx.sym.random.uniform``), and on every device as far as the device computes the sampler's
+arithmetic alike (uniform draws are equal bit for bit). They are not MXNet's numbers: its
+generators differ.
+
+The distribution functions are made from the registry's sampler records (one function per
+``_random_<name>`` record, :func:`distribution_functions`). Distribution parameters may be numbers
+or NDArrays: numbers draw ``shape`` samples of one distribution (by ``_sample_<dist>`` on
+one-element parameter arrays, which draws what ``_random_<dist>`` draws, one kernel for every
+value); with NDArrays each element gives one distribution and ``shape`` samples are drawn from
+each (result shape ``param.shape + shape``), as MXNet 1.x does.
 
 >>> import symjit as mx
 >>> mx.random.seed(42)
 >>> a = mx.random.uniform(-1, 1, shape=(2, 3))
 >>> mx.random.seed(42)
->>> bool((mx.random.uniform(-1, 1, shape=(2, 3)) == a).asnumpy().all())
+>>> bool((mx.nd.random_uniform(-1, 1, shape=(2, 3)) == a).asnumpy().all())
 True
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .base import DTypeError, MXNetError, ParamError, np_dtype, shape_str
+from .base import DTypeError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
+from .context import Context, current_context
+from .ndarray import storage
 from .ndarray.creation import norm_shape, place
 from .ndarray.ndarray import NDArray
 
-__all__ = ["seed", "uniform", "normal", "randn", "randint", "shuffle", "multinomial", "exponential",
-           "poisson",
-           "next_seed"]
+__all__ = ["seed", "next_seed", "randn", "shuffle", "multinomial", "distribution_functions",
+           "op_functions"]
 
 _rng = np.random.default_rng()
+"""The host generator of symjit's host-side draws (image augmenters, iterators' shuffles), seeded
+by :func:`seed` too; the samplers never use it."""
+
+_DRAW: list = []   # the compiled seed draw, made at first use (importing symjit imports no numba)
 
 
 def seed(seed_state: int, ctx: Any = "all") -> None:
-    """Reseed the generator behind every ``mx.random`` function and numba's generator used by
-    compiled kernels (Dropout masks) on this thread (``ctx`` is accepted and ignored). Any int is a
-    seed, negative ones too (as MXNet's C int seeds are); each seeds its own sequence.
+    """Seed the stream every sampler kernel takes its seeds from (numba's generator of the calling
+    thread, which Dropout's CPU masks use too) and the host generator of symjit's host-side draws.
+    Any int is a seed, negative ones too (as MXNet's C int seeds are); each seeds its own
+    sequence. ``ctx`` ('all' or a device) is checked; symjit has one stream for every device, so
+    seeding any device seeds it (MXNet keeps a generator per device).
 
     >>> import symjit as mx
     >>> mx.random.seed(1)
-    >>> mx.random.seed(-7)
+    >>> mx.random.seed(-7, ctx=mx.cpu())
     """
     global _rng
     if isinstance(seed_state, bool) or not isinstance(seed_state, (int, np.integer)):
         raise ParamError(f"random.seed: seed_state must be an int, got {type(seed_state).__name__}")
+    if not (isinstance(ctx, str) and ctx == "all"):
+        try:
+            Context(ctx)
+        except (MXNetError, TypeError):
+            raise ParamError(f"random.seed: ctx must be 'all' or a device context, got {ctx!r}") from None
     _rng = np.random.default_rng(int(seed_state) % 2 ** 64)   # numpy takes non-negative seeds
-    from symjit.kernels.cpu.random import seed as seed_kernels  # Dropout masks in compiled code
+    from symjit.kernels.cpu.random import seed as seed_kernels
     seed_kernels(int(seed_state) % 2 ** 32)
 
 
 def next_seed() -> int:
-    """A fresh 32-bit seed from the ``mx.random`` generator: GPU programs pass one to each Dropout
-    kernel launch (its mask is a hash of the seed and the element index), so ``mx.random.seed``
-    makes their masks reproducible.
+    """The next seed of the samplers' stream, drawn on the host: the value a CPU sampler kernel
+    would draw itself (numba's ``np.random.randint`` on the same generator). GPU programs pass
+    one to each sampler and Dropout launch, so ``mx.random.seed`` makes them reproducible and a
+    seeded GPU call draws what the same CPU call draws.
 
     >>> seed(3); a = next_seed(); seed(3); a == next_seed()
     True
     """
-    return int(_rng.integers(0, 2 ** 32))
+    if not _DRAW:
+        import numba
+
+        from .ops.random_ops import SEED_BOUND
+
+        def draw() -> int:
+            return np.random.randint(0, SEED_BOUND)
+        _DRAW.append(numba.njit(nogil=True)(draw))
+    return int(_DRAW[0]())
 
 
-def _param(x: Any, where: str, arg: str) -> tuple[np.ndarray, NDArray | None]:
-    if isinstance(x, NDArray):
-        return x._host().astype(np.float64), x
-    if isinstance(x, (int, float, np.number)) and not isinstance(x, bool):
-        return np.asarray(float(x)), None
-    raise DTypeError(f"{where}: parameter '{arg}' must be a number or an NDArray, got {type(x).__name__}")
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
-def _sample_draw(dist: str, params: dict[str, Any], shape: Any, dtype: Any, out: NDArray | None,
-                 where: str) -> NDArray:
-    """One distribution per element: the registered ``_sample_<dist>`` (compiled, on the
-    parameters' device), given every parameter as an NDArray of one shape."""
+def _invoke(op: str, inputs: list, params: dict, out: Any, where: str, ctx: Any = None) -> NDArray:
     from .ndarray import dispatch
-    given = [k for k, v in params.items() if not isinstance(v, NDArray)]
-    if given:
+    return dispatch.invoke(op, inputs, params, None if out is None else [out], where, ctx=ctx)[0]
+
+
+def _view(a: NDArray, shape: tuple) -> NDArray:
+    """``a`` seen with ``shape`` (the same elements; no reshape codes)."""
+    return NDArray(storage.reshape_view(a._data, shape), a.context)
+
+
+def _check_types(values: dict, where: str) -> None:
+    for k, v in values.items():
+        if not (_is_number(v) or isinstance(v, NDArray)):
+            raise DTypeError(f"{where}: parameter '{k}' must be a number or an NDArray, got "
+                             f"{type(v).__name__}")
+
+
+def _numbers(op: Any, values: dict, where: str) -> dict[str, float]:
+    """The op's distribution parameters (numbers), checked by the op's own rules."""
+    _check_types(values, where)
+    try:
+        parsed = op.parse_params(values)
+    except ParamError as exc:
+        raise ParamError(f"{where}: {str(exc).removeprefix(op.name + ': ')}") from None
+    return {n: parsed[n] for n in op.extra["params"]}
+
+
+def _per_element(op: Any, values: dict, shape: Any, dtype: Any, out: Any, where: str) -> NDArray:
+    """NDArray parameters (the op's): one distribution per element by ``_sample_<dist>``."""
+    from .ops.registry import find_op
+    numbers = [k for k, v in values.items() if not isinstance(v, NDArray)]
+    if numbers:
         raise MXNetError(f"{where}: with NDArray parameters (one distribution per element) every "
-                         f"parameter must be an NDArray; {given} are not")
-    full: dict[str, Any] = {"shape": () if shape is None else norm_shape(shape, where)}
+                         f"parameter must be an NDArray; {numbers} are not")
+    sample = find_op(f"_sample_{op.extra['dist']}")
+    if sample is None:
+        raise DTypeError(f"{where}: the parameters must be numbers (there is no per-element sampler "
+                         f"of {op.extra['dist']}), got NDArrays")
+    params: dict[str, Any] = {"shape": () if shape is None else norm_shape(shape, where)}
     if dtype is not None:
-        full["dtype"] = np_dtype(dtype).name
-    return dispatch.invoke(f"_sample_{dist}", list(params.values()), full,
-                           [out] if out is not None else None, where)[0]
+        params["dtype"] = np_dtype(dtype).name
+    return _invoke(sample.name, list(values.values()), params, out, where)
 
 
-def _has_arrays(params: dict[str, Any]) -> bool:
-    return any(isinstance(v, NDArray) for v in params.values())
+def _draw(op: Any, values: dict, shape: Any, dtype: Any, ctx: Any, out: Any, where: str) -> NDArray:
+    """``shape`` samples of ``op``'s distribution with parameters ``values`` (the op's)."""
+    from .ops.registry import find_op
+    if out is not None and not isinstance(out, NDArray):
+        raise DTypeError(f"{where}: out must be an NDArray, got {type(out).__name__}")
+    if any(isinstance(v, NDArray) for v in values.values()):
+        return _per_element(op, values, shape, dtype, out, where)
+    params = _numbers(op, values, where)
+    shape = norm_shape(shape, where) if shape not in (None, ()) else (
+        tuple(out.shape) if out is not None else (1,))
+    dtype = np_dtype(dtype) if dtype is not None else (
+        np.dtype(out.dtype) if out is not None else np_dtype(op.param("dtype").default))
+    ctx = ctx if ctx is not None else (out.context if out is not None else current_context())
+    if out is not None and tuple(out.shape) != shape:
+        raise ShapeError(f"{where}: out has shape {shape_str(out.shape)}, the draw shape {shape_str(shape)}")
+    sample = find_op(f"_sample_{op.extra['dist']}")
+    if sample is None:
+        return _invoke(op.name, [], {**params, "shape": shape, "dtype": dtype.name}, out, where, ctx)
+    # one distribution: the per-element sampler on one-element float64 parameters (its elements
+    # are _random_<dist>'s, from the same seed; the values are data, so one kernel serves them all)
+    arrays = [place(np.array([v], dtype=np.float64), ctx, where) for v in params.values()]
+    full = (1, *shape)
+    res = _invoke(sample.name, arrays, {"shape": shape, "dtype": dtype.name},
+                  None if out is None else _view(out, full), where)
+    return out if out is not None else _view(res, shape)
 
 
-def _draw(where: str, sampler: Any, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any,
-          out: NDArray | None, default_dtype: str = "float32") -> NDArray:
-    if _has_arrays(params) and where != "random.randint":
-        dist = where.split(".")[1]
-        if dist == "exponential":          # MXNet's sampler takes the rate
-            scale = params["scale"]
-            params = {"lam": 1.0 / scale if isinstance(scale, NDArray) else scale}
-        return _sample_draw(dist, params, shape, dtype, out, where)
-    values = {k: _param(v, where, k) for k, v in params.items()}
-    arrays = [nd for _, nd in values.values() if nd is not None]
-    base = arrays[0].shape if arrays else ()
-    for nd in arrays:
-        if nd.shape != base:
-            raise MXNetError(f"{where}: parameter arrays have different shapes {shape_str(base)} and "
-                             f"{shape_str(nd.shape)}")
-    if shape is None or shape == ():
-        extra = () if arrays or out is not None else (1,)
-    else:
-        extra = norm_shape(shape, where)
-    if out is not None and not arrays and shape is None:
-        extra = out.shape
-    full = tuple(base) + tuple(extra)
-    if dtype is None:
-        dtype = arrays[0].dtype if arrays else (out.dtype if out is not None else default_dtype)
-    dt = np_dtype(dtype)
-    args = {k: v.reshape(v.shape + (1,) * len(extra)) for k, (v, _) in values.items()}
-    res = np.asarray(sampler(size=full or (1,), **args)).reshape(full or (1,))
-    if ctx is None and arrays:
-        ctx = arrays[0].context
-    return place(res.astype(dt), ctx, where, out)
+def _like(op: Any, values: dict, out: Any, where: str) -> NDArray:
+    data = values.pop("data")
+    if not isinstance(data, NDArray):
+        raise DTypeError(f"{where}: data must be an NDArray, got {type(data).__name__}")
+    return _invoke(op.name, [data], _numbers(op, values, where), out, where)
 
 
-def uniform(low: Any = 0.0, high: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-            out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples from the uniform distribution on ``[low, high)``.
+def _example(call: str, sig: Any) -> str:
+    """A runnable example of a generated function."""
+    from .ops.random_ops import example_arguments
+    if call.endswith("_like"):
+        return f">>> {call}(mx.nd.zeros((2, 3))).shape\n(2, 3)"
+    return f">>> {call}({example_arguments(sig)}shape=(2,)).shape\n(2,)"
 
-    >>> import symjit as mx
-    >>> mx.random.uniform(shape=(2, 2)).shape
-    (2, 2)
+
+def _make(name: str, op: Any, own: bool) -> Callable[..., NDArray]:
+    """The NDArray function ``name`` of sampler record ``op``: MXNet's ``mx.random.<name>`` (the
+    front end's parameters, then shape, dtype, ctx, out), or with ``own`` the op's function
+    ``mx.nd.random_<dist>`` (its own parameters, then shape, ctx, dtype, out, as MXNet orders them)."""
+    from .ops.random_ops import front_arguments, front_signature, op_params
+    like = name.endswith("_like")
+    where = name if own else f"random.{name}"
+    order = ("shape", "ctx", "dtype", "out") if own else ("shape", "dtype", "ctx", "out")   # as MXNet's
+    sig = front_signature(op, ("out",) if like else order, own)
+
+    def fn(*args: Any, **kwargs: Any) -> NDArray:
+        a = front_arguments(sig, args, kwargs, where)
+        extra = a.pop("kwargs")
+        extra.pop("name", None)
+        if extra:
+            raise ParamError(f"{where}: unknown argument(s) {sorted(extra)}; it takes {sig}")
+        out = a.pop("out")
+        if like:
+            return _like(op, a, out, where)
+        shape, dtype, ctx = a.pop("shape"), a.pop("dtype"), a.pop("ctx")
+        _check_types(a, where)
+        return _draw(op, a if own else op_params(op, a, where), shape, dtype, ctx, out, where)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig   # type: ignore[attr-defined]
+    what = op.doc.strip().rstrip(".")
+    per = "" if like else "; NDArray parameters: one distribution per element"
+    call = f"mx.nd.{name}" if own else f"mx.random.{name}"
+    fn.__doc__ = (f"{what} (the registered ``{op.name}``{per}).\n\n"
+                  f">>> import symjit as mx\n{_example(call, sig)}\n")
+    return fn
+
+
+def distribution_functions() -> dict[str, Callable[..., NDArray]]:
+    """``mx.random``'s distribution functions, one per sampler record (``uniform``, ``gamma_like``, ...).
+
+    >>> sorted(distribution_functions())[-2:]
+    ['uniform', 'uniform_like']
     """
-    return _draw("random.uniform", lambda size, low, high: _rng.uniform(low, high, size),
-                 {"low": low, "high": high}, shape, dtype, ctx, out)
+    from .ops.random_ops import distributions
+    return {name: _make(name, op, False) for name, op in distributions().items()}
 
 
-def normal(loc: Any = 0.0, scale: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-           out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples from the normal distribution with mean ``loc`` and standard deviation ``scale``.
+def op_functions() -> dict[str, Callable[..., NDArray]]:
+    """``mx.nd.random_<dist>`` (and the aliases ``mx.nd.uniform``, ``mx.nd.normal``): each sampler op
+    with its own parameters, drawing what ``mx.random.<dist>`` draws.
 
-    >>> import symjit as mx
-    >>> mx.random.normal(0, 1, shape=5).shape
-    (5,)
+    >>> sorted(op_functions())[:2]
+    ['normal', 'random_exponential']
     """
-    if not isinstance(scale, NDArray) and float(scale) < 0:
-        raise ParamError(f"random.normal: scale must be >= 0, got {scale}")
-    return _draw("random.normal", lambda size, loc, scale: _rng.normal(loc, scale, size),
-                 {"loc": loc, "scale": scale}, shape, dtype, ctx, out)
+    from .ops.random_ops import distributions
+    return {alias: _make(alias, op, True) for name, op in distributions().items() for alias in op.aliases}
 
 
 def randn(*shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, ctx: Any = None,
@@ -151,50 +243,7 @@ def randn(*shape: int, loc: float = 0.0, scale: float = 1.0, dtype: Any = None, 
     >>> mx.random.randn(2, 3).shape
     (2, 3)
     """
-    return normal(loc, scale, shape or None, dtype, ctx, out)
-
-
-def exponential(scale: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-                out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples from the exponential distribution with mean ``scale``.
-
-    >>> import symjit as mx
-    >>> bool((mx.random.exponential(shape=(4,)) >= 0).asnumpy().all())
-    True
-    """
-    return _draw("random.exponential", lambda size, scale: _rng.exponential(scale, size),
-                 {"scale": scale}, shape, dtype, ctx, out)
-
-
-def poisson(lam: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-            out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples from the Poisson distribution with rate ``lam`` (as floats unless ``dtype`` says).
-
-    >>> import symjit as mx
-    >>> mx.random.poisson(2.0, shape=(3,)).shape
-    (3,)
-    """
-    return _draw("random.poisson", lambda size, lam: _rng.poisson(lam, size),
-                 {"lam": lam}, shape, dtype, ctx, out)
-
-
-def randint(low: int, high: int, shape: Any = None, dtype: Any = None, ctx: Any = None,
-            out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Integers drawn uniformly from ``[low, high)`` (dtype int32 by default).
-
-    >>> import symjit as mx
-    >>> mx.random.randint(0, 3, shape=(4,)).dtype
-    <class 'numpy.int32'>
-    """
-    for arg, v in (("low", low), ("high", high)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ParamError(f"random.randint: '{arg}' must be an int, got {v!r}")
-    if int(low) >= int(high):
-        raise ParamError(f"random.randint: need low < high, got low={low}, high={high}")
-    def sampler(size: tuple, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        return _rng.integers(low.astype(np.int64), high.astype(np.int64), size)
-    return _draw("random.randint", sampler,
-                 {"low": int(low), "high": int(high)}, shape, dtype, ctx, out, "int32")
+    return normal(loc, scale, shape or None, dtype, ctx, out)  # noqa: F821 (made below)
 
 
 def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
@@ -204,11 +253,9 @@ def shuffle(data: NDArray, **kwargs: Any) -> NDArray:
     >>> sorted(mx.random.shuffle(mx.nd.arange(4)).asnumpy().tolist())
     [0.0, 1.0, 2.0, 3.0]
     """
-    from .ndarray import dispatch
     if not isinstance(data, NDArray):
         raise DTypeError(f"random.shuffle: data must be an NDArray, got {type(data).__name__}")
-    out = kwargs.get("out")
-    return dispatch.invoke("_shuffle", [data], {}, [out] if out is not None else None, "random.shuffle")[0]
+    return _invoke("_shuffle", [data], {}, kwargs.get("out"), "random.shuffle")
 
 
 def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, out: NDArray | None = None,
@@ -231,77 +278,6 @@ def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, out: N
     return outs if get_prob else outs[0]
 
 
-def _registry_draw(dist: str, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any, out: NDArray | None,
-                   where: str) -> NDArray:
-    """A draw by the registered sampler ``_random_<dist>`` (compiled, on ``ctx``): number params."""
-    from .ndarray import dispatch
-    if _has_arrays(params):
-        return _sample_draw(dist, params, shape, dtype, out, where)
-    full = {**params, "shape": () if shape is None else norm_shape(shape, where)}
-    if dtype is not None:
-        full["dtype"] = np_dtype(dtype).name
-    return dispatch.invoke(f"_random_{dist}", [], full, [out] if out is not None else None, where,
-                           ctx=ctx)[0]
-
-
-def gamma(alpha: Any = 1.0, beta: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-          out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta`` (the registered
-    ``_random_gamma`` sampler).
-
-    >>> import symjit as mx
-    >>> bool((mx.random.gamma(2.0, 1.0, shape=(5,)) > 0).asnumpy().all())
-    True
-    """
-    return _registry_draw("gamma", {"alpha": alpha, "beta": beta}, shape, dtype, ctx, out, "random.gamma")
-
-
-def negative_binomial(k: Any = 1, p: Any = 1.0, shape: Any = None, dtype: Any = None, ctx: Any = None,
-                      out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Failures before the k-th success of trials succeeding with probability ``p``.
-
-    >>> import symjit as mx
-    >>> mx.random.negative_binomial(2, 0.5, shape=(3,)).shape
-    (3,)
-    """
-    return _registry_draw("negative_binomial", {"k": k, "p": p}, shape, dtype, ctx, out,
-                          "random.negative_binomial")
-
-
-def generalized_negative_binomial(mu: Any = 1.0, alpha: Any = 1.0, shape: Any = None, dtype: Any = None,
-                                  ctx: Any = None, out: NDArray | None = None, **kwargs: Any) -> NDArray:
-    """Samples with mean ``mu`` and variance ``mu + alpha * mu**2``.
-
-    >>> import symjit as mx
-    >>> mx.random.generalized_negative_binomial(2.0, 0.5, shape=(3,)).shape
-    (3,)
-    """
-    return _registry_draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape, dtype, ctx, out,
-                          "random.generalized_negative_binomial")
-
-
-def _like(dist: str, names: tuple[str, ...]):
-    def fn(data: NDArray, *args: Any, out: NDArray | None = None, **kwargs: Any) -> NDArray:
-        from .ndarray import dispatch
-        if not isinstance(data, NDArray):
-            raise DTypeError(f"random.{dist}_like: data must be an NDArray, got {type(data).__name__}")
-        params = dict(zip(names, args))
-        params.update({k: kwargs[k] for k in names if k in kwargs})
-        return dispatch.invoke(f"_random_{dist}_like", [data], params, [out] if out is not None else None,
-                               f"random.{dist}_like")[0]
-    fn.__name__ = fn.__qualname__ = f"{dist}_like"
-    fn.__doc__ = (f"Samples from the {dist} distribution shaped (and typed) like ``data``, by the "
-                  f"registered ``_random_{dist}_like`` sampler.")
-    return fn
-
-
-uniform_like = _like("uniform", ("low", "high"))
-normal_like = _like("normal", ("loc", "scale"))
-exponential_like = _like("exponential", ("lam",))
-gamma_like = _like("gamma", ("alpha", "beta"))
-poisson_like = _like("poisson", ("lam",))
-negative_binomial_like = _like("negative_binomial", ("k", "p"))
-generalized_negative_binomial_like = _like("generalized_negative_binomial", ("mu", "alpha"))
-__all__ += ["gamma", "negative_binomial", "generalized_negative_binomial", "uniform_like", "normal_like",
-            "exponential_like", "gamma_like", "poisson_like", "negative_binomial_like",
-            "generalized_negative_binomial_like"]
+_FUNCTIONS = distribution_functions()
+globals().update(_FUNCTIONS)
+__all__ += sorted(_FUNCTIONS)

@@ -1,8 +1,12 @@
-"""Lowerings of the random samplers (:mod:`symjit.ops.random_ops`): the element expression calls
-the op's sampler (a plain function of the seed, the element's flat index and the distribution's
-parameters, wrapped per target) with a seed that differs per target only in where it comes from.
-The CPU kernel draws it from numba's generator (seeded by ``mx.random.seed``) when it starts; a
-CUDA launch gets it from the host (``symjit.random.next_seed``), as Dropout's masks do.
+"""Lowerings of the random samplers (:mod:`symjit.ops.random_ops`, :mod:`symjit.ops.sample_ops`),
+one rule per op for every target: the element expression calls the op's sampler (a plain function
+of the seed, the element's flat index and the distribution's parameters, wrapped per target) with
+a seed the target provides (:meth:`~symjit.lower.target.Target.emit_seed`: each target knows how a
+fresh seed reaches its kernels; every one of them draws it from the one seeded stream).
+
+The per-element samplers read their parameters at the leading indices of the output element
+(runtime shapes), so one kernel serves every shape of a rank; ``mx.random``'s functions call them
+with one-element parameter arrays (:mod:`symjit.random`).
 
 >>> import symjit as mx
 >>> mx.random.seed(0)
@@ -13,68 +17,38 @@ CUDA launch gets it from the host (``symjit.random.next_seed``), as Dropout's ma
 from __future__ import annotations
 
 from ..ops.registry import all_ops
-from .emit import flat_index
-from .rules import ANY, ElemExpr, rule
+from .emit import elem_index, flat_index
+from .rules import ANY, ElemExpr, lookup, rule
 from .target import get_target
 
 __all__: list[str] = []
 
 
-def _cpu_seed(k) -> str:
-    seed = k.tmp("seed")
-    k.line(f"{seed} = np.random.randint(0, 2147483647)")
-    return seed
-
-
-def _cuda_seed(k) -> str:
-    seed = k.tmp("seed")
-    k.params.append(seed)
-    k.host_args.append((seed, "symjit.random", "next_seed"))
-    return seed
-
-
-def _sampler(seed_of):
-    def emit(k, node, ins, outs) -> ElemExpr:
-        fn = k.module.body(node.op.extra["sampler"])
-        args = ", ".join(repr(float(node.params[n])) for n in node.op.extra["params"])
-        seed, out = seed_of(k), outs[0]
-        return lambda idx: f"{fn}({seed}, {flat_index(idx, out)}, {args})"
-    return emit
-
-
-def register_rules() -> None:
-    for name, op in all_ops().items():
-        if op.extra.get("family") == "random":
-            facts = {"shape_only": (0,)} if name.endswith("_like") else {}
-            rule(name, "cpu", _sampler(_cpu_seed), **facts)
-            rule(name, "cuda", _sampler(_cuda_seed), **facts)
-
-
-register_rules()
-
-
 def _seed(k) -> str:
-    return _cuda_seed(k) if k.module.target == "cuda" else _cpu_seed(k)
+    """A fresh seed for this kernel call, as the kernel's target provides it."""
+    return get_target(k.module.target).emit_seed(k)
 
 
-def _per_element(seed_of):
-    """``_sample_<dist>``: each output element's parameters are those at its leading index."""
-    def emit(k, node, ins, outs) -> ElemExpr:
-        from ..ops.rules import prod
-        fn = k.module.body(node.op.extra["sampler"])
-        per = max(prod(node.params["shape"]), 1)
-        views = []
-        for arr in ins:
-            v = k.tmp("p")
-            k.line(f"{v} = {arr}.reshape({max(prod(k.info[arr].shape), 1)})")
-            views.append(v)
-        seed, out = seed_of(k), outs[0]
+def _sampler(k, node, ins, outs) -> ElemExpr:
+    """``_random_<dist>`` (and ``*_like``): every element from the seed, its flat index and the
+    distribution's parameters (constants of the node)."""
+    fn = k.module.body(node.op.extra["sampler"])
+    args = ", ".join(repr(float(node.params[n])) for n in node.op.extra["params"])
+    seed, out = _seed(k), outs[0]
+    return lambda idx: f"{fn}({seed}, {flat_index(idx, out)}, {args})"
 
-        def expr(idx: list[str]) -> str:
-            q = flat_index(idx, out)
-            return f"{fn}({seed}, {q}, {', '.join(f'{v}[({q}) // {per}]' for v in views)})"
-        return expr
-    return emit
+
+def _per_element(k, node, ins, outs) -> ElemExpr:
+    """``_sample_<dist>``: the output is P + ``shape`` over parameter arrays of shape P; each
+    element's parameters are those at its leading P indices."""
+    fn = k.module.body(node.op.extra["sampler"])
+    lead = [len(k.info[arr].shape) for arr in ins]
+    seed, out = _seed(k), outs[0]
+
+    def expr(idx: list[str]) -> str:
+        params = ", ".join(f"{arr}[{elem_index(idx[:n]) if n else '0'}]" for arr, n in zip(ins, lead))
+        return f"{fn}({seed}, {flat_index(idx, out)}, {params})"
+    return expr
 
 
 def _multinomial(k, node, ins, outs) -> None:
@@ -120,13 +94,23 @@ def _shuffle(k, node, ins, outs) -> None:
     target.close_loop(k, idx)
 
 
-def register_sample_rules() -> None:
+def register_rules() -> list[str]:
+    """A rule for every target of each sampler record (``random`` and ``sample`` families) that
+    has none yet: at import, and again for a record registered later
+    (:func:`symjit.ops.random_ops.register_sampler`); returns the ops given one."""
+    done = []
     for name, op in all_ops().items():
-        if op.extra.get("family") == "sample" and "sampler" in op.extra:
-            rule(name, "cpu", _per_element(_cpu_seed))
-            rule(name, "cuda", _per_element(_cuda_seed))
-    rule("_sample_multinomial", ANY, _multinomial)
-    rule("_shuffle", ANY, _shuffle)
+        family = op.extra.get("family")
+        if family not in ("random", "sample") or lookup(op, ANY) is not None:
+            continue
+        if family == "random":
+            rule(name, ANY, _sampler, **({"shape_only": (0,)} if name.endswith("_like") else {}))
+        elif "sampler" in op.extra:
+            rule(name, ANY, _per_element)
+        else:
+            rule(name, ANY, {"_sample_multinomial": _multinomial, "_shuffle": _shuffle}[name])
+        done.append(name)
+    return done
 
 
-register_sample_rules()
+register_rules()

@@ -63,6 +63,14 @@ class Target:
         slices, one block each); None where kernels are plain calls (the CPU)."""
         return None
 
+    def emit_seed(self, k: KernelWriter) -> str:
+        """Emit what gives the kernel a fresh seed in ``[0, SEED_BOUND)``
+        (:data:`symjit.ops.random_ops.SEED_BOUND`) at each call and return its local name (the
+        samplers, :mod:`symjit.lower.random`). Every target draws it from the one stream that
+        ``mx.random.seed`` seeds, numba's generator of the calling thread; where the kernel
+        cannot draw it itself, the host draws it before the launch."""
+        raise NotImplementedError
+
     def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
         """Emit a data check: when ``cond`` (source) holds at run time, the program stops with
         ``MXNetError(message)``; the kernel must go on safely (the caller clips the bad value)."""

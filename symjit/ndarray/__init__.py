@@ -107,15 +107,13 @@ NDArray.to_dlpack_for_write = _fluent(to_dlpack_for_write)
 
 from .. import random  # noqa: E402 - needs NDArray and creation above
 
-random_uniform = random.uniform
-random_normal = random.normal
-random_randint = random.randint
+_SAMPLERS = random.op_functions()   # random_uniform, uniform, random_gamma, ...: each sampler record's
+globals().update(_SAMPLERS)         # names, with MXNet's ctx and out (mx.random's draws)
 
 __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "array", "arange",
             "eye", "linspace", "from_numpy", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
-            "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
-            "random_uniform", "random_normal", "random_randint"]
-           + list(_ops.__all__) + list(_shape_ops.__all__))
+            "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+           + sorted(_SAMPLERS) + list(_ops.__all__) + list(_shape_ops.__all__))
 
 
 def imdecode(str_img: Any, clip_rect: tuple = (0, 0, 0, 0), out: NDArray | None = None, index: int = 0,

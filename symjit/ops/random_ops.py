@@ -4,13 +4,17 @@ generator.
 
 Each element is a function of a 32-bit seed and the element's flat index (a counter-based
 generator: murmur3's finaliser of the counter, as Dropout's masks on a GPU), so any thread computes
-any element and no RNG state lives on a device. Each kernel call takes a fresh seed: the CPU kernel
-draws it from numba's generator, which ``mx.random.seed`` seeds; a CUDA launch gets it from the host
-(``symjit.random.next_seed``, seeded by ``mx.random.seed`` too). Seeded programs therefore repeat
-their draws on each target. Samplers that need several draws (normal: Box-Muller; gamma:
-Marsaglia-Tsang; poisson: Knuth's product for small means, else the PTRS rejection of Hörmann;
-the negative binomials: gamma-poisson mixtures) take them from consecutive counters of the element's
-own block (1024 per element).
+any element and no RNG state lives on a device. Each kernel call takes a fresh seed from one stream,
+numba's generator of the calling thread, which ``mx.random.seed`` seeds: the CPU kernel draws it
+itself, a CUDA launch gets the same draw made on the host (``symjit.random.next_seed``). Seeded
+programs therefore repeat their draws, and a seeded call draws the same numbers on each target.
+The records are the one table of the distributions: ``mx.random``, ``mx.nd.random`` and
+``mx.sym.random`` make a function of each (:func:`distributions`, with the front end's signature,
+:func:`front_signature`, and parameters, :func:`op_params`).
+
+Samplers that need several draws (normal: Box-Muller; gamma: Marsaglia-Tsang; poisson: Knuth's
+product for small means, else the PTRS rejection of Hörmann; the negative binomials: gamma-poisson
+mixtures) take them from consecutive counters of the element's own block (1024 per element).
 
 The samplers have no gradient (as in MXNet).
 
@@ -22,16 +26,24 @@ True
 """
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from ..base import ParamError
 from ..jitext import jitable
-from .registry import Kind, OpDef, Param, register
+from .registry import REQUIRED, Kind, OpDef, Param, all_ops, register
 
-__all__ = ["uniform01", "SAMPLERS", "OPS"]
+__all__ = ["uniform01", "SAMPLERS", "OPS", "SEED_BOUND", "register_sampler", "distributions",
+           "front_signature", "front_arguments", "example_arguments", "op_params"]
 
 _BLOCK = 1024   # counters per element
+SEED_BOUND = 2 ** 31 - 1
+"""Each sampler kernel call takes one seed in ``[0, SEED_BOUND)`` (numba's
+``np.random.randint(0, SEED_BOUND)``, drawn in the CPU kernel or on the host before a launch)."""
 
 
 @jitable
@@ -165,20 +177,26 @@ def sample_randint(seed, i, low, high):
     return math.floor(low + (high - low) * uniform01(seed, i * _BLOCK))
 
 
-# name -> (sampler, params (name, default, doc), default dtype, doc)
+_POS = (lambda v: v > 0, "> 0")
+_NONNEG = (lambda v: v >= 0, ">= 0")
+_PROB = (lambda v: 0 <= v <= 1, "in [0, 1]")
+
+# name -> (sampler, params (name, default, doc[, (check, what it wants)]), default dtype, doc)
 SAMPLERS = {
     "uniform": (sample_uniform, (("low", 0.0, "lower bound"), ("high", 1.0, "upper bound (excluded)")),
                 "float32", "uniform on [low, high)"),
-    "normal": (sample_normal, (("loc", 0.0, "mean"), ("scale", 1.0, "standard deviation")), "float32",
-               "normal (Gaussian)"),
-    "exponential": (sample_exponential, (("lam", 1.0, "rate (1 / mean)"),), "float32", "exponential"),
-    "gamma": (sample_gamma, (("alpha", 1.0, "shape"), ("beta", 1.0, "scale")), "float32", "gamma"),
-    "poisson": (sample_poisson, (("lam", 1.0, "mean"),), "float32", "Poisson"),
+    "normal": (sample_normal, (("loc", 0.0, "mean"), ("scale", 1.0, "standard deviation", _NONNEG)),
+               "float32", "normal (Gaussian)"),
+    "exponential": (sample_exponential, (("lam", 1.0, "rate (1 / mean)", _POS),), "float32", "exponential"),
+    "gamma": (sample_gamma, (("alpha", 1.0, "shape", _POS), ("beta", 1.0, "scale", _POS)), "float32",
+              "gamma"),
+    "poisson": (sample_poisson, (("lam", 1.0, "mean", _NONNEG),), "float32", "Poisson"),
     "negative_binomial": (sample_negative_binomial,
-                          (("k", 1, "successes"), ("p", 1.0, "success probability")),
+                          (("k", 1, "successes", _NONNEG), ("p", 1.0, "success probability", _PROB)),
                           "float32", "negative binomial (failures before the k-th success)"),
     "generalized_negative_binomial": (sample_generalized_negative_binomial,
-                                      (("mu", 1.0, "mean"), ("alpha", 1.0, "dispersion")), "float32",
+                                      (("mu", 1.0, "mean", _NONNEG), ("alpha", 1.0, "dispersion", _NONNEG)),
+                                      "float32",
                                       "generalized negative binomial (variance mu + alpha * mu**2)"),
     "randint": (sample_randint, (("low", None, "lower bound"), ("high", None, "upper bound (excluded)")),
                 "int32", "uniform integers in [low, high)"),
@@ -187,33 +205,163 @@ SAMPLERS = {
 _ALIASES = {"uniform": ("random_uniform", "uniform"), "normal": ("random_normal", "normal")}
 
 
+def _bounds(strict: bool):
+    """The op check of uniform (low <= high) and randint (low < high)."""
+    def check(p: dict) -> None:
+        if p["low"] > p["high"] or (strict and p["low"] == p["high"]):
+            raise ParamError(f"need low {'<' if strict else '<='} high, got low={p['low']}, high={p['high']}")
+    return check
+
+
+_CHECKS = {"uniform": _bounds(False), "randint": _bounds(True)}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _rate_of_scale(values: dict, where: str) -> dict:
+    """``exponential``'s front end takes the mean (``scale``, a number, an NDArray or a Symbol),
+    its op the rate."""
+    scale = values["scale"]
+    if _is_number(scale) and not scale > 0:
+        raise ParamError(f"{where}: parameter 'scale': {scale!r} is invalid, expected > 0")
+    return {"lam": 1.0 / scale}
+
+
+# the front-end parameters (``mx.random.<dist>``, ``mx.sym.random.<dist>``) where they are not the
+# op's own, and the function giving the op's params from them
+_FRONT = {"exponential": ((("scale", 1.0),), _rate_of_scale)}
+
+
 def _params(spec: tuple) -> tuple[Param, ...]:
     """The distribution's params: ints for randint's bounds (required) and k, floats otherwise."""
-    return tuple(Param(name, "int", doc=doc) if default is None else
-                 Param(name, "int" if name == "k" else "float", default, doc=doc)
-                 for name, default, doc in spec)
+    out = []
+    for name, default, doc, *check in spec:
+        test, want = check[0] if check else (None, "")
+        kind = "int" if default is None or name == "k" else "float"
+        out.append(Param(name, kind, REQUIRED if default is None else default, check=test, check_msg=want,
+                         doc=doc))
+    return tuple(out)
+
+
+def _shape(p: dict, ins: list, aux: list):
+    return [], [tuple(p["shape"]) or (1,)], []
+
+
+def _dtype(p: dict, ins: list, aux: list):
+    return [], [np.dtype(p["dtype"])], []
+
+
+def _like_shape(p: dict, ins: list, aux: list):
+    return [ins[0]], [ins[0]], []
+
+
+def register_sampler(dist: str, sampler: Callable, spec: tuple, dtype: str, what: str,
+                     like: bool = True) -> list[str]:
+    """Register the records of one distribution: ``_random_<dist>`` (public as ``random_<dist>``)
+    and, with ``like``, ``_random_<dist>_like``; ``sampler(seed, index, *params)`` gives an
+    element, ``spec`` holds its params as in :data:`SAMPLERS`. Return the names registered. The
+    ``random`` namespaces (:func:`distributions`) and the lowering (:mod:`symjit.lower.random`)
+    take every such record.
+    """
+    common = (Param("shape", "shape", (), doc="the output shape"), Param("ctx", "str", "", doc="ignored"),
+              Param("dtype", "dtype", dtype, doc="the output dtype"))
+    own = tuple((n, d) for n, d, *_ in spec)
+    front, to_op = _FRONT.get(dist, (own, None))
+    info = {"family": "random", "no_grad": True, "sampler": sampler, "params": [n for n, *_ in spec],
+            "dist": dist}
+    register(OpDef(
+        name=f"_random_{dist}", aliases=_ALIASES.get(dist, (f"random_{dist}",)), arguments=(),
+        params=_params(spec) + common, check=_CHECKS.get(dist), shape=_shape, dtype=_dtype,
+        kind=Kind.INJECTIVE, doc=f"Samples of ``shape`` from the {what} distribution.",
+        extra={**info, "front": front, "to_op": to_op},
+    ))
+    if not like:
+        return [f"_random_{dist}"]
+    register(OpDef(
+        name=f"_random_{dist}_like", params=_params(spec), check=_CHECKS.get(dist), shape=_like_shape,
+        kind=Kind.INJECTIVE,
+        doc=f"Samples from the {what} distribution, shaped like data (which lends only its shape and dtype).",
+        extra={**info, "front": own, "to_op": None},
+    ))
+    return [f"_random_{dist}", f"_random_{dist}_like"]
 
 
 OPS: list[str] = []
-for _dist, (_fn, _spec, _dtype, _what) in SAMPLERS.items():
-    _common = (Param("shape", "shape", (), doc="the output shape"), Param("ctx", "str", "", doc="ignored"),
-               Param("dtype", "dtype", _dtype, doc="the output dtype"))
-    register(OpDef(
-        name=f"_random_{_dist}", aliases=_ALIASES.get(_dist, (f"random_{_dist}",)), arguments=(),
-        params=_params(_spec) + _common,
-        shape=lambda p, ins, aux: ([], [tuple(p["shape"]) or (1,)], []),
-        dtype=lambda p, ins, aux: ([], [np.dtype(p["dtype"])], []), kind=Kind.INJECTIVE,
-        doc=f"Samples of ``shape`` from the {_what} distribution.",
-        extra={"family": "random", "no_grad": True, "sampler": _fn, "params": [n for n, *_ in _spec]},
-    ))
-    OPS.append(f"_random_{_dist}")
-    if _dist != "randint":
-        register(OpDef(
-            name=f"_random_{_dist}_like", params=_params(_spec),
-            shape=lambda p, ins, aux: ([ins[0]], [ins[0]], []), kind=Kind.INJECTIVE,
-            doc=f"Samples from the {_what} distribution, shaped like data (which lends only its shape "
-                "and dtype).",
-            extra={"family": "random", "no_grad": True, "sampler": _fn, "params": [n for n, *_ in _spec]},
-        ))
-        OPS.append(f"_random_{_dist}_like")
-del _dist, _fn, _spec, _dtype, _what, _common
+for _dist, (_fn, _spec, _dtype_name, _what) in SAMPLERS.items():
+    OPS += register_sampler(_dist, _fn, _spec, _dtype_name, _what, like=_dist != "randint")
+del _dist, _fn, _spec, _dtype_name, _what
+
+
+# --- the front ends' table -----------------------------------------------------------------------
+def distributions() -> dict[str, OpDef]:
+    """The functions of the ``random`` namespaces (``mx.random``, ``mx.nd.random``,
+    ``mx.sym.random``), by name, each with its sampler record: every record of the ``random``
+    family, ``_random_<name>``. The namespaces are made from this, so a new record is a new
+    function of each of them.
+
+    >>> sorted(distributions())[:3]
+    ['exponential', 'exponential_like', 'gamma']
+    """
+    return {name[len("_random_"):]: op for name, op in all_ops().items()
+            if op.extra.get("family") == "random" and name.startswith("_random_")}
+
+
+def front_signature(op: OpDef, keywords: Sequence[str], own: bool = False) -> inspect.Signature:
+    """The signature of ``op``'s front-end function: ``data`` first for a ``*_like`` op, the
+    distribution's parameters with their defaults (the op's own with ``own``), then ``keywords``
+    (default None) and ``**kwargs``.
+
+    >>> str(front_signature(all_ops()['_random_exponential'], ('shape', 'dtype')))
+    '(scale=1.0, shape=None, dtype=None, **kwargs)'
+    >>> str(front_signature(all_ops()['_random_exponential'], ('shape',), own=True))
+    '(lam=1.0, shape=None, **kwargs)'
+    """
+    P = inspect.Parameter
+    spec = [(n, op.param(n).default) for n in op.extra["params"]] if own else op.extra["front"]
+    params = [P("data", P.POSITIONAL_OR_KEYWORD)] if op.name.endswith("_like") else []
+    params += [P(n, P.POSITIONAL_OR_KEYWORD, default=P.empty if d is None or d is REQUIRED else d)
+               for n, d in spec]
+    params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in keywords]
+    return inspect.Signature([*params, P("kwargs", P.VAR_KEYWORD)])
+
+
+def front_arguments(sig: inspect.Signature, args: tuple, kwargs: dict, where: str) -> dict[str, Any]:
+    """The arguments of a front-end call bound to their names (defaults filled in, the unknown
+    keywords under ``kwargs``); a clear error naming ``where`` when they do not fit.
+
+    >>> sig = front_signature(all_ops()['_random_uniform'], ('shape',))
+    >>> front_arguments(sig, (-1,), {'shape': 3}, 'random.uniform')
+    {'low': -1, 'high': 1.0, 'shape': 3, 'kwargs': {}}
+    """
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ParamError(f"{where}: {exc}; it takes {sig}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def example_arguments(sig: inspect.Signature) -> str:
+    """Source of example values for the required distribution parameters of a front-end
+    signature (0, 1, ...: randint's bounds), each followed by a comma: doctests of the
+    generated functions.
+
+    >>> example_arguments(front_signature(all_ops()['_random_randint'], ('shape',)))
+    '0, 1, '
+    """
+    required = [p for p in sig.parameters.values() if p.default is inspect.Parameter.empty
+                and p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "data"]
+    return "".join(f"{i}, " for i in range(len(required)))
+
+
+def op_params(op: OpDef, values: dict[str, Any], where: str) -> dict[str, Any]:
+    """The op's distribution parameters from the front end's (``exponential``'s rate from its
+    mean); the values may be numbers, NDArrays or Symbols; errors name ``where``.
+
+    >>> op_params(all_ops()['_random_exponential'], {'scale': 4.0}, 'random.exponential')
+    {'lam': 0.25}
+    """
+    to_op = op.extra.get("to_op")
+    return to_op(values, where) if to_op is not None else dict(values)

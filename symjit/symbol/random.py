@@ -8,94 +8,89 @@ element (MXNet's ``_sample_*`` ops, :mod:`symjit.ops.sample_ops`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ..base import MXNetError
+from ..base import DTypeError, MXNetError
 from .symbol import Symbol, make_op_symbol
 
-__all__ = ["uniform", "normal", "randn", "exponential", "gamma", "poisson", "negative_binomial",
-           "generalized_negative_binomial", "randint", "uniform_like", "normal_like", "exponential_like",
-           "gamma_like", "poisson_like", "negative_binomial_like", "generalized_negative_binomial_like"]
+__all__ = ["randn", "multinomial", "shuffle", "distribution_functions"]
 
 
-def _draw(dist: str, params: dict, shape: Any, dtype: Any, kwargs: dict) -> Symbol:
-    symbols = [k for k, v in params.items() if isinstance(v, Symbol)]
+def _is_number(v: Any) -> bool:
+    import numpy as np
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+def _draw(op: Any, params: dict, shape: Any, dtype: Any, kwargs: dict, where: str) -> Symbol:
+    """``op``'s node with number parameters, ``_sample_<dist>``'s with Symbol parameters (the op's)."""
+    from ..ops.registry import find_op
+    for k, v in params.items():
+        if not (_is_number(v) or isinstance(v, Symbol)):
+            raise DTypeError(f"{where}: parameter '{k}' must be a number or a Symbol, got {type(v).__name__}")
     extra = {} if dtype is None else {"dtype": dtype}
     shape = () if shape is None else shape
-    if symbols:            # one distribution per element: MXNet's _sample_<dist>
-        numbers = [k for k in params if k not in symbols]
-        if numbers or dist == "randint":
-            raise MXNetError(f"random.{dist}: with Symbol parameters (one distribution per element) every "
-                             f"parameter must be a Symbol; {numbers or list(params)} are not")
-        return make_op_symbol(f"_sample_{dist}", *params.values(), shape=shape, **extra, **kwargs)
-    return make_op_symbol(f"_random_{dist}", shape=shape, **params, **extra, **kwargs)
+    symbols = [k for k, v in params.items() if isinstance(v, Symbol)]
+    if not symbols:
+        return make_op_symbol(op.name, shape=shape, **params, **extra, **kwargs)
+    sample = find_op(f"_sample_{op.extra['dist']}")     # one distribution per element
+    if sample is None:
+        raise MXNetError(f"{where}: the parameters must be numbers (there is no per-element sampler of "
+                         f"{op.extra['dist']}), got Symbols {symbols}")
+    numbers = [k for k in params if k not in symbols]
+    if numbers:
+        raise MXNetError(f"{where}: with Symbol parameters (one distribution per element) every "
+                         f"parameter must be a Symbol; {numbers} are not")
+    return make_op_symbol(sample.name, *params.values(), shape=shape, **extra, **kwargs)
 
 
-def uniform(low: Any = 0.0, high: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Samples from the uniform distribution on [low, high)."""
-    return _draw("uniform", {"low": low, "high": high}, shape, dtype, kwargs)
+def _make(name: str, op: Any) -> Callable[..., Symbol]:
+    """``mx.sym.random.<name>`` of sampler record ``op``: MXNet's signature (the front end's
+    parameters, then shape and dtype; ``data`` first for ``*_like``), ``**kwargs`` (name, attr)
+    to the node."""
+    from ..ops.random_ops import example_arguments, front_arguments, front_signature, op_params
+    like = name.endswith("_like")
+    where = f"random.{name}"
+    sig = front_signature(op, () if like else ("shape", "dtype"))
 
+    def fn(*args: Any, **kwargs: Any) -> Symbol:
+        a = front_arguments(sig, args, kwargs, where)
+        rest = a.pop("kwargs")
+        if like:
+            data = a.pop("data")
+            return make_op_symbol(op.name, data, **a, **rest)
+        shape, dtype = a.pop("shape"), a.pop("dtype")
+        return _draw(op, op_params(op, a, where), shape, dtype, rest, where)
 
-def normal(loc: Any = 0.0, scale: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Samples from the normal distribution with mean ``loc`` and standard deviation ``scale``."""
-    return _draw("normal", {"loc": loc, "scale": scale}, shape, dtype, kwargs)
-
-
-def randn(*shape: int, loc: Any = 0.0, scale: Any = 1.0, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Normal samples of the given shape (positional dimensions)."""
-    return normal(loc, scale, shape or None, dtype, **kwargs)
-
-
-def exponential(scale: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Samples from the exponential distribution with mean ``scale`` (rate 1 / scale)."""
-    lam = 1.0 / scale
-    return _draw("exponential", {"lam": lam}, shape, dtype, kwargs)
-
-
-def gamma(alpha: Any = 1.0, beta: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Samples from the gamma distribution with shape ``alpha`` and scale ``beta``."""
-    return _draw("gamma", {"alpha": alpha, "beta": beta}, shape, dtype, kwargs)
-
-
-def poisson(lam: Any = 1.0, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Samples from the Poisson distribution with mean ``lam``."""
-    return _draw("poisson", {"lam": lam}, shape, dtype, kwargs)
-
-
-def negative_binomial(k: Any = 1, p: Any = 1.0, shape: Any = None, dtype: Any = None,
-                      **kwargs: Any) -> Symbol:
-    """Failures before the k-th success, each trial succeeding with probability p."""
-    return _draw("negative_binomial", {"k": k, "p": p}, shape, dtype, kwargs)
-
-
-def generalized_negative_binomial(mu: Any = 1.0, alpha: Any = 1.0, shape: Any = None, dtype: Any = None,
-                                  **kwargs: Any) -> Symbol:
-    """Samples with mean mu and variance mu + alpha * mu**2."""
-    return _draw("generalized_negative_binomial", {"mu": mu, "alpha": alpha}, shape, dtype, kwargs)
-
-
-def randint(low: int, high: int, shape: Any = None, dtype: Any = None, **kwargs: Any) -> Symbol:
-    """Uniform integers in [low, high) (int32 by default)."""
-    return _draw("randint", {"low": low, "high": high}, shape, dtype, kwargs)
-
-
-def _like(dist: str, names: tuple[str, ...]):
-    def fn(data: Symbol, *args: Any, **kwargs: Any) -> Symbol:
-        params = dict(zip(names, args))
-        params.update({k: kwargs.pop(k) for k in names if k in kwargs})
-        return make_op_symbol(f"_random_{dist}_like", data, **params, **kwargs)
-    fn.__name__ = fn.__qualname__ = f"{dist}_like"
-    fn.__doc__ = f"Samples from the {dist} distribution shaped like ``data``."
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig   # type: ignore[attr-defined]
+    per = "" if like else " (Symbol parameters: one distribution per element, ``_sample_*``)"
+    call = (f">>> mx.sym.random.{name}(mx.sym.Variable('x')).infer_shape(x=(2, 3))[1]\n[(2, 3)]" if like else
+            f">>> mx.sym.random.{name}({example_arguments(sig)}shape=(2,)).infer_shape()[1]\n[(2,)]")
+    fn.__doc__ = f"{op.doc.strip()} A node of ``{op.name}``{per}.\n\n>>> import symjit as mx\n{call}\n"
     return fn
 
 
-uniform_like = _like("uniform", ("low", "high"))
-normal_like = _like("normal", ("loc", "scale"))
-exponential_like = _like("exponential", ("lam",))
-gamma_like = _like("gamma", ("alpha", "beta"))
-poisson_like = _like("poisson", ("lam",))
-negative_binomial_like = _like("negative_binomial", ("k", "p"))
-generalized_negative_binomial_like = _like("generalized_negative_binomial", ("mu", "alpha"))
+def distribution_functions() -> dict[str, Callable[..., Symbol]]:
+    """``mx.sym.random``'s distribution functions, one per sampler record.
+
+    >>> import symjit as mx
+    >>> fns = distribution_functions()
+    >>> fns['gamma'](2.0, shape=(4,)).infer_shape()[1]
+    [(4,)]
+    """
+    from ..ops.random_ops import distributions
+    return {name: _make(name, op) for name, op in distributions().items()}
+
+
+def randn(*shape: int, loc: Any = 0.0, scale: Any = 1.0, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """Normal samples of the given shape (positional dimensions).
+
+    >>> import symjit as mx
+    >>> mx.sym.random.randn(2, 3).infer_shape()[1]
+    [(2, 3)]
+    """
+    return normal(loc, scale, shape or None, dtype, **kwargs)  # noqa: F821 (made below)
 
 
 def multinomial(data: Symbol, shape: Any = None, get_prob: bool = False, dtype: Any = "int32",
@@ -110,4 +105,6 @@ def shuffle(data: Symbol, **kwargs: Any) -> Symbol:
     return make_op_symbol("_shuffle", data, **kwargs)
 
 
-__all__ += ["multinomial", "shuffle"]
+_FUNCTIONS = distribution_functions()
+globals().update(_FUNCTIONS)
+__all__ += sorted(_FUNCTIONS)

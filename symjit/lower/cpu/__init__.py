@@ -2,6 +2,7 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
+from ...ops.random_ops import SEED_BOUND
 from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
@@ -87,6 +88,12 @@ class CPUTarget(Target):
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= k.loop_indents.pop() if k.loop_indents else len(idx)
+
+    def emit_seed(self, k: KernelWriter) -> str:
+        """The kernel draws its seed from numba's generator when it starts."""
+        seed = k.tmp("seed")
+        k.line(f"{seed} = np.random.randint(0, {SEED_BOUND})")
+        return seed
 
     def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
         err = k.imp("symjit.base", "MXNetError")   # numba raises it from the compiled program

@@ -15,6 +15,9 @@ MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
 # block per slice (block reductions), a block per output tile (tiled GEMM)
 _LAUNCH = {"element": "launch", "block": "block_launch", "tile": "tile_launch"}
 _FLAG = ("symjit.kernels.cuda.errors", "flags")   # the host argument of a kernel with data checks
+# the host argument of a sampler's seed: numba's generator of the launching thread, the draw a CPU
+# kernel makes itself (so a seeded program draws the same seeds on both targets)
+_SEED = ("symjit.random", "next_seed")
 
 
 def blocks_for(n: int) -> int:
@@ -46,6 +49,13 @@ class CUDATarget(Target):
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= 1
+
+    def emit_seed(self, k: KernelWriter) -> str:
+        """A kernel argument the host draws before each launch (:data:`_SEED`)."""
+        seed = k.tmp("seed")
+        k.params.append(seed)
+        k.host_args.append((seed, *_SEED))
+        return seed
 
     def emit_check(self, k: KernelWriter, cond: str, message: str) -> None:
         flag = k.error_flag
