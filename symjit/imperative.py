@@ -45,7 +45,7 @@ from .lower.target import get_target, target_for
 from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
-from .symbol.symbol import Variable, make_op_symbol, min_inputs, positional_inputs
+from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 
 __all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
            "nd_custom"]
@@ -495,7 +495,7 @@ def nd_function(called: str) -> Any:
                     np.may_share_memory(od, a._data) for a in args)):
                 return run(args, out)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
-        args, extra = args[:n_arrays], args[n_arrays:]
+        args, extra = args[:n_arrays], args[n_arrays + absent_inputs(op, args, n_arrays, kwargs):]
         if any(isinstance(a, NDArray) for a in extra) or (extra and n_arrays < min_inputs(op, kwargs)):
             raise DTypeError(f"{called}: positional input {n_arrays} must be an NDArray, got "
                              f"{type(extra[0]).__name__}; inputs come first, then parameters")

@@ -34,6 +34,7 @@ instance like a symbol constructor registers a hidden op type for it.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +45,8 @@ from .base import MXNetError
 from .ops.custom import PROPS
 from .symbol.symbol import Symbol, make_op_symbol
 
-__all__ = ["CustomOp", "CustomOpProp", "register", "NumpyOp", "get_all_registered_operators"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "NumpyOp", "get_all_registered_operators",
+           "get_operator_arguments", "OperatorArguments"]
 
 
 class CustomOp:
@@ -143,6 +145,59 @@ def get_all_registered_operators() -> list[str]:
     """Names of every registered operator (built-in and custom op types)."""
     from .ops.registry import all_ops
     return sorted(all_ops()) + sorted(PROPS)
+
+
+OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
+OperatorArguments.__doc__ = "An operator's arguments: how many, their names and their type strings."
+
+_KIND_TYPES = {"int": "int", "float": "float", "bool": "boolean", "str": "string", "shape": "Shape(tuple)",
+               "floats": "tuple of <float>", "dtype": "dtype"}
+
+_PROBES = {"int": 1, "float": 1.0, "bool": False, "str": "", "shape": (1,), "floats": (1.0,)}
+
+
+def _type_string(param: Any) -> str:
+    """A parameter's type as MXNet's operator documentation writes it: the kind (or the sorted
+    choices), then ``required`` or ``optional, default=...``."""
+    from .ops.registry import REQUIRED
+    if param.choices is not None:
+        names = (["None"] if param.nullable else []) + [repr(c) for c in sorted(param.choices)]
+        kind, sep = "{" + ", ".join(names) + "}", ","
+    else:
+        kind, sep = _KIND_TYPES.get(param.kind, param.kind), ", "
+    if param.default is REQUIRED:
+        return f"{kind}, required"
+    if param.default is None:
+        return f"{kind}{sep}optional, default='None'"
+    shown = param.format(param.default)
+    return f"{kind}{sep}optional, default={shown!r}" if param.kind == "str" else \
+        f"{kind}{sep}optional, default={shown}"
+
+
+def get_operator_arguments(op_name: str) -> OperatorArguments:
+    """The inputs (``NDArray-or-Symbol``) and parameters of a registered operator, in MXNet's
+    order: inputs first. An operator whose inputs depend on its parameters lists those of its
+    default parameters (required ones set to a small valid value: FullyConnected's bias is listed).
+
+    >>> get_operator_arguments('Activation').names
+    ['data', 'act_type']
+    """
+    from .ops.registry import REQUIRED, find_op
+    op = find_op(op_name)
+    if op is None:
+        raise MXNetError(f"get_operator_arguments: no operator named {op_name!r}")
+    inputs: list[str] = []
+    if op.variadic is None:
+        probe = {p.name: _PROBES.get(p.kind, 1) if p.choices is None else p.choices[0]
+                 for p in op.params if p.default is REQUIRED}
+        try:
+            parsed = op.parse_params(probe)
+            inputs = list(op.list_arguments(parsed)) + list(op.list_aux(parsed))
+        except MXNetError:
+            inputs = [] if callable(op.arguments) else list(op.arguments)
+    names = inputs + [p.name for p in op.params]
+    types = ["NDArray-or-Symbol"] * len(inputs) + [_type_string(p) for p in op.params]
+    return OperatorArguments(len(names), names, types)
 
 
 # --- the older NumpyOp API ----------------------------------------------------------------------

@@ -346,15 +346,18 @@ def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any
     return grads
 
 
-def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, numeric_eps: float = 1e-3,
-                           rtol: float = 1e-2, atol: float | None = None, grad_nodes: Any = None,
+def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, numeric_eps: float | None = 1e-3,
+                           rtol: float | None = 1e-2, atol: float | None = None, grad_nodes: Any = None,
                            use_forward_train: bool = True, ctx: Context | None = None,
                            grad_stype_dict: Any = None, dtype: Any = np.float32) -> None:
     """Compare the symbolic gradient of ``sum(sym * P)`` (``P`` a fixed random projection, as
     MXNet does; the loss stays elementwise and :func:`numeric_grad` sums it) with its central
     finite differences, for the arguments in ``grad_nodes`` (a list, or a dict name -> grad_req;
-    default every argument); ``AssertionError`` on a mismatch."""
+    default every argument); ``AssertionError`` on a mismatch. ``numeric_eps=None`` and
+    ``rtol=None`` mean the defaults (1e-3 and 1e-2)."""
     where = "check_numeric_gradient"
+    numeric_eps = 1e-3 if numeric_eps is None else numeric_eps
+    rtol = 1e-2 if rtol is None else rtol
     if grad_stype_dict:
         raise MXNetError(f"{where}: grad_stype_dict {grad_stype_dict!r}: sparse gradients are not supported")
     ctx = ctx or default_context()

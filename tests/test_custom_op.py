@@ -372,3 +372,18 @@ def test_nd_custom_runs_the_operator_imperatively():
         mx.nd.Custom(mx.nd.array(x), op_type="no_such_custom_op")
     with pytest.raises(mx.MXNetError, match="2 inputs given"):
         mx.nd.Custom(mx.nd.array(x), mx.nd.array(x), op_type="test_scaled_sigmoid")
+
+
+def test_get_operator_arguments_lists_inputs_then_parameters():
+    act = mx.operator.get_operator_arguments("Activation")
+    assert isinstance(act, mx.operator.OperatorArguments)
+    assert act.narg == 2 and act.names == ["data", "act_type"]
+    assert act.types[0] == "NDArray-or-Symbol"
+    assert act.types[1] == "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"
+    fc = mx.operator.get_operator_arguments("FullyConnected")
+    assert fc.names[:4] == ["data", "weight", "bias", "num_hidden"]
+    assert fc.types[fc.names.index("no_bias")] == "boolean, optional, default=False"
+    drop = mx.operator.get_operator_arguments("Dropout")
+    assert drop.types[drop.names.index("p")] == "float, optional, default=0.5"
+    with pytest.raises(mx.MXNetError, match="no operator named 'Activaton'"):
+        mx.operator.get_operator_arguments("Activaton")

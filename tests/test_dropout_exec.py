@@ -47,6 +47,15 @@ def test_p_scales_kept_elements():
     assert abs(kept.size / mask.size - 0.8) < 0.05
 
 
+def test_p_one_keeps_nothing_and_scales_by_infinity():
+    # MXNet scales the (all-zero) mask by 1/(1 - p) = inf: outputs and gradients are NaN
+    ex, x = _bind(p=1.0)
+    assert np.isnan(ex.forward(is_train=True)[0].asnumpy()).all()
+    ex.backward([mx.nd.ones(SHAPE, dtype="float64")])
+    assert np.isnan(ex.grad_dict["x"].asnumpy()).all()
+    np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(), x)   # inference: identity
+
+
 @pytest.mark.parametrize("mode,drops", [("training", False), ("always", True)])
 def test_inference_mode(mode, drops):
     ex, x = _bind(p=0.5, mode=mode)

@@ -88,6 +88,33 @@ def test_parameters_given_positionally_after_the_inputs():
         mx.nd.image.crop(img, 1, 0, 2, 1, 5)
 
 
+def test_none_in_an_input_slot_is_an_absent_input():
+    """A positional ``None`` where the signature has an input slot (BilinearResize2D's ``like``)
+    leaves that input out; the parameters after it keep their own names."""
+    x = mx.sym.Variable("x")
+    sym = mx.sym.contrib.BilinearResize2D(x, None, scale_height=0.5, scale_width=2.0, mode="odd_scale")
+    assert sym.list_arguments() == ["x"]
+    assert sym.infer_shape(x=(1, 2, 5, 4))[1] == [(1, 2, 3, 8)]
+    out = mx.nd.contrib.BilinearResize2D(mx.nd.ones((1, 1, 4, 3)), None, mode="to_even_up")
+    assert out.shape == (1, 1, 4, 4)
+    np.testing.assert_allclose(out.asnumpy(), np.ones((1, 1, 4, 4)))
+    # the bias slot of a layer whose no_bias drops it
+    conv = mx.sym.Convolution(x, mx.sym.Variable("w"), None, num_filter=2, kernel=(3,), no_bias=True)
+    assert conv.list_arguments() == ["x", "w"]
+
+
+def test_bilinear_resize_sizes_of_each_mode():
+    x = mx.sym.Variable("x")
+    want = {"to_even_down": (4, 6), "to_even_up": (6, 6), "to_odd_down": (5, 5), "to_odd_up": (5, 7)}
+    for mode, hw in want.items():
+        assert mx.sym.contrib.BilinearResize2D(x, mode=mode).infer_shape(x=(1, 1, 5, 6))[1] == [(1, 1) + hw]
+    # odd_scale: an odd side keeps its last pixel, (5 - 1) * 2 + 1; an even one is scaled, 6 * 2
+    assert mx.sym.contrib.BilinearResize2D(x, scale_height=2, scale_width=2, mode="odd_scale").infer_shape(
+        x=(1, 1, 5, 6))[1] == [(1, 1, 9, 12)]
+    with pytest.raises(mx.MXNetError, match="odd_scale.*scale_width"):
+        mx.sym.contrib.BilinearResize2D(x, scale_height=2, mode="odd_scale")
+
+
 def test_imdecode_clip_rect_and_mean():
     from symjit.recordio import encode_image
     pixels = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)

@@ -298,6 +298,8 @@ SHAPE_ERRORS = [
     ("argmax", {"axis": 2}, {"data": (2, 3)}, ["argmax", "axis=2"]),
     ("SwapAxis", {"dim1": 0, "dim2": 3}, {"data": (2, 3)}, ["SwapAxis", "dim2=3"]),
     ("reverse", {"axis": (2,)}, {"data": (2, 3)}, ["reverse", "axis=2"]),
+    ("diag", {"k": 5}, {"data": (3, 4)}, ["diag", "k=5", "3x4", "(3,4)"]),
+    ("diag", {"k": -4}, {"data": (3, 4)}, ["diag", "k=-4", "outside"]),
 ]
 
 

@@ -126,6 +126,12 @@ def test_check_numeric_gradient_passes_and_catches_a_wrong_gradient():
         tu.check_numeric_gradient(mx.sym.Custom(x, op_type="test_utils_wrong_grad"), loc, dtype=np.float64)
     with pytest.raises(MXNetError, match="grad_nodes"):
         tu.check_numeric_gradient(mx.sym.tanh(x), loc, grad_nodes=["y"])
+    # None for the step and the relative tolerance means their defaults (callers pass optional
+    # settings through); a wrong gradient still fails
+    tu.check_numeric_gradient(mx.sym.tanh(x) * x, loc, numeric_eps=None, rtol=None, dtype=np.float64)
+    with pytest.raises(AssertionError, match="NUMERICAL_x"):
+        tu.check_numeric_gradient(mx.sym.Custom(x, op_type="test_utils_wrong_grad"), loc, numeric_eps=None,
+                                  rtol=None, dtype=np.float64)
 
 
 def test_check_consistency_compares_precisions():

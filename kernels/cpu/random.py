@@ -48,6 +48,7 @@ def seed(s):
 @_jit
 def dropout_mask(mask, p, seed_state):
     """Fill ``mask`` (any shape) with ``1/(1-p)`` (kept, probability ``1-p``) or 0 (dropped).
+    ``p = 1`` keeps nothing and its scale ``1/0`` makes every mask value ``0 * inf``: NaN, as in MXNet.
 
     Reseeds the thread's stream with ``seed_state`` first when ``seed_state >= 0``.
     """
@@ -55,7 +56,10 @@ def dropout_mask(mask, p, seed_state):
         np.random.seed(seed_state)
     flat = mask.reshape(mask.size)
     keep = 1.0 - p
-    scale = 1.0 / keep if keep > 0.0 else 0.0
+    if keep <= 0.0:
+        flat[:] = np.nan
+        return
+    scale = 1.0 / keep
     for i in range(flat.size):
         flat[i] = scale if np.random.random() < keep else 0.0
 

@@ -208,14 +208,20 @@ def _like_shape(p: dict, ins: list, aux: list):
     return [lhs, rhs], [rhs], []
 
 
+def _like_dtype(p: dict, ins: list, aux: list):
+    """rhs lends only its shape: its dtype is its own, the output has lhs's."""
+    return list(ins), [ins[0]], []
+
+
 register(OpDef(
     name="broadcast_like", arguments=("lhs", "rhs"),
     params=(Param("lhs_axes", "shape", None, nullable=True, doc="axes of lhs to broadcast"),
             Param("rhs_axes", "shape", None, nullable=True, doc="axes of rhs whose sizes to copy")),
-    check=_like_check, shape=_like_shape, kind=Kind.BROADCAST, body=fixed_body(_identity), grad=_data_grad,
+    check=_like_check, shape=_like_shape, dtype=_like_dtype, kind=Kind.BROADCAST, body=fixed_body(_identity),
+    grad=_data_grad,
     doc=("Broadcasts ``lhs`` to the shape of ``rhs`` (or, with ``lhs_axes``/``rhs_axes``, grows lhs's "
          "axes to rhs's sizes on those axes). Only rhs's shape is read (its lowering rule marks it "
-         "shape-only: the body takes lhs alone); as in MXNet, both inputs have one dtype."),
+         "shape-only: the body takes lhs alone), so rhs may have any dtype; the output has lhs's."),
     extra={"family": "broadcast"},
 ))
 

@@ -387,15 +387,30 @@ register(OpDef(
         "that hold it (data lends only its shape).",
 ))
 
-_RESIZE_MODES = ("size", "like")
+def _odd_scaled(n: int, scale: float) -> int:
+    """odd_scale's size along one axis: an even ``n`` scaled; an odd one keeps its end pixel."""
+    return int(n * scale) if n % 2 == 0 else int((n - 1) * scale) + 1
+
+
+def _to_parity(n: int, mode: str) -> int:
+    """to_{even,odd}_{down,up}'s size along one axis: ``n`` or its neighbour of the wanted parity."""
+    want = 0 if "even" in mode else 1
+    if n % 2 == want:
+        return n
+    return n - 1 if mode.endswith("down") else n + 1
 
 
 def resize_size(p: dict, data: tuple, like: tuple | None) -> tuple[int, int]:
     """BilinearResize2D's output (height, width)."""
-    if p["mode"] == "like":
+    mode = p["mode"]
+    if mode == "like":
         if like is None:
             raise RuleError("mode='like' needs the second input 'like'")
         return like[2], like[3]
+    if mode == "odd_scale":
+        return _odd_scaled(data[2], p["scale_height"]), _odd_scaled(data[3], p["scale_width"])
+    if mode.startswith("to_"):
+        return _to_parity(data[2], mode), _to_parity(data[3], mode)
     if p["scale_height"] is not None or p["scale_width"] is not None:
         sh = p["scale_height"] if p["scale_height"] is not None else p["scale_width"]
         sw = p["scale_width"] if p["scale_width"] is not None else sh
@@ -415,9 +430,9 @@ def _resize_shape(p: dict, ins: list, aux: list):
 
 
 def _resize_check(p: dict) -> None:
-    if p["mode"] not in _RESIZE_MODES:
-        raise ParamError(f"BilinearResize2D: mode={p['mode']!r} is not supported (supported: "
-                         f"{_RESIZE_MODES})")
+    if p["mode"] == "odd_scale" and (p["scale_height"] is None or p["scale_width"] is None):
+        raise ParamError(f"BilinearResize2D: mode='odd_scale' needs both 'scale_height' and 'scale_width' "
+                         f"(got scale_height={p['scale_height']}, scale_width={p['scale_width']})")
 
 
 def _resize_grad(b, node, ograds):
@@ -437,10 +452,12 @@ _contrib(OpDef(
     name="_contrib_BilinearResize2D", params=_RESIZE_PARAMS, check=_resize_check,
     arguments=lambda p: ["data", "like"] if p["mode"] == "like" else ["data"],
     shape=_resize_shape, dtype=lambda p, ins, aux: ([ins[0]] * len(ins), [ins[0]], []), kind=Kind.INJECTIVE,
-    grad=_resize_grad,
+    grad=_resize_grad, extra={"signature_inputs": 2},
     doc="Bilinear resize of (N, C, H, W) data to height x width (or scaled, or like the second input; "
-        "the other MXNet modes are a clear error). With align_corners the corners map onto each other "
-        "(source row i * (H-1)/(OH-1)); without, source row (i + 0.5) * H/OH - 0.5, clamped.",
+        "odd_scale: an even side scaled, an odd one (side - 1) * scale + 1; to_even_down/_up, "
+        "to_odd_down/_up: each side or its neighbour of that parity). With align_corners the corners "
+        "map onto each other (source row i * (H-1)/(OH-1)); without, source row (i + 0.5) * H/OH - 0.5, "
+        "clamped.",
 ))
 register(OpDef(
     name="_backward_BilinearResize2D", arguments=("ograd", "data"), params=_RESIZE_PARAMS,

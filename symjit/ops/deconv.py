@@ -132,6 +132,7 @@ Deconvolution = register(OpDef(
             Param("cudnn_off", "bool", False, doc="ignored"),
             Param("layout", "str", None, nullable=True, choices=("NCW", "NCHW"), doc="only NCW/NCHW")),
     arguments=_args, check=_check, shape=_shape, dtypes=FLOAT_DTYPES, kind=Kind.OPAQUE, grad=_grad,
+    extra={"signature_inputs": 3},
     doc="Transposed convolution: each input pixel scatters ``x * w`` over its window in the output "
         "(the adjoint of Convolution with num_filter = data's channels); ``+ bias[c]`` unless no_bias.",
 ))

@@ -199,7 +199,10 @@ def diag_geometry(p: dict, shape: tuple) -> tuple[int, int, int]:
         raise RuleError(f"axis1 and axis2 name the same axis ({a1})")
     k = p["k"]
     n = min(shape[a1], shape[a2] - k) if k >= 0 else min(shape[a1] + k, shape[a2])
-    return a1, a2, max(n, 0)
+    if n < 0:
+        raise RuleError(f"diagonal k={k} lies outside the {shape[a1]}x{shape[a2]} matrices of axes "
+                        f"{a1} and {a2} of {shape_str(shape)}")
+    return a1, a2, n
 
 
 def _diag_shape(p: dict, ins: list, aux: list):

@@ -104,7 +104,7 @@ FullyConnected = register(OpDef(
     shape_partial=partial_shape.fc,
     dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
-    grad=_fc_grad,
+    grad=_fc_grad, extra={"signature_inputs": 3},
     doc="Fully connected layer: ``out = dot(data, weight.T) + bias``.",
 ))
 
@@ -317,7 +317,7 @@ Convolution = register(OpDef(
     dtypes=FLOAT_DTYPES,
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
-    grad=nl.conv_grad,
+    grad=nl.conv_grad, extra={"signature_inputs": 3},
     doc="1-D or 2-D convolution over channel-first data (N, C, [H,] W) with a "
         "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias.",
 ))
@@ -447,9 +447,10 @@ def dropout_active(node) -> bool:
 
 def dropout_hash_scale(seed: int, i: int, p: float) -> float:
     """The mask value of element ``i`` under ``seed``: ``1/(1-p)`` with probability ``1-p``, else
-    0, from a counter-based hash (murmur3's 32-bit finaliser of ``i * golden + seed``), so any
-    thread computes any element's mask with no RNG state. A scalar body (GPU targets): integer
-    arithmetic masked to 32 bits stays exact in int64 even where a product wraps.
+    0 (NaN for every element when ``p = 1``), from a counter-based hash (murmur3's 32-bit
+    finaliser of ``i * golden + seed``), so any thread computes any element's mask with no RNG
+    state. A scalar body (GPU targets): integer arithmetic masked to 32 bits stays exact in int64
+    even where a product wraps.
 
     >>> [dropout_hash_scale(7, i, 0.5) for i in range(6)]
     [2.0, 2.0, 0.0, 0.0, 2.0, 0.0]
@@ -462,6 +463,8 @@ def dropout_hash_scale(seed: int, i: int, p: float) -> float:
     h = (h * 0xC2B2AE35) & m
     h ^= h >> 16
     keep = 1.0 - p
+    if keep <= 0.0:                          # p = 1: 0 * (1/0), NaN as in MXNet
+        return math.nan
     if h * 2.3283064365386963e-10 < keep:   # h / 2**32 is uniform in [0, 1)
         return 1.0 / keep
     return 0.0
@@ -483,7 +486,8 @@ Dropout = register(OpDef(
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=nl.dropout_grad,
     doc="Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in "
-        "training; identity at inference (mode='training').",
+        "training (p = 1: every output NaN, 0 * 1/0, as in MXNet); identity at inference "
+        "(mode='training').",
 ))
 
 

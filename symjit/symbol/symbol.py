@@ -527,6 +527,20 @@ def positional_inputs(op: Any, args: tuple, params: dict, kind: type) -> int:
     return next((i for i, a in enumerate(args) if not isinstance(a, kind)), len(args))
 
 
+def absent_inputs(op: Any, args: tuple, n_inputs: int, params: dict) -> int:
+    """How many ``None`` values right after the ``n_inputs`` positional inputs stand for inputs not
+    given (MXNet's generated functions list every input slot before the parameters, so
+    ``BilinearResize2D(data, None, scale_height=2)`` leaves ``like`` out): up to the op's
+    signature slots (``op.extra['signature_inputs']``, else :func:`min_inputs`)."""
+    if op.variadic is not None:
+        return 0
+    slots = op.extra.get("signature_inputs") or min_inputs(op, params)
+    skip = 0
+    while n_inputs + skip < min(len(args), slots) and args[n_inputs + skip] is None:
+        skip += 1
+    return skip
+
+
 def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                    attr: dict[str, str] | None = None, **kwargs: Any) -> Symbol:
     """Apply the registered operator ``op_name`` (or an alias) to symbols and params.
@@ -544,7 +558,7 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
     raw_params, kw_attrs = split_attr_kwargs(
         op_name, {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})
     n_syms = positional_inputs(op, args, raw_params, Symbol)
-    args, extra = args[:n_syms], args[n_syms:]
+    args, extra = args[:n_syms], args[n_syms + absent_inputs(op, args, n_syms, raw_params):]
     if any(isinstance(a, Symbol) for a in extra) or (extra and n_syms < min_inputs(op, raw_params)):
         raise TypeError(f"{op_name}: positional inputs must be Symbols, got {type(extra[0]).__name__}; "
                         "inputs come first, then parameters")
