@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "MXNetError", "SymjitError", "ShapeError", "DTypeError", "ParamError", "FormatError",
+    "MXNetError", "MXNetIndexError", "SymjitError", "ShapeError", "DTypeError", "ParamError", "FormatError",
     "DTYPE_TO_FLAG", "FLAG_TO_DTYPE", "np_dtype", "dtype_name", "shape_str", "write_atomic",
     "NotImplementedForSymbol", "py_str", "data_dir", "string_types", "integer_types", "numeric_types",
     "mx_real_t", "NDArrayHandle", "SymbolHandle",
@@ -26,7 +26,23 @@ __all__ = [
 
 
 class MXNetError(Exception):
-    """Base class of every error symjit raises for bad input (named as MXNet names it)."""
+    """Base class of every error symjit raises for bad input (named as MXNet names it).
+
+    As in MXNet, a message that starts with ``IndexError:`` (a compiled program's index check)
+    makes an :class:`MXNetIndexError`, which is also Python's ``IndexError``.
+
+    >>> isinstance(MXNetError("IndexError: index 3 is outside [0, 3)"), IndexError)
+    True
+    """
+
+    def __new__(cls, *args: object, **kwargs: object) -> MXNetError:
+        if cls is MXNetError and args and isinstance(args[0], str) and args[0].startswith("IndexError:"):
+            cls = MXNetIndexError
+        return super().__new__(cls, *args, **kwargs)
+
+
+class MXNetIndexError(MXNetError, IndexError):
+    """An index value outside its axis, found when a compiled program runs."""
 
 
 SymjitError = MXNetError

@@ -103,6 +103,9 @@ BAD_DATA = [  # (symbol, inputs, words of the error): data checks stop the progr
      {"a": np.ones((4, 2)), "i": np.array([1.0, 4.0])}, ["take 'tk'", "indices", "[0, 4)"]),
     (lambda: mx.sym.softmax(mx.sym.Variable("x"), mx.sym.Variable("n"), use_length=True, name="sm"),
      {"x": np.ones((2, 3)), "n": np.array([1, 5], np.int32)}, ["softmax 'sm'", "length"]),
+    (lambda: mx.sym.gather_nd(mx.sym.Variable("a"), mx.sym.Variable("i"), name="gn"),
+     {"a": np.ones((2, 3)), "i": np.array([[0.0, 1.0], [-1.0, 3.0]])},
+     ["IndexError", "gather_nd 'gn'", "[-3, 3)"]),
 ]
 
 
@@ -115,6 +118,7 @@ def test_bad_data_is_a_clear_error(build, inputs, words, target):
     with pytest.raises(MXNetError) as err:
         ex.forward()[0].asnumpy()
     assert all(w in str(err.value) for w in words), str(err.value)
+    assert isinstance(err.value, IndexError) == ("IndexError" in words)   # MXNet's type, from the message
     for name, v in inputs.items():   # fixed data runs: the check's flag does not stick
         if v.dtype.kind in "iu" or name == "i":
             ex.arg_dict[name][:] = np.minimum(v, 1)

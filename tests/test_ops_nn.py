@@ -527,3 +527,27 @@ def test_bodies_compile_with_numba():
         jitted = numba.njit(fn)
         for x in (-3.0, 0.5, 40.0):
             assert jitted(x, *consts) == pytest.approx(fn(x, *consts), rel=1e-12)
+
+
+def test_correlation_absolute_difference_gradient_at_ties():
+    """|a - b|'s slope is +1 for data1 and -1 for data2 where a == b (MXNet's rule), so equal
+    inputs, whose every interior comparison is a tie, still get a gradient."""
+    d = np.array([[[[0.5, 0.0, 0.25], [1.0, 0.5, 0.0], [0.25, 0.75, 0.5]]]])
+    pad, md = 1, 1
+    sym = mx.sym.Correlation(mx.sym.Variable("a"), mx.sym.Variable("b"), kernel_size=1, max_displacement=md,
+                             pad_size=pad, is_multiply=False)
+    ex = sym.simple_bind(mx.cpu(), a=d.shape, b=d.shape, type_dict={"a": np.float64, "b": np.float64})
+    out = ex.forward(is_train=True, a=d, b=d)[0]
+    ex.backward(mx.nd.ones(out.shape, dtype="float64"))
+    p = np.pad(d[0, 0], pad)
+    g1, g2 = np.zeros_like(p), np.zeros_like(p)
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            y1, x1 = i + md, j + md
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    s = 1.0 if p[y1, x1] >= p[y1 + dy, x1 + dx] else -1.0
+                    g1[y1, x1] += s
+                    g2[y1 + dy, x1 + dx] -= s
+    np.testing.assert_allclose(ex.grad_dict["a"].asnumpy()[0, 0], g1[pad:-pad, pad:-pad], rtol=1e-12)
+    np.testing.assert_allclose(ex.grad_dict["b"].asnumpy()[0, 0], g2[pad:-pad, pad:-pad], rtol=1e-12)

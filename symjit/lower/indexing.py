@@ -22,6 +22,7 @@ from ..ops.shape_grad import clip_index
 from .emit import flat_index, literal
 from .emit import ndim as _ndim
 from .rules import ANY, ElemExpr, rule
+from .target import get_target
 
 __all__: list[str] = []
 
@@ -189,7 +190,18 @@ def _nd_positions(k, ind: str, y: list[str], axes_of: str) -> list[str]:
 def _gather_nd(k, node, ins, outs) -> ElemExpr:
     data, ind = ins
     ny = _ndim(k, ind) - 1
-    return lambda idx: _at(data, _nd_positions(k, ind, idx[:ny], data) + idx[ny:])
+    shape = tuple(k.info[data].shape)
+
+    def expr(idx: list[str]) -> str:
+        # an index outside [-n, n) of its axis stops the program (IndexError, as MXNet), then reads clipped
+        for j in range(k.info[ind].shape[0]):
+            v = _at(ind, [str(j), *idx[:ny]])
+            get_target(k.module.target).emit_check(
+                k, f"not ({v} > -{shape[j] + 1} and {v} < {shape[j]})",
+                f"IndexError: gather_nd '{node.name}': argument 'indices' has a value outside "
+                f"[-{shape[j]}, {shape[j]}) for axis {j} of 'data' with shape {shape}")
+        return _at(data, _nd_positions(k, ind, idx[:ny], data) + idx[ny:])
+    return expr
 
 
 def _loop_indices(k, ind: str) -> list[str]:

@@ -53,9 +53,9 @@ def corr_backward1(g, d1, d2, dx, n, c, y, x, k, md, s1, s2, pad, r, gw, mult):
                 gv = g[n, tc, qy // s1, qx // s1]
                 if mult:
                     acc += gv * b
-                elif a > b:
+                elif a >= b:            # |a - b|'s slope, +1 at a tie (as MXNet)
                     acc += gv
-                elif a < b:
+                else:
                     acc -= gv
     dx[n, c, y, x] = acc / (k * k * d1.shape[1])
 
@@ -81,8 +81,8 @@ def corr_backward2(g, d1, d2, dx, n, c, y, x, k, md, s1, s2, pad, r, gw, mult):
                 gv = g[n, tc, qy // s1, qx // s1]
                 if mult:
                     acc += gv * a
-                elif b > a:
+                elif b > a:             # a tie gives data1 the +1, so data2 the -1
                     acc += gv
-                elif b < a:
+                else:
                     acc -= gv
     dx[n, c, y, x] = acc / (k * k * d1.shape[1])
