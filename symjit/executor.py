@@ -172,6 +172,18 @@ def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[
     return list(value)
 
 
+def _check_value_dtypes(graph: Any) -> None:
+    """A value an op makes of a dtype the compiled kernels lack (``Cast`` to float16 from float32
+    arguments) is a clear error before anything compiles."""
+    for node in graph.ops:
+        for vid in node.outputs:
+            v = graph.values[vid]
+            if v.dtype in _UNSUPPORTED:
+                raise MXNetError(f"bind: {node.op.name} '{node.name}' makes a {dtype_name(v.dtype)} value "
+                                 f"{shape_str(v.shape)}, which the compiled kernels do not support "
+                                 f"(use float32 or float64)")
+
+
 class Executor:
     """Runs a bound symbol. Build it with ``Symbol.bind`` or ``Symbol.simple_bind``."""
 
@@ -258,6 +270,7 @@ class Executor:
             if profiler.active("profile_symbolic"):
                 profiler.record(f"compile {self._symbol.name or 'symbol'} ({mode})", "compile", start,
                                 time.perf_counter())
+            _check_value_dtypes(prog.graph)
             self._programs[mode] = prog
         elif load and prog.module is None:
             prog.module = load_program(prog.program, prog.target, self._cfg)
