@@ -227,13 +227,21 @@ from . import MAX_SHARED, block_launch, launch
 '''
 
 
+# What a kernel hands a norm rule's block function besides the row's arguments: the shared buffer, and
+# the thread's index and the block's size read in the kernel itself. numba's CUDA simulator swaps
+# its fake ``cuda`` module into a device function's globals per call and back, thread by thread, so
+# a device function of another module that read ``cuda.threadIdx`` after a sync could meet the real
+# module put back by a thread that returned first.
+BLOCK_ARGS = ("buf", "cuda.threadIdx.x", "cuda.blockDim.x")
+
+
 def _cuda_row(row: Update) -> list[str]:
     args, host = list(row.args), [*row.args, "stream=0"]
     kernel, multi = f"_{row.name}_step_kernel", f"_multi_{row.name}_kernel"
     out = ["", "", "@cuda.jit", *_wrap(0, f"def {kernel}(", args, "):")]
     if row.norm:
         out += ["    buf = cuda.shared.array(MAX_SHARED, float64)",
-                *_wrap(4, f"{row.name}_block(", ["buf", *args], ")")]
+                *_wrap(4, f"{row.name}_block(", [*BLOCK_ARGS, *args], ")")]
         shape, multi_shape = "block_launch(1, stream)", "block_launch(sizes.size, stream)"
         multi_doc = f":func:`{row.name}_update` of every row of the tables, a block per row."
     else:
@@ -247,7 +255,7 @@ def _cuda_row(row: Update) -> list[str]:
     if row.norm:
         out += ["    buf = cuda.shared.array(MAX_SHARED, float64)",
                 "    for k in range(cuda.blockIdx.x, sizes.size, cuda.gridDim.x):", *_views(8, row),
-                *_wrap(8, f"{row.name}_block(", ["buf", *_arrays(row), *_loaded(row)], ")")]
+                *_wrap(8, f"{row.name}_block(", [*BLOCK_ARGS, *_arrays(row), *_loaded(row)], ")")]
     else:
         out += ["    for k in range(cuda.blockIdx.y, sizes.size, cuda.gridDim.y):", *_views(8, row),
                 *_assign(8, _locals(row), _loaded(row)),
@@ -303,7 +311,8 @@ def check_table() -> None:
         wanted = {f"optim_steps.{row.step}": (steps[row.step], ("i", *row.args))}
         if row.norm:
             wanted = {f"cpu/optim_norm.{row.name}_update": (cpu.get(f"{row.name}_update"), row.args),
-                      f"cuda/optim_norm.{row.name}_block": (gpu.get(f"{row.name}_block"), ("buf", *row.args))}
+                      f"cuda/optim_norm.{row.name}_block": (gpu.get(f"{row.name}_block"),
+                                                            ("buf", "tid", "nthreads", *row.args))}
         for where, (have, want) in wanted.items():
             if have != want:
                 raise ValueError(f"optimizer table row {row.name!r}: {where} takes {have}, "

@@ -616,8 +616,8 @@ def _lamb_step_kernel(
 ):
     buf = cuda.shared.array(MAX_SHARED, float64)
     lamb_block(
-        buf, weight, grad, mean, var, direction, lr, beta1, beta2, eps, wd, rescale, clip, inv1, inv2, lower,
-        upper,
+        buf, cuda.threadIdx.x, cuda.blockDim.x, weight, grad, mean, var, direction, lr, beta1, beta2, eps, wd,
+        rescale, clip, inv1, inv2, lower, upper,
     )
 
 
@@ -643,7 +643,10 @@ def _multi_lamb_kernel(addrs, sizes, scalars, like):
         a2 = view(addrs[k, 2], n, like)
         a3 = view(addrs[k, 3], n, like)
         a4 = view(addrs[k, 4], n, like)
-        lamb_block(buf, a0, a1, a2, a3, a4, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10])
+        lamb_block(
+            buf, cuda.threadIdx.x, cuda.blockDim.x, a0, a1, a2, a3, a4, p[0], p[1], p[2], p[3], p[4], p[5],
+            p[6], p[7], p[8], p[9], p[10],
+        )
 
 
 def multi_lamb_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -654,7 +657,9 @@ def multi_lamb_update(addrs, sizes, scalars, like, stream=0) -> None:
 @cuda.jit
 def _lars_step_kernel(weight, grad, lr, eta, eps, wd, rescale, clip, use_trust):
     buf = cuda.shared.array(MAX_SHARED, float64)
-    lars_block(buf, weight, grad, lr, eta, eps, wd, rescale, clip, use_trust)
+    lars_block(
+        buf, cuda.threadIdx.x, cuda.blockDim.x, weight, grad, lr, eta, eps, wd, rescale, clip, use_trust,
+    )
 
 
 def lars_update(weight, grad, lr, eta, eps, wd, rescale, clip, use_trust, stream=0) -> None:
@@ -669,7 +674,7 @@ def _multi_lars_kernel(addrs, sizes, scalars, like):
         n, p = sizes[k], scalars[k]
         a0 = view(addrs[k, 0], n, like)
         a1 = view(addrs[k, 1], n, like)
-        lars_block(buf, a0, a1, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
+        lars_block(buf, cuda.threadIdx.x, cuda.blockDim.x, a0, a1, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
 
 
 def multi_lars_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -680,7 +685,10 @@ def multi_lars_update(addrs, sizes, scalars, like, stream=0) -> None:
 @cuda.jit
 def _lars_mom_step_kernel(weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip, use_trust):
     buf = cuda.shared.array(MAX_SHARED, float64)
-    lars_mom_block(buf, weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip, use_trust)
+    lars_mom_block(
+        buf, cuda.threadIdx.x, cuda.blockDim.x, weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip,
+        use_trust,
+    )
 
 
 def lars_mom_update(
@@ -700,7 +708,10 @@ def _multi_lars_mom_kernel(addrs, sizes, scalars, like):
         a0 = view(addrs[k, 0], n, like)
         a1 = view(addrs[k, 1], n, like)
         a2 = view(addrs[k, 2], n, like)
-        lars_mom_block(buf, a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+        lars_mom_block(
+            buf, cuda.threadIdx.x, cuda.blockDim.x, a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+            p[7],
+        )
 
 
 def multi_lars_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -711,7 +722,10 @@ def multi_lars_mom_update(addrs, sizes, scalars, like, stream=0) -> None:
 @cuda.jit
 def _lbsgd_step_kernel(weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars):
     buf = cuda.shared.array(MAX_SHARED, float64)
-    lbsgd_block(buf, weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars)
+    lbsgd_block(
+        buf, cuda.threadIdx.x, cuda.blockDim.x, weight, grad, acc, lr, wd, rescale, clip, first, step, scale,
+        lars,
+    )
 
 
 def lbsgd_update(weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars, stream=0) -> None:
@@ -729,7 +743,10 @@ def _multi_lbsgd_kernel(addrs, sizes, scalars, like):
         a0 = view(addrs[k, 0], n, like)
         a1 = view(addrs[k, 1], n, like)
         a2 = view(addrs[k, 2], n, like)
-        lbsgd_block(buf, a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
+        lbsgd_block(
+            buf, cuda.threadIdx.x, cuda.blockDim.x, a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+            p[7],
+        )
 
 
 def multi_lbsgd_update(addrs, sizes, scalars, like, stream=0) -> None:
@@ -740,7 +757,10 @@ def multi_lbsgd_update(addrs, sizes, scalars, like, stream=0) -> None:
 @cuda.jit
 def _lbsgd_mom_step_kernel(weight, grad, acc, mom, lr, momentum, wd, rescale, clip, first, step, scale, lars):
     buf = cuda.shared.array(MAX_SHARED, float64)
-    lbsgd_mom_block(buf, weight, grad, acc, mom, lr, momentum, wd, rescale, clip, first, step, scale, lars)
+    lbsgd_mom_block(
+        buf, cuda.threadIdx.x, cuda.blockDim.x, weight, grad, acc, mom, lr, momentum, wd, rescale, clip,
+        first, step, scale, lars,
+    )
 
 
 def lbsgd_mom_update(
@@ -761,7 +781,10 @@ def _multi_lbsgd_mom_kernel(addrs, sizes, scalars, like):
         a1 = view(addrs[k, 1], n, like)
         a2 = view(addrs[k, 2], n, like)
         a3 = view(addrs[k, 3], n, like)
-        lbsgd_mom_block(buf, a0, a1, a2, a3, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8])
+        lbsgd_mom_block(
+            buf, cuda.threadIdx.x, cuda.blockDim.x, a0, a1, a2, a3, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+            p[7], p[8],
+        )
 
 
 def multi_lbsgd_mom_update(addrs, sizes, scalars, like, stream=0) -> None:

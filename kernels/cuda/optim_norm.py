@@ -7,8 +7,10 @@ over the whole parameter (LAMB, LARS, LBSGD), with the per-element bodies and sc
 A norm rule takes one block per parameter (blocks stride over the rows of a multi update): its
 threads stride over the elements in a first pass, a block sum (float64, in shared memory) gives
 the squared norms, and the same threads take the same elements in the second pass, so no element
-is read by one thread after another wrote it. ``{name}_block(buf, ...)`` runs it in the calling
-block, ``buf`` the kernel's shared array of ``MAX_SHARED`` float64.
+is read by one thread after another wrote it. ``{name}_block(buf, tid, nthreads, ...)`` runs it in
+the calling block, ``buf`` the kernel's shared array of ``MAX_SHARED`` float64, ``tid`` and
+``nthreads`` the thread's index and the block's size as the kernel read them (these functions never
+read ``cuda``'s thread indices themselves: see ``optim_gen.BLOCK_ARGS``).
 """
 
 from __future__ import annotations
@@ -70,11 +72,11 @@ _lbsgd_trust = cuda.jit(device=True)(_s.lbsgd_trust)
 
 
 @cuda.jit(device=True)
-def lamb_block(buf, weight, grad, mean, var, direction, lr, beta1, beta2, eps, wd, rescale, clip, inv1, inv2,
-               lower, upper):
+def lamb_block(buf, tid, nthreads, weight, grad, mean, var, direction, lr, beta1, beta2, eps, wd, rescale,
+               clip, inv1, inv2, lower, upper):
     w_sq = 0.0
     r_sq = 0.0
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+    for i in range(tid, weight.size, nthreads):
         _lamb_moments_step(i, grad, mean, var, beta1, beta2, rescale, clip)
         r = _lamb_direction(i, weight, mean, var, eps, wd, inv1, inv2)
         direction[i] = r
@@ -84,15 +86,15 @@ def lamb_block(buf, weight, grad, mean, var, direction, lr, beta1, beta2, eps, w
     w_sq = block_sum(buf, w_sq)
     r_sq = block_sum(buf, r_sq)
     rate = lr * _lamb_ratio(w_sq, r_sq, lower, upper)
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+    for i in range(tid, weight.size, nthreads):
         weight[i] -= rate * direction[i]
 
 
 @cuda.jit(device=True)
-def _lars_block_rate(buf, weight, grad, lr, eta, eps, wd, rescale, use_trust):
+def _lars_block_rate(buf, tid, nthreads, weight, grad, lr, eta, eps, wd, rescale, use_trust):
     w_sq = 0.0
     g_sq = 0.0
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+    for i in range(tid, weight.size, nthreads):
         w = 1.0 * weight[i]
         g = 1.0 * grad[i]
         w_sq += w * w
@@ -103,24 +105,25 @@ def _lars_block_rate(buf, weight, grad, lr, eta, eps, wd, rescale, use_trust):
 
 
 @cuda.jit(device=True)
-def lars_block(buf, weight, grad, lr, eta, eps, wd, rescale, clip, use_trust):
-    rate = _lars_block_rate(buf, weight, grad, lr, eta, eps, wd, rescale, use_trust)
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+def lars_block(buf, tid, nthreads, weight, grad, lr, eta, eps, wd, rescale, clip, use_trust):
+    rate = _lars_block_rate(buf, tid, nthreads, weight, grad, lr, eta, eps, wd, rescale, use_trust)
+    for i in range(tid, weight.size, nthreads):
         _sgd_step(i, weight, grad, rate, wd, rescale, clip)
 
 
 @cuda.jit(device=True)
-def lars_mom_block(buf, weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip, use_trust):
-    rate = _lars_block_rate(buf, weight, grad, lr, eta, eps, wd, rescale, use_trust)
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+def lars_mom_block(buf, tid, nthreads, weight, grad, mom, lr, momentum, eta, eps, wd, rescale, clip,
+                   use_trust):
+    rate = _lars_block_rate(buf, tid, nthreads, weight, grad, lr, eta, eps, wd, rescale, use_trust)
+    for i in range(tid, weight.size, nthreads):
         _sgd_mom_step(i, weight, grad, mom, rate, momentum, wd, rescale, clip)
 
 
 @cuda.jit(device=True)
-def _lbsgd_block_rate(buf, weight, grad, acc, lr, wd, first, step, scale, lars):
+def _lbsgd_block_rate(buf, tid, nthreads, weight, grad, acc, lr, wd, first, step, scale, lars):
     w_sq = 0.0
     g_sq = 0.0
-    for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+    for i in range(tid, weight.size, nthreads):
         _lbsgd_mean_step(i, grad, acc, first, step, scale)
         if lars != 0.0 and step != 0.0:
             w = 1.0 * weight[i]
@@ -135,16 +138,17 @@ def _lbsgd_block_rate(buf, weight, grad, acc, lr, wd, first, step, scale, lars):
 
 
 @cuda.jit(device=True)
-def lbsgd_block(buf, weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars):
-    rate = _lbsgd_block_rate(buf, weight, grad, acc, lr, wd, first, step, scale, lars)
+def lbsgd_block(buf, tid, nthreads, weight, grad, acc, lr, wd, rescale, clip, first, step, scale, lars):
+    rate = _lbsgd_block_rate(buf, tid, nthreads, weight, grad, acc, lr, wd, first, step, scale, lars)
     if step != 0.0:
-        for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+        for i in range(tid, weight.size, nthreads):
             _sgd_step(i, weight, acc, rate, wd, rescale, clip)
 
 
 @cuda.jit(device=True)
-def lbsgd_mom_block(buf, weight, grad, acc, mom, lr, momentum, wd, rescale, clip, first, step, scale, lars):
-    rate = _lbsgd_block_rate(buf, weight, grad, acc, lr, wd, first, step, scale, lars)
+def lbsgd_mom_block(buf, tid, nthreads, weight, grad, acc, mom, lr, momentum, wd, rescale, clip, first, step,
+                    scale, lars):
+    rate = _lbsgd_block_rate(buf, tid, nthreads, weight, grad, acc, lr, wd, first, step, scale, lars)
     if step != 0.0:
-        for i in range(cuda.threadIdx.x, weight.size, cuda.blockDim.x):
+        for i in range(tid, weight.size, nthreads):
             _sgd_mom_step(i, weight, acc, mom, rate, momentum, wd, rescale, clip)
