@@ -34,29 +34,41 @@ def _close(out, ref, k):
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-5 * k * max(1.0, np.abs(ref).max()))
 
 
+def _taken(form: str, m: int, k: int, n: int) -> bool:
+    """Whether the tile kernel of ``form`` takes the float32 product at any size (the size
+    threshold set to one multiply-add, as the tests below run it)."""
+    saved, gemm_shapes.GEMM_TILES_MIN_MACS = gemm_shapes.GEMM_TILES_MIN_MACS, 1
+    try:
+        return gemm_shapes.prefers_gemm_tiles(form, m, k, n, "float32")
+    finally:
+        gemm_shapes.GEMM_TILES_MIN_MACS = saved
+
+
+# Each form's kernel is compiled apart; the default tier runs the nn kernel, --exhaustive all three.
+FORM_CASES = [pytest.param(form, m, k, n, marks=[] if form == "nn" else [pytest.mark.exhaustive],
+                           id=f"{form}-{m}-{k}-{n}")
+              for form in ("nn", "tn", "nt") for m, k, n in SHAPES if _taken(form, m, k, n)]
+
+
 @needs_tile
-@pytest.mark.parametrize("m,k,n", SHAPES)
-def test_tile_kernels_match_numpy(m, k, n, monkeypatch):
+def test_every_shape_is_taken_by_a_tile_kernel():
+    assert all(any(_taken(form, *shape) for form in ("nn", "tn", "nt")) for shape in SHAPES)
+
+
+@needs_tile
+@pytest.mark.parametrize("form,m,k,n", FORM_CASES)
+def test_tile_kernels_match_numpy(form, m, k, n, monkeypatch):
     monkeypatch.setattr(gemm_shapes, "GEMM_TILES_MIN_MACS", 1)   # the kernels at every size
     a, b, ref = _operands(m, k, n)
-    ran = 0
-    if gemm_shapes.prefers_gemm_tiles("nn", m, k, n, "float32"):
-        out = np.full((m, n), np.nan, np.float32)
+    out = np.full((m, n), np.nan, np.float32)
+    if form == "nn":
         gemm_tiles.gemm_nn_tiles_parallel(a, b, out)
-        _close(out, ref, k)
-        ran += 1
-    if gemm_shapes.prefers_gemm_tiles("tn", m, k, n, "float32"):
-        out = np.full((m, n), np.nan, np.float32)
+    elif form == "tn":
         gemm_tiles.gemm_tn_tiles_parallel(np.ascontiguousarray(a.T), b, out)   # (a.T).T @ b
-        _close(out, ref, k)
-        ran += 1
-    if gemm_shapes.prefers_gemm_tiles("nt", m, k, n, "float32"):
-        out = np.full((m, n), np.nan, np.float32)
+    else:
         scratch = np.full(gemm_shapes.gemm_nt_scratch(m, k, n), np.nan, np.float32)
         gemm_tiles.gemm_nt_tiles_parallel(a, np.ascontiguousarray(b.T), out, scratch)
-        _close(out, ref, k)
-        ran += 1
-    assert ran >= 1, (m, k, n)
+    _close(out, ref, k)
 
 
 def test_tiles_need_a_tile_of_rows_and_a_vector_of_columns():

@@ -15,10 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.gpu
 
 
-def test_gpu_ndarray_operations_match_the_cpu(tmp_path) -> None:
+# The two checks that compile most (every NDArray function on both devices) run with --exhaustive.
+HEAVY = ("check_arithmetic_matches_cpu", "check_reductions_dot_clip_and_shape_functions_match_cpu")
+
+
+@pytest.mark.parametrize("names", [
+    pytest.param(HEAVY, marks=pytest.mark.exhaustive, id="arithmetic-reductions"),
+    pytest.param(tuple(c.__name__ for c in gpu_ndarray_checks.CHECKS if c.__name__ not in HEAVY),
+                 id="copies-streams-errors-float16")])
+def test_gpu_ndarray_operations_match_the_cpu(tmp_path, names) -> None:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", SYMJIT_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "tests.gpu_ndarray_checks"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, "-m", "tests.gpu_ndarray_checks", *names], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     passed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("ok ")]
-    assert passed == [c.__name__ for c in gpu_ndarray_checks.CHECKS], proc.stdout
+    assert passed == list(names), proc.stdout

@@ -3,9 +3,9 @@ against its own float64 run on the same inputs (rounded to float32; integral inp
 integral), within the op's float32 error model (``symjit/ops/float32.py``; see
 ``tests/opcheck.py``, ``check_float32``).
 
-Each family's first case runs fused and unfused on the CPU and fused on CUDA, in every tier (the
-cost of a float32 and a float64 program per case keeps the other cases out for now: the op cases
-are most of CI's time)."""
+Each family's first case runs fused and unfused on the CPU and fused on CUDA with ``--exhaustive``
+(CI), fused on the CPU in the default tier (the cost of a float32 and a float64 program per case
+keeps the other cases out for now: the op cases are most of CI's time)."""
 from __future__ import annotations
 
 import os
@@ -18,8 +18,10 @@ from .test_op_exec import CASES, CONTEXTS, FIRST_OF_FAMILY
 
 def _float32_variants() -> list:
     """(case, target, fusion) of the oracle: each family's first case fused and unfused on the CPU
-    and fused on CUDA (``gpu``)."""
-    return [pytest.param(case, target, fusion, marks=[pytest.mark.gpu] if target == "cuda" else [],
+    and fused on CUDA (``gpu``); all but the fused CPU program ``exhaustive``."""
+    return [pytest.param(case, target, fusion,
+                         marks=([pytest.mark.gpu] if target == "cuda" else [])
+                         + ([] if (target, fusion) == ("cpu", True) else [pytest.mark.exhaustive]),
                          id=f"{case}-{target}-{'fused' if fusion else 'unfused'}-f32")
             for case in CASES if id(case) in FIRST_OF_FAMILY
             for target, fusion in (("cpu", True), ("cpu", False), ("cuda", True))]
