@@ -175,20 +175,21 @@ class GraphBuilder:
         out_names = opdef.list_outputs(params)
         shapes = self._rule(opdef, name, params, ins_s, n_args, "shape")
         dtypes = self._rule(opdef, name, params, ins_t, n_args, "dtype", len(out_names))
-        if opdef.expand is not None:
-            return self._expand(opdef, name, params, list(inputs), shapes, dtypes)
+        expand = opdef.expansion(params)
+        if expand is not None:
+            return self._expand(opdef, expand, name, params, list(inputs), shapes, dtypes)
         outs = [self.new_value(f"{name}_{o}", s, t) for o, s, t in zip(out_names, shapes, dtypes)]
         self.g.ops.append(OpNode(opdef, name, params, list(inputs), outs, self.phase, self.train))
         return outs
 
-    def _expand(self, op: OpDef, name: str, params: dict, ins: list[int], shapes: list,
+    def _expand(self, op: OpDef, expand: Any, name: str, params: dict, ins: list[int], shapes: list,
                 dtypes: list) -> list[int]:
         """A composite op's outputs, built from the ops its ``expand`` appends (named under
         ``name``); each must have the shape and dtype the op's own rules inferred (a copy when the
         expansion returns an input)."""
         outer, self.scope = self.scope, name
         try:
-            outs = list(op.expand(self, ins, dict(params)))
+            outs = list(expand(self, ins, dict(params)))
         finally:
             self.scope = outer
         n_out = len(op.list_outputs(params))

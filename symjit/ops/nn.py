@@ -27,8 +27,8 @@ import math
 import numpy as np
 
 from ..base import ParamError, shape_str
+from . import conv3d, partial_shape
 from . import nn_grad as nl
-from . import partial_shape
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
 from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, register, unary_shape
@@ -223,12 +223,13 @@ def _window_param(name: str, doc: str, nonneg: bool = False) -> Param:
     return Param(name, "shape", (), check=_all_positive, check_msg="entries > 0", doc=doc)
 
 
-def _check_geometry(op: str, p: dict, names: tuple[str, ...]) -> None:
-    """kernel has 1 or 2 dims; each of ``names`` is empty or has as many entries as kernel."""
+def _check_geometry(op: str, p: dict, names: tuple[str, ...], dims: tuple[int, ...] = (1, 2)) -> None:
+    """kernel has one of ``dims`` dims; each of ``names`` is empty or has as many entries as kernel."""
     k = p["kernel"]
-    if len(k) not in (1, 2):
-        raise ParamError(f"{op}: parameter 'kernel' must have 1 or 2 entries (1-D or 2-D {op.lower()}), "
-                         f"got kernel={shape_str(k)}")
+    if len(k) not in dims:
+        shown = " or ".join(str(d) for d in dims)
+        raise ParamError(f"{op}: parameter 'kernel' must have {shown} entries "
+                         f"({'-D, '.join(str(d) for d in dims)}-D {op.lower()}), got kernel={shape_str(k)}")
     for name in names:
         v = p[name]
         if v and len(v) != len(k):
@@ -236,12 +237,13 @@ def _check_geometry(op: str, p: dict, names: tuple[str, ...]) -> None:
                              f"like kernel={shape_str(k)}")
 
 
-def _check_layout(op: str, layout: str | None, nd: int | None) -> None:
+def _check_layout(op: str, layout: str | None, nd: int | None,
+                  supported: tuple[str, ...] = _SUPPORTED_LAYOUTS) -> None:
     if layout is None:
         return
-    if layout not in _SUPPORTED_LAYOUTS:
+    if layout not in supported:
         raise ParamError(f"{op}: parameter 'layout'={layout!r} is not supported: only channel-first "
-                         f"layouts {list(_SUPPORTED_LAYOUTS)} are")
+                         f"layouts {list(supported)} are")
     if nd is not None and len(layout) != nd + 2:
         raise ParamError(f"{op}: parameter 'layout'={layout!r} does not fit a {nd}-D kernel")
 
@@ -265,11 +267,11 @@ def _spatial_out(data: tuple, kernel: tuple, p: dict, ceil: bool = False) -> tup
 
 
 def _conv_check(p: dict) -> None:
-    _check_geometry("Convolution", p, ("stride", "dilate", "pad"))
+    _check_geometry("Convolution", p, ("stride", "dilate", "pad"), (1, 2, 3))
     if p["num_filter"] % p["num_group"]:
         raise ParamError(f"Convolution: parameter 'num_filter'={p['num_filter']} must be divisible by "
                          f"num_group={p['num_group']}")
-    _check_layout("Convolution", p["layout"], len(p["kernel"]))
+    _check_layout("Convolution", p["layout"], len(p["kernel"]), _SUPPORTED_LAYOUTS + ("NCDHW",))
 
 
 def _conv_args(p: dict) -> list[str]:
@@ -317,9 +319,10 @@ Convolution = register(OpDef(
     dtypes=FLOAT_DTYPES,
     check=_conv_check,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
-    grad=nl.conv_grad, extra={"signature_inputs": 3},
-    doc="1-D or 2-D convolution over channel-first data (N, C, [H,] W) with a "
-        "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias.",
+    grad=nl.conv_grad, extra={"signature_inputs": 3, "expand_if": (conv3d.is_3d, conv3d.conv3d_expand)},
+    doc="1-D, 2-D or 3-D convolution over channel-first data (N, C, [[D,] H,] W) with a "
+        "(num_filter, C/num_group, *kernel) weight and an optional (num_filter,) bias (3-D: a sum "
+        "of 2-D convolutions over the depth taps, symjit.ops.conv3d).",
 ))
 
 

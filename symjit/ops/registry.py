@@ -272,6 +272,15 @@ class OpDef:
     def param(self, name: str) -> Param:
         return self._params[name]
 
+    def expansion(self, params: dict) -> Callable | None:
+        """The ``expand`` function a node with these params is built by: the op's own (a composite
+        op), else ``extra['expand_if'] = (predicate, expand)`` when the predicate holds (an op whose
+        kernels cover some params only: 3-D Convolution), else None (the op's own kernels)."""
+        if self.expand is not None:
+            return self.expand
+        when = self.extra.get("expand_if")
+        return when[1] if when is not None and when[0](params) else None
+
     # --- names ------------------------------------------------------------------------------
     def list_arguments(self, params: dict) -> list[str]:
         return list(self.arguments(params) if callable(self.arguments) else self.arguments)

@@ -47,6 +47,24 @@ def _conv_np(x, w, b=None, stride=(1, 1), pad=(0, 0), dilate=(1, 1), groups=1):
     return out[:, :, 0, :] if one_d else out
 
 
+def _conv3d_np(x, w, b=None, stride=(1, 1, 1), pad=(0, 0, 0), dilate=(1, 1, 1), groups=1):
+    """Direct 3-D convolution: every kernel tap's strided window of the padded input times its
+    weights, summed over the taps."""
+    f, cg = w.shape[:2]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in pad])
+    span = [dilate[i] * (w.shape[2 + i] - 1) + 1 for i in range(3)]
+    outs = [(xp.shape[2 + i] - span[i]) // stride[i] + 1 for i in range(3)]
+    out = np.zeros((x.shape[0], f, *outs))
+    fg = f // groups
+    for tap in np.ndindex(*w.shape[2:]):
+        win = tuple(slice(t * d, t * d + s * (o - 1) + 1, s) for t, d, s, o in zip(tap, dilate, stride, outs))
+        patch = xp[(slice(None), slice(None), *win)]
+        for g in range(groups):
+            out[:, g * fg:(g + 1) * fg] += np.einsum("ncdhw,fc->nfdhw", patch[:, g * cg:(g + 1) * cg],
+                                                     w[(slice(g * fg, (g + 1) * fg), slice(None), *tap)])
+    return out if b is None else out + b[None, :, None, None, None]
+
+
 def _conv_case(cid, shapes, relu=False, **params):
     no_bias = params.get("no_bias", False)
     names = ["data", "weight"] + ([] if no_bias else ["bias"])
@@ -59,7 +77,7 @@ def _conv_case(cid, shapes, relu=False, **params):
         return mx.sym.Activation(net, act_type="relu") if relu else net
 
     def ref(data, weight, bias=None):
-        out = _conv_np(data, weight, bias, **geo)
+        out = (_conv3d_np if data.ndim == 5 else _conv_np)(data, weight, bias, **geo)
         return np.maximum(out, 0) if relu else out
     return Case("Convolution", build, inputs, ref, id=cid)
 
@@ -81,6 +99,10 @@ CONV_CASES = [
                stride=(2, 2), pad=(1, 1), num_group=3, no_bias=True),
     _conv_case("pointwise", [(1, 4, 24, 24), (4, 2, 1, 1), (4,)], relu=True, kernel=(1, 1), num_filter=4,
                num_group=2),
+    # 3-D: a sum of 2-D convolutions over the depth taps (symjit/ops/conv3d.py)
+    _conv_case("3d", [(2, 2, 4, 5, 4), (3, 2, 2, 3, 2), (3,)], kernel=(2, 3, 2), num_filter=3),
+    _conv_case("3d_strided_group", [(1, 4, 5, 4, 5), (4, 2, 3, 2, 2)], kernel=(3, 2, 2), num_filter=4,
+               stride=(2, 1, 2), pad=(1, 1, 0), dilate=(1, 2, 1), num_group=2, no_bias=True),
 ]
 
 

@@ -48,7 +48,7 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
             entry_value[(id(node), 0)] = vid
             continue
         ins = [entry_value[(id(src), i)] for src, i in node.inputs]
-        if node.op.expand is not None:   # a composite op: the ops it expands to (GraphBuilder.add)
+        if node.op.expansion(node.params) is not None:   # a composite: the ops it expands to (b.add)
             outs = b.add(node.op, ins, name=node.name, params=dict(node.params))
         else:
             outs = [b.new_value(node.output_name(i), need(node, i, "shape", known_s),
