@@ -152,7 +152,9 @@ def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[
             return [None] * len(names)
         raise MXNetError(f"bind: {what} must be given")
     if isinstance(value, dict):
-        unknown = sorted(set(value) - set(names))
+        # an entry for a name the symbol lacks is an error unless it holds None (MXNet reads only the
+        # symbol's names: a bias slot that no_bias=True removed may still be passed as None)
+        unknown = sorted(n for n in set(value) - set(names) if value[n] is not None)
         if unknown:
             raise MXNetError(f"bind: {what} names unknown entries {unknown}; expected {names}")
         missing = [n for n in names if value.get(n) is None]

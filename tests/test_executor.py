@@ -102,6 +102,14 @@ def test_errors_name_argument_and_shapes():
         ex.backward()
     with pytest.raises(mx.MXNetError, match="misses"):
         fc_net().bind(mx.cpu(), {"data": mx.nd.zeros((3, 5))})
+    # a name the symbol lacks: an error when it holds an array, left alone when it holds None
+    nobias = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, no_bias=True, name="fc")
+    given = {"data": mx.nd.ones((3, 5)), "fc_weight": mx.nd.ones((4, 5))}
+    with pytest.raises(mx.MXNetError, match=r"unknown entries \['fc_bias'\]"):
+        nobias.bind(mx.cpu(), dict(given, fc_bias=mx.nd.zeros((4,))))
+    ex = nobias.bind(mx.cpu(), dict(given, fc_bias=None),
+                     args_grad={"data": mx.nd.zeros((3, 5)), "fc_bias": None})
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((3, 4), 5.0))
     bad = arrays({"data": (3, 5), "fc_weight": (4, 6), "fc_bias": (4,)})
     with pytest.raises(mx.MXNetError, match=r"FullyConnected 'fc'.*weight.*\(4,6\).*\(4,5\)"):
         fc_net().bind(mx.cpu(), bad)
