@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 
 from .base import MXNetError
+from .devices import Device, device_for
 
 __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus"]
 
@@ -29,6 +30,23 @@ class Context:
             raise MXNetError(f"device id must be >= 0, got {device_id}")
         self.device_type = device_type
         self.device_id = int(device_id)
+
+    @property
+    def device(self) -> Device:
+        """The runtime of this context's device (:mod:`symjit.devices`): allocation, streams,
+        kernels and the code-generation target all go through it.
+
+        >>> Context('gpu', 1).device.target_name
+        'cuda'
+        """
+        try:
+            return self._device
+        except AttributeError:
+            self._device: Device = device_for(self)
+            return self._device
+
+    def __reduce__(self) -> tuple:
+        return Context, (self.device_type, self.device_id)   # the device object stays behind
 
     @property
     def device_typeid(self) -> int:

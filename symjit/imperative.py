@@ -41,7 +41,6 @@ from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
 from .lower.rules import lookup
-from .lower.target import get_target, target_for
 from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
@@ -84,11 +83,12 @@ class _Call:
                              **params)
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=target_for(ctx))
+        target_name = ctx.device.target_name
+        self.compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=target_name)
         g = self.compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
         self.elementwise = op.kind <= Kind.BROADCAST
-        lowering = lookup(op, target_for(ctx))
+        lowering = lookup(op, target_name)
         self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
         self.ctx = ctx
         index = {n: i for i, n in enumerate(names)}
@@ -108,7 +108,7 @@ class _Call:
         phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
                              storage.stream(ctx))
         self.steps = []
-        module, target = self.compiled.module, get_target(self.compiled.target)
+        module, target = self.compiled.module, ctx.device.target
         for seg, payload in phases.get("forward", []):
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
             if seg.kind == "calls":     # a big program: its kernels called one by one from here
@@ -144,7 +144,7 @@ def _plain_step(call: _Call, n_in: int) -> tuple | None:
     """``(function, argument template, [(argument, input)], [(argument, output)])`` of a CPU program
     of one compiled function whose buffers are the inputs' and outputs' own (no reshaped views);
     None for any other program."""
-    if call.ctx.device_type == "gpu" or len(call.steps) != 1:
+    if not call.ctx.device.host_memory or len(call.steps) != 1:
         return None
     fn, template, fills = call.steps[0]
     if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):

@@ -189,7 +189,7 @@ class KVStore(OneWorker, KVStoreBase):
         """A device store moves ``key``'s value to the GPU of the first pushed GPU value."""
         if self._type not in DEVICE_TYPES:
             return
-        home: Context | None = next((v.context for v in values if v.context.device_type == "gpu"), None)
+        home: Context | None = next((v.context for v in values if not v.context.device.host_memory), None)
         if home is not None and self._store[key].context != home:
             self._store[key] = self._store[key].copyto(home)
 

@@ -265,7 +265,7 @@ def get_cuda_compute_capability(ctx: Context) -> int:
         ...
     ValueError: util.get_cuda_compute_capability: expected a gpu context, got cpu(0)
     """
-    if not isinstance(ctx, Context) or ctx.device_type != "gpu":
+    if not isinstance(ctx, Context) or ctx.device.host_memory:
         raise ValueError(f"util.get_cuda_compute_capability: expected a gpu context, got {ctx}")
     major, minor = _device("get_cuda_compute_capability", ctx.device_id).compute_capability
     return major * 10 + minor

@@ -49,7 +49,7 @@ def pack(arr: NDArray, flat: np.ndarray) -> None:
 
 def unpack(flat: np.ndarray, arr: NDArray, where: str) -> None:
     """Copy the buffer slice ``flat`` into ``arr`` (on its device)."""
-    if arr.context.device_type == "cpu":
+    if arr.context.device.host_memory:
         np.copyto(arr._host().reshape(-1), flat, casting="unsafe")
     else:
         arr._write(Ellipsis, flat.reshape(arr.shape).astype(arr.dtype), where)

@@ -142,10 +142,11 @@ def target_names() -> list[str]:
 
 
 def target_for(ctx) -> str:
-    """The name of the target compiling for a device context: ``cuda`` for a GPU, else ``cpu``.
+    """The name of the target compiling for a device context (its device's, ``ctx.device``):
+    ``cuda`` for a GPU, else ``cpu``.
 
     >>> from symjit.context import cpu, gpu
     >>> target_for(cpu()), target_for(gpu(0))
     ('cpu', 'cuda')
     """
-    return "cuda" if ctx.device_type == "gpu" else "cpu"
+    return ctx.device.target_name

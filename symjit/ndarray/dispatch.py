@@ -62,5 +62,5 @@ def on_gpu(*arrays: Any) -> bool:
     for a in arrays:
         ctx = getattr(a, "context", None)
         if ctx is not None and hasattr(a, "_data"):
-            return ctx.device_type == "gpu"
+            return not ctx.device.host_memory
     return False

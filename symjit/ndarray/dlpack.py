@@ -30,7 +30,7 @@ _CPU = 1   # DLPack's kDLCPU
 def _export(data: Any, where: str, writable: bool) -> Any:
     if not isinstance(data, NDArray):
         raise DTypeError(f"{where}: data must be an NDArray, got {type(data).__name__}")
-    if data.context.device_type != "cpu":
+    if data.context.device_typeid != _CPU:   # MXNet's device type ids are DLPack's
         raise MXNetError(f"{where}: only CPU NDArrays are exchanged through DLPack, not {data.context}")
     data.wait_to_read()
     host = data._host()

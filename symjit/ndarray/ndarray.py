@@ -511,7 +511,7 @@ class NDArray:
         kernel."""
         if not isinstance(rhs, NDArray):
             rhs = wrap(np.ascontiguousarray(rhs.reshape(-1) if rhs.ndim == 0 else rhs), self._ctx) \
-                if rhs.ndim != 1 or self._ctx.device_type == "gpu" else _wrap_fast(rhs, self._ctx)
+                if rhs.ndim != 1 or not self._ctx.device.host_memory else _wrap_fast(rhs, self._ctx)
         elif rhs._data.dtype != self._data.dtype:
             raise DTypeError(f"{where}: operands have different dtypes "
                              f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "

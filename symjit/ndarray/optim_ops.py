@@ -11,28 +11,11 @@ from .ndarray import NDArray
 __all__ = ["update_kernels", "MultiUpdate"]
 
 
-class _OnDevice:
-    """The GPU update-kernel modules, whose functions run with ``ctx``'s device current, queued on
-    its stream."""
-
-    def __init__(self, modules, ctx):
-        self._modules, self._ctx = modules, ctx
-
-    def __getattr__(self, name: str):
-        fn = next((getattr(m, name) for m in self._modules if name in m.__all__), None)
-        if fn is None:
-            raise AttributeError(f"no GPU update kernel {name!r}")
-
-        def call(*args):
-            with storage.device_scope(self._ctx):
-                fn(*args, stream=storage.stream(self._ctx))
-        return call
-
-
 def update_kernels(ctx):
     """The fused optimizer update kernels for arrays on ``ctx``: ``symjit.kernels.cpu.optim`` (one
     ``njit`` loop each) or ``symjit.kernels.cuda.optim`` (one kernel each, queued on the device),
-    with the same functions and arguments (both generated from ``symjit.kernels.optim_table``).
+    with the same functions and arguments (both generated from ``symjit.kernels.optim_table``),
+    as the context's device hands them out (:meth:`symjit.devices.Device.update_kernels`).
     Imported on first use (numba costs start-up).
     On the CPU, with the kernel cache and ``Config.aot`` on (read once, at the first call), the
     kernels are called through an ahead-of-time module when one was built for their argument types
@@ -42,23 +25,7 @@ def update_kernels(ctx):
     >>> update_kernels(mx.cpu()).__name__
     'symjit.kernels.cpu.optim'
     """
-    if ctx.device_type == "gpu":
-        from symjit.kernels.cuda import optim as gpu_optim
-        return _OnDevice((gpu_optim,), ctx)
-    if _CPU:
-        return _CPU[0]
-    from ..config import default_config
-    cfg = default_config()
-    if cfg.cache and cfg.aot != "off":
-        from ..compiler.aot import Kernels
-        _CPU.append(Kernels("symjit.kernels.cpu.optim", cfg))
-    else:
-        from symjit.kernels.cpu import optim
-        _CPU.append(optim)
-    return _CPU[0]
-
-
-_CPU: list = []   # the CPU's update kernels, chosen at the first call
+    return ctx.device.update_kernels()
 
 
 class MultiUpdate:
@@ -87,11 +54,9 @@ class MultiUpdate:
         addrs = np.array([[storage.address(d) for d in r] for r in self.storages], np.int64)
         sizes = np.array([int(r[0].size) for r in self.storages], np.int64)
         self.like = max((r[0] for r in self.storages), key=lambda d: d.size).reshape(-1)
-        if self.ctx.device_type == "gpu":
-            from numba import cuda
-            with storage.device_scope(self.ctx):
-                addrs, sizes = cuda.to_device(addrs), cuda.to_device(sizes)
-        self.addrs, self.sizes, self._scalars = addrs, sizes, None
+        self.device = self.ctx.device
+        self.addrs, self.sizes = self.device.upload(addrs), self.device.upload(sizes)
+        self._scalars = None
 
     def same(self, rows: list[tuple[NDArray, ...]]) -> bool:
         """Whether ``rows`` are this table's arrays (the same objects over the same storage)."""
@@ -131,12 +96,5 @@ class MultiUpdate:
 
     def __call__(self, scalars: np.ndarray) -> None:
         """Apply the kernel to every row, with row ``k``'s scalars in ``scalars[k]`` (float64)."""
-        if self.ctx.device_type != "gpu":
-            self.kernel(self.addrs, self.sizes, scalars, self.like)
-            return
-        from numba import cuda
-        with storage.device_scope(self.ctx):
-            if self._scalars is None or self._scalars.shape != scalars.shape:
-                self._scalars = cuda.device_array(scalars.shape, np.float64)
-            self._scalars.copy_to_device(scalars, stream=storage.stream(self.ctx))
+        self._scalars = self.device.upload(scalars, self._scalars)
         self.kernel(self.addrs, self.sizes, self._scalars, self.like)

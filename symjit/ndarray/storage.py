@@ -1,7 +1,9 @@
 """Where an NDArray's elements live: a numpy array on CPU, a numba.cuda device array on GPU.
 
 Every access to the storage goes through the few functions here, so the NDArray class never
-needs to know which kind of buffer stands behind it. CPU storage is a C-contiguous numpy array
+needs to know which kind of buffer stands behind it; what differs per device (allocation, streams,
+the device scope) they ask the context's device object (``ctx.device``, :mod:`symjit.devices`).
+CPU storage is a C-contiguous numpy array
 when freshly created; GPU storage is a ``numba.cuda`` device array and exists only when
 ``numba.cuda.is_available()`` (or numba's CUDA simulator is on).
 
@@ -18,20 +20,17 @@ waits for that stream, :func:`synchronize` waits for one device or all.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..base import MXNetError, shape_str
-from ..context import Context, current_context, num_gpus
+from ..context import Context, current_context
+from ..devices import made
 
 __all__ = ["check_ctx", "alloc", "empty", "from_host", "to_host", "write", "view", "is_device_array",
            "is_contiguous", "arena", "device_scope", "copy_from_host", "copy_into",
            "stream", "synchronize", "address", "overlaps", "same_buffer"]
-
-_STREAMS: dict[int, Any] = {}   # GPU id -> the stream symjit queues that device's work on
-
 
 def check_ctx(ctx: Any, where: str = "NDArray") -> Context:
     """Normalise ``ctx`` (None, a Context or a device name) and check the device exists.
@@ -45,26 +44,13 @@ def check_ctx(ctx: Any, where: str = "NDArray") -> Context:
         ctx = Context(ctx, 0)
     elif not isinstance(ctx, Context):
         raise MXNetError(f"{where}: ctx must be a Context such as mx.cpu() or mx.gpu(0), got {ctx!r}")
-    if ctx.device_type == "gpu":
-        n = num_gpus()   # numba's simulator counts as one
-        if n == 0:
-            raise MXNetError(f"{where}: cannot place an array on {ctx}: no GPU is available "
-                             "(numba.cuda.is_available() is False; a GPU needs an NVIDIA driver and "
-                             "pip install 'symjit[cuda]', or set NUMBA_ENABLE_CUDASIM=1 to run GPU "
-                             "code on numba's simulator)")
-        if ctx.device_id >= n:
-            raise MXNetError(f"{where}: cannot place an array on {ctx}: only {n} GPU(s) are present")
+    ctx.device.check(ctx, where)
     return ctx
 
 
 def is_device_array(buf: Any) -> bool:
     """True for GPU storage (anything that is not a numpy array)."""
     return not isinstance(buf, np.ndarray)
-
-
-def _select(ctx: Context):
-    from numba import cuda
-    return cuda.gpus[ctx.device_id]
 
 
 def device_scope(ctx: Context) -> Any:
@@ -74,10 +60,7 @@ def device_scope(ctx: Context) -> Any:
     >>> with device_scope(cpu()):
     ...     pass
     """
-    if ctx.device_type != "gpu":
-        import contextlib
-        return contextlib.nullcontext()
-    return _select(ctx)
+    return ctx.device.scope()
 
 
 def stream(ctx: Context) -> Any:
@@ -87,14 +70,7 @@ def stream(ctx: Context) -> Any:
     >>> stream(cpu())
     0
     """
-    if ctx.device_type != "gpu":
-        return 0
-    s = _STREAMS.get(ctx.device_id)
-    if s is None:
-        from numba import cuda
-        with _select(ctx):
-            s = _STREAMS[ctx.device_id] = cuda.stream()
-    return s
+    return ctx.device.stream()
 
 
 def synchronize(ctx: Context | None = None) -> None:
@@ -102,12 +78,8 @@ def synchronize(ctx: Context | None = None) -> None:
 
     >>> synchronize()
     """
-    if ctx is not None:
-        if ctx.device_type == "gpu" and ctx.device_id in _STREAMS:
-            _STREAMS[ctx.device_id].synchronize()
-        return
-    for s in list(_STREAMS.values()):
-        s.synchronize()
+    for dev in made() if ctx is None else (ctx.device,):
+        dev.synchronize()
 
 
 def _sync(buf: Any) -> None:
@@ -126,10 +98,7 @@ def is_contiguous(buf: Any) -> bool:
 def arena(nbytes: int, ctx: Context) -> Any:
     """An uninitialised byte buffer of ``nbytes`` (at least 1) on ``ctx``: the storage the memory
     plan carves an executor's temporaries from."""
-    nbytes = max(int(nbytes), 1)
-    if ctx.device_type != "gpu":
-        return np.empty(nbytes, np.uint8)
-    return empty((nbytes,), np.dtype(np.uint8), ctx)
+    return ctx.device.arena(nbytes)
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Any:
@@ -139,11 +108,7 @@ def empty(shape: tuple[int, ...], dtype: np.dtype, ctx: Context) -> Any:
     >>> empty((2,), np.dtype('float32'), cpu()).shape
     (2,)
     """
-    if ctx.device_type != "gpu":
-        return np.empty(shape, dtype)
-    from numba import cuda
-    with _select(ctx):
-        return cuda.device_array(shape, dtype, stream=stream(ctx))
+    return ctx.device.empty(shape, dtype)
 
 
 def copy_from_host(buf: Any, src: np.ndarray) -> None:
@@ -216,24 +181,7 @@ def same_buffer(a: Any, b: Any) -> bool:
 def from_host(arr: np.ndarray, ctx: Context) -> Any:
     """New storage on ``ctx`` holding a copy of ``arr`` (C order); no copy is made of a fresh
     C-contiguous CPU array that the caller hands over."""
-    arr = np.ascontiguousarray(arr)
-    if ctx.device_type != "gpu":
-        return arr
-    from numba import cuda
-    with _select(ctx):
-        out = cuda.to_device(arr, stream=stream(ctx))
-    _sync(out)   # ``arr`` may be a temporary of the caller
-    return out
-
-
-def _is_zero(fill: Any) -> bool:
-    """``fill`` is +0 (a -0.0 fill keeps its sign bit)."""
-    if isinstance(fill, np.ndarray):
-        if fill.ndim:
-            return False
-        fill = fill[()]
-    return (isinstance(fill, (int, float, bool, np.number, np.bool_)) and fill == 0
-            and math.copysign(1.0, float(fill)) > 0)
+    return ctx.device.from_host(np.ascontiguousarray(arr))
 
 
 def alloc(shape: tuple[int, ...], dtype: np.dtype, ctx: Context, fill: Any = 0) -> Any:
@@ -244,14 +192,7 @@ def alloc(shape: tuple[int, ...], dtype: np.dtype, ctx: Context, fill: Any = 0) 
     >>> alloc((2,), np.dtype('int32'), cpu(), 3).tolist()
     [3, 3]
     """
-    if ctx.device_type != "gpu":   # zeros: calloc's pages, zeroed when first touched
-        return np.zeros(shape, dtype) if _is_zero(fill) else np.full(shape, fill, dtype=dtype)
-    out = empty(shape, dtype, ctx)
-    if out.size:
-        from symjit.kernels.cuda.copy import fill as fill_kernel
-        with _select(ctx):
-            fill_kernel(out.reshape(out.size), np.asarray(fill).astype(dtype)[()], stream(ctx))
-    return out
+    return ctx.device.alloc(shape, dtype, fill)
 
 
 def to_host(buf: Any, copy: bool = False) -> np.ndarray:
