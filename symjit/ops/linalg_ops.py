@@ -2,7 +2,7 @@
 with the alias ``linalg_<name>``; ``mx.sym.linalg.<name>`` / ``mx.nd.linalg.<name>`` call them).
 Each is a composite (``expand``) of ``dot``/``batch_dot``, ``diag`` and elementwise ops, so it
 runs and differentiates on every target as those do. Matrices are the last two axes; leading axes
-are a batch (MXNet's default ``axis=-2``; other values are rejected).
+are a batch (gemm/gemm2's ``axis`` may name another axis for the rows: it trades places with -2).
 
 * ``gemm``: ``alpha * op(A) @ op(B) + beta * C``; ``gemm2``: ``alpha * op(A) @ op(B)``.
 * ``syrk``: ``alpha * A @ A^T`` (``A^T @ A`` with ``transpose``).
@@ -18,7 +18,7 @@ are a batch (MXNet's default ``axis=-2``; other values are rejected).
 """
 from __future__ import annotations
 
-from .registry import OpDef, Param, ParamError, RuleError, register
+from .registry import OpDef, Param, RuleError, register
 from .rules import need_rank, shape_str
 
 __all__ = ["OPS"]
@@ -32,10 +32,21 @@ def _linalg(op: OpDef) -> OpDef:
     return register(op)
 
 
-def _axis_check(p: dict) -> None:
-    if p.get("axis", -2) != -2:
-        raise ParamError(f"linalg: axis={p['axis']} is not supported; matrices are the last two axes "
-                         "(axis=-2)")
+def _rows_axis(p: dict, shape: tuple) -> int:
+    """gemm's ``axis`` (the matrices' rows; their columns are the last axis) as a non-negative axis
+    of ``shape``; RuleError when it is the last axis or outside the shape."""
+    nd, axis = len(shape), p["axis"]
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd - 1:
+        raise RuleError(f"axis={axis} must name an axis before the last (the columns') of {shape_str(shape)}")
+    return ax
+
+
+def _swap_rows(shape: tuple, ax: int) -> tuple:
+    """``shape`` with axes ``ax`` and ``-2`` exchanged (its own inverse)."""
+    s = list(shape)
+    s[ax], s[-2] = s[-2], s[ax]
+    return tuple(s)
 
 
 def _matrix(shape, arg: str) -> tuple:
@@ -66,7 +77,7 @@ def _scaled(b, v: int, alpha: float) -> int:
 
 
 _ALPHA = Param("alpha", "float", 1.0, doc="scale of the product")
-_AXIS = Param("axis", "int", -2, doc="the rows' axis (only -2)")
+_AXIS = Param("axis", "int", -2, doc="the rows' axis (the columns are the last)")
 _TA = Param("transpose_a", "bool", False, doc="use A^T")
 _TB = Param("transpose_b", "bool", False, doc="use B^T")
 
@@ -75,26 +86,35 @@ def _gemm_shape(p: dict, ins: list, aux: list):
     a, b = ins[0], ins[1]
     if a is None or b is None:
         return list(ins), [None], []
-    out = _product_shape(p, a, b)
+    _matrix(a, "A")
+    ax = _rows_axis(p, a)
+    out = _swap_rows(_product_shape(p, _swap_rows(a, ax), _swap_rows(b, ax)), ax)
     return [a, b, out][:len(ins)], [out], []
 
 
 def _gemm_expand(b, ins: list[int], p: dict) -> list[int]:
-    prod_ = _scaled(b, _matmul(b, ins[0], ins[1], p["transpose_a"], p["transpose_b"]), p["alpha"])
+    """The batched product with the rows' axis moved to -2 and back (SwapAxis) when ``axis`` is
+    not -2 already."""
+    nd = len(b.g.values[ins[0]].shape)
+    ax = _rows_axis(p, b.g.values[ins[0]].shape)
+
+    def swap(v: int) -> int:
+        return v if ax == nd - 2 else b.add1("SwapAxis", v, dim1=ax, dim2=nd - 2)
+    prod_ = _scaled(b, _matmul(b, swap(ins[0]), swap(ins[1]), p["transpose_a"], p["transpose_b"]), p["alpha"])
     if len(ins) == 2:
-        return [prod_]
-    return [b.add1("elemwise_add", prod_, _scaled(b, ins[2], p["beta"]))]
+        return [swap(prod_)]
+    return [swap(b.add1("elemwise_add", prod_, _scaled(b, swap(ins[2]), p["beta"])))]
 
 
 _linalg(OpDef(
     name="_linalg_gemm", aliases=("linalg_gemm",), arguments=("A", "B", "C"),
     params=(_TA, _TB, _ALPHA, Param("beta", "float", 1.0, doc="scale of C"), _AXIS),
-    check=_axis_check, shape=_gemm_shape, expand=_gemm_expand,
+    shape=_gemm_shape, expand=_gemm_expand,
     doc="``alpha * op(A) @ op(B) + beta * C`` for each matrix of a batch (op: transpose or not).",
 ))
 _linalg(OpDef(
     name="_linalg_gemm2", aliases=("linalg_gemm2",), arguments=("A", "B"), params=(_TA, _TB, _ALPHA, _AXIS),
-    check=_axis_check, shape=_gemm_shape, expand=_gemm_expand,
+    shape=_gemm_shape, expand=_gemm_expand,
     doc="``alpha * op(A) @ op(B)`` for each matrix of a batch (op: transpose or not).",
 ))
 

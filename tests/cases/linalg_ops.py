@@ -41,6 +41,13 @@ CASES = [
          lambda A, B: 2.0 * A @ B),
     Case("_linalg_gemm2", lambda v: mx.sym.linalg.gemm2(v["A"], v["B"], transpose_a=True, transpose_b=True),
          {"A": rnd(2, 3, 2), "B": rnd(2, 4, 3)}, lambda A, B: _t(A, True) @ _t(B, True), id="batch_tt"),
+    # axis names the rows' axis (columns stay last): the other axes are the batch
+    Case("_linalg_gemm", lambda v: mx.sym.linalg.gemm(v["A"], v["B"], v["C"], axis=0, beta=0.5),
+         {"A": rnd(2, 3, 4), "B": rnd(4, 3, 5), "C": rnd(2, 3, 5)},
+         lambda A, B, C: np.einsum("ibk,kbj->ibj", A, B) + 0.5 * C, id="rows_axis0"),
+    Case("_linalg_gemm2", lambda v: mx.sym.linalg.gemm2(v["A"], v["B"], axis=-3, transpose_b=True),
+         {"A": rnd(2, 3, 1, 4), "B": rnd(2, 2, 1, 4)},
+         lambda A, B: np.einsum("aick,ajck->aicj", A, B), id="rows_axis-3"),
     Case("_linalg_syrk", lambda v: mx.sym.linalg.syrk(v["A"], alpha=1.5), {"A": rnd(2, 3)},
          lambda A: 1.5 * A @ A.T),
     Case("_linalg_syrk", lambda v: mx.sym.linalg.syrk(v["A"], transpose=True), {"A": rnd(2, 3, 2)},
