@@ -230,3 +230,45 @@ def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():
     phase = Segment("njit", "backward", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])
     loaded.call(phase, [a, a])()
     assert ran == ["aot k0", "numba k1", "numba backward"]
+
+
+# Dropout (training) and random_uniform draw from numba's generator; an entry links its own copy of
+# it. Between the forwards an imperative uniform draw and an imperative Dropout (numba's kernels)
+# continue the same stream.
+SEEDED = """
+import json, logging, sys, numpy as np, symjit as mx
+logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=16, name='fc')
+net = mx.sym.Dropout(net, p=0.5) + mx.sym.random_uniform(low=-1, high=1, shape=(4, 16))
+ex = net.simple_bind(mx.cpu(), data=(4, 8))
+rng = np.random.default_rng(0)
+for name, a in sorted(ex.arg_dict.items()):
+    a[:] = rng.standard_normal(a.shape).astype(np.float32)
+
+def draws(seed):
+    mx.random.seed(seed)
+    first = ex.forward(is_train=True)[0].asnumpy()
+    between = [mx.nd.random.uniform(shape=(3,)).asnumpy(),
+               mx.nd.Dropout(mx.nd.ones((2, 8)), p=0.5, mode='always').asnumpy()]
+    second = ex.forward(is_train=True)[0].asnumpy()
+    return np.concatenate([r.ravel() for r in [first, *between, second]])
+
+np.save(sys.argv[1], np.stack([draws(7), draws(7), draws(8)]))
+print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.items()}}))
+"""
+
+
+def test_seeded_samplers_and_dropout_draw_the_same_numbers_from_an_entry(tmp_path):
+    cache, logs = tmp_path / "cache", []
+    assert _run(cache, "off", tmp_path / "jit.npy", SEEDED)["kinds"] == {"train": "module"}
+    _run(cache, "sync", tmp_path / "build.npy", SEEDED, logs)          # builds the entry, waits
+    runs = [_run(cache, "sync", tmp_path / f"aot{i}.npy", SEEDED, logs) for i in (1, 2)]
+    assert all(r["kinds"] == {"train": "Loaded"} for r in runs), "\n".join(logs)
+    jit, built, aot1, aot2 = (np.load(tmp_path / f"{n}.npy") for n in ("jit", "build", "aot1", "aot2"))
+    assert np.array_equal(jit, built)
+    assert np.array_equal(jit, aot1), "an entry's kernels drew other numbers than numba's"
+    assert np.array_equal(aot1, aot2)                      # two seeded processes from the entry
+    assert np.array_equal(aot1[0], aot1[1])                # the same seed again in one process
+    assert not np.array_equal(aot1[0], aot1[2])            # another seed
+    n = 4 * 16
+    assert not np.array_equal(aot1[0][:n], aot1[0][-n:])   # the stream goes on between forwards

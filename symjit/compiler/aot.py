@@ -52,6 +52,16 @@ is bound). An entry the builder could not
 make (no C compiler, say) records why, logged once per process (``symjit`` logger); binds then use
 numba's cache as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
 is deleted and never loaded.
+
+Kernels that draw from numba's generator (the samplers' seeds, Dropout's CPU masks) run inside the
+entry, but pycc links its own copy of numba's generator into every entry, which
+``mx.random.seed`` does not reach. So each entry exports :data:`RANDOM_STATE` (the address of its
+generator's state for the calling thread), and a call of such a kernel from the entry is run
+between two state copies (:func:`_shared_stream`): numba's generator's state into the entry's
+before, the entry's back after. The draws then continue the one stream numba's kernels draw from,
+and a seeded program gives the numbers it gives from numba's kernels. A process that has not
+imported numba has not seeded the stream (seeding imports it): its entries draw from their own
+generators, unseeded as numba's would be, without importing numba.
 """
 from __future__ import annotations
 
@@ -78,8 +88,9 @@ from ..config import Config
 from ..threads import SERIAL_VARIABLE, import_scipy_blas
 from .lifeline import Lifeline
 
-__all__ = ["Unit", "arg_type", "arg_types", "entry_name", "find", "note", "request", "build_pending",
-           "Loaded", "Kernels", "load_program", "after_bind", "program_units"]
+__all__ = ["Unit", "RANDOM_STATE", "arg_type", "arg_types", "entry_name", "find", "note", "request",
+           "build_pending", "Loaded", "Kernels", "load_program", "after_bind", "program_units",
+           "random_kernels"]
 
 _LOG = logging.getLogger("symjit")
 STALE_LOCK_SECONDS = 1800.0
@@ -88,6 +99,7 @@ _BUILDER = "import sys; from symjit.compiler.aot_build import main; sys.exit(mai
 BUILD_TIMEOUT = 3600.0
 
 Unit = tuple   # (export name, module name, attribute, argument types)
+RANDOM_STATE = "symjit_random_state"   # every entry's export: the address of its generator's state
 
 
 class Unsupported(Exception):
@@ -365,6 +377,29 @@ def threaded_kernels(program: Any) -> set[str]:
     return {fn for fn, (_, text) in program.kernel_texts.items() if calls_threaded(text)}
 
 
+def random_kernels(program: Any) -> set[str]:
+    """The kernel functions of a program that draw from numba's generator (a seed, Dropout's mask):
+    their calls from an entry run between the stream's state copies (:func:`_shared_stream`)."""
+    return {fn for fn, (_, text) in program.kernel_texts.items()
+            if "np.random." in text or "symjit.kernels.cpu.random import" in text}
+
+
+def _shared_stream(module: types.ModuleType, fn: Callable, *args: Any) -> None:
+    """``fn(*args)``, an entry's function drawing from its copy of numba's generator, on the
+    stream of numba's generator of this thread: its state copied into the entry's before the call
+    and back after. Without numba imported (so never seeded) the entry draws from its own."""
+    if "numba" not in sys.modules:
+        fn(*args)
+        return
+    from numba import _helperlib
+    ours, theirs = _helperlib.rnd_get_np_state_ptr(), getattr(module, RANDOM_STATE)()
+    _helperlib.rnd_set_state(theirs, _helperlib.rnd_get_state(ours))
+    try:
+        fn(*args)
+    finally:
+        _helperlib.rnd_set_state(ours, _helperlib.rnd_get_state(theirs))
+
+
 def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
     """The units of a bound CPU program (``steps``: ``bind_phases``'s segments with their
     arguments): each phase function, each kernel call of a ``calls`` segment, but those running a
@@ -385,13 +420,17 @@ def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
 class Loaded:
     """A program's entry in place of its numba module: the prepared call of each segment. A
     segment whose bound arguments are not of the types the entry was built for (arrays of
-    another executor sharing the program) runs numba's module instead (``numba_module()``)."""
+    another executor sharing the program) runs numba's module instead (``numba_module()``).
+    ``drawing``: the kernels drawing from numba's generator (:func:`random_kernels`); a call
+    running one runs on numba's stream (:func:`_shared_stream`)."""
 
-    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any]):
+    def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any],
+                 drawing: Iterable[str] = ()):
         self.module = module
         self.__name__ = module.__name__
         self.sigs = {u[0]: u[3] for u in units}
         self.numba_module = numba_module
+        self.drawing = frozenset(drawing)
 
     def _fits(self, name: str, args: tuple) -> bool:
         """Whether the entry holds call ``name`` for these arguments' types; a call it lacks runs
@@ -414,9 +453,12 @@ class Loaded:
         from ..lower.target import get_target
         cpu = get_target("cpu")
         calls = []
-        for i, (name, _, args, _) in enumerate(_segment_calls(seg, payload)):
+        for i, (name, _, args, fns) in enumerate(_segment_calls(seg, payload)):
             if self._fits(name, args):
-                calls.append((getattr(self.module, name), args))
+                fn = getattr(self.module, name)
+                if not self.drawing.isdisjoint(fns):
+                    fn = functools.partial(_shared_stream, self.module, fn)
+                calls.append((fn, args))
             elif seg.kind == "njit":
                 return cpu.prepare(self.numba_module(), seg.name, payload)
             else:
@@ -447,7 +489,7 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     def numba_module() -> types.ModuleType:
         from .cache import load_program as load_numba
         return load_numba(compiled.program, compiled.target, cfg)
-    return Loaded(module, units, numba_module)
+    return Loaded(module, units, numba_module, random_kernels(compiled.program))
 
 
 def _noted_kernels(cfg: Config) -> list[str]:

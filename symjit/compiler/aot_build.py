@@ -36,7 +36,7 @@ import numpy as np
 
 from ..base import write_atomic
 from ..config import Config
-from .aot import BACKGROUND_NICE, _aot_dir, _sha256, _so_path
+from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path
 from .lifeline import follow
 
 __all__ = ["build", "main", "mixin_objects"]
@@ -79,6 +79,26 @@ def _release_gil() -> None:
     if not hasattr(pycc_compiler.Flags(), "release_gil"):
         raise RuntimeError("numba's compile flags have no release_gil")
     pycc_compiler.Flags = NoGilFlags
+
+
+def _export_random_state(cc: Any) -> None:
+    """Export :data:`~symjit.compiler.aot.RANDOM_STATE`: the address of the calling thread's state
+    of the entry's own copy of numba's generator (the one its kernels' ``np.random`` draws use),
+    so the host can hand the entry the samplers' stream before a call and take it back after."""
+    from llvmlite import ir
+    from numba.core import types as nt
+    from numba.cpython.randomimpl import get_state_ptr
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def state_address(typingctx: Any) -> tuple:
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            return builder.ptrtoint(get_state_ptr(context, builder, "np"), ir.IntType(64))
+        return nt.uint64(), codegen
+
+    def random_state() -> int:
+        return state_address()
+    cc.export(RANDOM_STATE, nt.uint64())(random_state)
 
 
 def _cc_class() -> type:
@@ -165,6 +185,7 @@ def build(spec: dict) -> Path:
     for export, module, attr, sig in spec["units"]:
         fn = getattr(importlib.import_module(module), attr)
         cc.export(export, nt.void(*[_numba_type(t) for t in sig]))(_wrapper(export, fn, len(sig)))
+    _export_random_state(cc)
     with tempfile.TemporaryDirectory(dir=_aot_dir(cfg)) as tmp:
         cc.output_dir = tmp
         cc.compile()
