@@ -22,6 +22,7 @@ os.environ.setdefault("SYMJIT_AOT", "off")
 EXHAUSTIVE = (
     "tests/test_aot.py::test_warm_process_runs_without_numba_and_matches",
     "tests/test_aot.py::test_threaded_kernels_stay_out_of_entries_and_run_threaded",
+    "tests/test_aot.py::test_seeded_samplers_and_dropout_draw_the_same_numbers_from_an_entry",
     "tests/test_examples.py::test_lenet_short",
     "tests/test_examples.py::test_custom_loop_short",
     "tests/test_examples_training.py::",
