@@ -51,6 +51,22 @@ def _candidates(k, h: str, n_in: str, n_out: str) -> tuple[str, str]:
     return lo, hi
 
 
+def _resize_candidates(k, h: str, n_in: str, n_out: str, align: bool) -> tuple[str, str]:
+    """A range of output rows containing every row that interpolates input row ``h`` (its source
+    row lies in (h - 1, h + 1)), from the inverse of :func:`resize_source` widened by one row each
+    side, clamped: the scale is (n_out - 1) / (n_in - 1) with align_corners, else n_out / n_in."""
+    lo, hi, r = k.tmp("lo"), k.tmp("hi"), k.tmp("r")
+    if align:
+        k.line(f"{r} = ({n_out} - 1) / ({n_in} - 1) if {n_in} > 1 else float({n_out})")
+        k.line(f"{lo} = max(int(({h} - 1) * {r}) - 1, 0)")
+        k.line(f"{hi} = min(int(({h} + 1) * {r}) + 1, {n_out} - 1)")
+    else:
+        k.line(f"{r} = {n_out} / {n_in}")
+        k.line(f"{lo} = max(int(({h} - 0.5) * {r} - 0.5) - 1, 0)")
+        k.line(f"{hi} = min(int(({h} + 1.5) * {r} - 0.5) + 1, {n_out} - 1)")
+    return lo, hi
+
+
 def _backward_adaptive(k, node, ins, outs) -> ElemExpr:
     g, dx = ins[0], outs[0]
 
@@ -105,8 +121,8 @@ def _backward_resize(k, node, ins, outs) -> ElemExpr:
     def expr(idx: list[str]) -> str:
         n, c, h, w = idx
         acc, i, j, wy = k.tmp("acc"), k.tmp("i"), k.tmp("j"), k.tmp("wy")
-        ilo, ihi = _candidates(k, h, f"{dx}.shape[2]", f"{g}.shape[2]")
-        jlo, jhi = _candidates(k, w, f"{dx}.shape[3]", f"{g}.shape[3]")
+        ilo, ihi = _resize_candidates(k, h, f"{dx}.shape[2]", f"{g}.shape[2]", align)
+        jlo, jhi = _resize_candidates(k, w, f"{dx}.shape[3]", f"{g}.shape[3]", align)
         k.line(f"{acc} = 0.0")
         k.line(f"for {i} in range({ilo}, {ihi} + 1):")
         k.line(f"    {wy} = {weight}({i}, {h}, {dx}.shape[2], {g}.shape[2], {align})")

@@ -191,6 +191,9 @@ CASES = [
          lambda v: mx.sym.contrib.BilinearResize2D(v["x"], scale_height=2.0, scale_width=0.5,
                                                    mode="odd_scale"),
          {"x": rnd(1, 1, 3, 4)}, lambda x: _resize(x, 5, 2), id="odd_scale"),
+    # an input row feeds about 2 * 31/3 output rows: the gradient's window of rows is that wide
+    Case("_contrib_BilinearResize2D", lambda v: mx.sym.contrib.BilinearResize2D(v["x"], height=32, width=23),
+         {"x": rnd(1, 1, 4, 3)}, lambda x: _resize(x, 32, 23), id="upsample_x8"),
     Case("_contrib_BilinearResize2D", lambda v: mx.sym.contrib.BilinearResize2D(v["x"], mode="to_odd_up"),
          {"x": rnd(1, 2, 3, 4)}, lambda x: _resize(x, 3, 5), id="to_odd_up"),
     Case("_contrib_BilinearResize2D", lambda v: mx.sym.contrib.BilinearResize2D(v["x"], mode="to_even_down"),
