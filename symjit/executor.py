@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import profiler, threads
+from . import profiler
 from .base import MXNetError, dtype_name, np_dtype, shape_str
 from .compiler import aot, workers
 from .compiler.binding import bind_phases, value_arrays
@@ -30,7 +30,6 @@ from .compiler.pipeline import Compiled, compile_symbol
 from .compiler.progress import Progress, Tally, summary
 from .config import Config, default_config
 from .context import Context
-from .lower.target import get_target, target_for
 from .ndarray import NDArray, storage
 from .ndarray import zeros as nd_zeros
 
@@ -38,11 +37,6 @@ __all__ = ["Executor", "normalize_grad_req"]
 
 # numba has no float16 arithmetic: such arrays are rejected at bind with a clear message
 _UNSUPPORTED = frozenset({np.dtype("float16")})
-
-
-def _place(ctx: Context) -> tuple[str, int]:
-    """Where a context's memory is: pinned host memory is the CPU's."""
-    return ("gpu", ctx.device_id) if ctx.device_type == "gpu" else ("cpu", 0)
 
 
 PROGRESS_STREAM: Any = None   # where a long bind's progress lines go (None: sys.stderr at the bind)
@@ -116,7 +110,7 @@ def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
             groups.setdefault(attrs["__ctx_group__"], []).append(node)
     for group, nodes in sorted(groups.items()):
         where = group2ctx.get(group)
-        if where is not None and _place(where) != _place(ctx):
+        if where is not None and where.device is not ctx.device:   # pinned host memory is the CPU's
             names = ", ".join(sorted(nodes)[:5]) + (", ..." if len(nodes) > 5 else "")
             raise MXNetError(
                 f"bind: group2ctx places ctx_group {group!r} (nodes {names}) on {where}, but this "
@@ -198,7 +192,8 @@ class Executor:
         self._threads: Any = None   # the BLAS thread policy (CPU), made at the first forward
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
         check_group2ctx(symbol, ctx, group2ctx)
-        self._target = target_for(ctx)
+        self._device = ctx.device
+        self._target = self._device.target_name
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = _as_list("args", args, self._arg_names, False)
@@ -232,7 +227,7 @@ class Executor:
             for n, a in zip(names, arrs):
                 if a is None:
                     continue
-                if _place(a.context) != _place(self._ctx):
+                if a.context.device is not self._device:
                     raise MXNetError(f"bind: {what}[{n!r}] lives on {a.context}, the executor on "
                                      f"{self._ctx} (copy it there with as_in_context)")
                 if not storage.is_contiguous(a._data):
@@ -321,7 +316,7 @@ class Executor:
         A cache entry numba cannot load (corrupt, stale) is purged and compiled afresh. A bind
         compiling for longer than ``Config.progress_seconds`` writes its progress to stderr and
         ends with one line on where its compiled functions came from (:mod:`symjit.compiler.progress`)."""
-        target = get_target(self._target)
+        target = self._device.target
         start = time.perf_counter()
         if isinstance(self._load(mode).module, aot.Loaded):
             return      # compiled ahead of time for these arrays: nothing to load or compile
@@ -410,7 +405,7 @@ class Executor:
     def _prepare_calls(self, mode: str, steps: list) -> list[Callable[[], Any]]:
         """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
         host call as it is)."""
-        prog, target = self._load(mode), get_target(self._target)
+        prog, target = self._load(mode), self._device.target
 
         def one(seg: Any, payload: Any) -> Callable[[], Any]:
             if seg.kind == "host":
@@ -447,8 +442,7 @@ class Executor:
         for name, value in kwargs.items():
             self._set_arg(name, value)
         if self._threads is None:
-            cpu = self._target == "cpu"
-            self._threads = (threads.policy(self._cfg.blas_threads) if cpu else None) or False
+            self._threads = self._device.thread_policy(self._cfg.blas_threads) or False
         if self._threads:
             self._threads.adapt()   # BLAS threads = the cores other processes leave free
         mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
