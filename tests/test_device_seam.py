@@ -24,8 +24,6 @@ ALLOWED = {
     # command-line checks of the --target option: --emit ptx exists for cuda, --timings for cpu
     "cli.py: args.target != 'cuda'",
     "cli.py: args.target != 'cpu'",
-    # ahead-of-time eligibility; to become device_class(target).aot
-    "compiler/aot.py: target == 'cpu'",
 }
 
 

@@ -355,7 +355,9 @@ def build_pending(cfg: Config, report: Callable[[str], None] = lambda text: None
 
 
 def _enabled(cfg: Config, target: str) -> bool:
-    return cfg.aot != "off" and cfg.cache and target == "cpu"
+    """Whether ahead-of-time modules serve programs of ``target`` (its device kind says)."""
+    from ..devices import device_class
+    return cfg.aot != "off" and cfg.cache and device_class(target).aot
 
 
 def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple, list[str]]]:
