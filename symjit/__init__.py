@@ -15,6 +15,7 @@ from . import dist, logs, threads  # noqa: F401 - logs: the ``symjit`` logger's 
 _os.environ.update(dist.thread_settings())
 _os.environ.update(threads.idle_settings())   # before OpenMP and scipy's OpenBLAS load
 from . import (  # noqa: E402
+    autograd,
     callback,
     fluent,
     imperative,
@@ -70,7 +71,7 @@ def __getattr__(name: str):
     if name in _UTIL:
         from . import util
         return getattr(util, name)
-    if name in unsupported.PLANNED:   # mx.gluon, mx.autograd, mx.np, mx.npx: a clear error
+    if name in unsupported.PLANNED:   # mx.gluon, mx.np, mx.npx: a clear error
         raise unsupported.planned(name)
     raise AttributeError(f"module 'symjit' has no attribute {name!r}")
 
@@ -88,5 +89,6 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "test_utils", "dist", "recordio", "image", "profiler",
+           "model", "module", "mod", "imperative",
+           "autograd", "test_utils", "dist", "recordio", "image", "profiler",
            "rnn", "onnx", "visualization", "runtime", "libinfo", "engine", "util"]

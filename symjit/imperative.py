@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import functools
 import sys
+import threading
 import time
 import types
 from typing import Any
@@ -46,12 +47,28 @@ from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 
-__all__ = ["invoke", "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
+__all__ = ["invoke", "invoke_now", "MODE",
+           "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
            "nd_custom"]
 
 MAX_CALLS = 512
 _CALLS: collections.OrderedDict[tuple, _Call] = collections.OrderedDict()
 _PROFILER = profiler._P   # while it runs, calls take the recorded path (no fast path)
+
+
+class _Mode(threading.local):
+    """The calling thread's autograd state, which :mod:`symjit.autograd` sets: ``recording``
+    (calls go to ``recorder``, which runs and records them) and ``training`` (the ops' training
+    semantics: Dropout masks, BatchNorm batch statistics). ``busy`` is either; the fast paths of
+    the ``mx.nd`` functions are skipped while it is set."""
+
+    recording = False
+    training = False
+    busy = False
+    recorder: Any = None
+
+
+MODE = _Mode()
 
 
 class _Slot:
@@ -71,7 +88,8 @@ class _Call:
     """One operator compiled for one key, its program bound to a private arena; inputs and
     outputs are filled in per call."""
 
-    def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config):
+    def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config,
+                 is_train: bool = False):
         op = get_op(op_name)
         parsed = op.parse_params(dict(params))
         slots = op.list_arguments(parsed) + op.list_aux(parsed)
@@ -84,7 +102,7 @@ class _Call:
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
         target_name = ctx.device.target_name
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=target_name)
+        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target_name)
         g = self.compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
         self.elementwise = op.kind <= Kind.BROADCAST
@@ -298,8 +316,8 @@ def _invoke_half(op: str, inputs: list, params: dict, out: Any, where: str, ctx:
     except TypeError:   # an unhashable param value (a list): the rule, uncached
         dtypes, n_args = _half_types.__wrapped__(op, tuple(params.items()), names)
     wide = [_converted(a, np.float32) if a._data.dtype == _HALF else a for a in inputs]
-    results = _invoke(op, wide, {k: "float32" if _is_half(v) else v for k, v in params.items()},
-                      None, where, ctx)
+    results = invoke_now(op, wide, {k: "float32" if _is_half(v) else v for k, v in params.items()},
+                         None, where, ctx)
     for a, w in list(zip(inputs, wide))[n_args:]:
         if w is not a:
             a._write(Ellipsis, w._host().astype(np.float16), where)
@@ -316,10 +334,11 @@ def _invoke_half(op: str, inputs: list, params: dict, out: Any, where: str, ctx:
 
 def _lookup(op: str, params: dict, inputs: list, ctx: Context) -> _Call:
     metas = tuple((a.shape, np.dtype(a.dtype).str) for a in inputs)
-    key = (op, _params_key(params), metas, ctx)
+    train = MODE.training
+    key = (op, _params_key(params), metas, ctx, True) if train else (op, _params_key(params), metas, ctx)
     call = _CALLS.get(key)
     if call is None:
-        call = _CALLS[key] = _Call(op, params, metas, ctx, default_config())
+        call = _CALLS[key] = _Call(op, params, metas, ctx, default_config(), train)
         while len(_CALLS) > MAX_CALLS:
             _CALLS.popitem(last=False)
     else:
@@ -376,6 +395,15 @@ def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
 
 def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | None,
             ctx: Context | None = None) -> list[NDArray]:
+    if MODE.recording and MODE.recorder is not None:     # autograd.record(): run and record
+        return MODE.recorder(op, list(inputs), dict(params or {}), out, where, ctx)
+    return invoke_now(op, inputs, params, out, where, ctx)
+
+
+def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, where: str | None = None,
+               ctx: Context | None = None) -> list[NDArray]:
+    """:func:`invoke` without recording (what the autograd recorder calls): the operator in the
+    thread's mode (training semantics while ``MODE.training``)."""
     params = dict(params or {})
     where = where or op
     ctx = _check_inputs(op, list(inputs), where, ctx)
@@ -462,6 +490,7 @@ def nd_function(called: str) -> Any:
     fast_get = fast.get
     fast_ok = "update" not in op.extra
     state = _PROFILER
+    mode = MODE
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
         key = None
@@ -481,9 +510,9 @@ def nd_function(called: str) -> Any:
                 run = fast_get(key)
             except (AttributeError, TypeError):     # a non-NDArray positional, an unhashable param
                 run = key = None
-            if run is not None and not state.running:
+            if run is not None and not state.running and not mode.busy:
                 return run(args)
-        elif type(out) is NDArray and fast_ok and not _PROFILER.running:
+        elif type(out) is NDArray and fast_ok and not _PROFILER.running and not mode.busy:
             try:
                 od = out._data
                 key = ("out", tuple(kwargs.items()), od.shape, od.dtype, type(od),
@@ -528,7 +557,7 @@ def nd_function(called: str) -> Any:
             inputs = [given[s] for s in slots]
             outs = invoke(called, inputs, params, out, called)
             if key is not None and inputs and len(args) == len(inputs) and not given_kw \
-                    and len(fast) < MAX_CALLS and not _has_half(inputs, params):
+                    and len(fast) < MAX_CALLS and not _has_half(inputs, params) and not mode.busy:
                 call = _lookup(called, params, inputs, inputs[0].context)
                 if out is None:
                     runner = _fast_runner(call, len(inputs), inputs)

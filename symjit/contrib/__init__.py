@@ -5,7 +5,7 @@
 submodules ``text`` (vocabularies and token embeddings), ``svrg_optimization`` (SVRGModule) and
 ``io`` are imported at first use. ``amp`` (float16 mixed precision) and ``quantization`` (int8
 graphs) exist so that programs importing them run, and raise a clear error when used;
-``mx.contrib.autograd`` says, as ``mx.autograd`` does, that autograd is not there yet.
+``mx.contrib.autograd`` is :mod:`symjit.autograd`.
 
 >>> import symjit as mx
 >>> mx.contrib.sym.box_iou is mx.sym.contrib.box_iou
@@ -19,7 +19,6 @@ from typing import Any
 from .. import onnx
 from ..ndarray import contrib as ndarray
 from ..symbol import contrib as symbol
-from ..unsupported import planned
 
 sym = symbol
 nd = ndarray
@@ -35,7 +34,7 @@ def __getattr__(name: str) -> Any:
     if name == "quant":
         return importlib.import_module(f"{__name__}.quantization")
     if name == "autograd":
-        raise planned("autograd")
+        return importlib.import_module("symjit.autograd")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -1,0 +1,212 @@
+"""mx.autograd: recorded mx.nd computations differentiated by a compiled backward program."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symjit as mx
+from symjit import autograd as ag
+
+
+def _numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of the scalar function ``f`` at ``x`` (float64)."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def _var(a: np.ndarray, req: str = "write") -> mx.nd.NDArray:
+    v = mx.nd.array(a, dtype=a.dtype)
+    v.attach_grad(req)
+    return v
+
+
+def test_elementwise_gradient_matches_the_derivative():
+    xn = np.array([0.5, -1.0, 2.0, 3.0])
+    x = _var(xn)
+    with ag.record():
+        y = mx.nd.exp(x) * x + x / 2 - mx.nd.square(x)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), np.exp(xn) * (1 + xn) + 0.5 - 2 * xn, rtol=1e-12)
+    assert x._fresh_grad
+
+
+def test_broadcast_gradients_match_finite_differences():
+    rng = np.random.default_rng(0)
+    an, bn = rng.standard_normal((3, 4)), rng.standard_normal((1, 4))
+    a, b = _var(an), _var(bn)
+    with ag.record():
+        loss = mx.nd.sum(mx.nd.tanh(mx.nd.broadcast_mul(a, b) + b))
+    loss.backward()
+
+    def f(av, bv):
+        return float(np.sum(np.tanh(av * bv + bv)))
+    np.testing.assert_allclose(a.grad.asnumpy(), _numeric_grad(lambda v: f(v, bn), an), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.asnumpy(), _numeric_grad(lambda v: f(an, v), bn), rtol=1e-6)
+
+
+def test_dot_and_fully_connected_gradients():
+    rng = np.random.default_rng(1)
+    xn, wn, bn = rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal(4)
+    x, w, b = _var(xn), _var(wn), _var(bn)
+    og = rng.standard_normal((5, 4))
+    with ag.record():
+        y = mx.nd.FullyConnected(x, w, b, num_hidden=4) + mx.nd.dot(x, w, transpose_b=True)
+    y.backward(mx.nd.array(og, dtype=og.dtype))
+    np.testing.assert_allclose(x.grad.asnumpy(), 2 * og @ wn, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.asnumpy(), 2 * og.T @ xn, rtol=1e-12)
+    np.testing.assert_allclose(b.grad.asnumpy(), og.sum(axis=0), rtol=1e-12)
+
+
+def _mlp_params(rng):
+    return {"w1": rng.standard_normal((8, 6)) * 0.5, "b1": rng.standard_normal(8) * 0.1,
+            "w2": rng.standard_normal((3, 8)) * 0.5, "b2": rng.standard_normal(3) * 0.1}
+
+
+def _mlp_loss(x, p, label, nd):
+    h = nd.relu(nd.FullyConnected(x, p["w1"], p["b1"], num_hidden=8))
+    z = nd.FullyConnected(h, p["w2"], p["b2"], num_hidden=3)
+    return nd.mean(-nd.pick(nd.log_softmax(z), label))
+
+
+def test_mlp_with_softmax_cross_entropy_matches_numpy_and_simple_bind():
+    rng = np.random.default_rng(2)
+    pn = _mlp_params(rng)
+    xn, ln = rng.standard_normal((4, 6)), np.array([0.0, 2.0, 1.0, 2.0])
+    params = {k: _var(v) for k, v in pn.items()}
+    x, label = mx.nd.array(xn, dtype=xn.dtype), mx.nd.array(ln, dtype=ln.dtype)
+    with ag.record():
+        loss = _mlp_loss(x, params, label, mx.nd)
+    loss.backward()
+
+    def f(name, v):
+        q = dict(pn, **{name: v})
+        hn = np.maximum(xn @ q["w1"].T + q["b1"], 0)
+        z = hn @ q["w2"].T + q["b2"]
+        logp = z - z.max(axis=1, keepdims=True)
+        logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))
+        return float(-logp[np.arange(4), ln.astype(int)].mean())
+    for k in pn:
+        np.testing.assert_allclose(params[k].grad.asnumpy(), _numeric_grad(lambda v, k=k: f(k, v), pn[k]),
+                                   rtol=1e-5, atol=1e-8)
+
+    syms = {k: mx.sym.Variable(k) for k in [*pn, "x", "label"]}
+    net = _mlp_loss(syms["x"], syms, syms["label"], mx.sym)
+    ex = net.simple_bind(mx.cpu(), grad_req={k: "write" for k in pn},
+                         type_dict={k: np.float64 for k in syms}, x=xn.shape, label=ln.shape,
+                         **{k: v.shape for k, v in pn.items()})
+    ex.forward(is_train=True, x=xn, label=ln, **pn)
+    ex.backward()
+    for k in pn:
+        np.testing.assert_allclose(params[k].grad.asnumpy(), ex.grad_dict[k].asnumpy(), rtol=1e-12)
+
+
+def test_grad_req_add_accumulates_and_write_overwrites():
+    x = _var(np.array([1.0, 2.0]), "add")
+    z = _var(np.array([1.0, 2.0]))
+    for _ in range(3):
+        with ag.record():
+            y = x * 3 + z * 3
+        y.backward()
+    assert x.grad.asnumpy().tolist() == [9.0, 9.0]
+    assert z.grad.asnumpy().tolist() == [3.0, 3.0]
+
+
+def test_mark_variables_and_out_grads_of_a_multi_output_op():
+    x, dx = mx.nd.ones((3, 5)), mx.nd.zeros((3, 5))
+    ag.mark_variables([x], [dx])
+    with ag.record():
+        a, b, c = mx.nd.split(x, axis=0, num_outputs=3, squeeze_axis=True)
+    ag.backward([a, b, c], [None, mx.nd.array([1, 2, 3, 4, 5]), mx.nd.array([5, 4, 3, 2, 1])])
+    assert dx.asnumpy().tolist() == [[1] * 5, [1, 2, 3, 4, 5], [5, 4, 3, 2, 1]]
+
+
+def test_pause_and_detach_exclude_from_the_gradient():
+    x = _var(np.array([2.0, 3.0]))
+    with ag.record():
+        with ag.pause():
+            assert not ag.is_recording()
+            c = x * x
+        y = x * c + (x * 5).detach() * x
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [4.0 + 10.0, 9.0 + 15.0]
+
+
+def test_train_and_predict_mode_change_dropout():
+    x = _var(np.ones((20, 20)))
+    assert not ag.is_recording() and not ag.is_training()
+    with ag.record():
+        assert ag.is_recording() and ag.is_training()
+        y = mx.nd.Dropout(x, p=0.5)
+        yn = y.asnumpy()
+        assert set(np.unique(yn)) == {0.0, 2.0}
+        y.backward()
+        assert (x.grad.asnumpy() == yn).all()        # the mask of the recorded pass
+        with ag.predict_mode():
+            assert ag.is_recording() and not ag.is_training()
+            y = mx.nd.Dropout(x, p=0.5)
+            assert (y.asnumpy() == 1).all()
+            y.backward()
+            assert (x.grad.asnumpy() == 1).all()
+    assert (mx.nd.Dropout(x, p=0.5).asnumpy() == 1).all()
+    with ag.train_mode():
+        assert not ag.is_recording() and ag.is_training()
+        assert set(np.unique(mx.nd.Dropout(x, p=0.5).asnumpy())) == {0.0, 2.0}
+    assert ag.set_training(True) is False and ag.set_training(False) is True
+
+
+def test_a_repeated_recording_compiles_its_backward_once():
+    rng = np.random.default_rng(3)
+    w = _var(rng.standard_normal((4, 3)))
+    before, grads = ag.compiles(), []
+    for _ in range(4):
+        x = mx.nd.array(rng.standard_normal((2, 3)), dtype=np.float64)
+        with ag.record():
+            loss = mx.nd.sum(mx.nd.sigmoid(mx.nd.dot(x, w, transpose_b=True)))
+        loss.backward()
+        s = 1 / (1 + np.exp(-(x.asnumpy() @ w.asnumpy().T)))
+        grads.append((w.grad.asnumpy(), (s * (1 - s)).T @ x.asnumpy()))
+        with ag.pause():
+            w[:] = w - 0.1 * w.grad                  # a step changes the leaf's values, not the graph
+    assert ag.compiles() - before == 1
+    for got, want in grads:
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_backward_errors():
+    x = _var(np.ones(2))
+    with pytest.raises(mx.MXNetError, match="head 0 of shape .* was not computed from a variable"):
+        (x * 2).backward()
+    with ag.record():
+        y = x + 1
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [1.0, 1.0]
+    with pytest.raises(mx.MXNetError, match="already used by a backward pass and freed; pass retain_graph"):
+        y.backward()
+    with pytest.raises(mx.MXNetError, match="grad_req 'sum'"):
+        ag.mark_variables([x], [mx.nd.zeros(2)], "sum")
+
+
+def test_grad_returns_new_arrays_and_namespaces():
+    x = _var(np.array([3.0]))
+    with ag.record():
+        y = x * x
+    assert ag.grad(y, [x])[0].asnumpy().tolist() == [6.0]
+    assert x.grad.asnumpy().tolist() == [0.0]
+    assert mx.contrib.autograd is ag and mx.autograd is ag
+
+
+@pytest.mark.gpu
+def test_recorded_gradient_on_gpu():
+    x = mx.nd.array([1.0, 2.0], ctx=mx.gpu(0))
+    x.attach_grad()
+    with ag.record():
+        y = mx.nd.exp(x) * x
+    y.backward()
+    assert x.grad.context == mx.gpu(0)
+    np.testing.assert_allclose(x.grad.asnumpy(), np.exp([1.0, 2.0]) * [2.0, 3.0], rtol=1e-6)
