@@ -46,7 +46,8 @@ from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "get_symbol", "Function",
-           "compiles", "cached_programs", "clear_programs", "MAX_PROGRAMS", "install"]
+           "compiles", "cached_programs", "clear_programs", "MAX_PROGRAMS", "install",
+           "NDArray"]   # MXNet's module exports it to ``from mxnet.autograd import *`` too
 
 GRAD_REQS = ("write", "add", "null")
 MAX_PROGRAMS = 64       # compiled backward programs kept (least recently used dropped)
