@@ -51,6 +51,8 @@ __all__ = [
 
 _RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
 _ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
+_NUMERIC_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
+                np.dtype(np.float64): 2.0 ** -14}
 _CONSISTENCY_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-5}
 _default_ctx: list[Context] = []
 
@@ -346,17 +348,18 @@ def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any
     return grads
 
 
-def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, numeric_eps: float | None = 1e-3,
+def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, numeric_eps: float | None = None,
                            rtol: float | None = 1e-2, atol: float | None = None, grad_nodes: Any = None,
                            use_forward_train: bool = True, ctx: Context | None = None,
                            grad_stype_dict: Any = None, dtype: Any = np.float32) -> None:
-    """Compare the symbolic gradient of ``sum(sym * P)`` (``P`` a fixed random projection, as
-    MXNet does; the loss stays elementwise and :func:`numeric_grad` sums it) with its central
+    """Compare the symbolic gradient of ``sum(sym * P)`` (``P`` a fixed random projection in
+    [0.1, 1.1), as MXNet does; the loss stays elementwise and :func:`numeric_grad` sums it) with its central
     finite differences, for the arguments in ``grad_nodes`` (a list, or a dict name -> grad_req;
-    default every argument); ``AssertionError`` on a mismatch. ``numeric_eps=None`` and
-    ``rtol=None`` mean the defaults (1e-3 and 1e-2)."""
+    default every argument); ``AssertionError`` on a mismatch. ``numeric_eps=None`` is MXNet
+    1.9's step for ``dtype`` (a power of two: 2**-6, 2**-9, 2**-14 for float16/32/64, so the
+    perturbed inputs are exact); ``rtol=None`` is 1e-2."""
     where = "check_numeric_gradient"
-    numeric_eps = 1e-3 if numeric_eps is None else numeric_eps
+    numeric_eps = _NUMERIC_EPS.get(np.dtype(dtype), 2.0 ** -9) if numeric_eps is None else numeric_eps
     rtol = 1e-2 if rtol is None else rtol
     if grad_stype_dict:
         raise MXNetError(f"{where}: grad_stype_dict {grad_stype_dict!r}: sparse gradients are not supported")
@@ -367,7 +370,9 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None, nume
     if out_shapes is None or len(out_shapes) != 1:
         raise ParamError(f"{where}: the symbol must have exactly one output, it has {sym.list_outputs()}")
     proj_name = "__random_proj"
-    proj = np.random.uniform(-1, 1, size=out_shapes[0]).astype(dtype)
+    # weights in [0.1, 1.1) as MXNet's: no output's change cancels another's, so no gradient is
+    # left as small as the finite differences' rounding
+    proj = (np.random.rand(*out_shapes[0]) + 0.1).astype(dtype)
     loss = sym_mod.MakeLoss(sym * sym_mod.Variable(proj_name))   # elementwise: numeric_grad sums the changes
     nodes = (dict(grad_nodes) if isinstance(grad_nodes, Mapping) else
              {n: "write" for n in (grad_nodes if grad_nodes is not None else names)})

@@ -134,6 +134,22 @@ def test_check_numeric_gradient_passes_and_catches_a_wrong_gradient():
                                   rtol=None, dtype=np.float64)
 
 
+def test_numeric_gradient_default_step_follows_the_dtype(monkeypatch):
+    # MXNet 1.9's power-of-two steps; the projection's weights are all in [0.1, 1.1)
+    seen = []
+    real = tu.numeric_grad
+
+    def spy(executor, location, eps, **kw):
+        seen.append((eps, executor.arg_dict["__random_proj"].asnumpy().copy()))
+        return real(executor, location, eps=eps, **kw)
+    monkeypatch.setattr(tu, "numeric_grad", spy)
+    x = mx.sym.Variable("x")
+    for dtype, eps in ((np.float32, 2.0 ** -9), (np.float64, 2.0 ** -14)):
+        tu.check_numeric_gradient(mx.sym.tanh(x), [R.uniform(-1, 1, size=(3, 4))], dtype=dtype)
+        assert seen[-1][0] == eps
+        assert seen[-1][1].min() >= 0.1 and seen[-1][1].max() < 1.1
+
+
 def test_check_consistency_compares_precisions():
     net = mx.sym.Activation(_fc(), act_type="tanh")
     specs = [{"ctx": mx.cpu(), "data": (4, 5), "type_dict": {"data": np.float64}},
