@@ -17,7 +17,14 @@ leaves before its backward pass (the recorded intermediate values are not fed in
 operators are recorded so that this recomputation gives the recorded values: Dropout in a
 training pass runs as a mask drawn by Dropout on ones times the input (the mask a recorded
 constant), and BatchNorm recorded in predict mode binds with ``use_global_stats``; aux states
-are copies, so the recomputation leaves the moving statistics alone.
+are copies, so the recomputation leaves the moving statistics alone. Samplers on recorded inputs
+give constants (they have no gradient); a differentiable random operator in training mode
+(``RNN`` with dropout) is an error. NDArray methods that make arrays without an operator call
+(views, indexing, ``astype``, ``copyto``, assignment) reach this module through
+``ndarray.dispatch.recorded`` and are recorded as the equivalent operators. Because the leaves
+are read again when ``backward`` runs, each entry keeps the write count of the leaves it read
+(``NDArray._cell``: one counter per storage, shared by views) and ``backward`` refuses a
+recording whose leaves were written since.
 
 >>> import symjit as mx
 >>> x = mx.nd.array([1.0, 2.0, 3.0])
@@ -38,8 +45,9 @@ from typing import Any
 import numpy as np
 
 from .base import MXNetError
+from .context import Context
 from .imperative import MODE, invoke_now
-from .ndarray import NDArray
+from .ndarray import NDArray, dispatch
 from .ndarray.creation import ones, zeros
 from .ops.registry import get_op
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
@@ -197,12 +205,15 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: Any = "write") -> 
 
 class _Entry:
     """One recorded operator call: op, params, inputs' sources ((entry, output) or a leaf
-    NDArray), number of outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
+    NDArray), each leaf's write count when it was recorded (None: not checked), number of
+    outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
 
-    __slots__ = ("op", "params", "sources", "n_out", "train", "freed")
+    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed")
 
-    def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool):
+    def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool,
+                 vers: list | None = None):
         self.op, self.params, self.sources, self.n_out, self.train = op, params, sources, n_out, train
+        self.vers = vers if vers is not None else [None] * len(sources)
         self.freed = False
 
 
@@ -210,12 +221,75 @@ def _tracked(a: Any) -> bool:
     return getattr(a, "_ag_node", None) is not None or getattr(a, "_ag_req", None) is not None
 
 
+def _source(a: NDArray, where: str) -> tuple[Any, int | None]:
+    """Where input ``a`` comes from: its entry's output, or ``a`` itself as a leaf, with the
+    leaf's write count. An array written in place after it was recorded (through a view, or by
+    a call that was not recorded) is an error: its recording no longer describes its values."""
+    node = getattr(a, "_ag_node", None)
+    if node is None:
+        return a, a._cell()[0]
+    if a._ver is not None and a._ver[0] != a._ag_ver:
+        raise MXNetError(f"{where}: an input of shape {a.shape} (computed by {node[0].op}) was "
+                         "changed in place after it was recorded (a write through a view of it, or "
+                         "one outside autograd.record()); its gradient would be wrong. Record the "
+                         "change itself (assign to the array, not to a view) or copy the array first")
+    return node, None
+
+
+def _mark(outs: list, entry: _Entry) -> None:
+    for i, o in enumerate(outs):
+        o._ag_node, o._ag_ver = (entry, i), o._cell()[0]
+
+
+def _constant(outs: Any) -> Any:
+    """Arrays written with values that depend on no variable: no recording reaches them."""
+    for o in outs if isinstance(outs, (list, tuple)) else [outs]:
+        if isinstance(o, NDArray):
+            o._ag_node = None
+    return outs
+
+
+def _no_variable_write(a: Any, where: str) -> None:
+    if getattr(a, "_ag_req", None) is not None:
+        raise MXNetError(f"{where}: writes in place into a variable (an array with attach_grad() or "
+                         f"mark_variables(), shape {a.shape}) while recording; its gradient could "
+                         "not be computed. Write into a copy, or do the update under autograd.pause()")
+    if getattr(a, "_is_view", False):
+        raise MXNetError(f"{where}: writes a recorded value into a view (a slice, reshape or "
+                         f"detach() result, shape {a.shape}) while recording; the arrays sharing its "
+                         "storage would not be recorded. Assign into the array itself "
+                         "(array[key] = value) instead")
+
+
+_SAMPLERS = ("_random_", "_sample_", "_shuffle", "_image_random_")
+
+
+def _draws(opdef: Any, params: dict) -> bool:
+    """Whether operator ``opdef`` draws random numbers when called with ``params`` now."""
+    name = opdef.name
+    if name.startswith(_SAMPLERS) and not name.startswith("_random_pdf_"):
+        return True
+    return name == "RNN" and MODE.training and opdef.parse_params(dict(params))["p"] > 0
+
+
 def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ctx: Any) -> list[NDArray]:
     """The recorder :mod:`symjit.imperative` calls while recording: run the call, and record it
     when an input depends on a variable."""
     if not any(_tracked(a) for a in inputs):
-        return invoke_now(op, inputs, params, out, where, ctx)
-    name = get_op(op).name
+        return _constant(invoke_now(op, inputs, params, out, where, ctx))
+    opdef = get_op(op)
+    name, where = opdef.name, where or op
+    if _draws(opdef, params):
+        if opdef.grad is None and opdef.expand is None or (
+                name == "_sample_multinomial" and not opdef.parse_params(dict(params))["get_prob"]):
+            return _constant(invoke_now(op, inputs, params, out, where, ctx))   # no gradient
+        raise MXNetError(f"{where}: operator {name} draws random numbers and is differentiable; "
+                         "recording it in training mode is not supported by symjit's autograd (the "
+                         "compiled backward recomputes the forward pass and would draw other numbers)"
+                         "; record it in predict mode (autograd.record(train_mode=False)) or without "
+                         "dropout (p=0)")
+    if name == "RNN" and opdef.parse_params(dict(params))["p"] > 0:
+        params = dict(params, p=0.0)        # predict mode: no dropout, in the recomputation too
     if name == "Dropout":
         p = get_op(op).parse_params(dict(params))
         if not (MODE.training or p["mode"] == "always"):        # the identity
@@ -225,12 +299,159 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         mask = invoke_now("Dropout", [ones(shape, ctx=x.context, dtype=x.dtype)], params, None, where)[0]
         return _record("broadcast_mul", [x, mask], {}, out, where, ctx)
-    sources = [a._ag_node if getattr(a, "_ag_node", None) is not None else a for a in inputs]
+    pairs = [_source(a, where) for a in inputs]
+    if MODE.training and opdef.aux:   # aux states a training pass updates: its result ignores them
+        n_aux = len(opdef.list_aux(opdef.parse_params(dict(params))))
+        pairs[len(pairs) - n_aux:] = [(s, None) for s, _ in pairs[len(pairs) - n_aux:]] if n_aux else []
+    targets = [] if out is None else list(out) if isinstance(out, (list, tuple)) else [out]
+    for t in targets:
+        _no_variable_write(t, where)
+    for i, (a, (_, v)) in enumerate(zip(inputs, pairs)):    # a leaf the call overwrites: its
+        if v is not None and any(storage_overlaps(a, t) for t in targets):   # values as they were
+            snap = a._copyto(a.context)
+            pairs[i] = (snap, snap._cell()[0])
     outs = invoke_now(op, inputs, params, out, where, ctx)
-    entry = _Entry(name, dict(params), sources, len(outs), MODE.training)
-    for i, o in enumerate(outs):
-        o._ag_node = (entry, i)
+    _mark(outs, _Entry(name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
+                       [v for _, v in pairs]))
     return outs
+
+
+def storage_overlaps(a: Any, b: Any) -> bool:
+    from .ndarray import storage
+    return isinstance(a, NDArray) and isinstance(b, NDArray) and storage.overlaps(a._data, b._data)
+
+
+# --- NDArray methods that make arrays without an operator call --------------------------------
+
+def _chain(result: NDArray, first: Any, steps: list, where: str) -> NDArray:
+    """Record ``result`` as the operators ``steps`` (op, params, extra inputs: constant arrays)
+    applied in turn to ``first`` (an array, or a node of an earlier chain)."""
+    src = _source(first, where)
+    for op, params, extra in steps:
+        pairs = [src] + [(c, c._cell()[0]) for c in extra]
+        entry = _Entry(op, params, [s for s, _ in pairs], 1, MODE.training, [v for _, v in pairs])
+        src = ((entry, 0), None)
+    result._ag_node, result._ag_ver = src[0], result._cell()[0]
+    return result
+
+
+def _const(a: np.ndarray, like: NDArray) -> NDArray:
+    from .ndarray.ndarray import wrap
+    return wrap(np.ascontiguousarray(a), like.context)
+
+
+def _positions(shape: tuple, key: Any) -> np.ndarray:
+    """The flat positions ``array[key]`` selects from an array of ``shape``, in the result's shape."""
+    from .ndarray.ndarray import _index_array
+    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[_index_array(key)]
+
+
+def _getitem(result: NDArray, x: NDArray, key: Any) -> NDArray:
+    where = "NDArray.__getitem__"
+    if isinstance(key, int):                                      # a row: slice_axis + Reshape
+        return _chain(result, x, [("slice_axis", {"axis": 0, "begin": key, "end": key + 1}, []),
+                                  ("Reshape", {"shape": result.shape}, [])], where)
+    if isinstance(key, slice) and key.step in (None, 1):
+        begin, end, _ = key.indices(x.shape[0])
+        return _chain(result, x, [("slice_axis", {"axis": 0, "begin": begin, "end": max(begin, end)}, []),
+                                  ("Reshape", {"shape": result.shape}, [])], where)
+    pos = _positions(x.shape, key).reshape(-1)        # any other key: take from the flat array
+    return _chain(result, x, [("Reshape", {"shape": (-1,)}, []),
+                              ("take", {"axis": 0}, [_const(pos, x)]),
+                              ("Reshape", {"shape": result.shape}, [])], where)
+
+
+def _setitem(_: None, x: NDArray, key: Any, value: Any) -> None:
+    where = "NDArray.__setitem__"
+    traced = isinstance(value, NDArray) and _tracked(value)
+    if not (traced or _tracked(x)):
+        x._setitem(key, value)
+        return
+    _no_variable_write(x, where)
+    if getattr(x, "_ag_node", None) is not None:
+        old = _source(x, where)
+    else:                                    # an array no recording reached: its values as they were
+        snap = x._copyto(x.context)
+        old = (snap, snap._cell()[0])
+    x._setitem(key, value)
+    pos = _positions(x.shape, key)
+    mask = np.zeros(x.size, dtype=x.dtype)
+    mask[pos.reshape(-1)] = 1
+    mask = _const(mask.reshape(x.shape), x)
+    if not traced:                           # the assigned values are constants
+        new = x._copyto(x.context)
+        _assigned(x, mask, (new, new._cell()[0]), old)
+        return
+    if pos.size != np.unique(pos).size:
+        raise MXNetError(f"{where}: an assignment to repeated positions of a recorded array is not "
+                         "supported while recording")
+    steps: list = []
+    if np.dtype(value.dtype) != np.dtype(x.dtype):
+        steps.append(("Cast", {"dtype": np.dtype(x.dtype).name}, []))
+    sel = pos.shape or (1,)
+    if value.shape != sel:
+        if value.size == 1:
+            steps.append(("Reshape", {"shape": (1,) * len(sel)}, []))
+        elif value.ndim < len(sel):
+            steps.append(("Reshape", {"shape": (1,) * (len(sel) - value.ndim) + value.shape}, []))
+        steps.append(("broadcast_to", {"shape": sel}, []))
+    steps += [("Reshape", {"shape": (-1,)}, []),
+              ("scatter_nd", {"shape": (x.size,)}, [_const(pos.reshape(1, -1), x)]),
+              ("Reshape", {"shape": x.shape}, [])]
+    tmp = NDArray.__new__(NDArray)
+    _chain(tmp, value, steps, where)
+    _assigned(x, mask, (tmp._ag_node, None), old)
+
+
+def _assigned(x: NDArray, mask: NDArray, new: tuple, old: tuple) -> None:
+    """Record ``x`` after an assignment: ``where(mask, new, old)`` (sources with write counts)."""
+    entry = _Entry("where", {}, [mask, new[0], old[0]], 1, MODE.training, [mask._cell()[0], new[1], old[1]])
+    x._ag_node, x._ag_ver = (entry, 0), x._cell()[0]
+
+
+def _copyto(_: None, x: NDArray, other: Any) -> NDArray:
+    where = "NDArray.copyto"
+    if isinstance(other, NDArray):
+        if other is x or not (_tracked(x) or _tracked(other)):
+            return x._copyto(other)
+        if _tracked(x):
+            _no_variable_write(other, where)
+        out = x._copyto(other)
+        if not _tracked(x):
+            return _constant(out)
+        dt = np.dtype(out.dtype)
+        step = ("_copy", {}, []) if dt == np.dtype(x.dtype) else ("Cast", {"dtype": dt.name}, [])
+        return _chain(out, x, [step], where)
+    out = x._copyto(other)
+    if not _tracked(x):
+        return out
+    if isinstance(other, Context) and other != x.context:
+        raise MXNetError(f"{where}: copying a recorded array from {x.context} to {other} while "
+                         "recording is not supported by symjit's autograd; move the variables first")
+    return _chain(out, x, [("_copy", {}, [])], where)
+
+
+def _method(method: str, result: Any, x: NDArray, *args: Any) -> Any:
+    """The hook NDArray methods call (:func:`symjit.ndarray.dispatch.recorded`): while recording,
+    record what the method made from a tracked array as the equivalent operator."""
+    if not MODE.recording:
+        return dispatch.plain(method, result, x, *args)
+    if method == "setitem":
+        return _setitem(result, x, *args)
+    if method == "copyto":
+        return _copyto(result, x, *args)
+    if not _tracked(x):
+        return result
+    where = f"NDArray.{method}"
+    if method == "getitem":
+        return _getitem(result, x, args[0])
+    if method == "reshape":
+        return _chain(result, x, [("Reshape", {"shape": args[0]}, [])], where)
+    if method == "astype":
+        return _chain(result, x, [("Cast", {"dtype": args[0].name}, [])], where)
+    if method == "T":
+        return _chain(result, x, [("transpose", {"axes": ()}, [])], where)
+    raise MXNetError(f"{where}: this NDArray method cannot be recorded by symjit's autograd")
 
 
 def _detach(self: NDArray) -> NDArray:
@@ -243,7 +464,7 @@ def _detach(self: NDArray) -> NDArray:
     >>> y.backward(); x.grad.asnumpy().tolist()
     [2.0, 2.0]
     """
-    return NDArray(self._data, self._ctx)
+    return self._view(self._data)
 
 
 def _attach_grad(self: NDArray, grad_req: str = "write", stype: Any = None) -> None:
@@ -292,6 +513,7 @@ class _Tape:
                 raise MXNetError(f"{where}: head {i} of shape {h.shape} was not computed from a "
                                  "variable under autograd.record(); attach_grad() its inputs and "
                                  "compute it inside record()")
+            _source(h, f"{where}: head {i}")
         stack = [(h._ag_node[0], False) for h in reversed(heads)]
         while stack:                    # iterative post-order: inputs before their consumers
             e, done = stack.pop()
@@ -310,10 +532,16 @@ class _Tape:
                          if isinstance(s, tuple) and id(s[0]) not in index)
         for e in self.entries:
             refs = []
-            for s in e.sources:
+            for s, v in zip(e.sources, e.vers):
                 if isinstance(s, tuple):
                     refs.append(("e", index[id(s[0])], s[1]))
                 else:
+                    if v is not None and s._cell()[0] != v:
+                        raise MXNetError(f"{where}: an input of shape {s.shape} of the recorded operator "
+                                         f"{e.op} was changed in place after it was recorded; the "
+                                         "gradient would be computed from its new values. Do not "
+                                         "write into recorded inputs (variables included) before "
+                                         "backward, or write into a copy")
                     if id(s) not in leaf_index:
                         leaf_index[id(s)] = len(self.leaves)
                         self.leaves.append(s)
@@ -519,4 +747,5 @@ def clear_programs() -> None:
 
 
 MODE.recorder = _record
+dispatch.install_recorder(_method)
 install(NDArray)

@@ -109,6 +109,9 @@ class _Call:
         lowering = lookup(op, target_name)
         self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
         self.ctx = ctx
+        # aux states a training pass or an optimizer update writes (their write counters move)
+        self.n_written_aux = len(op.list_aux(parsed)) if is_train or "update" in op.extra \
+            or op_name.startswith("_rt_") else 0
         index = {n: i for i, n in enumerate(names)}
         n_in = len(names)
 
@@ -248,6 +251,7 @@ def _fast_into(call: _Call, n_in: int) -> Any:
         for i in out_pos:
             args[i] = out._data
         fn(*args)
+        out._bump()
         return out
     return run_into
 
@@ -413,6 +417,8 @@ def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, wher
         call = _lookup(op, params, list(inputs), ctx)
     except MXNetError as exc:     # the one-node symbol's node name says nothing to the caller
         raise type(exc)(str(exc).replace(" 'imperative' (", " (", 1)) from None
+    for a in inputs[len(inputs) - call.n_written_aux:] if call.n_written_aux else ():
+        a._bump()
     if out is None:
         results = [NDArray(storage.empty(s, d, ctx), ctx) for s, d in call.outputs]
         call.run([a._data for a in inputs] + [r._data for r in results])
@@ -426,6 +432,7 @@ def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, wher
                for o, ok in zip(outs, direct)]
     call.run([a._data for a in inputs] + [t._data for t in targets])
     for o, t, ok in zip(outs, targets, direct):
+        o._bump()
         if not ok:
             with storage.device_scope(ctx):
                 storage.copy_into(o._data, t._data)

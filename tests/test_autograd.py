@@ -210,3 +210,94 @@ def test_recorded_gradient_on_gpu():
     y.backward()
     assert x.grad.context == mx.gpu(0)
     np.testing.assert_allclose(x.grad.asnumpy(), np.exp([1.0, 2.0]) * [2.0, 3.0], rtol=1e-6)
+
+
+def test_views_slices_casts_and_copies_are_recorded():
+    xn = np.arange(12.0).reshape(3, 4) / 10
+    wn = np.random.default_rng(4).standard_normal((3, 4))
+    x = _var(xn)
+    with ag.record():
+        a = x.reshape((4, 3)).T.T.reshape((3, 4))        # a view, the transpose property
+        b = x[1] * 2 + x[0:2].sum()                      # a row, a slice of rows
+        c = x[:, 1:3]                                    # a basic key that copies
+        d = x[[0, 2], [1, 1]]                            # an advanced key (a repeated column)
+        e = x.astype("float32").astype("float64").copy()
+        y = (mx.nd.sum(a * mx.nd.array(wn, dtype=wn.dtype)) + mx.nd.sum(b * b) + mx.nd.sum(c * c)
+             + mx.nd.sum(d * 3) + mx.nd.sum(e * e * e))
+    y.backward()
+
+    def f(v):
+        bv = v[1] * 2 + v[0:2].sum()
+        return float(np.sum(v * wn) + np.sum(bv * bv) + np.sum(v[:, 1:3] ** 2)
+                     + np.sum(v[[0, 2], [1, 1]] * 3) + np.sum(v ** 3))
+    np.testing.assert_allclose(x.grad.asnumpy(), _numeric_grad(f, xn), rtol=1e-6, atol=1e-8)
+
+
+def test_assignments_and_copyto_are_recorded():
+    zn = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    z = _var(zn)
+    weights = np.arange(15.0).reshape(3, 5)
+    with ag.record():
+        buf = mx.nd.zeros((3, 5), dtype=np.float64)
+        buf[0] = z * 2
+        buf[2, 1:3] = z[0:2] * z[0:2]
+        buf[1] = 7
+        r = mx.nd.zeros((5,), dtype=np.float64)
+        (z * z).copyto(r)
+        loss = mx.nd.sum(buf * mx.nd.array(weights, dtype=np.float64)) + mx.nd.sum(r)
+    loss.backward()
+
+    def f(v):
+        bn = np.zeros((3, 5))
+        bn[0], bn[2, 1:3], bn[1] = v * 2, v[0:2] ** 2, 7
+        return float(np.sum(bn * weights) + np.sum(v * v))
+    assert loss.asnumpy()[0] == f(zn)
+    np.testing.assert_allclose(z.grad.asnumpy(), _numeric_grad(f, zn), rtol=1e-6)
+
+
+def test_in_place_change_of_a_recorded_input_is_an_error():
+    x = _var(np.array([1.0, 2.0]))
+    c = mx.nd.array([3.0, 4.0], dtype=np.float64)
+    with ag.record():
+        y = x * c
+    c[:] = 0                                   # the backward would read the new values
+    with pytest.raises(mx.MXNetError, match="changed in place after it was recorded"):
+        y.backward()
+    with ag.record():
+        y = x * c
+    x += 1                                     # a variable, updated before backward
+    with pytest.raises(mx.MXNetError, match="changed in place after it was recorded"):
+        y.backward()
+    with ag.record():
+        with pytest.raises(mx.MXNetError, match="writes in place into a variable"):
+            x[0] = x[1] * 2
+        y = x * 2
+        v = y.reshape((2,))
+        with pytest.raises(mx.MXNetError, match="into a view"):
+            mx.nd.exp(x, out=v)
+        with pytest.raises(mx.MXNetError, match="into a view"):
+            v[:] = 5
+        with ag.pause():
+            v[:] = 5                            # a write through a view: y no longer holds its record
+        with pytest.raises(mx.MXNetError, match="changed in place after it was recorded"):
+            y * 3
+        a = mx.nd.ones((2,), dtype=np.float64)
+        a += x                                  # an array no recording reached, updated in place
+        loss = a * x
+    loss.backward()
+    assert x.grad.asnumpy().tolist() == [1 + 2 * 2.0, 1 + 2 * 3.0]
+
+
+def test_random_ops_while_recording_are_constants_or_errors():
+    x = _var(np.ones((50,)))
+    with ag.record():
+        noise = mx.nd.random.normal(0, 1, shape=(50,), dtype="float64")
+        like = mx.nd.random.uniform_like(x) * 1.0          # recorded input, no gradient
+        y = x * noise + x * like
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), noise.asnumpy() + like.asnumpy())
+    data = _var(np.ones((2, 1, 3)))
+    params = _var(np.ones(10))                          # two tanh layers of one unit
+    state = mx.nd.zeros((2, 1, 1), dtype=np.float64)
+    with ag.record(), pytest.raises(mx.MXNetError, match="RNN draws random numbers"):
+        mx.nd.RNN(data, params, state, state_size=1, num_layers=2, mode="rnn_tanh", p=0.5)

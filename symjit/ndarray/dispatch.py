@@ -16,10 +16,37 @@ from typing import Any
 
 from ..base import MXNetError
 
-__all__ = ["install", "invoke", "invoke1", "on_gpu", "install_function", "function"]
+__all__ = ["install", "invoke", "invoke1", "on_gpu", "install_function", "function",
+           "install_recorder", "recorded", "plain"]
 
 _INVOKE: list[Callable[..., list]] = []
 _FUNCTIONS: dict[str, Callable[..., Any]] = {}
+_RECORDER: list[Callable[..., Any]] = []
+
+
+def install_recorder(fn: Callable[..., Any]) -> None:
+    """Make ``fn(method, result, source, *args)`` the hook :func:`recorded` calls (autograd's)."""
+    _RECORDER[:] = [fn]
+
+
+def recorded(method: str, result: Any, source: Any, *args: Any) -> Any:
+    """An NDArray method that makes or writes an array without an operator call (a view, a
+    slice, a copy, a cast, an assignment), handed to the installed recorder so that
+    ``mx.autograd`` can record it as the equivalent operator: ``result`` (the array the method
+    made from ``source`` with ``args``) is returned; ``'setitem'`` and ``'copyto'`` are done by
+    the hook (:func:`plain`)."""
+    if _RECORDER:
+        return _RECORDER[0](method, result, source, *args)
+    return plain(method, result, source, *args)
+
+
+def plain(method: str, result: Any, source: Any, *args: Any) -> Any:
+    """:func:`recorded` without recording: the assignment or copy done, or ``result``."""
+    if method == "setitem":
+        return source._setitem(*args)
+    if method == "copyto":
+        return source._copyto(*args)
+    return result
 
 
 def install_function(name: str, fn: Callable[..., Any]) -> None:

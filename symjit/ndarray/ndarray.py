@@ -176,6 +176,8 @@ class NDArray:
 
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy defers to NDArray's reflected operators
+    _ver: list | None = None  # the write counter shared with views (made on first need)
+    _is_view = False          # made by _view: shares another array's storage
 
     def __init__(self, data: Any, ctx: Context | None = None):
         if isinstance(data, np.ndarray) and not data.flags.c_contiguous:
@@ -193,6 +195,25 @@ class NDArray:
 
     def _write(self, key: Any, value: Any, where: str) -> None:
         storage.write(self._data, key, value, where)
+        self._bump()
+
+    def _cell(self) -> list:
+        """The write counter of this array's storage, one list shared by its views (autograd
+        compares it to detect in-place changes of recorded arrays)."""
+        if self._ver is None:
+            self._ver = [0]
+        return self._ver
+
+    def _bump(self) -> None:
+        """Count a write into this array's storage."""
+        if self._ver is not None:
+            self._ver[0] += 1
+
+    def _view(self, data: Any) -> NDArray:
+        """A new NDArray over ``data``, a view of this array's storage (sharing its write counter)."""
+        v = NDArray(data, self._ctx)
+        v._ver, v._is_view = self._cell(), True
+        return v
 
     # -- attributes ---------------------------------------------------------------------------
     @property
@@ -247,7 +268,7 @@ class NDArray:
             return self
         if dispatch.on_gpu(self):
             return dispatch.invoke1("transpose", [self], where="NDArray.T")
-        return self._new(np.ascontiguousarray(self._host().T))
+        return dispatch.recorded("T", self._new(np.ascontiguousarray(self._host().T)), self)
 
     @property
     def handle(self) -> Any:
@@ -269,6 +290,9 @@ class NDArray:
     def copyto(self, other: NDArray | Context) -> NDArray:
         """Copy into ``other`` (an NDArray of the same shape, written in place, dtype cast) or
         onto a new array on the Context ``other``."""
+        return dispatch.recorded("copyto", None, self, other)
+
+    def _copyto(self, other: NDArray | Context) -> NDArray:
         if isinstance(other, NDArray):
             if other is self:
                 return other
@@ -279,6 +303,7 @@ class NDArray:
                 if other.dtype == self.dtype:
                     with storage.device_scope(self._ctx):
                         storage.copy_into(other._data, self._data)
+                    other._bump()
                     return other
                 return dispatch.invoke1("Cast", [self], {"dtype": np.dtype(other.dtype).name},
                                         out=other, where="NDArray.copyto")
@@ -288,7 +313,7 @@ class NDArray:
             ctx = storage.check_ctx(other, "NDArray.copyto")
             if ctx == self._ctx and dispatch.on_gpu(self):
                 new = NDArray(storage.empty(self.shape, np.dtype(self.dtype), ctx), ctx)
-                return self.copyto(new)
+                return self._copyto(new)
             return wrap(self.asnumpy(), ctx)
         raise DTypeError(f"NDArray.copyto: expected an NDArray or a Context, got {type(other).__name__}")
 
@@ -312,7 +337,7 @@ class NDArray:
                 return self.copy()
             return dispatch.invoke1("Cast", [self], {"dtype": dt.name}, where="NDArray.astype")
         with np.errstate(all="ignore"):
-            return self._new(self._host().astype(dt))
+            return dispatch.recorded("astype", self._new(self._host().astype(dt)), self, dt)
 
     def wait_to_read(self) -> None:
         """Block until the work queued on this array's device has finished (on the CPU everything
@@ -334,7 +359,7 @@ class NDArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         new = infer_reshape(self.shape, shape, reverse, "NDArray.reshape")
-        return NDArray(storage.reshape_view(self._data, new), self._ctx)
+        return dispatch.recorded("reshape", self._view(storage.reshape_view(self._data, new)), self, new)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.asnumpy()
@@ -446,22 +471,26 @@ class NDArray:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             i = self._int_index(int(key))
             row = storage.view(self._data, slice(i, i + 1))
-            return NDArray(storage.reshape_view(row, self.shape[1:] or (1,)), self._ctx)
+            return dispatch.recorded("getitem", self._view(storage.reshape_view(row, self.shape[1:] or (1,))),
+                                     self, i)
         if isinstance(key, slice) and key.step in (None, 1):
             part = storage.view(self._data, key)
             if part is not None:
-                return NDArray(part, self._ctx)
+                return dispatch.recorded("getitem", self._view(part), self, key)
         key = _index_array(key)
         try:
             part = storage.view(self._data, key)
             if part is not None:
-                return NDArray(part, self._ctx)
-            return self._new(np.ascontiguousarray(self._host()[key]))
+                return dispatch.recorded("getitem", self._view(part), self, key)
+            return dispatch.recorded("getitem", self._new(np.ascontiguousarray(self._host()[key])), self, key)
         except IndexError as exc:
             raise NDArrayIndexError(f"NDArray.__getitem__: index {key!r} is invalid for shape "
                                     f"{shape_str(self.shape)}: {exc}") from None
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        dispatch.recorded("setitem", None, self, key, value)
+
+    def _setitem(self, key: Any, value: Any) -> None:
         where = "NDArray.__setitem__"
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             key = self._int_index(int(key))
