@@ -54,19 +54,24 @@ def fusion_is_moot(case, target: str) -> bool:
 
 
 def _variants(cases: list, forward: bool = False) -> list:
-    """(case, target, fusion) to run: every case fused and unfused on the CPU and fused on CUDA; a
-    composite op (``expand``: the ops it expands to have cases of their own on every target) is not
-    run unfused on CUDA as well, and a forward whose fusion is moot (:func:`fusion_is_moot`) not
-    unfused, which keeps CI in bounds."""
+    """(case, target, fusion) to run: every case fused and unfused on the CPU and fused on CUDA, and
+    each family's first case unfused on CUDA too (its other cases' CUDA kernels run fused, and are
+    compiled to PTX by CI); a composite op (``expand``: the ops it expands to have cases of their
+    own on every target) is not run unfused on CUDA, and a forward whose fusion is moot
+    (:func:`fusion_is_moot`) not unfused, which keeps CI in bounds. Each op's first case with a
+    gradient is marked ``o3`` in its unfused CPU backward: CI compiles those at LLVM's -O3 through
+    program functions (the compiler's defaults)."""
     out = []
     for case in cases:
         composite = get_op(case.op).expand is not None
         for target in ("cpu", "cuda"):
             for fusion in (True, False):
-                if not fusion and ((target == "cuda" and composite)
+                if not fusion and ((target == "cuda" and (composite or id(case) not in FIRST_OF_FAMILY))
                                    or (forward and fusion_is_moot(case, target))):
                     continue
                 marks = [pytest.mark.gpu] if target == "cuda" else []
+                if not forward and not fusion and target == "cpu" and id(case) in FIRST_OF_OP:
+                    marks.append(pytest.mark.o3)
                 if not ((id(case) in FIRST_OF_FAMILY and (target == "cpu" or fusion))
                         or (id(case) in FIRST_OF_OP and target == "cpu" and fusion)):
                     marks.append(pytest.mark.exhaustive)
