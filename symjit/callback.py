@@ -18,7 +18,10 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
-from .base import ParamError
+import numpy as np
+
+from . import ndarray as nd
+from .base import ParamError, write_atomic
 from .dist import rank_tag, world
 
 __all__ = ["BatchEndParam", "Speedometer", "ProgressBar", "LogValidationMetricsCallback",
@@ -38,9 +41,23 @@ def _reset_local(metric: Any) -> None:
     (getattr(metric, "reset_local", None) or metric.reset)()
 
 
+def _as_nd(value: Any, name: str) -> nd.NDArray:
+    if isinstance(value, nd.NDArray):
+        return value
+    try:
+        host = np.asarray(value)
+    except Exception:
+        host = None
+    if host is None or host.dtype.kind not in "biuf":
+        raise ParamError(f"save_checkpoint: parameter {name!r} is a {type(value).__name__}, "
+                         f"not an NDArray")
+    return nd.array(host, dtype=host.dtype)
+
+
 def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_params: dict) -> None:
-    """``mx.model.save_checkpoint`` (kept here for compatibility): ``prefix-symbol.json`` and
-    ``prefix-%04d.params`` with ``arg:``/``aux:`` keys.
+    """Write ``prefix-symbol.json`` (unless ``symbol`` is None) and ``prefix-%04d.params`` with
+    ``arg:``/``aux:`` keys (``mx.model.save_checkpoint``, the same function). Both files are
+    written atomically.
 
     >>> import os, tempfile, symjit as mx
     >>> prefix = os.path.join(tempfile.mkdtemp(), 'net')
@@ -48,9 +65,13 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_
     >>> sorted(mx.nd.load(prefix + '-0003.params'))
     ['arg:w']
     """
-    from .model import save_checkpoint as _save  # not at top level: model imports callback
-
-    _save(prefix, epoch, symbol, arg_params, aux_params)
+    if symbol is not None:
+        write_atomic(f"{prefix}-symbol.json", symbol.tojson())
+    save_dict = {f"arg:{k}": _as_nd(v, k) for k, v in (arg_params or {}).items()}
+    save_dict.update({f"aux:{k}": _as_nd(v, k) for k, v in (aux_params or {}).items()})
+    param_name = f"{prefix}-{int(epoch):04d}.params"
+    write_atomic(param_name, nd.save_tobuffer(save_dict))
+    logging.info('Saved checkpoint to "%s"', param_name)
 
 
 def do_checkpoint(prefix: str, period: int = 1) -> Callable:

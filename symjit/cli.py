@@ -325,7 +325,7 @@ def version_text() -> str:
     >>> version_text()
     'symjit 0.1.0 (MXNet 1.9.1 API)'
     """
-    from . import __symjit_version__, __version__
+    from ._version import __symjit_version__, __version__
     return f"symjit {__symjit_version__} (MXNet {__version__} API)"
 
 

@@ -30,8 +30,11 @@ from .compiler.pipeline import Compiled, compile_symbol
 from .compiler.progress import Progress, Tally, summary
 from .config import Config, default_config
 from .context import Context
+from .devices import provide as provide_to_devices
+from .lower.target import get_target
 from .ndarray import NDArray, storage
 from .ndarray import zeros as nd_zeros
+from .symbol.symbol import register_executor
 
 __all__ = ["Executor", "normalize_grad_req"]
 
@@ -662,3 +665,9 @@ def simple_bind_arrays(symbol, ctx: Context, grad_req: Any, type_dict: dict | No
              for n, s in zip(arg_names, arg_s)]
     aux = [nd_zeros(s, ctx=ctx, dtype=t) for s, t in zip(aux_s, aux_types)]
     return args, grads, aux, reqs
+
+
+# what the layers below hand out from this one: Symbol.bind/simple_bind build Executors, a device
+# gives its code-generation Target and the ahead-of-time loader of its update kernels
+register_executor(Executor, simple_bind_arrays)
+provide_to_devices(target=get_target, aot_kernels=aot.Kernels)

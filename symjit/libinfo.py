@@ -15,7 +15,7 @@ symjit.libinfo.NoNativeLibrary: libinfo.find_lib_path: symjit has no native libr
 """
 from __future__ import annotations
 
-from . import __version__
+from ._version import __version__
 from .base import MXNetError
 
 __all__ = ["find_lib_path", "find_include_path", "find_conf_path", "NoNativeLibrary", "__version__"]

@@ -24,8 +24,8 @@ from . import io as _io
 from . import metric as _metric
 from . import ndarray as nd
 from . import optimizer as opt
-from .base import FormatError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
-from .callback import BatchEndParam, LogValidationMetricsCallback
+from .base import FormatError, MXNetError, ParamError, ShapeError, shape_str
+from .callback import BatchEndParam, LogValidationMetricsCallback, save_checkpoint
 from .context import Context, cpu
 from .dist import rank_tag
 from .initializer import InitDesc, Uniform
@@ -48,39 +48,6 @@ __all__ = ["save_checkpoint", "load_checkpoint", "load_params", "FeedForward", "
 
 
 # -- checkpoints ------------------------------------------------------------------------------
-
-def _as_nd(value: Any, name: str) -> nd.NDArray:
-    if isinstance(value, nd.NDArray):
-        return value
-    try:
-        host = np.asarray(value)
-    except Exception:
-        host = None
-    if host is None or host.dtype.kind not in "biuf":
-        raise ParamError(f"save_checkpoint: parameter {name!r} is a {type(value).__name__}, "
-                         f"not an NDArray")
-    return nd.array(host, dtype=host.dtype)
-
-
-def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_params: dict) -> None:
-    """Write ``prefix-symbol.json`` (unless ``symbol`` is None) and ``prefix-%04d.params``.
-
-    Both files are written atomically.
-
-    >>> import os, tempfile, symjit as mx
-    >>> prefix = os.path.join(tempfile.mkdtemp(), 'net')
-    >>> save_checkpoint(prefix, 3, mx.sym.Variable('x'), {'w': mx.nd.ones((2,))}, {})
-    >>> sorted(mx.nd.load(prefix + '-0003.params'))
-    ['arg:w']
-    """
-    if symbol is not None:
-        write_atomic(f"{prefix}-symbol.json", symbol.tojson())
-    save_dict = {f"arg:{k}": _as_nd(v, k) for k, v in (arg_params or {}).items()}
-    save_dict.update({f"aux:{k}": _as_nd(v, k) for k, v in (aux_params or {}).items()})
-    param_name = f"{prefix}-{int(epoch):04d}.params"
-    write_atomic(param_name, nd.save_tobuffer(save_dict))
-    logging.info('Saved checkpoint to "%s"', param_name)
-
 
 def _split_params(save_dict: Any, fname: str) -> tuple[dict, dict]:
     if not isinstance(save_dict, dict):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .base import DTypeError, ParamError, ShapeError, shape_str
 from .ndarray import NDArray, zeros
-from .optimizer import Optimizer, register
+from .optimizer_base import Optimizer, register
 
 __all__ = ["GroupAdaGrad"]
 

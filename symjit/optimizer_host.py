@@ -21,7 +21,7 @@ from typing import Any
 
 from .base import ParamError
 from .ndarray import NDArray
-from .optimizer import Optimizer, _clip, register
+from .optimizer_base import Optimizer, _clip, register
 
 __all__ = ["Adamax", "Nadam", "Signum", "FTML", "Ftrl", "DCASGD", "SGLD", "LAMB", "LARS", "LBSGD"]
 

@@ -277,8 +277,7 @@ def _start(cfg: Config, names: list[str], wait: bool) -> list[str]:
     names = [n for n in names if _lock(cfg, n)]
     if not names:
         return []
-    import symjit
-    root = str(Path(symjit.__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     env[SERIAL_VARIABLE] = "1"   # no units call threaded kernels; their modules start no threads here
     line = Lifeline() if wait else None

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import jitext
+from .._version import __symjit_version__
 from ..base import source_digest, write_atomic
 from ..config import Config
 
@@ -44,9 +45,8 @@ __all__ = ["source_key", "module_name", "load_module", "load_program", "purge", 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of the source of every module of ``symjit`` and ``symjit.kernels`` (~5 ms, once)."""
-    import symjit
-    import symjit.kernels
-    return source_digest((*symjit.__path__, *symjit.kernels.__path__))
+    from .. import kernels
+    return source_digest((os.path.dirname(os.path.dirname(__file__)), *kernels.__path__))
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,7 +69,6 @@ def _numba_version() -> str:
 
 def source_key(source: str, target: str) -> str:
     """The cache key of a generated module."""
-    from .. import __symjit_version__
     h = hashlib.sha256()
     for part in (source, target, __symjit_version__, _numba_version(), np.__version__, code_fingerprint()):
         h.update(part.encode())

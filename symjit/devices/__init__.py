@@ -29,7 +29,7 @@ import numpy as np
 
 from ..base import MXNetError
 
-__all__ = ["Device", "device_for", "device_class", "made"]
+__all__ = ["Device", "device_for", "device_class", "made", "provide"]
 
 
 class Device:
@@ -48,8 +48,7 @@ class Device:
     @property
     def target(self) -> Any:
         """The code-generation :class:`~symjit.lower.target.Target` compiling for this device."""
-        from ..lower.target import get_target
-        return get_target(self.target_name)
+        return provided("target")(self.target_name)
 
     def check(self, ctx: Any, where: str) -> None:
         """Raise MXNetError (naming ``where`` and ``ctx``) when arrays cannot be placed on ``ctx``."""
@@ -95,6 +94,30 @@ class Device:
         """What sizes the thread pools of this device's compiled code before each forward pass
         (:func:`symjit.threads.policy`), or None."""
         return None
+
+
+_PROVIDED: dict[str, Any] = {}
+
+
+def provide(**hooks: Any) -> None:
+    """Register what devices hand out from the layers above them, so this package imports none of
+    them: ``target`` (the :class:`~symjit.lower.target.Target` of a target name,
+    :func:`symjit.lower.target.get_target`) and ``aot_kernels`` (the ahead-of-time loader,
+    :class:`symjit.compiler.aot.Kernels`). :mod:`symjit.executor` registers both when imported
+    (``import symjit`` imports it).
+
+    >>> from symjit.lower.target import get_target
+    >>> _PROVIDED['target'] is get_target
+    True
+    """
+    _PROVIDED.update(hooks)
+
+
+def provided(name: str) -> Any:
+    """The hook registered as ``name`` by :func:`provide`."""
+    if name not in _PROVIDED:
+        raise MXNetError(f"devices: no {name!r} registered (import symjit first)")
+    return _PROVIDED[name]
 
 
 # device_type -> (module, class) of its kind; every other device type is host memory

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import Device
+from . import Device, provided
 
 __all__ = ["CPUDevice"]
 
@@ -64,8 +64,7 @@ class CPUDevice(Device):
             from ..config import default_config
             cfg = default_config()
             if self.aot and cfg.cache and cfg.aot != "off":
-                from ..compiler.aot import Kernels
-                self._update = Kernels("symjit.kernels.cpu.optim", cfg)
+                self._update = provided("aot_kernels")("symjit.kernels.cpu.optim", cfg)
             else:
                 from symjit.kernels.cpu import optim
                 self._update = optim

@@ -32,11 +32,10 @@ import numpy as np
 
 from ..base import MXNetError, ParamError, write_atomic
 from ..config import Config
-from ..kvstore import Key, _pairs, apply_update
+from ..kvstore_local import Key, _pairs, apply_update
 from ..ndarray import NDArray
-from ..optimizer import Updater
 from . import mpi
-from .sync import DistSyncKVStore, Layout, describe, pack, unpack
+from .sync import DistSyncKVStore, Layout, pack, unpack
 
 __all__ = ["DistAsyncKVStore"]
 
@@ -144,7 +143,8 @@ class DistAsyncKVStore(DistSyncKVStore):
         header = np.array([op] + [self._index[k] for k in keys], dtype=np.int64)
         requests = [self._scomm.Isend(header, 0, TAG_HEADER)]
         if data is not None:
-            requests += [self._scomm.Isend(c, 0, TAG_DATA) for c in data.chunks(self._config.dist_bucket_bytes)]
+            chunks = data.chunks(self._config.dist_bucket_bytes)
+            requests += [self._scomm.Isend(c, 0, TAG_DATA) for c in chunks]
         self._wait_all(requests, where)
 
     def push(self, key: Any, value: Any, priority: int = 0) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..base import MXNetError, shape_str
 from ..config import Config, default_config
-from ..kvstore import Key, KVStore
+from ..kvstore_local import Key, KVStore
 from ..ndarray import NDArray
 from . import mpi
 

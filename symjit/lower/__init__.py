@@ -7,8 +7,19 @@ that hold on every target. The compiler (:mod:`symjit.compiler`) reads only this
 """
 from __future__ import annotations
 
+from ..discovery import import_submodules
+from . import rules as _rules
 from .rules import LOOP, Rule, lookup, rule, rules_of
 from .target import Target, get_target, register_target, target_names
 
 __all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "register_target",
            "target_names"]
+
+
+def _load_rules() -> None:
+    """Import every module of this package (none listed by hand): the target packages and the
+    rule modules register their targets and rules."""
+    import_submodules(__name__, __path__)
+
+
+_rules._LOADERS.append(_load_rules)

@@ -106,36 +106,14 @@ def is_loop_op(op: OpDef) -> bool:
     return op.kind in FUSABLE_INTO and op.body is not None
 
 
-_LOADED = False
+_LOADERS: list[Callable[[], None]] = []
+"""What imports the rule modules, registered by :mod:`symjit.lower` (which finds them in its
+package): the first lookup runs it, so ``import symjit`` imports no rule module (nor numba)."""
 
 
 def _load() -> None:
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        from . import (  # noqa: F401
-            accumulate,
-            correlation,
-            cpu,
-            ctc,
-            cuda,
-            deform,
-            detection,
-            elementwise,
-            gather,
-            hawkes,
-            image,
-            indexing,
-            kl_sparse,
-            linalg,
-            neutral,
-            random,
-            resize,
-            roi,
-            sort,
-            update,
-            window,
-        )
+    while _LOADERS:
+        _LOADERS.pop(0)()
 
 
 def lookup(op: OpDef, target: str) -> Rule | None:

@@ -325,7 +325,6 @@ def register(op: OpDef) -> OpDef:
 
 def find_op(name: str) -> OpDef | None:
     """The op record for a name or alias, or None."""
-    _load_all()
     name = _ALIASES.get(name, name)
     return _REGISTRY.get(name)
 
@@ -340,24 +339,12 @@ def get_op(name: str) -> OpDef:
 
 def all_ops() -> dict[str, OpDef]:
     """Every registered op by canonical name."""
-    _load_all()
     return dict(_REGISTRY)
 
 
 def aliases() -> dict[str, str]:
     """alias -> canonical name."""
-    _load_all()
     return dict(_ALIASES)
-
-
-_LOADED = False
-
-
-def _load_all() -> None:
-    global _LOADED
-    if not _LOADED:
-        _LOADED = True
-        from . import _families  # noqa: F401  (imports every family module, which register)
 
 
 # --- common rules -----------------------------------------------------------------------------

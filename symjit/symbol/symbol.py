@@ -112,6 +112,28 @@ def aux_variable_ids(nodes: list[Node]) -> set[int]:
     return aux
 
 
+_EXECUTOR: dict[str, Any] = {}
+"""What binding needs from the layer above: the ``Executor`` class and ``simple_bind_arrays``,
+registered by :mod:`symjit.executor` when it is imported (``import symjit`` imports it)."""
+
+
+def register_executor(executor: type, simple_bind_arrays: Any) -> None:
+    """Make :meth:`Symbol.bind` build ``executor`` objects and :meth:`Symbol.simple_bind`
+    allocate their arrays with ``simple_bind_arrays`` (called by :mod:`symjit.executor`).
+
+    >>> from symjit.executor import Executor
+    >>> _EXECUTOR['Executor'] is Executor
+    True
+    """
+    _EXECUTOR.update(Executor=executor, simple_bind_arrays=simple_bind_arrays)
+
+
+def _executor(name: str) -> Any:
+    if name not in _EXECUTOR:
+        raise MXNetError("binding a symbol needs symjit.executor: import symjit first")
+    return _EXECUTOR[name]
+
+
 class Symbol:
     """A symbolic expression with one or more outputs.
 
@@ -333,8 +355,7 @@ class Symbol:
         >>> ex.forward()[0].asnumpy().tolist()
         [2.0, 2.0]
         """
-        from ..executor import Executor
-        return Executor(self, ctx, args, args_grad, grad_req, aux_states, group2ctx=group2ctx)
+        return _executor("Executor")(self, ctx, args, args_grad, grad_req, aux_states, group2ctx=group2ctx)
 
     def eval(self, ctx=None, **kwargs):
         """Bind to the given arrays, run one inference forward pass and return the outputs (a list
@@ -374,9 +395,8 @@ class Symbol:
         >>> ex.arg_dict['fc_weight'].shape
         (4, 3)
         """
-        from ..executor import Executor, simple_bind_arrays
-        args, grads, aux, reqs = simple_bind_arrays(self, ctx, grad_req, type_dict, kwargs)
-        return Executor(self, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
+        args, grads, aux, reqs = _executor("simple_bind_arrays")(self, ctx, grad_req, type_dict, kwargs)
+        return _executor("Executor")(self, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
 
     # --- arithmetic -----------------------------------------------------------------------
     def _binary(self, other: Any, op: str, scalar_op: str) -> Symbol:

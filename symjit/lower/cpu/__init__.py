@@ -2,12 +2,12 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
+from ...discovery import import_submodules
 from ...ops.random_ops import SEED_BOUND
 from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
-from . import elementwise, linalg, loss, nn, norm, reduce, shape  # noqa: F401  (register rules)
 
 
 def const_arg(value):
@@ -125,3 +125,6 @@ class CPUTarget(Target):
 
 
 CPU = register_target(CPUTarget())
+
+
+import_submodules(__name__, __path__)   # the rule modules of this target (each registers its rules)

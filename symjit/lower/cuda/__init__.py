@@ -4,11 +4,11 @@ generator composes the scalar bodies, wrapped with ``cuda.jit(device=True)``); a
 CUDA rule is reported by name when a program needs it."""
 from __future__ import annotations
 
+from ...discovery import import_submodules
 from ...kernels.cuda import THREADS, TILE
 from ..emit import const_source, decode_flat
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
-from . import dropout, gemm, norm, reduce, softmax  # noqa: F401  (register rules)
 
 MAX_BLOCKS = 1024   # the most blocks a launch plan that names no device shows
 # how each kind of kernel is launched (symjit.kernels.cuda): a grid-stride loop over elements, a
@@ -120,3 +120,6 @@ class CUDATarget(Target):
 
 
 CUDA = register_target(CUDATarget())
+
+
+import_submodules(__name__, __path__)   # the rule modules of this target (each registers its rules)
