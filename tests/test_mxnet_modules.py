@@ -49,10 +49,11 @@ def test_symjit_version_is_the_package_version():
 
 
 def test_cache_keys_follow_symjit_version_not_the_api_level(monkeypatch):
+    from symjit import _version
     key = cache.source_key("def k(): pass\n", "cpu")
-    monkeypatch.setattr(mx, "__version__", "9.9.9")
+    monkeypatch.setattr(_version, "__version__", "9.9.9")
     assert cache.source_key("def k(): pass\n", "cpu") == key
-    monkeypatch.setattr(mx, "__symjit_version__", "0.0.0-other")
+    monkeypatch.setattr(_version, "__symjit_version__", "0.0.0-other")
     assert cache.source_key("def k(): pass\n", "cpu") != key
 
 

@@ -4,7 +4,8 @@ Prints the strongly connected components of the graph of symjit's modules (circl
 counting the imports at module level and those inside functions), how many imports run inside
 functions, and the imports that run up a layer: from a module to one of a layer above it in the
 ``layers`` contract of ``[tool.importlinter]`` in ``pyproject.toml`` (the layers of
-``docs/architecture.md``). ``--check`` exits 1 when there is a circle or an upward import.
+``docs/architecture.md``). ``--check`` exits 1 on a circle not in :data:`REMAINING` (the layers
+themselves are checked by ``lint-imports``, which reads the same contract).
 
     python tools/import_graph.py [--check] [--edges]
 
@@ -178,10 +179,33 @@ def layer_of(module: str, layers: list[list[str]]) -> int | None:
     return best
 
 
+REMAINING = [
+    # circles not broken yet, each through an import inside a function; a new circle fails
+    # tests/test_import_graph.py
+    ["symjit.image.imageiter", "symjit.io.image_record"],
+    ["symjit.initializer", "symjit.rnn.fused", "symjit.rnn.rnn_cell"],
+    ["symjit.metric.base", "symjit.metric.custom"],
+    ["symjit.ndarray.io", "symjit.ndarray.ndarray"],
+    ["symjit.symbol", "symjit.symbol.control_flow"],
+    ["symjit.symbol.infer", "symjit.symbol.json_io", "symjit.symbol.symbol"],
+    ["symjit.test_utils", "symjit.testing_support"],
+]
+
+
+def circles() -> list[list[str]]:
+    """The circles of symjit's modules, counting every import (but :data:`LAZY_OPTIONAL`)."""
+    modules = module_files()
+    graph: dict[str, set[str]] = {}
+    for e in edges(modules)[0]:
+        if (e.source, e.target) not in LAZY_OPTIONAL:
+            graph.setdefault(e.source, set()).add(e.target)
+    return strongly_connected(sorted(modules), graph)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print the figures; with ``--check`` return 1 on a circle or an upward import."""
+    """Print the figures; with ``--check`` return 1 on a circle not in :data:`REMAINING`."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 on a circle or an upward import")
+    parser.add_argument("--check", action="store_true", help="exit 1 on a circle not listed as remaining")
     parser.add_argument("--edges", action="store_true", help="list each circle's edges")
     args = parser.parse_args(argv)
 
@@ -224,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {e.source}:{e.line} -> {e.target} ({where})")
     if unplaced:
         print(f"modules in no layer: {' '.join(unplaced)}")
-    if args.check and (circles or upward):
+    new = [c for c in circles if c not in REMAINING]
+    if args.check and new:
+        print(f"new circles: {new}")
         return 1
     return 0
 

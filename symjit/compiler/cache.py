@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import jitext
-from .._version import __symjit_version__
+from .. import _version, jitext
 from ..base import source_digest, write_atomic
 from ..config import Config
 
@@ -45,8 +44,8 @@ __all__ = ["source_key", "module_name", "load_module", "load_program", "purge", 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of the source of every module of ``symjit`` and ``symjit.kernels`` (~5 ms, once)."""
-    from .. import kernels
-    return source_digest((os.path.dirname(os.path.dirname(__file__)), *kernels.__path__))
+    kernels = importlib.util.find_spec("symjit.kernels").submodule_search_locations
+    return source_digest((os.path.dirname(os.path.dirname(__file__)), *kernels))
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,7 +69,8 @@ def _numba_version() -> str:
 def source_key(source: str, target: str) -> str:
     """The cache key of a generated module."""
     h = hashlib.sha256()
-    for part in (source, target, __symjit_version__, _numba_version(), np.__version__, code_fingerprint()):
+    version = _version.__symjit_version__
+    for part in (source, target, version, _numba_version(), np.__version__, code_fingerprint()):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:24]
