@@ -55,6 +55,7 @@ from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "get_symbol", "Function",
            "compiles", "cached_programs", "clear_programs", "MAX_PROGRAMS", "install",
+           "GraphOp", "record_graph",
            "NDArray"]   # MXNet's module exports it to ``from mxnet.autograd import *`` too
 
 GRAD_REQS = ("write", "add", "null")
@@ -316,6 +317,49 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
     return outs
 
 
+GRAPH = "_graph"   # the op name of an entry whose operator is a whole traced Symbol
+
+
+class GraphOp:
+    """A traced Symbol recorded as one operator (a hybridized Gluon block's call): its inputs are
+    the symbol's variables in ``list_inputs`` order; ``key`` tells recordings apart (the symbol's
+    structure); ``backward`` inlines its nodes, renamed under the entry's name, into the graph it
+    binds."""
+
+    def __init__(self, symbol: Symbol, key: str):
+        self.symbol, self.key = symbol, key
+        self.inputs = symbol.list_inputs()
+        self.aux = set(symbol.list_auxiliary_states())
+
+    def __repr__(self) -> str:
+        return f"GraphOp({self.key})"
+
+    def inline(self, inputs: list[Symbol], name: str) -> Symbol:
+        return self.symbol(name=name, **dict(zip(self.inputs, inputs)))
+
+
+def record_graph(op: GraphOp, inputs: list[NDArray], outs: list[NDArray]) -> list[NDArray]:
+    """Record ``outs``, computed by running ``op``'s symbol on ``inputs`` (one array per
+    variable), as one entry while recording and when an input depends on a variable. Aux states
+    are not version-checked: a training pass updates them in place.
+
+    >>> import symjit as mx
+    >>> x = mx.nd.array([2.0]); x.attach_grad()
+    >>> op = mx.autograd.GraphOp(mx.sym.var('a') * mx.sym.var('a'), 'square')
+    >>> with mx.autograd.record():
+    ...     y = mx.autograd.record_graph(op, [x], [x * 0 + 4])[0]
+    >>> y.backward(); x.grad.asnumpy().tolist()
+    [4.0]
+    """
+    if not MODE.recording or not any(_tracked(a) for a in inputs):
+        return _constant(outs)
+    pairs = [_source(a, "record_graph") for a in inputs]
+    pairs = [(s, None) if n in op.aux else (s, v) for n, (s, v) in zip(op.inputs, pairs)]
+    _mark(outs, _Entry(GRAPH, {"graph": op}, [s for s, _ in pairs], len(outs), MODE.training,
+                       [v for _, v in pairs]))
+    return outs
+
+
 def storage_overlaps(a: Any, b: Any) -> bool:
     from .ndarray import storage
     return isinstance(a, NDArray) and isinstance(b, NDArray) and storage.overlaps(a._data, b._data)
@@ -564,6 +608,9 @@ class _Tape:
         for j, (e, refs) in enumerate(zip(self.entries, self.refs)):
             ins = [leaf_syms[r[1]] if r[0] == "l" else _output(made[r[1]], r[2], self.entries[r[1]])
                    for r in refs]
+            if e.op == GRAPH:                   # a traced Symbol: its nodes join this graph
+                made.append(e.params["graph"].inline(ins, f"op{j}"))
+                continue
             params = dict(e.params)
             if e.op == "BatchNorm" and not e.train:
                 params["use_global_stats"] = True

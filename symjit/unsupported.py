@@ -4,9 +4,9 @@ Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them)
 (int8 inference) are outside symjit's scope: symjit compiles dense float graphs. Their names exist
 in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
 function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
-on access. The top-level modules symjit does not have yet (``mx.gluon``, ``mx.np``,
+on access. The top-level modules symjit does not have yet (``mx.np``,
 ``mx.npx``) raise such an error too (:data:`PLANNED`, through ``symjit.__getattr__``). They can be
-imported (``import mxnet.autograd``, ``from mxnet import gluon``), so that a program importing
+imported (``import mxnet.numpy``, ``from mxnet import np``), so that a program importing
 them at the top still runs what does not use them: the imported module is a placeholder whose
 every attribute raises the same error.
 
@@ -52,7 +52,6 @@ QUANTIZATION: dict[str, tuple[str, ...]] = {
 _CLASSIC = "symjit implements MXNet's classic symbolic API (mx.sym, mx.nd, mx.mod.Module, ...)"
 # top-level modules of MXNet 1.9.1 symjit does not have yet -> what to say about them
 PLANNED: dict[str, str] = {
-    "gluon": f"{_CLASSIC} and mx.autograd; Gluon is planned",
     "np": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
     "npx": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
 }
@@ -66,8 +65,8 @@ class UnsupportedName(MXNetError, AttributeError):
 def planned(name: str) -> UnsupportedName:
     """The error for ``mx.<name>``, a module of :data:`PLANNED`.
 
-    >>> str(planned("gluon")).split(":")[0]
-    'mx.gluon is not supported by symjit yet'
+    >>> str(planned("npx")).split(":")[0]
+    'mx.npx is not supported by symjit yet'
     """
     return UnsupportedName(f"mx.{name} is not supported by symjit yet: {PLANNED[name]}")
 
@@ -77,12 +76,12 @@ class PlannedModule(types.ModuleType):
     raises :func:`planned`'s error.
 
     >>> import importlib
-    >>> gluon = importlib.import_module("symjit.gluon")
+    >>> npx = importlib.import_module("symjit.npx")
     >>> try:
-    ...     gluon.Block()
+    ...     npx.relu
     ... except MXNetError as exc:
     ...     print(str(exc).split(':')[0])
-    mx.gluon is not supported by symjit yet
+    mx.npx is not supported by symjit yet
     """
 
     def __getattr__(self, attr: str) -> Any:

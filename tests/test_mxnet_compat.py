@@ -216,8 +216,7 @@ def test_monitor_sees_the_inference_backward():
 
 # --- MXNet modules symjit does not have yet --------------------------------------------------------
 
-@pytest.mark.parametrize("name, planned", [("gluon", "and mx.autograd; Gluon is planned"),
-                                           ("np", "use mx.nd"), ("npx", "use mx.nd")])
+@pytest.mark.parametrize("name, planned", [("np", "use mx.nd"), ("npx", "use mx.nd")])
 def test_missing_mxnet_modules_say_so(name, planned):
     with pytest.raises(mx.MXNetError, match=rf"^mx\.{name} is not supported by symjit yet: .*classic "
                                             rf"symbolic API .*{planned}"):
