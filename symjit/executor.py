@@ -38,8 +38,10 @@ from .symbol.symbol import register_executor
 
 __all__ = ["Executor", "normalize_grad_req"]
 
-# numba has no float16 arithmetic: such arrays are rejected at bind with a clear message
+# numba has no float16 arithmetic: the compiled programs never see a float16 array (bound float16
+# arrays go through HalfExecutor's float32 copies; a float16 value made inside a graph is an error)
 _UNSUPPORTED = frozenset({np.dtype("float16")})
+_HALF = np.dtype("float16")
 
 
 PROGRESS_STREAM: Any = None   # where a long bind's progress lines go (None: sys.stderr at the bind)
@@ -183,8 +185,23 @@ def _check_value_dtypes(graph: Any) -> None:
                                  f"(use float32 or float64)")
 
 
+def _has_half(*groups: Any) -> bool:
+    """Whether any NDArray of ``groups`` (lists or dicts of arrays, or None) is float16."""
+    for group in groups:
+        items = group.values() if isinstance(group, dict) else (group or ())
+        if any(isinstance(a, NDArray) and np.dtype(a.dtype) == _HALF for a in items):
+            return True
+    return False
+
+
 class Executor:
     """Runs a bound symbol. Build it with ``Symbol.bind`` or ``Symbol.simple_bind``."""
+
+    def __new__(cls, symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
+                aux_states: Any = None, *rest: Any, **kwargs: Any) -> Executor:
+        if cls is Executor and _has_half(args, args_grad, aux_states):
+            cls = HalfExecutor
+        return super().__new__(cls)
 
     def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
                  aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
@@ -641,6 +658,91 @@ class Executor:
         """Bytes of the planned temporaries of every compiled program (arguments, gradients and
         outputs not counted)."""
         return sum(prog.plan.planned_bytes for prog in self._programs.values())
+
+
+class HalfExecutor(Executor):
+    """An executor over float16 arrays (symjit's choice: numba has no float16 arithmetic): the
+    program runs in float32 on widened copies of the float16 arguments, gradients and aux states,
+    held by an inner :class:`Executor`; each pass copies the float16 arrays in, and the float16
+    outputs, gradients and aux states out, rounded once (MXNet rounds after every operator, so
+    results agree to float16's precision, not bit for bit). Arrays of other dtypes are shared
+    with the inner executor, as a plain bind shares them.
+
+    >>> import symjit as mx
+    >>> x = mx.nd.array([1, 2, 3], dtype='float16')
+    >>> ex = (mx.sym.Variable('x') * 2).bind(mx.cpu(), {'x': x},
+    ...                                      args_grad={'x': mx.nd.zeros(3, dtype='float16')})
+    >>> out = ex.forward(is_train=True)[0]; ex.backward(mx.nd.ones(3, dtype='float16'))
+    >>> out.dtype.__name__, out.asnumpy().tolist(), ex.grad_dict['x'].asnumpy().tolist()
+    ('float16', [2.0, 4.0, 6.0], [2.0, 2.0, 2.0])
+    """
+
+    def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
+                 aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
+                 group2ctx: Any = None):
+        self._symbol, self._ctx, self._cfg = symbol, ctx, config or default_config()
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self.arg_arrays = _as_list("args", args, self._arg_names, False)
+        self.grad_arrays = _as_list("args_grad", args_grad, self._arg_names, True)
+        self.aux_arrays = _as_list("aux_states", aux_states, self._aux_names, not self._aux_names)
+        groups = (self.arg_arrays, self.grad_arrays, self.aux_arrays)
+        wide = [[self._widen(a) for a in group] for group in groups]
+        self._inner = Executor(symbol, ctx, wide[0], None if args_grad is None else wide[1], grad_req,
+                               wide[2], config, _compiled, group2ctx)
+        self._pairs = [[(a, w) for a, w in zip(group, ws) if a is not None and a is not w]
+                       for group, ws in zip(groups, wide)]
+        self._grad_req = self._inner._grad_req
+        _, out_types, _ = symbol.infer_type(**{n: np.dtype(a.dtype)
+                                               for n, a in zip(self._arg_names, self.arg_arrays)})
+        self.outputs = [nd_zeros(o.shape, ctx=ctx, dtype=_HALF) if np.dtype(t) == _HALF else o
+                        for o, t in zip(self._inner.outputs, out_types or [None] * len(self._inner.outputs))]
+
+    def _widen(self, a: NDArray | None) -> NDArray | None:
+        if a is None or np.dtype(a.dtype) != _HALF:
+            return a
+        return nd_zeros(a.shape, ctx=a.context, dtype=np.float32)
+
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Copy the float16 arguments and aux states into their float32 copies, run the float32
+        program, and round its outputs (and updated aux states) into the float16 arrays."""
+        for name, value in kwargs.items():
+            self._set_arg(name, value)
+        for a, w in self._pairs[0] + self._pairs[2]:
+            a._copyto(w)
+        self._inner.forward(is_train)
+        for out, inner in zip(self.outputs, self._inner.outputs):
+            if out is not inner:
+                inner._copyto(out)
+        if is_train:
+            for a, w in self._pairs[2]:
+                w._copyto(a)
+        return self.outputs
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """The float32 program's backward pass; gradients rounded into the float16 arrays (those
+        accumulated with ``grad_req='add'`` are copied in first)."""
+        for a, w in self._pairs[1]:
+            if self._grad_req[self._arg_names[self._index(a)]] == "add":
+                a._copyto(w)
+        self._inner.backward(out_grads, is_train)
+        for a, w in self._pairs[1]:
+            w._copyto(a)
+
+    def _index(self, grad: NDArray) -> int:
+        return next(i for i, g in enumerate(self.grad_arrays) if g is grad)
+
+    def set_monitor_callback(self, callback: Any, monitor_all: bool = False, active: Any = None) -> None:
+        """As :meth:`Executor.set_monitor_callback`: the callback sees the float32 values."""
+        self._inner.set_monitor_callback(callback, monitor_all, active)
+
+    def debug_str(self) -> str:
+        """The float32 program's :meth:`Executor.debug_str`."""
+        return self._inner.debug_str()
+
+    @property
+    def planned_bytes(self) -> int:
+        return self._inner.planned_bytes
 
 
 def simple_bind_arrays(symbol, ctx: Context, grad_req: Any, type_dict: dict | None,
