@@ -303,3 +303,10 @@ def test_no_grad_ops_pass_a_zero_gradient():
     ex.forward(is_train=True)
     ex.backward(mx.nd.ones((4,)))
     np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), [1.0, 0.0, 1.0, 0.0])
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes():
+    # as MXNet, only tuple (or list) values are shapes: take's own parameters passed along are ignored
+    net = mx.sym.take(mx.sym.Variable("a"), mx.sym.Variable("indices"), axis=1, mode="clip")
+    ex = net.simple_bind(mx.cpu(), a=(2, 3), indices=[4], axis=1, mode="clip")
+    assert ex.arg_dict["a"].shape == (2, 3) and ex.outputs[0].shape == (2, 4)

@@ -17,6 +17,7 @@ import symjit as mx
 from symjit.base import MXNetError, ParamError
 from symjit.jitext import install
 from symjit.lower import LOOP, lookup
+from symjit.lower.cpu import CPU
 from symjit.ops import Kind, get_op
 from symjit.ops.rules import window_out_len
 
@@ -115,6 +116,8 @@ POOL_CASES = [
     ((2, 16, 11), dict(global_pool=True), (2, 16, 1)),
     ((2, 3, 10), dict(kernel=(2,)), (2, 3, 9)),
     ((2, 3, 10), dict(kernel=(3,), stride=(3,), pooling_convention="full"), (2, 3, 4)),
+    ((2, 3, 10), dict(kernel=(2,), stride=(2,), pooling_convention="same"), (2, 3, 5)),
+    ((2, 3, 11), dict(kernel=(3,), stride=(2,), pooling_convention="same"), (2, 3, 6)),
     ((1, 1, 4, 4), dict(kernel=(2, 2), pool_type="lp", p_value=2, stride=(2, 2)), (1, 1, 2, 2)),
 ]
 
@@ -357,9 +360,9 @@ def test_kinds_and_inplace():
     assert get_op("Convolution").kind == Kind.OUT_ELEMWISE_FUSABLE
     assert get_op("Embedding").kind == Kind.INJECTIVE
     # in-place is a fact of the CPU lowering rule; BlockGrad is a loop op (in-place by the loop)
-    assert (0, 0) in lookup(get_op("Dropout"), "cpu").inplace_pairs({})
-    assert lookup(get_op("BlockGrad"), "cpu") is LOOP
-    lrelu = lookup(get_op("LeakyReLU"), "cpu")
+    assert (0, 0) in lookup(get_op("Dropout"), CPU).inplace_pairs({})
+    assert lookup(get_op("BlockGrad"), CPU) is LOOP
+    lrelu = lookup(get_op("LeakyReLU"), CPU)
     assert lrelu.inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
     assert lrelu.inplace_pairs({"act_type": "prelu"}) == ()
 
@@ -395,6 +398,8 @@ PARAM_ERRORS = [
     ("Pooling", dict(kernel=(2, 2), pooling_convention="round"), "pooling_convention"),
     ("Pooling", dict(kernel=(2, 2), pool_type="lp"), "p_value"),
     ("Pooling", dict(kernel=(2, 2), pad=(1, 1, 1)), "pad"),
+    ("Pooling", dict(kernel=(2,), pad=(1,), pooling_convention="same"), "pad"),
+    ("Pooling", dict(kernel=(2, 2), pooling_convention="same"), "kernel"),
     ("Embedding", dict(input_dim=10), "output_dim"),
     ("Embedding", dict(input_dim=0, output_dim=3), "input_dim"),
     ("Dropout", dict(p=1.5), "'p'"),

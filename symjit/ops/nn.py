@@ -338,6 +338,13 @@ def _pool_check(p: dict) -> None:
         raise ParamError("Pooling: parameter 'kernel' is required unless global_pool=True")
     if k:
         _check_geometry("Pooling", p, ("stride", "pad"))
+    if p["pooling_convention"] == "same":
+        if len(k) != 1:
+            raise ParamError(f"Pooling: pooling_convention='same' is for 1-D pooling (a kernel of one "
+                             f"entry), got kernel {shape_str(k)}")
+        if any(p["pad"] or ()):
+            raise ParamError(f"Pooling: pooling_convention='same' takes no pad, got pad "
+                             f"{shape_str(p['pad'])}")
     if p["pool_type"] == "lp" and p["p_value"] is None:
         raise ParamError("Pooling: parameter 'p_value' is required for pool_type='lp'")
     _check_layout("Pooling", p["layout"], len(k) if k else None)
@@ -354,6 +361,9 @@ def _pool_shape(p: dict, ins: list, aux: list):
         return [data], [(*data[:2], *(1,) * (len(data) - 2))], []
     k = p["kernel"]
     need_rank(data, "data", (len(k) + 2,), f" (N, C, *spatial) for kernel {shape_str(k)}")
+    if p["pooling_convention"] == "same":   # ceil(width / stride) windows, the last ones cut short
+        need_rank(data, "data", (3,), " (N, C, W) for pooling_convention='same'")
+        return [data], [(*data[:2], -(-data[2] // (p["stride"] or (1,))[0]))], []
     out = _spatial_out(data, k, p, ceil=p["pooling_convention"] == "full")
     return [data], [(*data[:2], *out)], []
 
@@ -366,8 +376,9 @@ Pooling = register(OpDef(
         Param("pool_type", "str", "max", choices=POOL_TYPES, doc="pooling function"),
         Param("global_pool", "bool", False, doc="pool over all spatial positions (output 1x1)"),
         Param("cudnn_off", "bool", False, doc="turn off cuDNN (accepted, unused)"),
-        Param("pooling_convention", "str", "valid", choices=("valid", "full"),
-              doc="'valid' rounds the output length down, 'full' rounds it up"),
+        Param("pooling_convention", "str", "valid", choices=("valid", "full", "same"),
+              doc="'valid' rounds the output length down, 'full' rounds it up; 'same' (1-D, no pad): "
+                  "ceil(width / stride) windows"),
         _window_param("stride", "window stride, default 1 per axis"),
         _window_param("pad", "padding on both sides, default 0 per axis", nonneg=True),
         Param("p_value", "int", None, nullable=True, check=positive, check_msg="> 0",

@@ -387,15 +387,17 @@ class Symbol:
 
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None, group2ctx=None,
                     shared_arg_names=None, shared_exec=None, shared_buffer=None, **kwargs):
-        """Allocate zeroed arrays for the given input shapes, then :meth:`bind`.
+        """Allocate zeroed arrays for the given input shapes, then :meth:`bind`. As in MXNet, a
+        keyword whose value is not a shape (a tuple or list) is ignored.
 
         >>> import symjit as mx
         >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=4, name='fc')
-        >>> ex = net.simple_bind(mx.cpu(), data=(2, 3))
+        >>> ex = net.simple_bind(mx.cpu(), data=(2, 3), axis=1)
         >>> ex.arg_dict['fc_weight'].shape
         (4, 3)
         """
-        args, grads, aux, reqs = _executor("simple_bind_arrays")(self, ctx, grad_req, type_dict, kwargs)
+        shapes = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
+        args, grads, aux, reqs = _executor("simple_bind_arrays")(self, ctx, grad_req, type_dict, shapes)
         return _executor("Executor")(self, ctx, args, grads, reqs, aux, group2ctx=group2ctx)
 
     # --- arithmetic -----------------------------------------------------------------------

@@ -137,6 +137,8 @@ def _pool_np(x, kernel=None, stride=None, pad=None, pool_type="max", convention=
     rnd_fn = math.ceil if convention == "full" else math.floor
     oh = rnd_fn((h + 2 * pad[0] - kernel[0]) / stride[0]) + 1
     ow = rnd_fn((w + 2 * pad[1] - kernel[1]) / stride[1]) + 1
+    if convention == "same":   # 1-D, no pad: ceil(w / stride) windows, the last ones cut short
+        ow = math.ceil(w / stride[1])
     out = np.zeros((n, c, oh, ow))
     for a, (h0, h1, ph) in enumerate(_windows(h, kernel[0], stride[0], pad[0], oh)):
         for b, (w0, w1, pw) in enumerate(_windows(w, kernel[1], stride[1], pad[1], ow)):
@@ -178,6 +180,7 @@ POOL_CASES = [
     _pool_case("global_avg", (2, 3, 3, 3), global_pool=True, pool_type="avg"),
     _pool_case("max1d", (2, 3, 7), kernel=(3,), stride=(2,)),
     _pool_case("avg1d_pad", (2, 3, 6), kernel=(2,), pad=(1,), pool_type="avg"),
+    _pool_case("max1d_same", (2, 3, 11), kernel=(3,), stride=(2,), pooling_convention="same"),
     _pool_case("global_avg1d", (2, 3, 5), global_pool=True, pool_type="avg"),
     _pool_case("lp1", (1, 2, 4, 4), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=1),
     _pool_case("lp2", (1, 2, 4, 4), kernel=(2, 2), stride=(1, 1), pool_type="lp", p_value=2),
