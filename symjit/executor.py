@@ -125,17 +125,15 @@ def check_group2ctx(symbol: Any, ctx: Context, group2ctx: Any) -> None:
 
 
 def normalize_grad_req(grad_req: Any, arg_names: list[str]) -> dict[str, str]:
-    """grad_req as str, list (argument order) or dict (missing names: 'null') -> dict."""
+    """grad_req as str, list (argument order) or dict (missing names: 'null'; names that are not
+    arguments are ignored, as MXNet does) -> dict."""
     if isinstance(grad_req, str):
         reqs = {n: grad_req for n in arg_names}
     elif isinstance(grad_req, (list, tuple)):
         if len(grad_req) != len(arg_names):
             raise MXNetError(f"bind: grad_req has {len(grad_req)} entries for {len(arg_names)} arguments")
         reqs = dict(zip(arg_names, grad_req))
-    elif isinstance(grad_req, dict):
-        unknown = sorted(set(grad_req) - set(arg_names))
-        if unknown:
-            raise MXNetError(f"bind: grad_req names unknown arguments {unknown}; arguments: {arg_names}")
+    elif isinstance(grad_req, dict):   # as MXNet: names the symbol lacks are ignored (a removed bias)
         reqs = {n: grad_req.get(n, "null") for n in arg_names}
     else:
         raise MXNetError(f"bind: grad_req must be a str, list or dict, got {type(grad_req).__name__}")

@@ -108,7 +108,9 @@ def test_errors_name_argument_and_shapes():
     with pytest.raises(mx.MXNetError, match=r"unknown entries \['fc_bias'\]"):
         nobias.bind(mx.cpu(), dict(given, fc_bias=mx.nd.zeros((4,))))
     ex = nobias.bind(mx.cpu(), dict(given, fc_bias=None),
-                     args_grad={"data": mx.nd.zeros((3, 5)), "fc_bias": None})
+                     args_grad={"data": mx.nd.zeros((3, 5)), "fc_bias": None},
+                     grad_req={"data": "write", "fc_weight": "null", "fc_bias": "write"})
+    assert ex._grad_req == {"data": "write", "fc_weight": "null"}   # the absent bias is ignored
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.full((3, 4), 5.0))
     bad = arrays({"data": (3, 5), "fc_weight": (4, 6), "fc_bias": (4,)})
     with pytest.raises(mx.MXNetError, match=r"FullyConnected 'fc'.*weight.*\(4,6\).*\(4,5\)"):
