@@ -20,6 +20,7 @@ import symjit as mx
 from symjit.base import DTypeError, MXNetError, ParamError, ShapeError
 from symjit.jitext import install
 from symjit.lower import LOOP, lookup
+from symjit.lower.cpu import CPU
 from symjit.ops import Kind, all_ops, find_op
 from symjit.ops import broadcast as bmod
 from symjit.ops import elementwise as emod
@@ -135,7 +136,7 @@ def _fn_consts(name):
 
 def _read(name, ins):
     """The input columns the body reads (a shape-only input lends only its shape)."""
-    shape_only = lookup(MY_OPS[name], "cpu").shape_only
+    shape_only = lookup(MY_OPS[name], CPU).shape_only
     return [col for slot, col in enumerate(ins) if slot not in shape_only]
 
 
@@ -197,7 +198,7 @@ def test_record_metadata(name):
     op = MY_OPS[name]
     assert op.doc
     assert (op.grad is None) == bool(op.extra.get("no_grad")), "a gradient rule xor no_grad"
-    rule = lookup(op, "cpu")
+    rule = lookup(op, CPU)
     assert rule is LOOP or name in ("where", "broadcast_like")
     fn, consts = _fn_consts(name)
     assert isinstance(consts, tuple) and all(isinstance(c, float) for c in consts)
@@ -510,3 +511,9 @@ def test_symbol_arithmetic_records():
     assert [op for op, _, _ in _nodes(s)] == ["elemwise_add", "_mul_scalar", "_minus_scalar"]
     with pytest.raises(ShapeError):
         (a + b).infer_shape(a=(2, 3), b=(3, 2))
+
+
+def test_smooth_l1_sigma_defaults_to_one():
+    x = np.array([1.0, 2.0, 0.5, -3.0, 0.0])
+    want = np.where(np.abs(x) < 1, 0.5 * x * x, np.abs(x) - 0.5)
+    np.testing.assert_allclose(mx.nd.smooth_l1(mx.nd.array(x, dtype="float64")).asnumpy(), want)

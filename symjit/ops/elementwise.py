@@ -648,7 +648,7 @@ register(OpDef(
 
 register(OpDef(
     name="smooth_l1",
-    params=(Param("scalar", "float", check=lambda v: v > 0, check_msg="> 0", doc="sigma"),),
+    params=(Param("scalar", "float", 1.0, check=lambda v: v > 0, check_msg="> 0", doc="sigma"),),
     shape=_unary_shape, kind=Kind.ELEMWISE, body=const_body(_smooth_l1, "scalar"),
     grad=_with("_backward_smooth_l1", "x", "scalar"),
     doc=("Smooth L1 loss elementwise, with sigma = ``scalar``: ``0.5 * (sigma * x)**2`` where "
