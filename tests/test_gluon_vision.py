@@ -162,6 +162,14 @@ def test_resize_crop_and_center_crop_against_opencv_and_slices():
     np.testing.assert_allclose(T.Resize((6, 4))(x).asnumpy(), cv2.resize(img, (6, 4), interpolation=1),
                                rtol=1e-5, atol=1e-3)
     assert T.Resize(6, keep_ratio=True)(x).shape == (6, 8, 3)
+    u8 = _img(9, 12, 2)
+    for interp in (0, 1, 2, 3):    # integer images and other interpolations: OpenCV's values
+        np.testing.assert_array_equal(T.Resize((5, 7), interpolation=interp)(mx.nd.array(u8, dtype="uint8"))
+                                      .asnumpy(), cv2.resize(u8, (5, 7), interpolation=interp))
+    batch = mx.nd.array(np.stack([u8] * 2))
+    assert T.Resize(6, keep_ratio=True, interpolation=2)(batch).shape == (2, 6, 8, 3)
+    with pytest.raises(MXNetError, match="size"):
+        T.Resize((1, 2, 3), interpolation=2)(x)
     np.testing.assert_array_equal(T.CropResize(2, 1, 4, 3)(x).asnumpy(), img[1:4, 2:6])
     np.testing.assert_allclose(T.CropResize(2, 1, 4, 3, size=(8, 6))(x).asnumpy(),
                                cv2.resize(img[1:4, 2:6], (8, 6), interpolation=1), rtol=1e-5, atol=1e-3)
@@ -191,6 +199,14 @@ def test_random_flips_and_color_transforms_stay_within_their_ranges():
         out = t(x)
         assert out.shape == x.shape and out.dtype == np.float32 and np.isfinite(out.asnumpy()).all()
     np.testing.assert_allclose(T.RandomLighting(0.0)(x).asnumpy(), img, rtol=1e-6)
+    u8 = _img(6, 4, 3)
+    for t in (T.RandomBrightness(0.5), T.RandomColorJitter(0.3, 0.3, 0.3, 0.1)):
+        out = t(mx.nd.array(u8, dtype="uint8"))   # computed in float32, rounded back, saturating
+        assert out.dtype == np.uint8 and out.shape == u8.shape
+    bright = T.RandomBrightness(0.5)(mx.nd.array(u8, dtype="uint8")).asnumpy().astype(float)
+    unsaturated = (u8 > 50) & (bright < 255)
+    factor = float(np.median(bright[unsaturated] / u8[unsaturated]))
+    np.testing.assert_allclose(bright, np.clip(np.rint(u8 * factor), 0, 255), atol=1.01)
     u8 = _img(3, 3, 4)
     gray = (u8.astype(np.float32) @ np.array([0.21, 0.72, 0.07], np.float32)).round()
     np.testing.assert_array_equal(T.RandomGray(1.0)(mx.nd.array(u8, dtype="uint8")).asnumpy(),

@@ -271,7 +271,9 @@ class CenterCrop(Block):
 
 class Resize(HybridBlock):
     """An H x W x C image (or a batch) resized to ``size``: ``(w, h)``, or an int for both sides,
-    or, with ``keep_ratio``, for the shorter side (the aspect ratio kept).
+    or, with ``keep_ratio``, for the shorter side (the aspect ratio kept). Float images go through
+    ``mx.nd.image.resize``; integer images and interpolations other than bilinear (1) through
+    OpenCV, giving ``mx.image.imresize``'s values.
 
     >>> import symjit as mx
     >>> Resize(3, keep_ratio=True)(mx.nd.ones((6, 12, 3))).shape
@@ -283,17 +285,53 @@ class Resize(HybridBlock):
         self._size, self._keep, self._interpolation = size, bool(keep_ratio), interpolation
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803
+        if isinstance(x, NDArray) and (self._interpolation != 1 or not np.issubdtype(x.dtype, np.floating)):
+            return _resize_host(x, self._size, self._keep, self._interpolation)
         return F.image.resize(x, self._size, self._keep, self._interpolation)
 
 
+def _resize_host(x: NDArray, size: Any, keep: bool, interp: int) -> NDArray:
+    """Resize by OpenCV (``mx.image.imresize``), as MXNet's CPU operator does: the interpolations
+    other than bilinear, which ``mx.nd.image.resize`` does not have, and integer images (OpenCV's
+    fixed-point rounding); sizes as that operator reads them."""
+    from ....image.ops import resize_np
+    sizes = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    if len(sizes) not in (1, 2) or any(int(s) <= 0 for s in sizes):
+        raise ParamError(f"Resize: size must be a positive int or (width, height), got {size!r}")
+    if x.ndim not in (3, 4):
+        raise ShapeError(f"Resize: the input must be H x W x C or N x H x W x C, got {x.shape}")
+    img = x.asnumpy()
+    h, w = img.shape[-3:-1]
+    s = int(sizes[0])
+    if len(sizes) == 2:
+        new_w, new_h = int(sizes[0]), int(sizes[1])
+    elif not keep:
+        new_w = new_h = s
+    elif h <= w:
+        new_w, new_h = int(w * s / h), s
+    else:
+        new_w, new_h = s, int(h * s / w)
+    many = img if img.ndim == 4 else img[None]
+    out = np.stack([resize_np(i, new_w, new_h, interp) for i in many])
+    return wrap(out if img.ndim == 4 else out[0], x.context)
+
+
 class _ImageOp(HybridBlock):
-    """``F.image.<_op>(x, *_args)``."""
+    """``F.image.<_op>(x, *_args)``. With ``_on_floats`` (the color operators take float images
+    only) an integer image is computed in float32 and rounded back to its dtype, saturating, as
+    MXNet's kernels do."""
 
     _op = ""
     _args: tuple = ()
+    _on_floats = False
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803
-        return getattr(F.image, self._op)(x, *self._args)
+        op = getattr(F.image, self._op)
+        if self._on_floats and isinstance(x, NDArray) and not np.issubdtype(x.dtype, np.floating):
+            info = np.iinfo(x.dtype)
+            out = op(x.astype("float32"), *self._args).asnumpy()
+            return wrap(np.clip(np.rint(out), info.min, info.max).astype(x.dtype), x.context)
+        return op(x, *self._args)
 
 
 class RandomFlipLeftRight(_ImageOp):
@@ -319,6 +357,8 @@ class RandomFlipTopBottom(_ImageOp):
 
 
 class _Jitter(_ImageOp):
+    _on_floats = True
+
     def __init__(self, amount: float):
         super().__init__()
         self._args = (max(0.0, 1.0 - amount), 1.0 + amount)
@@ -364,7 +404,7 @@ class RandomHue(_Jitter):
     _op = "random_hue"
 
 
-class RandomColorJitter(HybridBlock):
+class RandomColorJitter(_ImageOp):
     """Brightness, contrast, saturation and hue jittered by the given amounts (each as in the
     single transforms), in a random order.
 
@@ -373,15 +413,15 @@ class RandomColorJitter(HybridBlock):
     (2, 2, 3)
     """
 
+    _op = "random_color_jitter"
+    _on_floats = True
+
     def __init__(self, brightness: float = 0, contrast: float = 0, saturation: float = 0, hue: float = 0):
         super().__init__()
         self._args = (brightness, contrast, saturation, hue)
 
-    def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803
-        return F.image.random_color_jitter(x, *self._args)
 
-
-class RandomLighting(HybridBlock):
+class RandomLighting(_ImageOp):
     """AlexNet's PCA lighting noise of intensity ``alpha`` (the standard deviation of the
     eigenvalue weights).
 
@@ -390,12 +430,12 @@ class RandomLighting(HybridBlock):
     1.0
     """
 
+    _op = "random_lighting"
+    _on_floats = True
+
     def __init__(self, alpha: float):
         super().__init__()
-        self._alpha = alpha
-
-    def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803
-        return F.image.random_lighting(x, self._alpha)
+        self._args = (alpha,)
 
 
 class RandomGray(Block):
