@@ -8,7 +8,7 @@ a block's first forward pass infers them (``allow_deferred_init``).
 >>> import symjit as mx
 >>> p = mx.gluon.Parameter('w', shape=(2, 3))
 >>> p.initialize(init=mx.init.One())
->>> p.data().asnumpy().sum(), p.grad().shape
+>>> float(p.data().asnumpy().sum()), p.grad().shape
 (6.0, (2, 3))
 """
 from __future__ import annotations
