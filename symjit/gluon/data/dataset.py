@@ -84,11 +84,12 @@ class Dataset:
         >>> len(SimpleDataset([1, 2, 3]).take(10))
         3
         """
+        if count is not None and (isinstance(count, bool) or not isinstance(count, (int, np.integer))
+                                  or count < 0):
+            raise ParamError(f"Dataset.take: count must be None or an int >= 0, got {count!r}")
         n = len(self)
         if count is None or count > n:
             count = n
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-            raise ParamError(f"Dataset.take: count must be None or an int >= 0, got {count!r}")
         from .sampler import SequentialSampler
         return _SampledDataset(self, SequentialSampler(int(count)))
 
