@@ -290,3 +290,43 @@ def test_hybridized_batchnorm_updates_running_statistics():
                                (x.asnumpy() - 0.5 * mean[None, :, None])
                                / np.sqrt(bn.running_var.data().asnumpy()[None, :, None] + 1e-5),
                                rtol=1e-4, atol=1e-5)
+
+
+def test_trainer_sgd_step_and_stale_gradients(tmp_path):
+    net = nn.Dense(2, in_units=3)
+    net.initialize(mx.init.Normal(0.5))
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    x = _x(4, 3)
+    w0 = net.weight.data().asnumpy().copy()
+    with autograd.record():
+        loss = (net(x) ** 2).sum()
+    loss.backward()
+    g = net.weight.grad().asnumpy().copy()
+    trainer.step(4)
+    np.testing.assert_allclose(net.weight.data().asnumpy(), w0 - 0.1 * g / 4, rtol=1e-5, atol=1e-7)
+    with pytest.raises(UserWarning, match="has not been updated by backward"):
+        trainer.step(4)
+    trainer.step(4, ignore_stale_grad=True)                # skips: the weights stay
+    np.testing.assert_allclose(net.weight.data().asnumpy(), w0 - 0.1 * g / 4, rtol=1e-5, atol=1e-7)
+    trainer.set_learning_rate(0.05)
+    assert trainer.learning_rate == 0.05
+    f = str(tmp_path / "trainer.states")
+    trainer.save_states(f)
+    other = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    other.load_states(f)
+    assert other.learning_rate == 0.05
+
+
+def test_trainer_sums_gradients_over_contexts():
+    ctxs = [mx.cpu(0), mx.cpu(1)]
+    net = nn.Dense(1, in_units=2, use_bias=False)
+    net.initialize(mx.init.One(), ctx=ctxs)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    parts = [mx.nd.array([[1.0, 2.0]], ctx=ctxs[0]), mx.nd.array([[3.0, 5.0]], ctx=ctxs[1])]
+    with autograd.record():
+        losses = [net(p) for p in parts]
+    for loss in losses:
+        loss.backward()
+    trainer.step(2)
+    for d in net.weight.list_data():
+        np.testing.assert_allclose(d.asnumpy(), [[1.0 - 4.0 / 2, 1.0 - 7.0 / 2]])
