@@ -154,7 +154,7 @@ def _workspace_bytes(c: Compiled) -> int:
 
 def _launches(c: Compiled) -> list[dict]:
     """The launch plan of a GPU program: per kernel, its group, elements, grid and block."""
-    target = get_target(c.target)
+    target = c.target
     out = []
     for grp in c.groups:
         name = f"k{grp.id}"
@@ -195,7 +195,7 @@ def _text(c: Compiled, source: bool) -> str:
         lines.append(f"  {grp.describe()}{shared}")
     launches = _launches(c)
     if launches:
-        lines.append(f"== launch plan ({c.target}) ==")
+        lines.append(f"== launch plan ({c.target.name}) ==")
         for la in launches:
             lines.append(f"  {la['kernel']}: {_span(la)}, grid {la['grid']} x block {la['block']}")
     lines.append("== memory plan ==")
@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
             raise MXNetError("--emit ptx needs --target cuda")
         if args.timings and args.target != "cpu":
             raise MXNetError("--timings compiles cpu kernels; for cuda, --emit ptx compiles them")
-        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=args.target,
+        c = compile_symbol(sym, all_shapes, types, reqs, is_train, cfg, target=get_target(args.target),
                            load=ptx or args.timings)
         timings = kernel_timings(c) if args.timings else None
         if ptx:

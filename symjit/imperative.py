@@ -101,12 +101,12 @@ class _Call:
                              **params)
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
-        target_name = ctx.device.target_name
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target_name)
+        target = ctx.device.target
+        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target)
         g = self.compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
         self.elementwise = op.kind <= Kind.BROADCAST
-        lowering = lookup(op, target_name)
+        lowering = lookup(op, target)
         self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
         self.ctx = ctx
         # aux states a training pass or an optimizer update writes (their write counters move)

@@ -5,7 +5,7 @@ A tool above every layer: it reads the op records (:mod:`symjit.ops`) and the lo
 gradient is made."""
 from __future__ import annotations
 
-from .lower import lookup, target_names
+from .lower import all_targets, lookup
 from .ops.registry import REQUIRED, OpDef, aliases, all_ops
 
 __all__ = ["ops_markdown"]
@@ -27,7 +27,7 @@ def _names(op: OpDef, fn, fallback: str) -> str:
 def _targets(op: OpDef) -> str:
     if op.expand is not None:
         return "all (expands)"
-    return ", ".join(t for t in target_names() if lookup(op, t) is not None) or "none"
+    return ", ".join(t.name for t in all_targets() if lookup(op, t) is not None) or "none"
 
 
 def _gradient(op: OpDef) -> str:

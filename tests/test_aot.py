@@ -17,6 +17,7 @@ import pytest
 from symjit.compiler import aot, aot_build
 from symjit.compiler.cache import cache_info, clear_cache
 from symjit.config import Config
+from symjit.lower.target import get_target
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -187,7 +188,8 @@ def test_a_segment_bound_to_other_argument_types_runs_numbas_kernels():
     entry = types.ModuleType("symjit_aot_example")
     entry.forward = lambda *args: ran.append("aot")
     numba_module = types.SimpleNamespace(forward=lambda *args: ran.append("numba"))
-    loaded = aot.Loaded(entry, [("forward", "m", "forward", aot.arg_types([a, a]))], lambda: numba_module)
+    loaded = aot.Loaded(entry, [("forward", "m", "forward", aot.arg_types([a, a]))], lambda: numba_module,
+                        target=get_target("cpu"))
     seg = Segment("njit", "forward", [0, 1])
     loaded.call(seg, [a, a])()
     loaded.call(seg, [a, a.astype(np.float64)])()
@@ -224,7 +226,8 @@ def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():
                                          k1=lambda *args: ran.append("numba k1"),
                                          backward=lambda *args: ran.append("numba backward"))
     units = [("backward_0__0", "m", "k0", aot.arg_types([a]))]
-    loaded = aot.Loaded(entry, units, lambda: numba_module)   # k1 (threaded) has no unit
+    # k1 (threaded) has no unit
+    loaded = aot.Loaded(entry, units, lambda: numba_module, target=get_target("cpu"))
     calls = Segment("calls", "backward_0", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])
     loaded.call(calls, [a, a])()
     phase = Segment("njit", "backward", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])

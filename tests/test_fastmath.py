@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symjit.jitext import install
+from symjit.lower.cpu import CPU  # noqa: F401  (the CPU target registers its forms)
 from symjit.ops import fastmath
 from symjit.ops.fastmath import sigmoid, tanh
 
-install()    # compiling symjit's helpers directly, not through a bind: register them first
+install()    # compiling symjit's helpers directly, not through a bind: register them first (the CPU's forms)
 
 
 @numba.njit(cache=False)

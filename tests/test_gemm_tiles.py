@@ -10,9 +10,9 @@ from symjit.kernels.cpu.conv_shapes import vec_tile
 
 import symjit as mx
 from examples.nets import lenet, mlp
-from symjit.compiler.passes.simplify import place_gemms
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
+from symjit.lower.cpu.threaded import place_gemms
 
 needs_tile = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has no AVX-512 or AVX2 tile")
 

@@ -19,7 +19,10 @@ from symjit.compiler.passes.build import build_forward
 from symjit.compiler.passes.fuse import fuse
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
-from symjit.lower import LOOP, get_target, lookup, register_target, rule, target_names
+from symjit.lower import LOOP, Target, get_target, lookup, register_target, rule, target_names
+from symjit.lower.cpu import CPU, CPUTarget
+from symjit.lower.cuda import CUDA, CUDATarget
+from symjit.lower.rules import ANY
 from symjit.ops import get_op
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,25 +35,25 @@ def _forward(net, shapes):
 
 def test_lookup_prefers_the_target_then_the_neutral_rule_then_the_loop():
     like = get_op("broadcast_like")
-    assert lookup(like, "cpu") is lookup(like, "cuda") and lookup(like, "cpu").target == "any"
-    assert lookup(like, "cpu").shape_only == (1,)
-    assert lookup(get_op("relu"), "cpu") is LOOP and lookup(get_op("relu"), "cuda") is LOOP
-    fc = lookup(get_op("FullyConnected"), "cpu")
-    assert fc.target == "cpu" and fc.epilogue and fc.emit is not None
-    assert lookup(get_op("FullyConnected"), "cuda").target == "cuda"   # the tiled GEMM
-    assert lookup(get_op("batch_dot"), "cuda").target == "any"   # the per-element product
-    assert lookup(get_op("BatchNorm"), "cuda").target == "cuda"   # a block reduction per channel
-    assert lookup(get_op("Custom"), "cuda") is lookup(get_op("Custom"), "cpu")   # host call
-    assert lookup(get_op("sum"), "cpu").reduce == "sum"
-    assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "prelu"}) == ()
-    assert lookup(get_op("LeakyReLU"), "cpu").inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
+    assert lookup(like, CPU) is lookup(like, CUDA) and lookup(like, CPU).target is ANY
+    assert lookup(like, CPU).shape_only == (1,)
+    assert lookup(get_op("relu"), CPU) is LOOP and lookup(get_op("relu"), CUDA) is LOOP
+    fc = lookup(get_op("FullyConnected"), CPU)
+    assert fc.target is CPUTarget and fc.epilogue and fc.emit is not None
+    assert lookup(get_op("FullyConnected"), CUDA).target is CUDATarget   # the tiled GEMM
+    assert lookup(get_op("batch_dot"), CUDA).target is ANY   # the per-element product
+    assert lookup(get_op("BatchNorm"), CUDA).target is CUDATarget   # a block reduction per channel
+    assert lookup(get_op("Custom"), CUDA) is lookup(get_op("Custom"), CPU)   # host call
+    assert lookup(get_op("sum"), CPU).reduce == "sum"
+    assert lookup(get_op("LeakyReLU"), CPU).inplace_pairs({"act_type": "prelu"}) == ()
+    assert lookup(get_op("LeakyReLU"), CPU).inplace_pairs({"act_type": "leaky"}) == ((0, 0),)
 
 
 def test_rule_errors_are_clear():
     with pytest.raises(MXNetError, match="FullyConnected: two lowering rules for target 'cpu'"):
-        rule("FullyConnected", "cpu")
+        rule("FullyConnected", CPUTarget)
     with pytest.raises(MXNetError, match="unknown operator 'not_an_op'"):
-        rule("not_an_op", "cpu")
+        rule("not_an_op", CPUTarget)
     with pytest.raises(MXNetError, match=r"unknown compile target 'tpu' \(expected one of \['cpu', 'cuda'\]"):
         get_target("tpu")
     assert target_names() == ["cpu", "cuda"]
@@ -59,19 +62,20 @@ def test_rule_errors_are_clear():
 def test_a_reduction_epilogue_is_a_fact_of_the_cpu_rule():
     a = mx.sym.Variable("a")
     g = _forward(mx.sym.sum(mx.sym.exp(a) * 2.0, axis=1), {"a": (3, 4)})
-    cpu, cuda = fuse(g, "cpu"), fuse(g, "cuda")
+    cpu, cuda = fuse(g, CPU), fuse(g, CUDA)
     assert [len(grp.ops) for grp in cpu] == [3]          # exp, *2 and the sum in one loop
     assert [len(grp.ops) for grp in cuda] == [2, 1]      # no reduction epilogue on CUDA
-    assert cuda[1].rules[0].target == "cuda" and cuda[1].rules[0].reduce is None   # block or thread
+    assert cuda[1].rules[0].target is CUDATarget and cuda[1].rules[0].reduce is None   # block or thread
 
 
 def test_a_target_names_the_op_it_cannot_lower(tmp_path, capsys):
-    """A target without a rule for an op (here a bare test target: elementwise loops only) says so,
-    naming the op and the node, in compile_symbol and in `symjit compile` (no traceback)."""
+    """A target without a rule for an op (here a bare test target: the CPU's code generation, but
+    not a CPU subclass, so none of its rules: the neutral ones and elementwise loops only) says
+    so, naming the op and the node, in compile_symbol and in `symjit compile` (no traceback)."""
     from symjit.lower.target import _TARGETS
 
-    class Bare(type(get_target("cpu"))):
-        name = "bare"
+    Bare = type("Bare", (Target,), {**{k: v for k, v in vars(CPUTarget).items() if not k.startswith("__")},
+                                    "name": "bare"})
 
     register_target(Bare())
     try:
@@ -94,7 +98,7 @@ def test_shape_only_input_is_not_a_kernel_input():
     x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
     net = mx.sym.exp(mx.sym.broadcast_like(x, y, lhs_axes=(0,), rhs_axes=(1,))) * 2.0
     g = _forward(net, {"x": (1, 3), "y": (2, 5)})
-    (grp,) = fuse(g, "cpu")
+    (grp,) = fuse(g, CPU)
     assert grp.inputs == [g.args["x"]]
 
 

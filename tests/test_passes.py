@@ -14,6 +14,7 @@ from symjit.compiler.passes.build import build_forward
 from symjit.compiler.passes.fuse import fuse
 from symjit.compiler.passes.plan import _intervals, plan_memory
 from symjit.compiler.passes.simplify import simplify
+from symjit.lower.cpu import CPU
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,9 +36,9 @@ def lower(sym, data_shape, training: bool, fusion: bool = True, grad_data: bool 
                 for n in sym.list_arguments()}
         g = autodiff(fwd, reqs)
         g.verify()
-    g = simplify(g, fusion)
+    g = CPU.schedule(simplify(g, fusion))
     g.verify()
-    groups = fuse(g, enabled=fusion)
+    groups = fuse(g, CPU, enabled=fusion)
     return g, groups, plan_memory(g, groups)
 
 
@@ -124,8 +125,8 @@ def test_elementwise_chain_is_one_kernel_and_unfused_is_one_per_op():
     net = mx.sym.tanh(mx.sym.sigmoid(x * 2.0 + 1.0) - x / 3.0) * y
     shapes = {"x": (4, 5), "y": (4, 5)}
     g = build_forward(net, shapes, {"x": np.dtype("float64"), "y": np.dtype("float64")}, False)
-    assert len(fuse(g)) == 1
-    assert len(fuse(g, enabled=False)) == len(g.ops) == 7
+    assert len(fuse(g, CPU)) == 1
+    assert len(fuse(g, CPU, enabled=False)) == len(g.ops) == 7
 
 
 def test_dead_backward_ops_are_removed():

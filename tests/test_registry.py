@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from symjit.lower import lookup, target_names
+from symjit.lower import get_target, lookup, target_names
 from symjit.ops import all_ops
 from symjit.ops.float32 import MODELS, float32_error
 
@@ -27,7 +27,7 @@ def test_op_has_rules(name):
     op = OPS[name]
     assert op.shape is not None, f"{name}: no shape rule"
     assert op.doc, f"{name}: no doc"
-    assert lookup(op, "cpu") is not None or op.expand is not None, \
+    assert lookup(op, get_target("cpu")) is not None or op.expand is not None, \
         f"{name}: no scalar body, no cpu lowering rule and no expansion"
 
 
@@ -39,7 +39,8 @@ CUDA_PENDING: frozenset[str] = frozenset()
 
 @pytest.mark.parametrize("target", target_names())
 def test_every_op_has_a_rule_on_every_target(target):
-    missing = {name for name, op in OPS.items() if lookup(op, target) is None and op.expand is None}
+    tgt = get_target(target)
+    missing = {name for name, op in OPS.items() if lookup(op, tgt) is None and op.expand is None}
     pending = CUDA_PENDING if target == "cuda" else frozenset()
     assert missing == pending, (f"{target}: ops without a rule that are not listed: "
                                 f"{sorted(missing - pending)}; listed ops that now have one: "

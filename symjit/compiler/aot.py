@@ -353,29 +353,29 @@ def build_pending(cfg: Config, report: Callable[[str], None] = lambda text: None
 # --- programs ---------------------------------------------------------------------------------
 
 
-def _enabled(cfg: Config, target: str) -> bool:
-    """Whether ahead-of-time modules serve programs of ``target`` (its device kind says)."""
+def _enabled(cfg: Config, target: Any) -> bool:
+    """Whether ahead-of-time modules serve programs of ``target`` (a
+    :class:`~symjit.lower.target.Target`; the kind of device it compiles for says)."""
     from ..devices import device_class
-    return cfg.aot != "off" and cfg.cache and device_class(target).aot
+    return cfg.aot != "off" and cfg.cache and device_class(target.name).aot
 
 
-def _segment_calls(seg: Any, payload: Any) -> list[tuple[str, str, tuple, list[str]]]:
+def _segment_calls(target: Any, seg: Any, payload: Any) -> list[tuple[str, str, tuple, list[str]]]:
     """``(export name, attribute of the program's module, arguments, kernels it runs)`` of each
-    compiled call of a bound ``njit`` or ``calls`` segment (none for a host segment)."""
-    from ..lower.cpu import bound_calls
+    compiled call of a bound ``njit`` or ``calls`` segment of a program of ``target`` (none for a
+    host segment)."""
     if seg.kind == "njit":
         return [(seg.name, seg.name, tuple(payload), [fn for fn, *_ in seg.launches])]
     if seg.kind != "calls":
         return []
     return [(f"{seg.name}__{i}", fn, args, [fn])
-            for i, (fn, args) in enumerate(bound_calls(seg.launches, dict(zip(seg.vids, payload))))]
+            for i, (fn, args) in enumerate(target.bound_calls(seg.launches, dict(zip(seg.vids, payload))))]
 
 
 def threaded_kernels(program: Any) -> set[str]:
-    """The kernel functions of a program that call a threaded building block (their source calls a
-    ``*_parallel`` kernel, :func:`symjit.lower.cpu.threaded.threaded`): no entry holds them."""
-    from ..lower.cpu.threaded import calls_threaded
-    return {fn for fn, (_, text) in program.kernel_texts.items() if calls_threaded(text)}
+    """The kernel functions of a program that run on threads (a loop on threads, a threaded
+    building block: ``Program.threaded``, noted as they were generated): no entry holds them."""
+    return set(program.threaded)
 
 
 def random_kernels(program: Any) -> set[str]:
@@ -407,12 +407,12 @@ def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
     threaded kernel. None when an argument has no description (the program then runs from numba's
     cache)."""
     from .cache import module_name
-    module = module_name(compiled.program.module_source, compiled.target)
+    module = module_name(compiled.program.module_source, compiled.target.name)
     threaded = threaded_kernels(compiled.program)
     try:
         return [(export, module, attr, arg_types(args))
                 for segs in steps.values() for seg, payload in segs
-                for export, attr, args, fns in _segment_calls(seg, payload)
+                for export, attr, args, fns in _segment_calls(compiled.target, seg, payload)
                 if threaded.isdisjoint(fns)]
     except Unsupported:
         return None
@@ -423,11 +423,13 @@ class Loaded:
     segment whose bound arguments are not of the types the entry was built for (arrays of
     another executor sharing the program) runs numba's module instead (``numba_module()``).
     ``drawing``: the kernels drawing from numba's generator (:func:`random_kernels`); a call
-    running one runs on numba's stream (:func:`_shared_stream`)."""
+    running one runs on numba's stream (:func:`_shared_stream`). ``target``: the program's
+    :class:`~symjit.lower.target.Target`, which prepares the calls numba's module runs."""
 
     def __init__(self, module: types.ModuleType, units: list[Unit], numba_module: Callable[[], Any],
-                 drawing: Iterable[str] = ()):
+                 drawing: Iterable[str] = (), target: Any = None):
         self.module = module
+        self.target = target
         self.__name__ = module.__name__
         self.sigs = {u[0]: u[3] for u in units}
         self.numba_module = numba_module
@@ -451,20 +453,19 @@ class Loaded:
     def call(self, seg: Any, payload: Any) -> Callable[[], None]:
         """The call of an ``njit`` or ``calls`` segment on its bound ``payload``: the entry's
         functions, numba's kernels for a threaded kernel's call or arguments of other types."""
-        from ..lower.target import get_target
-        cpu = get_target("cpu")
+        target = self.target
         calls = []
-        for i, (name, _, args, fns) in enumerate(_segment_calls(seg, payload)):
+        for i, (name, _, args, fns) in enumerate(_segment_calls(target, seg, payload)):
             if self._fits(name, args):
                 fn = getattr(self.module, name)
                 if not self.drawing.isdisjoint(fns):
                     fn = functools.partial(_shared_stream, self.module, fn)
                 calls.append((fn, args))
             elif seg.kind == "njit":
-                return cpu.prepare(self.numba_module(), seg.name, payload)
+                return target.prepare(self.numba_module(), seg.name, payload)
             else:
-                calls += cpu.prepare_calls(self.numba_module(), [seg.launches[i]],
-                                           dict(zip(seg.vids, payload)))
+                calls += target.prepare_calls(self.numba_module(), [seg.launches[i]],
+                                              dict(zip(seg.vids, payload)))
         if len(calls) == 1:
             return functools.partial(calls[0][0], *calls[0][1])
 
@@ -490,7 +491,7 @@ def load_program(compiled: Any, steps: dict[str, list], cfg: Config) -> Loaded |
     def numba_module() -> types.ModuleType:
         from .cache import load_program as load_numba
         return load_numba(compiled.program, compiled.target, cfg)
-    return Loaded(module, units, numba_module, random_kernels(compiled.program))
+    return Loaded(module, units, numba_module, random_kernels(compiled.program), compiled.target)
 
 
 def _noted_kernels(cfg: Config) -> list[str]:

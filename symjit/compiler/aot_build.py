@@ -36,6 +36,7 @@ import numpy as np
 
 from ..base import write_atomic
 from ..config import Config
+from ..lower.target import all_targets
 from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path
 from .lifeline import follow
 
@@ -172,6 +173,7 @@ def build(spec: dict) -> Path:
     from numba.core import types as nt
 
     from .. import jitext
+    all_targets()   # symjit's targets register their own numba helpers (Target.install) too
     jitext.install()
     _release_gil()
     cfg = Config.from_env().replace(cache_dir=Path(spec["cache_dir"]))

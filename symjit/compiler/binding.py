@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..lower.target import get_target
 from .codegen.generate import Segment
 from .graph import Value
 
@@ -54,7 +53,7 @@ def bind_phases(compiled: Any, array: Callable[[int], Any], stream: Any = 0,
     """Per phase, its segments with what each is called with: the argument list of a compiled
     function (the stream first on targets that take one), or the prepared call of a host segment
     (a Custom op, sharing ``host_env`` with the program's other host calls)."""
-    lead = [stream] if get_target(compiled.target).stream_arg else []
+    lead = [stream] if compiled.target.stream_arg else []
     env = {} if host_env is None else host_env
 
     def segment(seg: Segment) -> Any:

@@ -87,12 +87,12 @@ def module_name(source: str, target: str) -> str:
     return f"symjit_gen_{target}_{source_key(source, target)}"
 
 
-def load_program(program: Any, target: str, cfg: Config) -> types.ModuleType:
-    """Import a generated program: its kernel modules first (which its module imports by name),
-    then its module."""
+def load_program(program: Any, target: Any, cfg: Config) -> types.ModuleType:
+    """Import a generated program of ``target`` (its :class:`~symjit.lower.target.Target`): its
+    kernel modules first (which its module imports by name), then its module."""
     for source in program.kernel_modules.values():
-        load_module(source, target, cfg)
-    return load_module(program.module_source, target, cfg)
+        load_module(source, target.name, cfg)
+    return load_module(program.module_source, target.name, cfg)
 
 
 def purge_program(program: Any, module: types.ModuleType) -> None:

@@ -56,8 +56,8 @@ class OpNode:
     outputs: list[int]
     phase: str = "forward"   # forward | backward
     train: bool = False      # training-mode semantics (BatchNorm batch stats, Dropout masks)
-    # where a GEMM op (FullyConnected, dot) runs, for targets that choose: "" their default,
-    # "threads" beside the convolutions on numba's threads (passes.simplify.place_gemms)
+    # where a GEMM op (FullyConnected, dot) runs, for targets that choose (Target.schedule marks
+    # it): "" their default; the CPU's "threads", beside the convolutions on numba's threads
     gemm: str = ""
 
     def __repr__(self) -> str:

@@ -2,13 +2,15 @@
 
     build      Symbol + shapes/dtypes -> forward Graph            (passes/build.py)
     autodiff   Graph -> Graph with the backward program appended  (passes/autodiff.py)
-    simplify   Graph -> Graph rewrites that enable fusion           (passes/simplify.py)
+    simplify   Graph -> Graph rewrites that enable fusion, then the target's
+               scheduling marks (Target.schedule)                 (passes/simplify.py)
     fuse       Graph -> kernel groups                             (passes/fuse.py)
     plan       Graph + groups -> memory plan                      (passes/plan.py)
     codegen    Graph + groups -> generated module source          (codegen/generate.py)
     load       source -> imported module, via the kernel cache    (cache.py)
 
-``fuse``, ``plan`` and ``codegen`` read the lowering rules of the target (:mod:`symjit.lower`);
+``fuse``, ``plan`` and ``codegen`` read the lowering rules of the target (:mod:`symjit.lower`),
+which every stage receives as the :class:`~symjit.lower.target.Target` object itself;
 ``symjit compile`` runs the same list and prints each stage.
 """
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Config
-from ..lower.target import get_target
+from ..lower.target import Target, as_target
 from ..symbol.symbol import Symbol
 from .cache import load_program
 from .codegen.generate import Program, generate
@@ -45,15 +47,17 @@ class Compiled:
     groups: list[Group]
     plan: MemoryPlan
     program: Program
-    target: str
+    target: Target
     module: types.ModuleType | None = None
 
 
 def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any],
                    grad_req: dict[str, str], is_train: bool, cfg: Config,
-                   target: str = "cpu", load: bool = True, monitor: bool = False,
+                   target: Target | str | None = None, load: bool = True, monitor: bool = False,
                    profile: bool = False) -> Compiled:
-    """Run the pipeline. ``load=False`` stops before importing (for ``symjit compile``).
+    """Run the pipeline for ``target`` (a :class:`~symjit.lower.target.Target`, such as a
+    device's ``ctx.device.target``; a target's name or None, the host's, are looked up here
+    once). ``load=False`` stops before importing (for ``symjit compile``).
 
     ``is_train`` picks the forward's mode (batch statistics, dropout); the backward program is
     built for the arguments whose ``grad_req`` is not ``'null'`` in either mode (an inference-mode
@@ -69,13 +73,13 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     fusion = cfg.fusion and not monitor
     fwd = build_forward(sym, shapes, dtypes, is_train)
     graph = autodiff(fwd, grad_req) if grad_req else fwd
-    graph = simplify(graph, fusion=fusion)
-    tgt = get_target(target)
-    groups = fuse(graph, tgt.name, enabled=fusion)
+    tgt = as_target(target)
+    graph = tgt.schedule(simplify(graph, fusion=fusion))
+    groups = fuse(graph, tgt, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
     program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile,
                        inplace=plan.inplace, program_calls=cfg.program_calls)
-    out = Compiled(fwd, graph, groups, plan, program, target)
+    out = Compiled(fwd, graph, groups, plan, program, tgt)
     if load:
-        out.module = load_program(program, target, cfg)
+        out.module = load_program(program, tgt, cfg)
     return out

@@ -65,7 +65,9 @@ def auto_workers(cfg: Config) -> int:
 def units(target: Any, module: Any, bound: dict[str, list]) -> tuple[list[Unit], list[Unit]]:
     """The (kernels, program functions) a program's bound phases call, each once, as units:
     kernels of every phase in phase order, then the phases' compiled program functions.
-    ``bound`` is ``bind_phases``'s result for ``target`` (one with kernel modules: the CPU)."""
+    ``bound`` is ``bind_phases``'s result for ``target`` (one with kernel modules: the CPU). A
+    call whose compile signature the target does not give (``Target.signature`` is None: it
+    compiles in the binding process, at the first call) is no unit."""
     kernels: dict[tuple, Unit] = {}
     programs: dict[tuple, Unit] = {}
     for steps in bound.values():
@@ -73,10 +75,12 @@ def units(target: Any, module: Any, bound: dict[str, list]) -> tuple[list[Unit],
             if seg.kind not in ("njit", "calls"):
                 continue
             for fn, args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, arrays))):
-                kernels.setdefault((id(fn), sig := target.signature(args)), (fn, sig))
+                if (sig := target.signature(args)) is not None:
+                    kernels.setdefault((id(fn), sig), (fn, sig))
             if seg.kind == "njit":
                 fn = getattr(module, seg.name)
-                programs.setdefault((id(fn), sig := target.signature(arrays)), (fn, sig))
+                if (sig := target.signature(arrays)) is not None:
+                    programs.setdefault((id(fn), sig), (fn, sig))
     return list(kernels.values()), list(programs.values())
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from ..discovery import import_submodules
 from . import rules as _rules
 from .rules import LOOP, Rule, lookup, rule, rules_of
-from .target import Target, get_target, register_target, target_names
+from .target import Target, all_targets, as_target, get_target, register_target, target_names
 
 __all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "register_target",
-           "target_names"]
+           "target_names", "all_targets", "as_target"]
 
 
 def _load_rules() -> None:

@@ -22,7 +22,6 @@ from ..ops.reduce import reduced_axes
 from ..ops.shape_grad import clip_index
 from .emit import dims, flat_index, open_loops
 from .rules import ANY, ElemExpr, rule
-from .target import get_target
 
 __all__ = ["init_value", "REDUCE_STEP", "makeloss_scale", "sce_row", "matrix_view", "dot_elements",
            "fc_elements",
@@ -215,7 +214,7 @@ def _length(k, node, length: str, idx: list[str], ax: int, extent: str) -> str:
     n = k.tmp("n")
     at = ", ".join(i for d, i in enumerate(idx) if d != ax) or "0"
     k.line(f"{n} = int({length}[{at}])")
-    get_target(k.module.target).emit_check(
+    k.target.emit_check(
         k, f"{n} < 0 or {n} > {extent}",
         f"{node.op.name} '{node.name}': argument 'length' holds a value outside "
         "[0, length of the softmax axis]")

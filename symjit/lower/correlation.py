@@ -12,7 +12,6 @@ from __future__ import annotations
 from ..ops import correlation_kernels as ck
 from ..ops.correlation import geometry
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -27,7 +26,7 @@ def _consts(node, shape) -> str:
 
 def _forward(k, node, ins, outs) -> None:
     d1, d2 = ins
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(d) for d in k.info[outs[0]].shape])
     k.line(f"{k.module.body(ck.corr_element)}({d1}, {d2}, {outs[0]}, {', '.join(idx)}, "
            f"{_consts(node, k.info[d1].shape)})")
@@ -36,7 +35,7 @@ def _forward(k, node, ins, outs) -> None:
 
 def _backward(k, node, ins, outs) -> None:
     g, d1, d2 = ins
-    target = get_target(k.module.target)
+    target = k.target
     shape = k.info[d1].shape
     for fn, out in ((ck.corr_backward1, outs[0]), (ck.corr_backward2, outs[1])):
         idx = target.open_loop(k, [str(d) for d in shape])

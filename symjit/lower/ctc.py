@@ -14,7 +14,6 @@ import numpy as np
 
 from ..ops.ctc import ctc_sequence
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -29,7 +28,7 @@ def _ctc(k, node, ins, outs) -> None:
     dlen = rest.pop(0) if p["use_data_lengths"] else outs[0]
     llen = rest.pop(0) if p["use_label_lengths"] else outs[0]
     lp, alpha, beta = k.workspace
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     code = k.tmp("code")
     k.line(f"{code} = {k.module.body(ctc_sequence)}({ins[0]}, {ins[1]}, {dlen}, {llen}, {outs[0]}, "

@@ -21,7 +21,6 @@ from __future__ import annotations
 from ..ops import deform_kernels as dk
 from ..ops.deform import _geometry, _out_hw
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -41,7 +40,7 @@ def _forward(k, node, ins, outs) -> None:
     mask = ins[2] if node.params["modulated"] else offset
     consts, modulated = _consts(k, node, data)
     rows, cols = k.info[outs[0]].shape
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(rows), str(cols)])
     k.line(f"{k.module.body(dk.deform_col_element)}({data}, {offset}, {mask}, {outs[0]}, {idx[0]}, {idx[1]}, "
            f"{', '.join(consts)}, {modulated})")
@@ -54,7 +53,7 @@ def _backward(k, node, ins, outs) -> None:
     mask = ins[3] if modulated else offset
     consts, _ = _consts(k, node, data)
     n, c = k.info[data].shape[:2]
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n), str(c)])
     k.line(f"{k.module.body(dk.deform_data_backward)}({g}, {offset}, {mask}, {outs[0]}, {idx[0]}, {idx[1]}, "
            f"{', '.join(consts)}, {modulated})")

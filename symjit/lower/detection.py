@@ -21,7 +21,6 @@ from ..ops.detection import prior_halves, proposal_anchors
 from ..ops.sort import argsort_row
 from .emit import literal
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -40,7 +39,7 @@ def multibox_prior(k, node, ins, outs) -> None:
     out = _view(k, outs[0], h * w, len(halves), 4)
     step_y = p["steps"][0] if p["steps"][0] > 0 else 1.0 / h
     step_x = p["steps"][1] if p["steps"][1] > 0 else 1.0 / w
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(h * w)])
     q = idx[0]
     cy, cx = k.tmp("cy"), k.tmp("cx")
@@ -63,7 +62,7 @@ def multibox_target(k, node, ins, outs) -> None:
     anchor = _view(k, ins[0], a, 4)
     loc_t, loc_m = _view(k, outs[0], n, a, 4), _view(k, outs[1], n, a, 4)
     ov, flags, match, best = k.workspace
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     f = [literal(float(v), dt) for v in (p["overlap_threshold"], p["ignore_label"],
                                          p["negative_mining_ratio"], p["negative_mining_thresh"],
@@ -86,7 +85,7 @@ def multibox_detection(k, node, ins, outs) -> None:
     loc, anchor = _view(k, ins[1], n, a, 4), _view(k, ins[2], a, 4)
     rows, score, ind, tmp = k.workspace
     score3, ind3, tmp3 = (_view(k, s, n, a, 1) for s in (score, ind, tmp))
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     z, count, keep = idx[0], k.tmp("count"), k.tmp("keep")
     v = [literal(float(x), dt) for x in p["variances"]]
@@ -127,7 +126,7 @@ def box_nms(k, node, ins, outs) -> None:
     data, out = _view(k, ins[0], nb, n, width), _view(k, outs[0], nb, n, width)
     record = _view(k, outs[1], nb, n)
     score, rows, ind, tmp, dropped = (_view(k, s, nb, n, 1) for s in k.workspace)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(nb)])
     b, count, keep = idx[0], k.tmp("count"), k.tmp("keep")
     k.line(f"{count} = {k.module.body(dk.nms_candidates)}({data}, {score}, {rows}, {b}, {n}, "
@@ -148,7 +147,7 @@ def box_nms_backward(k, node, ins, outs) -> None:
     nb = batch_size(shape, 2)
     g, dx = _view(k, ins[0], nb, n, width), _view(k, outs[0], nb, n, width)
     record = _view(k, ins[1], nb, n)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(nb)])
     k.line(f"{k.module.body(dk.nms_backward)}({g}, {record}, {dx}, {idx[0]}, {n}, {width})")
     target.close_loop(k, idx)
@@ -157,7 +156,7 @@ def box_nms_backward(k, node, ins, outs) -> None:
 def box_encode(k, node, ins, outs) -> None:
     nb, n = k.info[ins[0]].shape
     m = k.info[ins[3]].shape[1]
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(nb)])
     k.line(f"{k.module.body(dk.encode_boxes)}({', '.join(ins)}, {outs[0]}, {outs[1]}, {idx[0]}, {n}, {m})")
     target.close_loop(k, idx)
@@ -172,7 +171,7 @@ def bipartite_matching(k, node, ins, outs) -> None:
     scores = _view(k, ins[0], nb, n * m, 1)
     x, y = _view(k, outs[0], nb, n), _view(k, outs[1], nb, m)
     ind, tmp = (_view(k, s, nb, n * m, 1) for s in k.workspace)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(nb)])
     b = idx[0]
     k.line(f"{k.module.body(argsort_row)}({scores}, {b}, 0, {n * m}, {ind}, {tmp}, {bool(p['is_ascend'])})")
@@ -208,7 +207,7 @@ def proposal(k, node, ins, outs) -> None:
     props = _view(k, k.workspace[1], n, total, 4)
     scores, ind, tmp, dropped = (_view(k, s, n, total, 1) for s in k.workspace[2:6])
     keep = _view(k, k.workspace[6], n, post, 1)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     b = idx[0]
     for i, box in enumerate(proposal_anchors(p)):

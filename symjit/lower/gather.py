@@ -28,7 +28,6 @@ from ..ops.shape_grad import clip_index, slice_bounds, swap_perm, transpose_perm
 from .emit import flat_index, literal
 from .emit import ndim as _ndim
 from .rules import ANY, ElemExpr, rule
-from .target import get_target
 
 __all__ = ["gather", "slice_starts", "slice_index"]
 
@@ -219,7 +218,7 @@ def _take(k, node, ins, outs) -> ElemExpr:
     def expr(idx: list[str]) -> str:
         v = f"{ind}[{', '.join(idx[ax:ax + ni])}]"
         if mode == "raise":   # flag an index outside the axis, then read a clipped one
-            get_target(k.module.target).emit_check(
+            k.target.emit_check(
                 k, f"not ({v} > -1 and {v} < {a}.shape[{ax}])",
                 f"take '{node.name}': argument 'indices' has a value outside [0, {shape[ax]}) for "
                 f"axis {node.params['axis']} of 'a' with shape {shape} (mode='raise')")

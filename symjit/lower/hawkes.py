@@ -14,7 +14,6 @@ import numpy as np
 
 from ..ops import hawkes_kernels as hk
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -28,7 +27,7 @@ def _scratch(lda_slot: int):
 
 def _forward(k, node, ins, outs) -> None:
     n, kk = k.info[ins[0]].shape
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     k.line(f"{k.module.body(hk.hawkes_forward)}({', '.join(ins)}, {outs[0]}, {outs[1]}, {k.workspace[0]}, "
            f"{idx[0]}, {kk})")
@@ -37,7 +36,7 @@ def _forward(k, node, ins, outs) -> None:
 
 def _backward(k, node, ins, outs) -> None:
     n, kk = k.info[ins[2]].shape
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n)])
     k.line(f"{k.module.body(hk.hawkes_backward)}({', '.join(ins)}, {', '.join(outs)}, {k.workspace[0]}, "
            f"{idx[0]}, {kk})")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ..ops.image_ops import hue_shift_pixel
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -21,7 +20,7 @@ def _adjust_hue(k, node, ins, outs) -> None:
     x, out = k.tmp("x"), k.tmp("o")
     k.line(f"{x} = {ins[0]}.reshape({h * w}, 3)")
     k.line(f"{out} = {outs[0]}.reshape({h * w}, 3)")
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(h * w)])
     k.line(f"{k.module.body(hue_shift_pixel)}({x}, {out}, {idx[0]}, {ins[1]}[0])")
     target.close_loop(k, idx)

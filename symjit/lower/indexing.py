@@ -22,7 +22,6 @@ from ..ops.shape_grad import clip_index
 from .emit import flat_index, literal
 from .emit import ndim as _ndim
 from .rules import ANY, ElemExpr, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -196,7 +195,7 @@ def _gather_nd(k, node, ins, outs) -> ElemExpr:
         # an index outside [-n, n) of its axis stops the program (IndexError, as MXNet), then reads clipped
         for j in range(k.info[ind].shape[0]):
             v = _at(ind, [str(j), *idx[:ny]])
-            get_target(k.module.target).emit_check(
+            k.target.emit_check(
                 k, f"not ({v} > -{shape[j] + 1} and {v} < {shape[j]})",
                 f"IndexError: gather_nd '{node.name}': argument 'indices' has a value outside "
                 f"[-{shape[j]}, {shape[j]}) for axis {j} of 'data' with shape {shape}")

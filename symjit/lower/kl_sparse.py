@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from ..ops.rules import prod
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -22,7 +21,7 @@ __all__: list[str] = []
 def _emit(k, node, ins, outs) -> None:
     x, avg = ins
     shape = k.info[x].shape
-    target = get_target(k.module.target)
+    target = k.target
     fx, fo = k.tmp("f"), k.tmp("f")
     k.line(f"{fx} = {x}.reshape(-1)")
     k.line(f"{fo} = {outs[0]}.reshape(-1)")

@@ -19,7 +19,6 @@ from ..ops import linalg_kernels as lk
 from ..ops.rules import prod
 from .emit import literal
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -41,7 +40,7 @@ def _vec(k, arr: str, length: int) -> str:
 
 def _loop(k, like: str, rows: int, cols: int):
     """Open the loop over the matrices of ``like``; returns (target, loop indices, batch index)."""
-    target = get_target(k.module.target)
+    target = k.target
     batch = prod(k.info[like].shape) // (rows * cols)
     idx = target.open_loop(k, [str(batch)])
     return target, idx, idx[0]

@@ -19,14 +19,13 @@ from __future__ import annotations
 from ..ops.registry import all_ops
 from .emit import elem_index, flat_index
 from .rules import ANY, ElemExpr, lookup, rule
-from .target import get_target
 
 __all__: list[str] = []
 
 
 def _seed(k) -> str:
     """A fresh seed for this kernel call, as the kernel's target provides it."""
-    return get_target(k.module.target).emit_seed(k)
+    return k.target.emit_seed(k)
 
 
 def _sampler(k, node, ins, outs) -> ElemExpr:
@@ -67,7 +66,7 @@ def _multinomial(k, node, ins, outs) -> None:
         k.line(f"{v} = {o}.reshape({rows * per})")
         flat.append(v)
     seed = _seed(k)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(rows * per)])
     q, c = idx[0], k.tmp("c")
     k.line(f"{c} = {k.module.body(categorical)}({probs}, {q} // {per}, {kcat}, "
@@ -88,7 +87,7 @@ def _shuffle(k, node, ins, outs) -> None:
     k.line(f"{x} = {ins[0]}.reshape({rows}, {width})")
     k.line(f"{out} = {outs[0]}.reshape({rows}, {width})")
     seed = _seed(k)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, ["1"])
     k.line(f"{k.module.body(shuffle_rows)}({x}, {out}, {seed}, {rows}, {width})")
     target.close_loop(k, idx)

@@ -15,13 +15,12 @@ from __future__ import annotations
 from ..ops import roi_kernels as rk
 from .emit import literal
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
 
 def _check_batch(k, node, rois: str, r: str, n: int) -> None:
-    get_target(k.module.target).emit_check(
+    k.target.emit_check(
         k, f"int({rois}[{r}, 0]) >= {n}",
         f"{node.op.name} '{node.name}': a roi's batch index is not below the batch size {n}")
 
@@ -32,7 +31,7 @@ def _forward(k, node, ins, outs) -> None:
     n, _, h, w = k.info[x].shape
     nr, c, ph, pw = k.info[outs[0]].shape
     dt = k.info[outs[0]].dtype
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(nr), str(c), str(ph), str(pw)])
     r, ch, i, j = idx
     _check_batch(k, node, rois, r, n)
@@ -60,7 +59,7 @@ def _backward(k, node, ins, outs) -> None:
     n, c, h, w = k.info[x].shape
     nr, _, ph, pw = k.info[g].shape
     dt = k.info[outs[0]].dtype
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n), str(c)])
     b, ch = idx
     scale = literal(float(p["spatial_scale"]), dt)
@@ -103,7 +102,7 @@ def _dps_forward(k, node, ins, outs) -> None:
     geo, std = _dps_consts(node, k.info[x].shape)
     scale = literal(float(node.params["spatial_scale"]), k.info[outs[0]].dtype)
     each = _dps_each(node, k.info[trans].shape)
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(d) for d in k.info[outs[0]].shape])
     _check_batch(k, node, rois, idx[0], n)
     k.line(f"{k.module.body(rk.dps_element)}({x}, {rois}, {trans}, {outs[0]}, {', '.join(idx)}, {geo}, "
@@ -120,7 +119,7 @@ def _dps_backward(k, node, ins, outs) -> None:
     scale = literal(float(node.params["spatial_scale"]), k.info[outs[0]].dtype)
     each = _dps_each(node, k.info[trans].shape)
     nr = k.info[rois].shape[0]
-    target = get_target(k.module.target)
+    target = k.target
     idx = target.open_loop(k, [str(n), str(c)])
     k.line(f"{k.module.body(rk.dps_data_backward)}({rois}, {trans}, {g}, {outs[0]}, {idx[0]}, {idx[1]}, "
            f"{nr}, {geo}, {scale}, {std}, {no_trans}, {each}, {h}, {w})")

@@ -1,9 +1,12 @@
 """Lowering rules: how one operator becomes code on one target, and the facts the passes read.
 
-A :class:`Rule` is registered for ``(op name, target name)``; the target ``"any"`` is the
-target-neutral default, used when a target has no rule of its own (as JAX's lowering rules fall back
-from a platform rule to the default one). An elementwise/broadcast op with a scalar ``body`` needs
-no rule at all: the shared loop generator composes its body on every target (:data:`LOOP`).
+A :class:`Rule` is registered for ``(op name, Target class)``; a target uses the rule of its own
+class, else of the nearest class it derives from, else the target-neutral default (:data:`ANY`,
+the :class:`~symjit.lower.target.Target` base class), as JAX's lowering rules fall back from a
+platform rule to the default one. A new target registers its rules under its own class (no table
+of names to edit), and a subclass of a target inherits that target's rules. An
+elementwise/broadcast op with a scalar ``body`` needs no rule at all: the shared loop generator
+composes its body on every target (:data:`LOOP`).
 
 A rule's ``emit(k, node, ins, outs)`` writes the statements of a kernel through ``k`` (a
 :class:`~symjit.lower.writer.KernelWriter`: ``k.line``, ``k.imp(module, name)`` for a
@@ -20,9 +23,11 @@ and the loop generator read the rule of the target they compile for and never te
 name.
 
 >>> from symjit.ops import get_op
->>> lookup(get_op('FullyConnected'), 'cpu').epilogue, lookup(get_op('BatchNorm'), 'cuda').target
-(True, 'cuda')
->>> lookup(get_op('relu'), 'cuda') is LOOP
+>>> from symjit.lower.target import get_target
+>>> cpu, cuda = get_target('cpu'), get_target('cuda')
+>>> lookup(get_op('FullyConnected'), cpu).epilogue, lookup(get_op('BatchNorm'), cuda).target is type(cuda)
+(True, True)
+>>> lookup(get_op('relu'), cuda) is LOOP
 True
 """
 from __future__ import annotations
@@ -33,17 +38,18 @@ from typing import Any
 
 from ..base import MXNetError
 from ..ops.registry import Kind, OpDef
+from .target import Target
 
 __all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "ANY", "is_loop_op", "ElemExpr"]
 
-ANY = "any"
+ANY = Target   # the rules of every target without one of its own
 ElemExpr = Callable[[list[str]], str]   # loop-index names -> source of an output element
 FUSABLE_INTO = (Kind.ELEMWISE, Kind.BROADCAST)
 
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """How an op is lowered on one target (``"any"``: every target without its own rule).
+    """How an op is lowered on one target class (:data:`ANY`: every target without its own rule).
 
     ``emit``: the emitter (None for :data:`LOOP`: the loop generator composes the op's body).
     ``epilogue``: ``emit`` returns an element expression elementwise consumers may extend.
@@ -64,7 +70,7 @@ class Rule:
     """
 
     op: str
-    target: str
+    target: type
     emit: Callable | None = None
     epilogue: bool = False
     reduce: str | None = None
@@ -80,13 +86,18 @@ class Rule:
 
 
 LOOP = Rule("<elementwise>", ANY)   # the default of an op with a scalar body: the loop generator
-_RULES: dict[tuple[str, str], Rule] = {}
+_RULES: dict[tuple[str, type], Rule] = {}
 
 
-def rule(op: str, target: str = ANY, emit: Callable | None = None, **facts: Any) -> Rule:
-    """Register the lowering of ``op`` on ``target``; returns the rule.
+def _class(target: Target | type) -> type:
+    return target if isinstance(target, type) else type(target)
 
-    >>> rule('no_such_op_here', 'cpu')
+
+def rule(op: str, target: type | Target = ANY, emit: Callable | None = None, **facts: Any) -> Rule:
+    """Register the lowering of ``op`` on ``target`` (a :class:`~symjit.lower.target.Target`
+    class, or a target, meaning its class); returns the rule.
+
+    >>> rule('no_such_op_here', Target)
     Traceback (most recent call last):
     symjit.base.MXNetError: lowering rule for unknown operator 'no_such_op_here'
     """
@@ -94,10 +105,11 @@ def rule(op: str, target: str = ANY, emit: Callable | None = None, **facts: Any)
     opdef = find_op(op)
     if opdef is None:
         raise MXNetError(f"lowering rule for unknown operator {op!r}")
-    key = (opdef.name, target)
+    cls = _class(target)
+    key = (opdef.name, cls)
     if key in _RULES:
-        raise MXNetError(f"{opdef.name}: two lowering rules for target {target!r}")
-    _RULES[key] = Rule(opdef.name, target, emit, **facts)
+        raise MXNetError(f"{opdef.name}: two lowering rules for target {cls.name or cls.__name__!r}")
+    _RULES[key] = Rule(opdef.name, cls, emit, **facts)
     return _RULES[key]
 
 
@@ -116,17 +128,21 @@ def _load() -> None:
         _LOADERS.pop(0)()
 
 
-def lookup(op: OpDef, target: str) -> Rule | None:
-    """The rule lowering ``op`` on ``target``: its own, else the target-neutral one, else
+def lookup(op: OpDef, target: Target | type) -> Rule | None:
+    """The rule lowering ``op`` on ``target`` (a Target, or a Target class): its class's own, else
+    that of the nearest class it derives from, down to the target-neutral one (:data:`ANY`), else
     :data:`LOOP` for an elementwise op with a body; None when the target cannot lower it."""
     _load()
-    found = _RULES.get((op.name, target)) or _RULES.get((op.name, ANY))
-    if found is not None:
-        return found
+    for cls in _class(target).__mro__:
+        found = _RULES.get((op.name, cls))
+        if found is not None:
+            return found
+        if cls is ANY:
+            break
     return LOOP if is_loop_op(op) else None
 
 
-def rules_of(target: str) -> dict[str, Rule]:
+def rules_of(target: Target | type) -> dict[str, Rule]:
     """Every op's rule on ``target`` (ops without one are absent)."""
     from ..ops.registry import all_ops
     out = {}

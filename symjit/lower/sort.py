@@ -18,7 +18,6 @@ from ..ops.rules import norm_axis
 from ..ops.sort import argsort_row
 from .emit import dims, literal
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -52,7 +51,7 @@ def _sorted_rows(k, node, data: str, others: list[str]):
         v = k.tmp("v")
         k.line(f"{v} = {arr}.reshape({before}, {arr}.size // (({before}) * ({after})), {after})")
         views.append(v)
-    target = get_target(k.module.target)
+    target = k.target
     n, rows = k.tmp("n"), k.tmp("rows")
     k.line(f"{n} = {mid}")
     k.line(f"{rows} = ({before}) * ({after})")

@@ -5,8 +5,13 @@ over a group's elements opens (nested ``range`` loops on the CPU, a grid-stride 
 how a phase's program calls its kernels (one compiled function calling them on the CPU, kernel
 launches on a GPU). The loop generator and the program generator
 (:mod:`symjit.compiler.codegen.generate`) are shared; the op lowerings are rules keyed by
-``(op, target name)`` (:mod:`symjit.lower.rules`). Adding a target means a new :class:`Target`
+``(op, Target class)`` (:mod:`symjit.lower.rules`). Adding a target means a new :class:`Target`
 subclass registered with :func:`register_target` plus its rules; no pass changes.
+
+The compiler receives the Target object itself (``device.target``, or :func:`as_target` at a
+public entry point); a target's ``name`` is for messages and cache keys. Names are looked up only
+where they come in as text: the ``--target`` option of ``symjit compile`` and a device's
+``target_name`` (:func:`get_target`).
 
 >>> get_target('cpu').name, get_target('cuda').host_calls
 ('cpu', True)
@@ -20,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from ..base import MXNetError
+from ..jitext import on_install
 from .writer import KernelWriter, ModuleWriter
 
 __all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for",
-           "kernel_signature"]
+           "as_target", "all_targets", "kernel_signature"]
 
 # kernel name, value ids of its arguments, source of what it spans at run time, how it spans it
 # ("element": a grid-stride loop over that many elements; "block": one block per slice), and the
@@ -97,6 +103,30 @@ class Target:
         (``arg(vid)`` is an array's local name), after the stream when :attr:`stream_arg`."""
         raise NotImplementedError
 
+    def schedule(self, g: Any) -> Any:
+        """The graph (:class:`~symjit.compiler.graph.Graph`) with this target's scheduling choices
+        marked on its nodes, after the target-neutral simplifications and before fusion (the
+        CPU's: a convolution net's GEMMs on numba's threads). This one changes nothing."""
+        return g
+
+    def bound_calls(self, launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
+        """``(kernel name, arguments)`` of each call ``(name, value ids, consts)`` of a ``calls``
+        segment (targets with :attr:`kernel_modules`), ``by_vid`` the bound array of each value
+        id: what :meth:`prepare_calls` calls, by name (the ahead-of-time modules' units)."""
+        raise NotImplementedError(f"the {self.name} target runs no host-driven kernel calls")
+
+    def signature(self, args: Any) -> tuple | None:
+        """The compile signature of a call of a compiled function on ``args``, so that worker
+        processes can compile it before the call (:mod:`symjit.compiler.workers`); None (this
+        one): the target compiles its code in the binding process, at its first call."""
+        return None
+
+    def install(self) -> None:
+        """Register this target's forms of symjit's numba helpers (``ops/fastmath``'s ``tanh``
+        and ``sigmoid``, ``ops/intdiv``'s ``div``) with numba. :func:`register_target` runs it at
+        :func:`symjit.jitext.install` (once per method: a subclass that keeps its parent's shares
+        its registration). This one registers nothing."""
+
 
 def kernel_signature(compiled: Any, name: str) -> tuple:
     """The numba argument types of kernel function ``name`` of a compiled program, in the order a
@@ -118,27 +148,56 @@ def kernel_signature(compiled: Any, name: str) -> tuple:
 
 
 _TARGETS: dict[str, Target] = {}
+_INSTALLS: set = set()   # the install methods scheduled with symjit.jitext
+DEFAULT = "cpu"   # the target compile_symbol uses when given none: the host's
 
 
 def register_target(target: Target) -> Target:
-    """Make ``target`` available to :func:`get_target` under its name."""
+    """Make ``target`` available to :func:`get_target` under its name, and have its numba
+    helpers registered (:meth:`Target.install`) before symjit compiles."""
     _TARGETS[target.name] = target
+    install = type(target).install
+    if install is not Target.install and install not in _INSTALLS:
+        _INSTALLS.add(install)
+        on_install(functools.partial(install, target))
     return target
+
+
+def _builtin() -> None:
+    from . import rules
+    rules._load()   # symjit's target packages register themselves with their rules
 
 
 def get_target(name: str) -> Target:
     """The target called ``name``; MXNetError naming the known ones otherwise."""
-    from . import rules
-    rules._load()   # the target packages register themselves with their rules
+    if name not in _TARGETS:
+        _builtin()
     if name not in _TARGETS:
         raise MXNetError(f"unknown compile target {name!r} (expected one of {target_names()})")
     return _TARGETS[name]
 
 
 def target_names() -> list[str]:
-    from . import rules
-    rules._load()
+    """The names of the registered targets (symjit's own and any registered since)."""
+    _builtin()
     return sorted(_TARGETS)
+
+
+def all_targets() -> list[Target]:
+    """Every registered target, by name."""
+    return [_TARGETS[n] for n in target_names()]
+
+
+def as_target(target: Target | str | None) -> Target:
+    """``target`` itself, the target of that name, or (None) the host's: how the public entry
+    points (:func:`symjit.compiler.pipeline.compile_symbol`) take a target.
+
+    >>> as_target(None) is as_target('cpu') is as_target(get_target('cpu'))
+    True
+    """
+    if isinstance(target, Target):
+        return target
+    return get_target(DEFAULT if target is None else target)
 
 
 def target_for(ctx) -> str:

@@ -16,7 +16,6 @@ from ..ops.registry import all_ops
 from ..ops.rules import prod
 from ..ops.update import scalar_layout
 from .rules import ANY, rule
-from .target import get_target
 
 __all__: list[str] = []
 
@@ -28,7 +27,7 @@ def _emit(k, node, ins, outs) -> None:
     names = dict(zip(op.list_arguments(p) + op.list_aux(p), ins))
     n = p["num_weights"] if spec.group else 1
     layout = scalar_layout(spec, n)
-    target = get_target(k.module.target)
+    target = k.target
     step = k.module.body(spec.step)
     flat: dict[str, str] = {}
 
@@ -98,7 +97,7 @@ register_rules()
 
 
 def _reset(k, node, ins, outs) -> None:
-    target = get_target(k.module.target)
+    target = k.target
     for a, o in zip(ins, outs):
         fa, fo = k.tmp("f"), k.tmp("f")
         k.line(f"{fa} = {a}.reshape(-1)")

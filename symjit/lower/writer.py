@@ -7,6 +7,7 @@ they never see the module layout.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["KernelWriter", "ModuleWriter"]
 
@@ -14,9 +15,9 @@ __all__ = ["KernelWriter", "ModuleWriter"]
 class ModuleWriter:
     """The generated module: imports, body wrappers and functions."""
 
-    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: str = "",
+    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: Any = None,
                  parallel_decorator: str | None = None):
-        self.target = target       # the target's name, for messages
+        self.target = target       # the Target writing it (symjit.lower.target), asked by the rules
         self.decorator = decorator
         # the decorator of a kernel whose loop runs on threads (KernelWriter.parallel), where the
         # target has such loops
@@ -28,6 +29,9 @@ class ModuleWriter:
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
         self.threaded = False   # holds a kernel with a loop on threads (KernelWriter.parallel)
+        # imports a building block that runs on threads: set by the target's writer (the CPU's) as
+        # a kernel of its own module is written, read through KernelWriter.threaded
+        self.calls_threaded = False
 
     def imp(self, module: str, name: str) -> str:
         """A local alias for ``module.name`` (imported once)."""
@@ -106,6 +110,18 @@ class KernelWriter:
         self.lines: list[str] = []
         self.indent = 1
         self._tmp = 0
+
+    @property
+    def target(self) -> Any:
+        """The :class:`~symjit.lower.target.Target` this kernel is written for."""
+        return self.module.target
+
+    @property
+    def threaded(self) -> bool:
+        """Whether the kernel runs on threads: a loop on threads (:attr:`parallel`), or a call of a
+        threaded building block (its module's writer says so, on targets whose kernels each have
+        a module of their own): what an ahead-of-time module cannot hold."""
+        return self.parallel or self.module.calls_threaded
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)

@@ -4,13 +4,16 @@ Numba compiles ``math.tanh``/``math.exp`` on float32 to calls of libm's ``tanhf`
 LLVM cannot vectorize: a float32 tanh loop over 737k elements takes ~11 ms where numpy's SIMD
 ``np.tanh`` takes 0.3 ms. :func:`tanh` and :func:`sigmoid` are plain Python functions (usable from
 Python, from ``numba.njit`` and from ``numba.cuda.jit(device=True)`` bodies) that numba replaces
-at typing time, per target and argument type (``numba.extending.overload``):
+at typing time, per target and argument type (``numba.extending.overload``, :func:`typer`):
 
-* CPU, float32 argument: a branch-free, call-free formula (only arithmetic, selects and
+* on every target, ``math.tanh`` / ``math.exp`` (the generic overloads registered here);
+* on a target that registers the vectorizable forms for itself (the CPU's,
+  :mod:`symjit.lower.cpu.overloads`; numba prefers a target's own overload to the generic one),
+  a float32 argument takes a branch-free, call-free formula (only arithmetic, selects and
   conversions, so LLVM vectorizes the loop around it), evaluated in float64 and rounded once to
-  float32, so the result is within about half an ulp of the exact value (see the tests);
-* CPU, any other type (float64 above all: finite-difference gradient checks need full accuracy),
-  and the CUDA target: ``math.tanh`` / ``math.exp``, exactly as before.
+  float32, so the result is within about half an ulp of the exact value (see the tests); any
+  other type (float64 above all: finite-difference gradient checks need full accuracy) keeps
+  ``math.tanh`` / ``math.exp``.
 
 tanh (float32): clamp to ``[-TANH_CLAMP, TANH_CLAMP]`` (beyond 9.0109 tanh rounds to +-1 in float32),
 then ``x * P(x*x) / Q(x*x)`` with ``P`` of degree 5, ``Q`` of degree 4 and ``P(0) = Q(0) = 1``, so
@@ -44,7 +47,7 @@ import numpy as np
 
 from ..jitext import jitable, on_install
 
-__all__ = ["tanh", "sigmoid", "fit_tanh", "TANH_CLAMP", "TANH_P", "TANH_Q"]
+__all__ = ["tanh", "sigmoid", "fit_tanh", "typer", "JIT", "TANH_CLAMP", "TANH_P", "TANH_Q"]
 
 TANH_CLAMP = 9.1
 # fit_tanh(5, 4, 9.1): tanh(x) ~ x * P(s) / Q(s), s = x*x, coefficients of s**0, s**1, ...
@@ -61,6 +64,7 @@ _LOG2E = 1.4426950408889634
 _LN2 = 0.6931471805599453
 _EXP_ARG_MAX = 104.0    # sigmoid(-104) < 2**-150: 0 in float32; 2**-151 is a normal float64
 _JIT = {"error_model": "numpy"}
+JIT = _JIT   # the jit options of the float32 formulas' overloads
 
 
 def tanh(x: float) -> float:
@@ -150,7 +154,23 @@ def _sigmoid_f32(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-target, per-type dispatch (registered with numba at ``symjit.jitext.install``).
+# Per-type dispatch (registered with numba at ``symjit.jitext.install``): the generic overloads
+# here, a target's own (the vectorizable float32 forms) by the target (Target.install).
+
+
+def typer(fn, vectorized: bool):
+    """The typing function of an overload of ``fn`` (:func:`tanh` or :func:`sigmoid`): for a
+    float32 argument the vectorizable formula when ``vectorized``, else (and for any other type)
+    libm's ``math.tanh`` / ``math.exp`` form."""
+    f32 = {tanh: _tanh_f32, sigmoid: _sigmoid_f32}[fn]
+    libm = {tanh: lambda x: math.tanh(x), sigmoid: _sigmoid_libm}[fn]
+
+    def typed(x):
+        from numba import types
+        if vectorized and x == types.float32:
+            return lambda x: f32(x)
+        return libm
+    return typed
 
 
 @on_install
@@ -171,23 +191,5 @@ def _register() -> None:
         return types.float64(types.int64), codegen
 
     _f64_from_bits = f64_from_bits
-
-    @overload(tanh, target="cpu", jit_options=_JIT)
-    def _tanh_cpu(x):
-        if x == types.float32:
-            return lambda x: _tanh_f32(x)
-        return lambda x: math.tanh(x)
-
-    @overload(sigmoid, target="cpu", jit_options=_JIT)
-    def _sigmoid_cpu(x):
-        if x == types.float32:
-            return lambda x: _sigmoid_f32(x)
-        return _sigmoid_libm
-
-    @overload(tanh, target="cuda")
-    def _tanh_cuda(x):
-        return lambda x: math.tanh(x)
-
-    @overload(sigmoid, target="cuda")
-    def _sigmoid_cuda(x):
-        return _sigmoid_libm
+    overload(tanh)(typer(tanh, False))         # every target
+    overload(sigmoid)(typer(sigmoid, False))

@@ -2,8 +2,9 @@
 for floats (``x / 0`` is inf or nan); for integers C's truncating division (the quotient is stored
 truncated) and 0 for a zero divisor, where MXNet's integer kernels stop the process (SIGFPE) and
 a float quotient cast to an integer would be garbage. Numba picks the form at typing time
-(``numba.extending.overload``), on both targets; plain Python (numba's CUDA simulator) runs the
-function itself.
+(:func:`typed`, registered for every target; a target may register it with options of its own,
+as the CPU's :mod:`symjit.lower.cpu.overloads` does); plain Python (numba's CUDA simulator) runs
+the function itself.
 
 >>> import numpy as np
 >>> div(np.int32(7), np.int32(0)), div(7.0, 2.0)
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..jitext import on_install
 
-__all__ = ["div"]
+__all__ = ["div", "typed"]
 
 
 def div(a, b):
@@ -24,15 +25,15 @@ def div(a, b):
     return a / b
 
 
+def typed(a, b):
+    """The typing function of :func:`div`'s overloads: its form for these numba types."""
+    from numba import types
+    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        return lambda a, b: 0.0 if b == 0 else a / b
+    return lambda a, b: a / b
+
+
 @on_install
 def _register() -> None:
-    from numba import types
     from numba.extending import overload
-
-    def typed(a, b):
-        if isinstance(a, types.Integer) and isinstance(b, types.Integer):
-            return lambda a, b: 0.0 if b == 0 else a / b
-        return lambda a, b: a / b
-
-    overload(div, target="cpu", jit_options={"error_model": "numpy"})(typed)
-    overload(div, target="cuda")(typed)
+    overload(div)(typed)   # every target

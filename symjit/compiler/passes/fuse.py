@@ -40,6 +40,7 @@ import dataclasses
 import numpy as np
 
 from ...lower.rules import FUSABLE_INTO, Rule, lookup
+from ...lower.target import Target
 from ...ops.registry import Kind
 from ..graph import Graph, OpNode, Value
 
@@ -107,9 +108,9 @@ def is_view(g: Graph, node: OpNode) -> bool:
     return dst.kind == "tmp" and src.nbytes == dst.nbytes and src.dtype == dst.dtype
 
 
-def fuse(g: Graph, target: str = "cpu", enabled: bool = True) -> list[Group]:
-    """Partition ``g.ops`` into kernel groups for the target named ``target`` (see the module
-    docstring)."""
+def fuse(g: Graph, target: Target, enabled: bool = True) -> list[Group]:
+    """Partition ``g.ops`` into kernel groups for ``target`` (a
+    :class:`~symjit.lower.target.Target`; see the module docstring)."""
     groups: list[Group] = []
     group_of: dict[int, int] = {}   # value id -> id of the group that writes it
     for node in g.ops:

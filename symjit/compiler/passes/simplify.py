@@ -10,9 +10,6 @@ broadcast along the channel axis (those reshapes are views: no copies). The fusi
 it into the epilogue of the FullyConnected or Convolution that produces its input, together with
 the activation after it.
 
-``place_gemms``: in a graph with convolutions, the GEMM ops are marked to run beside them on the
-target's own threads (see the function).
-
 ``fuse_batchnorm_relu_backward``: in training, ``_backward_BatchNorm(_backward_Activation(dy, r))``
 where ``r = relu(BatchNorm(x))`` becomes ``_backward_BatchNorm_relu(dy, x, gamma, beta, ...)``,
 which recomputes the relu mask from ``x`` and the saved statistics. The relu's output then dies
@@ -22,28 +19,10 @@ FullyConnected+BatchNorm+relu stack drops by one activation.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from ...ops.registry import get_op
 from ..graph import Graph, GraphBuilder, OpNode
 
-__all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward", "place_gemms"]
-
-GEMM_OPS = ("FullyConnected", "dot")
-CONV_OPS = ("Convolution", "Deconvolution")
-
-
-def place_gemms(g: Graph) -> Graph:
-    """Mark every GEMM op (:data:`GEMM_OPS`) of a graph with a convolution (:data:`CONV_OPS`)
-    ``gemm='threads'``: where a target runs convolutions on threads of its own (the CPU's numba
-    threads), its GEMMs should run there too rather than wake a second pool (BLAS's), whose idle
-    threads spin on the cores the next convolution needs. The CPU lowering then picks
-    :mod:`symjit.kernels.cpu.gemm_tiles` where the shapes allow; other targets ignore the mark.
-    """
-    if not any(op.op.name in CONV_OPS for op in g.ops):
-        return g
-    ops = [dataclasses.replace(op, gemm="threads") if op.op.name in GEMM_OPS else op for op in g.ops]
-    return dataclasses.replace(g, ops=ops)
+__all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward"]
 
 
 def _foldable(g: Graph, op: OpNode, consumers: dict) -> bool:
@@ -150,8 +129,9 @@ def fuse_batchnorm_relu_backward(g: Graph) -> Graph:
 
 
 def simplify(g: Graph, fusion: bool = True) -> Graph:
-    """All simplifications, in order (the fusion-enabling rewrites only when fusing)."""
+    """All simplifications, in order (the fusion-enabling rewrites only when fusing). The
+    target's own scheduling marks come after them (:meth:`symjit.lower.target.Target.schedule`)."""
     g = eliminate_dead_backward(g)
     if fusion:
         g = fuse_batchnorm_relu_backward(fold_batchnorm_inference(g))
-    return place_gemms(g)   # last: it marks the final nodes
+    return g

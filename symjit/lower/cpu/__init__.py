@@ -8,6 +8,8 @@ from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
+from .overloads import register_overloads
+from .threaded import CPUModuleWriter, place_gemms
 
 
 def const_arg(value):
@@ -37,8 +39,8 @@ class CPUTarget(Target):
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
-        return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
-                            target=self.name, parallel_decorator=f"@numba.njit({flags}, parallel=True)")
+        return CPUModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
+                               target=self, parallel_decorator=f"@numba.njit({flags}, parallel=True)")
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]
@@ -101,7 +103,8 @@ class CPUTarget(Target):
         k.line(f"    raise {err}({message!r})")
 
     def signature(self, args) -> tuple:
-        """The numba argument types of a compiled call on ``args``."""
+        """The numba argument types of a compiled call on ``args`` (compile workers compile it
+        ahead, :mod:`symjit.compiler.workers`)."""
         import numba
         return tuple(numba.typeof(a) for a in args)
 
@@ -111,6 +114,19 @@ class CPUTarget(Target):
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
         return [(getattr(module, fn), args) for fn, args in bound_calls(launches, by_vid)]
+
+    def bound_calls(self, launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
+        return bound_calls(launches, by_vid)
+
+    def schedule(self, g):
+        """A convolution net's GEMMs on numba's threads beside its convolutions
+        (:func:`~symjit.lower.cpu.threaded.place_gemms`)."""
+        return place_gemms(g)
+
+    def install(self) -> None:
+        """The CPU forms of ``tanh``/``sigmoid`` (float32 through vectorizable formulas) and
+        integer ``div`` (:mod:`symjit.lower.cpu.overloads`)."""
+        register_overloads()
 
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:

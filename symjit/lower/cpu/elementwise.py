@@ -3,6 +3,7 @@ is lowered by the shared loop generator from its scalar body."""
 from __future__ import annotations
 
 from ..rules import rule
+from . import CPUTarget
 
 
 def _where_lower(k, node, ins, outs):
@@ -23,4 +24,4 @@ def _where_lower(k, node, ins, outs):
 
 
 # the flat loop reads x[j] before it writes out[j]
-rule("where", "cpu", _where_lower, inplace=((1, 0),))
+rule("where", CPUTarget, _where_lower, inplace=((1, 0),))

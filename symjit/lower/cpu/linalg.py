@@ -8,6 +8,7 @@ import math
 
 from ..emit import call
 from ..rules import rule
+from . import CPUTarget
 
 
 def _views(lhs: tuple, rhs: tuple, ta: bool, tb: bool) -> tuple[tuple, tuple]:
@@ -20,7 +21,7 @@ def _views(lhs: tuple, rhs: tuple, ta: bool, tb: bool) -> tuple[tuple, tuple]:
 
 def _tile_kind(node, lhs: tuple, rhs: tuple, dtype) -> str | None:
     """``'nn'``, ``'tn'`` or ``'nt'`` when a 2-D product runs as ``gemm_tiles``' kernel on numba's
-    threads (marked by ``passes.simplify.place_gemms``, a shape ``gemm_shapes`` takes), else None."""
+    threads (marked by ``lower.cpu.threaded.place_gemms``, a shape ``gemm_shapes`` takes), else None."""
     from symjit.kernels.cpu.gemm_shapes import prefers_gemm_tiles
     ta, tb = node.params["transpose_a"], node.params["transpose_b"]
     if node.gemm != "threads" or (ta and tb) or (len(lhs) == 1 and len(rhs) == 1):
@@ -85,5 +86,5 @@ def _batch_dot_lower(k, node, ins, outs):
     return None
 
 
-rule("dot", "cpu", _dot_lower, epilogue=True, workspace=_dot_workspace)
-rule("batch_dot", "cpu", _batch_dot_lower, epilogue=True)
+rule("dot", CPUTarget, _dot_lower, epilogue=True, workspace=_dot_workspace)
+rule("batch_dot", CPUTarget, _batch_dot_lower, epilogue=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..accumulate import makeloss_scale
 from ..emit import axis_view3, call, rows_view, view2d
 from ..rules import rule
-from ..target import get_target
+from . import CPUTarget
 
 _NORM_CODES = {"null": 0, "batch": 1, "valid": 2}   # symjit.kernels.cpu.softmax.NORM_*
 
@@ -62,7 +62,7 @@ def _length_loop(k, node, x3: str, length: str) -> tuple[str, str, str, str]:
     k.line(f"    for {b} in range({x3}.shape[2]):")
     k.indent += 2
     k.line(f"{n} = {lv}[{a}, {b}]")
-    get_target(k.module.target).emit_check(k, f"{n} < 0 or {n} > {x3}.shape[1]", msg)
+    k.target.emit_check(k, f"{n} < 0 or {n} > {x3}.shape[1]", msg)
     return a, b, n, lv
 
 
@@ -159,13 +159,13 @@ def _makeloss_backward_lower(k, node, ins, outs):
     k.line(f"    {df}[{i}] = {scale}")
 
 
-rule("SoftmaxOutput", "cpu", _so_lower)
-rule("_backward_SoftmaxOutput", "cpu", _so_backward_lower)
-rule("softmax", "cpu", _softmax_lower(False))
-rule("_backward_softmax", "cpu", _softmax_backward_lower(False))
-rule("log_softmax", "cpu", _softmax_lower(True))
-rule("_backward_log_softmax", "cpu", _softmax_backward_lower(True))
+rule("SoftmaxOutput", CPUTarget, _so_lower)
+rule("_backward_SoftmaxOutput", CPUTarget, _so_backward_lower)
+rule("softmax", CPUTarget, _softmax_lower(False))
+rule("_backward_softmax", CPUTarget, _softmax_backward_lower(False))
+rule("log_softmax", CPUTarget, _softmax_lower(True))
+rule("_backward_log_softmax", CPUTarget, _softmax_backward_lower(True))
 for _name in ("LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"):
-    rule(_name, "cpu", _reg_lower)
-    rule(f"_backward_{_name}", "cpu", _reg_backward_lower)
-rule("_backward_MakeLoss", "cpu", _makeloss_backward_lower)
+    rule(_name, CPUTarget, _reg_lower)
+    rule(f"_backward_{_name}", CPUTarget, _reg_backward_lower)
+rule("_backward_MakeLoss", CPUTarget, _makeloss_backward_lower)

@@ -13,7 +13,7 @@ one over big images runs a direct kernel instead; a wide enough 3x3 layer at str
 Winograd's F(2x2, 3x3) (:mod:`symjit.kernels.cpu.conv_winograd`) for its forward and gradients,
 each direction chosen by :func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`.
 FullyConnected is one GEMM into its output, with ``acc + bias`` as the epilogue: BLAS's
-(``gemm_nt``), or in a net with convolutions (``passes.simplify.place_gemms``) the register tile on
+(``gemm_nt``), or in a net with convolutions (``threaded.place_gemms``) the register tile on
 numba's threads (:mod:`symjit.kernels.cpu.gemm_tiles`) where its shape allows.
 """
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ...ops.nn import dropout_active
 from ...ops.rules import window_params
 from ..emit import call, elem_index, view2d
 from ..rules import rule
+from . import CPUTarget
 from .threaded import threaded
 
 
@@ -515,7 +516,7 @@ def _fc_dims(node, x_shape: tuple, w_shape: tuple) -> tuple[int, int, int]:
 
 def _fc_tiles(node, x_shape: tuple, w_shape: tuple, dtype) -> bool:
     """Whether a FullyConnected's GEMM runs as ``gemm_tiles``' kernel on numba's threads: marked
-    to (``passes.simplify.place_gemms``) and of a shape it takes (``gemm_shapes``)."""
+    to (``lower.cpu.threaded.place_gemms``) and of a shape it takes (``gemm_shapes``)."""
     from symjit.kernels.cpu.gemm_shapes import prefers_gemm_tiles
     return node.gemm == "threads" and prefers_gemm_tiles("nt", *_fc_dims(node, x_shape, w_shape), dtype)
 
@@ -545,13 +546,14 @@ def fc_lower(k, node, ins, outs):
     return lambda idx: f"{out}[{elem_index(idx)}] + {bias}[{idx[-1]}]"
 
 
-rule("FullyConnected", "cpu", fc_lower, epilogue=True, workspace=_fc_workspace)
-rule("Convolution", "cpu", conv_lower, epilogue=True, workspace=_conv_forward_workspace)
-rule("_backward_Convolution_data", "cpu", conv_data_lower, workspace=_gradient_workspace("backward_data"))
-rule("Deconvolution", "cpu", deconv_lower, workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
-rule("_backward_Convolution_weight", "cpu", conv_weight_lower,
+rule("FullyConnected", CPUTarget, fc_lower, epilogue=True, workspace=_fc_workspace)
+rule("Convolution", CPUTarget, conv_lower, epilogue=True, workspace=_conv_forward_workspace)
+rule("_backward_Convolution_data", CPUTarget, conv_data_lower, workspace=_gradient_workspace("backward_data"))
+rule("Deconvolution", CPUTarget, deconv_lower,
+     workspace=_conv_workspace("backward_data", (1, 0), (0, 1), (0, 0)))
+rule("_backward_Convolution_weight", CPUTarget, conv_weight_lower,
      workspace=_gradient_workspace("backward_weight"))
-rule("_backward_Convolution_bias", "cpu", conv_bias_lower)
+rule("_backward_Convolution_bias", CPUTarget, conv_bias_lower)
 
 
 def _like_input(slot: int, when):
@@ -561,10 +563,10 @@ def _like_input(slot: int, when):
     return workspace
 
 
-rule("Pooling", "cpu", pool_lower, workspace=_like_input(0, lambda p: p["pool_type"] == "lp"))
-rule("_backward_Pooling", "cpu", pool_backward_lower,
+rule("Pooling", CPUTarget, pool_lower, workspace=_like_input(0, lambda p: p["pool_type"] == "lp"))
+rule("_backward_Pooling", CPUTarget, pool_backward_lower,
      workspace=_like_input(0, lambda p: p["pool_type"] == "lp" and p["p_value"] != 1))
-rule("Embedding", "cpu", embed_lower)
-rule("_backward_Embedding", "cpu", embed_backward_lower)
+rule("Embedding", CPUTarget, embed_lower)
+rule("_backward_Embedding", CPUTarget, embed_backward_lower)
 # the epilogue loop reads x[i] before it writes out[i]
-rule("Dropout", "cpu", dropout_lower, epilogue=True, inplace=((0, 0),))
+rule("Dropout", CPUTarget, dropout_lower, epilogue=True, inplace=((0, 0),))

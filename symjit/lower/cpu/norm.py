@@ -6,6 +6,7 @@ from ...ops.norm import bn_batch_stats
 from ..emit import axis_view3, call, rows_view
 from ..emit import rank_axis as _rank_axis
 from ..rules import rule
+from . import CPUTarget
 from .threaded import threaded
 
 
@@ -108,9 +109,9 @@ def ln_backward_lower(k, node, ins, outs):
         _ln_store(k, node, dx, dxr)
 
 
-rule("BatchNorm", "cpu", bn_lower)
+rule("BatchNorm", CPUTarget, bn_lower)
 # the backward kernels read channel c of ograd and data completely before writing channel c of dx
-rule("_backward_BatchNorm", "cpu", bn_backward_lower, inplace=((0, 0), (1, 0)))
-rule("_backward_BatchNorm_relu", "cpu", bn_relu_backward_lower, inplace=((0, 0), (1, 0)))
-rule("LayerNorm", "cpu", ln_lower, workspace=_ln_workspace(2))
-rule("_backward_LayerNorm", "cpu", ln_backward_lower, workspace=_ln_workspace(3))
+rule("_backward_BatchNorm", CPUTarget, bn_backward_lower, inplace=((0, 0), (1, 0)))
+rule("_backward_BatchNorm_relu", CPUTarget, bn_relu_backward_lower, inplace=((0, 0), (1, 0)))
+rule("LayerNorm", CPUTarget, ln_lower, workspace=_ln_workspace(2))
+rule("_backward_LayerNorm", CPUTarget, ln_backward_lower, workspace=_ln_workspace(3))

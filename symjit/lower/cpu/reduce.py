@@ -10,6 +10,7 @@ from ...ops.reduce import contiguous_block, reduced_axes
 from ..accumulate import REDUCE_STEP, init_value, sce_row
 from ..emit import call, dims, open_loops
 from ..rules import rule
+from . import CPUTarget
 
 
 def _open_loops(k, arr: str, ndim: int) -> list[str]:
@@ -195,9 +196,9 @@ def _sce_backward_lower(k, node, ins, outs):
 
 
 for _name in ("sum", "mean"):   # accumulate serially inside the loop computing their input
-    rule(_name, "cpu", _reduce_lower(_name), reduce=_name)
+    rule(_name, CPUTarget, _reduce_lower(_name), reduce=_name)
 for _name in ("nansum", "prod", "nanprod", "max", "min"):
-    rule(_name, "cpu", _reduce_lower(_name))
+    rule(_name, CPUTarget, _reduce_lower(_name))
 
 
 def _prod_workspace(node, ins, outs):
@@ -211,10 +212,10 @@ def _norm_workspace(node, ins, outs):
     return [((outs[0].nbytes // outs[0].dtype.itemsize,), np.float64)]
 
 
-rule("_backward_prod", "cpu", _prod_backward_lower(False), workspace=_prod_workspace)
-rule("_backward_nanprod", "cpu", _prod_backward_lower(True), workspace=_prod_workspace)
-rule("norm", "cpu", _norm_lower, workspace=_norm_workspace)
-rule("argmax", "cpu", _arg_lower("argmax"))
-rule("argmin", "cpu", _arg_lower("argmin"))
-rule("softmax_cross_entropy", "cpu", _sce_lower)
-rule("_backward_softmax_cross_entropy", "cpu", _sce_backward_lower)
+rule("_backward_prod", CPUTarget, _prod_backward_lower(False), workspace=_prod_workspace)
+rule("_backward_nanprod", CPUTarget, _prod_backward_lower(True), workspace=_prod_workspace)
+rule("norm", CPUTarget, _norm_lower, workspace=_norm_workspace)
+rule("argmax", CPUTarget, _arg_lower("argmax"))
+rule("argmin", CPUTarget, _arg_lower("argmin"))
+rule("softmax_cross_entropy", CPUTarget, _sce_lower)
+rule("_backward_softmax_cross_entropy", CPUTarget, _sce_backward_lower)

@@ -25,7 +25,7 @@ from ..emit import ndim as _ndim
 from ..emit import open_loops as _open
 from ..gather import slice_index, slice_starts
 from ..rules import rule
-from ..target import get_target
+from . import CPUTarget
 
 
 def _abd(k, arr: str, ax: int, mid: str | None = None) -> str:
@@ -117,7 +117,7 @@ def _index_expr(k, mode: str, v: str, n: str) -> str:
 def _check_range(k, ii: str, n: str, what: str) -> None:
     """mode='raise': stop with an MXNetError when an index (truncated) falls outside [0, n)."""
     (j,) = _open(k, [f"{ii}.shape[0]"])
-    get_target(k.module.target).emit_check(k, f"not ({ii}[{j}] > -1 and {ii}[{j}] < {n})", what)
+    k.target.emit_check(k, f"not ({ii}[{j}] > -1 and {ii}[{j}] < {n})", what)
     _close(k, [j])
 
 
@@ -217,7 +217,7 @@ _LOWER = {
     "_backward_pick": _backward_pick_lower, "one_hot": _one_hot_lower,
 }
 for _name, _emit in _LOWER.items():
-    rule(_name, "cpu", _emit)
+    rule(_name, CPUTarget, _emit)
 # reshape-like ops copy when they cannot be a view (the copy reads element i before writing it)
 for _name in ("Flatten", "Reshape", "expand_dims", "squeeze"):
-    rule(_name, "cpu", _copy_lower, inplace=((0, 0),))
+    rule(_name, CPUTarget, _copy_lower, inplace=((0, 0),))

@@ -1,14 +1,20 @@
 """Which kernels run threaded: the name suffix of a hand-written kernel's threaded form when its
-input is big enough (:mod:`symjit.kernels.cpu._parallel`)."""
+input is big enough (:mod:`symjit.kernels.cpu._parallel`), and the CPU's module writer, which
+notes a kernel calling one as it is written (:attr:`~symjit.lower.writer.KernelWriter.threaded`);
+the GEMMs of a convolution net put on numba's threads beside its convolutions (:func:`place_gemms`).
+"""
 from __future__ import annotations
 
+import dataclasses
 import math
-import re
+from typing import Any
 
 from ...threads import SPLIT_MIN
+from ..writer import ModuleWriter
 
 SUFFIX = "_parallel"
-_CALL = re.compile(r"\w" + SUFFIX + r"\(|\bnumba\.prange\(")
+GEMM_OPS = ("FullyConnected", "dot")
+CONV_OPS = ("Convolution", "Deconvolution")
 
 
 def threaded(k, arr: str) -> str:
@@ -18,15 +24,34 @@ def threaded(k, arr: str) -> str:
     return SUFFIX if math.prod(k.info[arr].shape) >= SPLIT_MIN else ""
 
 
-def calls_threaded(source: str) -> bool:
-    """Whether a kernel's ``source`` calls a threaded form or has a loop on threads
-    (:meth:`~symjit.lower.cpu.CPUTarget.open_map_loop`): what ahead-of-time modules cannot hold.
+class CPUModuleWriter(ModuleWriter):
+    """The CPU's module writer: importing a threaded building block (a ``*_parallel`` function)
+    marks the module (``calls_threaded``). Every CPU kernel is written into a module of its own,
+    so the mark is its kernel's (:attr:`~symjit.lower.writer.KernelWriter.threaded`): what an
+    ahead-of-time module cannot hold.
 
-    >>> calls_threaded("    _i0_max_pool2d_forward_parallel(v5, v8, _c1, _c2, _c3)")
-    True
-    >>> calls_threaded("    for _p1 in numba.prange(v2.shape[0] * v2.shape[1]):")
-    True
-    >>> calls_threaded("    _i0_max_pool2d_forward(v5, v8, _c1, _c2, _c3)")
+    >>> w = CPUModuleWriter("@numba.njit", "numba.njit")
+    >>> _ = w.imp("symjit.kernels.cpu.pool", "max_pool2d_forward"); w.calls_threaded
     False
+    >>> _ = w.imp("symjit.kernels.cpu.pool", "max_pool2d_forward_parallel"); w.calls_threaded
+    True
     """
-    return _CALL.search(source) is not None
+
+    def imp(self, module: str, name: str) -> str:
+        if name.endswith(SUFFIX):
+            self.calls_threaded = True
+        return super().imp(module, name)
+
+
+def place_gemms(g: Any) -> Any:
+    """Mark every GEMM op (:data:`GEMM_OPS`) of a graph (:class:`~symjit.compiler.graph.Graph`)
+    with a convolution (:data:`CONV_OPS`) ``gemm='threads'`` (the CPU target's
+    :meth:`~symjit.lower.target.Target.schedule`): the convolutions run on numba's threads, so its
+    GEMMs should run there too rather than wake a second pool (BLAS's), whose idle threads spin on
+    the cores the next convolution needs. The CPU lowering then picks
+    :mod:`symjit.kernels.cpu.gemm_tiles` where the shapes allow.
+    """
+    if not any(op.op.name in CONV_OPS for op in g.ops):
+        return g
+    ops = [dataclasses.replace(op, gemm="threads") if op.op.name in GEMM_OPS else op for op in g.ops]
+    return dataclasses.replace(g, ops=ops)

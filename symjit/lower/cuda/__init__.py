@@ -39,7 +39,7 @@ class CUDATarget(Target):
     stream_arg = True   # a program function takes the stream to queue its launches on first
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
-        return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self.name)
+        return ModuleWriter("@cuda.jit", "cuda.jit(device=True)", ("from numba import cuda",), self)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         k.line(f"n = {' * '.join(dims) or '1'}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...ops.nn import dropout_active, dropout_hash_scale
 from ..emit import elem_index, flat_index
 from ..rules import rule
+from . import CUDATarget
 
 
 def dropout_cuda(k, node, ins, outs):
@@ -34,4 +35,4 @@ def dropout_cuda(k, node, ins, outs):
 
 
 # each element reads x[i] before it writes out[i] (same thread)
-rule("Dropout", "cuda", dropout_cuda, epilogue=True, inplace=((0, 0),))
+rule("Dropout", CUDATarget, dropout_cuda, epilogue=True, inplace=((0, 0),))

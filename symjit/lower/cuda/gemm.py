@@ -34,6 +34,7 @@ from ..accumulate import dot_elements, fc_elements, matrix_view
 from ..emit import decode_flat
 from ..rules import rule
 from ..window import conv_data_elements, conv_elements, conv_weight_elements, with_bias
+from . import CUDATarget
 
 # (k, outer index, contraction index) -> (element source, extra validity condition or "")
 Load = Callable[..., tuple[str, str]]
@@ -322,10 +323,10 @@ def conv_weight_tiled(k, node, ins, outs):
                       Operand(load_x, False), out_index)
 
 
-rule("FullyConnected", "cuda", fc_tiled, epilogue=True, gathers=True)
-rule("dot", "cuda", dot_tiled, epilogue=True, gathers=True)
-rule("Convolution", "cuda", conv_tiled, epilogue=True, gathers=True)
-rule("_backward_Convolution_data", "cuda", conv_data_tiled)
+rule("FullyConnected", CUDATarget, fc_tiled, epilogue=True, gathers=True)
+rule("dot", CUDATarget, dot_tiled, epilogue=True, gathers=True)
+rule("Convolution", CUDATarget, conv_tiled, epilogue=True, gathers=True)
+rule("_backward_Convolution_data", CUDATarget, conv_data_tiled)
 
 
 def deconv_tiled(k, node, ins, outs):
@@ -335,5 +336,5 @@ def deconv_tiled(k, node, ins, outs):
     return with_bias(conv_data_tiled(k, view, [ins[0], outs[0], ins[1]], outs), node, ins)
 
 
-rule("Deconvolution", "cuda", deconv_tiled)
-rule("_backward_Convolution_weight", "cuda", conv_weight_tiled)
+rule("Deconvolution", CUDATarget, deconv_tiled)
+rule("_backward_Convolution_weight", CUDATarget, conv_weight_tiled)

@@ -16,6 +16,7 @@ from ...kernels.cuda import MAX_SHARED
 from ...ops.norm import bn_batch_stats
 from ..emit import axis_view3, dims, rank_axis
 from ..rules import rule
+from . import CUDATarget
 
 
 def _shared(k) -> tuple[str, str]:
@@ -258,8 +259,8 @@ def ln_backward_cuda(k, node, ins, outs):
     k.line(f"    {outs[2]}[{col}] = {db}")
 
 
-rule("BatchNorm", "cuda", bn_cuda)
-rule("_backward_BatchNorm", "cuda", _bn_backward(False), inplace=((0, 0), (1, 0)))
-rule("_backward_BatchNorm_relu", "cuda", _bn_backward(True), inplace=((0, 0), (1, 0)))
-rule("LayerNorm", "cuda", ln_cuda)
-rule("_backward_LayerNorm", "cuda", ln_backward_cuda)
+rule("BatchNorm", CUDATarget, bn_cuda)
+rule("_backward_BatchNorm", CUDATarget, _bn_backward(False), inplace=((0, 0), (1, 0)))
+rule("_backward_BatchNorm_relu", CUDATarget, _bn_backward(True), inplace=((0, 0), (1, 0)))
+rule("LayerNorm", CUDATarget, ln_cuda)
+rule("_backward_LayerNorm", CUDATarget, ln_backward_cuda)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...base import MXNetError
 from ..target import kernel_signature
+from . import CUDATarget
 
 __all__ = ["kernel_ptx", "parse_arch", "has_numba_cuda"]
 
@@ -70,7 +71,7 @@ class _Device:
 
 def kernel_ptx(compiled, arch: str = "sm_90") -> dict[str, str]:
     """kernel name -> PTX for every kernel of a loaded CUDA program (``compiled.module``)."""
-    if compiled.target != "cuda" or compiled.module is None:
+    if not isinstance(compiled.target, CUDATarget) or compiled.module is None:
         raise MXNetError("PTX is for a loaded program of the cuda target")
     return {name: function_ptx(name, getattr(compiled.module, name).py_func,
                                kernel_signature(compiled, name), arch)

@@ -16,6 +16,7 @@ from ...ops.rules import prod
 from ..accumulate import REDUCE_STEP, init_value, input_index, reduce_elements
 from ..emit import decode_flat
 from ..rules import rule
+from . import CUDATarget
 
 # how the block combines the threads' partial values
 _COMBINE = {"sum": "SUM", "mean": "SUM", "nansum": "SUM", "prod": "PROD", "nanprod": "PROD",
@@ -70,4 +71,4 @@ def _reduce_block(name: str):
 
 
 for _name in _COMBINE:
-    rule(_name, "cuda", _reduce_block(_name))
+    rule(_name, CUDATarget, _reduce_block(_name))

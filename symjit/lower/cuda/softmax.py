@@ -16,6 +16,7 @@ from ...ops.rules import prod
 from ..accumulate import SOFTMAX_ELEMENTS, inv_temperature, softmax_output_axes
 from ..emit import dims
 from ..rules import rule
+from . import CUDATarget
 
 MIN_ROW = 32   # rows at least this long get a block each
 
@@ -134,8 +135,8 @@ def _softmax_output_block(k, node, ins, outs):
     return None
 
 
-rule("softmax", "cuda", _softmax_block(False))
-rule("log_softmax", "cuda", _softmax_block(True))
-rule("_backward_softmax", "cuda", _softmax_backward_block(False))
-rule("_backward_log_softmax", "cuda", _softmax_backward_block(True))
-rule("SoftmaxOutput", "cuda", _softmax_output_block)
+rule("softmax", CUDATarget, _softmax_block(False))
+rule("log_softmax", CUDATarget, _softmax_block(True))
+rule("_backward_softmax", CUDATarget, _softmax_backward_block(False))
+rule("_backward_log_softmax", CUDATarget, _softmax_backward_block(True))
+rule("SoftmaxOutput", CUDATarget, _softmax_output_block)
