@@ -35,6 +35,9 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
 ``SYMJIT_DIST_BUCKET_BYTES``
     the largest message of a distributed push: gradients travel in allreduces of at most this many
     bytes (default 64 MiB).
+``MXNET_ELIMINATE_COMMON_EXPR``
+    ``0`` binds a symbol as it is; by default (``1``, as MXNet) a bind first merges operator nodes
+    that compute the same thing from the same inputs (:mod:`symjit.symbol.cse`).
 ``SYMJIT_PROGRAM_CALLS``
     the most kernel calls a step of a CPU program makes through one compiled program function;
     a longer step calls its kernels one by one from the executor (default 16, the compiler's
@@ -123,6 +126,7 @@ class Config:
     aot: str = "auto"                     # "auto" | "sync" | "background" | "off" (symjit.compiler.aot)
     program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
     progress: bool = True                 # progress lines of long binds on stderr (compiler.progress)
+    eliminate_common_expr: bool = True    # merge repeated computations at bind (symbol.cse)
     progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress
     progress_interval: float = 5.0        # seconds between two progress lines on a non-terminal
 
@@ -142,6 +146,7 @@ class Config:
             aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "background", "off")),
             program_calls=_count(env, "SYMJIT_PROGRAM_CALLS"),
             progress=_flag(env, "SYMJIT_PROGRESS", True),
+            eliminate_common_expr=_flag(env, "MXNET_ELIMINATE_COMMON_EXPR", True),
         )
 
     def replace(self, **changes: object) -> Config:

@@ -34,12 +34,14 @@ from .devices import provide as provide_to_devices
 from .lower.target import get_target
 from .ndarray import NDArray, storage
 from .ndarray import zeros as nd_zeros
+from .symbol.cse import eliminate_common_expr
 from .symbol.symbol import register_executor
 
 __all__ = ["Executor", "normalize_grad_req"]
 
 # numba has no float16 arithmetic: the compiled programs never see a float16 array (bound float16
-# arrays go through HalfExecutor's float32 copies; a float16 value made inside a graph is an error)
+# arrays and float16 outputs go through HalfExecutor's float32 copies; float16 values inside a
+# program are float32 values rounded where they are made, compiler/passes/half.py)
 _UNSUPPORTED = frozenset({np.dtype("float16")})
 _HALF = np.dtype("float16")
 
@@ -171,18 +173,6 @@ def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[
     return list(value)
 
 
-def _check_value_dtypes(graph: Any) -> None:
-    """A value an op makes of a dtype the compiled kernels lack (``Cast`` to float16 from float32
-    arguments) is a clear error before anything compiles."""
-    for node in graph.ops:
-        for vid in node.outputs:
-            v = graph.values[vid]
-            if v.dtype in _UNSUPPORTED:
-                raise MXNetError(f"bind: {node.op.name} '{node.name}' makes a {dtype_name(v.dtype)} value "
-                                 f"{shape_str(v.shape)}, which the compiled kernels do not support "
-                                 f"(use float32 or float64)")
-
-
 def _has_half(*groups: Any) -> bool:
     """Whether any NDArray of ``groups`` (lists or dicts of arrays, or None) is float16."""
     for group in groups:
@@ -192,12 +182,24 @@ def _has_half(*groups: Any) -> bool:
     return False
 
 
+def _half_outputs(symbol: Any, args: Any) -> bool:
+    """Whether the symbol, bound to ``args``, has a float16 output (``Cast`` to float16 last)."""
+    names = symbol.list_arguments()
+    pairs = ((n, args.get(n)) for n in names) if isinstance(args, dict) else zip(names, args or ())
+    dtypes = {n: np.dtype(a.dtype) for n, a in pairs if isinstance(a, NDArray)}
+    try:
+        _, out_types, _ = symbol.infer_type(**dtypes)
+    except MXNetError:
+        return False   # the bind itself reports it
+    return any(t is not None and np.dtype(t) == _HALF for t in out_types or ())
+
+
 class Executor:
     """Runs a bound symbol. Build it with ``Symbol.bind`` or ``Symbol.simple_bind``."""
 
     def __new__(cls, symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
                 aux_states: Any = None, *rest: Any, **kwargs: Any) -> Executor:
-        if cls is Executor and _has_half(args, args_grad, aux_states):
+        if cls is Executor and (_has_half(args, args_grad, aux_states) or _half_outputs(symbol, args)):
             cls = HalfExecutor
         return super().__new__(cls)
 
@@ -207,6 +209,8 @@ class Executor:
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
+        # what the programs compile: repeated computations merged (MXNET_ELIMINATE_COMMON_EXPR)
+        self._optimized = eliminate_common_expr(symbol) if self._cfg.eliminate_common_expr else symbol
         self._threads: Any = None   # the BLAS thread policy (CPU), made at the first forward
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
         check_group2ctx(symbol, ctx, group2ctx)
@@ -279,13 +283,12 @@ class Executor:
             base = _base(mode)
             reqs = {} if base == "infer" else self._grad_req
             start = time.perf_counter()
-            prog = compile_symbol(self._symbol, self._shapes, self._dtypes, reqs, base == "train",
+            prog = compile_symbol(self._optimized, self._shapes, self._dtypes, reqs, base == "train",
                                   self._cfg, target=self._target, load=load,
                                   monitor=mode.endswith("_mon"), profile=mode.endswith("_prof"))
             if profiler.active("profile_symbolic"):
                 profiler.record(f"compile {self._symbol.name or 'symbol'} ({mode})", "compile", start,
                                 time.perf_counter())
-            _check_value_dtypes(prog.graph)
             self._programs[mode] = prog
         elif load and prog.module is None:
             prog.module = load_program(prog.program, prog.target, self._cfg)
@@ -533,6 +536,18 @@ class Executor:
             self._report(mode, "backward")
 
     # --- dictionaries and helpers ------------------------------------------------------------
+    def get_optimized_symbol(self) -> Any:
+        """The symbol the programs were compiled from: the bound symbol with repeated computations
+        merged (:mod:`symjit.symbol.cse`; the symbol itself with ``MXNET_ELIMINATE_COMMON_EXPR=0``).
+
+        >>> import symjit as mx
+        >>> a = mx.sym.Variable('a')
+        >>> ex = ((a * 2) + (a * 2)).simple_bind(mx.cpu(), a=(2,))
+        >>> len(ex.get_optimized_symbol().get_internals())
+        3
+        """
+        return self._optimized
+
     @property
     def arg_dict(self) -> dict[str, NDArray]:
         return dict(zip(self._arg_names, self.arg_arrays))
@@ -686,8 +701,9 @@ class HalfExecutor(Executor):
         self.aux_arrays = _as_list("aux_states", aux_states, self._aux_names, not self._aux_names)
         groups = (self.arg_arrays, self.grad_arrays, self.aux_arrays)
         wide = [[self._widen(a) for a in group] for group in groups]
-        self._inner = Executor(symbol, ctx, wide[0], None if args_grad is None else wide[1], grad_req,
-                               wide[2], config, _compiled, group2ctx)
+        self._inner = object.__new__(Executor)   # a plain one, whatever its outputs' dtypes
+        self._inner.__init__(symbol, ctx, wide[0], None if args_grad is None else wide[1], grad_req,
+                             wide[2], config, _compiled, group2ctx)
         self._pairs = [[(a, w) for a, w in zip(group, ws) if a is not None and a is not w]
                        for group, ws in zip(groups, wide)]
         self._grad_req = self._inner._grad_req
@@ -729,6 +745,10 @@ class HalfExecutor(Executor):
 
     def _index(self, grad: NDArray) -> int:
         return next(i for i, g in enumerate(self.grad_arrays) if g is grad)
+
+    def get_optimized_symbol(self) -> Any:
+        """The inner executor's :meth:`Executor.get_optimized_symbol`."""
+        return self._inner.get_optimized_symbol()
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False, active: Any = None) -> None:
         """As :meth:`Executor.set_monitor_callback`: the callback sees the float32 values."""

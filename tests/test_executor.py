@@ -163,15 +163,6 @@ def test_copy_params_from_and_monitor():
     assert "fc_output" in seen
 
 
-def test_a_float16_value_made_inside_a_graph_is_a_clear_bind_error():
-    # float16 arguments bind (tests/test_executor_half.py); a graph making a float16 value from
-    # float32 arguments is an error naming the op
-    half = mx.sym.Cast(mx.sym.Variable("x"), dtype="float16", name="to_half")
-    for net in (half, mx.sym.Cast(half, dtype="float32")):
-        with pytest.raises(mx.MXNetError, match=r"Cast 'to_half'.*float16 value \(3,5\).*float32 or float64"):
-            net.simple_bind(mx.cpu(), x=(3, 5))
-
-
 @pytest.mark.parametrize("dtype", ["int8", "int32", "uint8"])
 def test_an_integer_dtype_a_float_op_cannot_take_is_a_clear_bind_error(dtype):
     with pytest.raises(mx.MXNetError) as err:

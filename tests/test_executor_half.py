@@ -80,10 +80,32 @@ def test_mixed_dtypes_share_the_non_half_arrays():
     assert ex.forward()[0].asnumpy().tolist() == [10.5, 10.25]
 
 
-def test_cast_to_float16_inside_a_graph_is_a_clear_error():
-    y = mx.sym.Cast(mx.sym.Variable("x"), dtype="float16") + 1
-    with pytest.raises(mx.base.MXNetError, match="float16"):
-        y.simple_bind(mx.cpu(), x=(2,))
+def test_cast_to_float16_inside_a_graph_rounds_where_the_value_is_made():
+    x = mx.sym.Variable("x")
+    half = mx.sym.Cast(x, dtype="float16", name="to_half")
+    y = mx.sym.Group([half, mx.sym.Cast(half, dtype="float32") * 3])
+    ex = y.simple_bind(mx.cpu(), x=(4,))
+    assert isinstance(ex, mx.executor.HalfExecutor)
+    data = np.array([1.0004, 65519.0, 1e-8, -0.1], dtype=np.float32)
+    ex.arg_dict["x"][:] = data
+    out_half, out = ex.forward(is_train=True)
+    assert out_half.dtype == np.float16 and out.dtype == np.float32
+    np.testing.assert_array_equal(out_half.asnumpy(), data.astype(np.float16))
+    np.testing.assert_array_equal(out.asnumpy(), data.astype(np.float16).astype(np.float32) * 3)
+    ex.backward([mx.nd.ones((4,), dtype="float16"), mx.nd.ones((4,))])
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), np.full(4, 4.0, np.float32))
+    ops = [op.op.name for op in ex._inner._programs["train"].forward_graph.ops]
+    assert ops[:2] == ["Cast", "_round_half"]
+
+
+def test_float16_sources_and_samplers_are_rounded():
+    y = mx.sym.ones((3,), dtype="float16") / 3 + mx.sym.Cast(mx.sym.Variable("x"), dtype="float16")
+    ex = y.simple_bind(mx.cpu(), x=(3,))
+    ex.arg_dict["x"][:] = 0.1
+    out = ex.forward()[0].asnumpy()
+    assert out.dtype == np.float16
+    # ones/3 computed in float32 from exact ones, x rounded when cast: one rounding at the end
+    np.testing.assert_array_equal(out, (np.float32(1) / 3 + np.float32(np.float16(0.1))).astype(np.float16))
 
 
 @pytest.mark.gpu

@@ -1,6 +1,8 @@
 """The pipeline ``bind`` runs: a short list of named passes, each printable on its own.
 
     build      Symbol + shapes/dtypes -> forward Graph            (passes/build.py)
+    half       Graph -> Graph with float16 values computed in
+               float32, rounded where they are made           (passes/half.py)
     autodiff   Graph -> Graph with the backward program appended  (passes/autodiff.py)
     simplify   Graph -> Graph rewrites that enable fusion, then the target's
                scheduling marks (Target.schedule)                 (passes/simplify.py)
@@ -30,12 +32,13 @@ from .graph import Graph
 from .passes.autodiff import autodiff
 from .passes.build import build_forward
 from .passes.fuse import Group, fuse
+from .passes.half import widen_half
 from .passes.plan import MemoryPlan, plan_memory
 from .passes.simplify import simplify
 
 __all__ = ["Compiled", "compile_symbol", "PASSES"]
 
-PASSES = ("build", "autodiff", "simplify", "fuse", "plan", "codegen", "load")
+PASSES = ("build", "half", "autodiff", "simplify", "fuse", "plan", "codegen", "load")
 
 
 @dataclasses.dataclass
@@ -71,7 +74,7 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     """
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fusion = cfg.fusion and not monitor
-    fwd = build_forward(sym, shapes, dtypes, is_train)
+    fwd = widen_half(build_forward(sym, shapes, dtypes, is_train))
     graph = autodiff(fwd, grad_req) if grad_req else fwd
     tgt = as_target(target)
     graph = tgt.schedule(simplify(graph, fusion=fusion))

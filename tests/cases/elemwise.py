@@ -211,6 +211,13 @@ OTHER = [
     Case("Cast", lambda v: mx.sym.Cast(v["x"], dtype="float64"),
          {"x": np.array([[-3, 0, 7], [2, 5, -1]], dtype=np.int32)}, lambda x: x.astype(np.float64),
          grad="none", id="from_i32"),
+    # a float16 value computed in float32 (what a Cast to float16 inside a graph becomes): ties go
+    # to even (1 + 2**-11, 2049, 2051), subnormals to multiples of 2**-24, 65519 to float16's largest
+    Case("_round_half", lambda v: mx.sym._round_half(v["x"]),
+         {"x": np.array([[1.0004, 1.0005, 1.00048828125, 65519.0], [1e-8, -2.5e-7, -3.3, 0.1],
+                         [2049.0, 2051.0, -0.0, 7.5e-5]])},
+         lambda x: x.astype(np.float16).astype(np.float64), grad=lambda inputs, outs, head: {"x": head[0]},
+         id="ties_subnormals"),
     # one variable on both sides: both gradients accumulate
     Case("elemwise_add", lambda v: mx.sym.elemwise_add(v["x"], v["x"]), {"x": rnd()}, lambda x: 2 * x,
          id="same_var"),
