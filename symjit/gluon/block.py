@@ -495,7 +495,13 @@ class HybridBlock(Block):
         """Run ``hybrid_forward``: imperatively with ``F = mx.nd``, through the compiled program
         when hybridized, or symbolically (``F = mx.sym``) when ``x`` is a Symbol."""
         flat = [a for a in _flatten([x, *args], "input")[0] if a is not None]
-        if flat and isinstance(flat[0], NDArray):
+        if not flat:
+            raise ValueError(f"{type(self).__name__}: at least one input must be an NDArray or a "
+                             "Symbol, all are None")
+        if isinstance(flat[0], NDArray):
+            if not all(isinstance(a, NDArray) for a in flat):
+                raise ValueError(f"{type(self).__name__}: inputs must be all NDArrays or all Symbols, "
+                                 f"got {[type(a).__name__ for a in flat]}")
             ctx = flat[0].context
             with ctx:
                 if self._active:
@@ -510,7 +516,7 @@ class HybridBlock(Block):
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}
                 return self.hybrid_forward(ndarray, x, *args, **params)
         if not all(isinstance(a, Symbol) for a in flat):
-            raise TypeError(f"{type(self).__name__}: inputs must be all NDArrays or all Symbols, got "
+            raise ValueError(f"{type(self).__name__}: inputs must be all NDArrays or all Symbols, got "
                             f"{[type(a).__name__ for a in flat]}")
         params = {k: v.var() for k, v in self._reg_params.items()}
         with self.name_scope():

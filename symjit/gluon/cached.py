@@ -72,10 +72,22 @@ class CachedGraph:
         return [o.copy() for o in exe.forward(is_train=MODE.training)]
 
 
+def _trimmed(fmt: Any) -> Any:
+    """An input format without trailing None arguments (defaults left out or given as None)."""
+    fmt = list(fmt) if isinstance(fmt, list) else fmt
+    while isinstance(fmt, list) and fmt and fmt[-1] == -1:
+        fmt.pop()
+    return fmt
+
+
 def call_cached(block: HybridBlock, *args: Any) -> Any:
     """Run hybridized ``block`` on NDArray inputs ``args``."""
     if not block._cached_graph:
         block._cached = None
+    elif _trimmed(_flatten(list(args), "input")[1]) != _trimmed(block._in_format):
+        raise ValueError(f"{block.name}: the inputs' structure (which are None, how they nest) differs "
+                         "from the call this hybridized block was traced with; call hybridize() again "
+                         "to trace it anew")
     inputs, out = block._get_graph(*args)
     flat = [a for a in _flatten(list(args), "input")[0] if a is not None]
     ctx = flat[0].context
