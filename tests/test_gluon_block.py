@@ -330,3 +330,21 @@ def test_trainer_sums_gradients_over_contexts():
     trainer.step(2)
     for d in net.weight.list_data():
         np.testing.assert_allclose(d.asnumpy(), [[1.0 - 4.0 / 2, 1.0 - 7.0 / 2]])
+
+
+def test_none_inputs_and_mixed_inputs():
+    class Pick(gluon.HybridBlock):
+        def hybrid_forward(self, F, a, b=None):
+            return a if b is None else a + b
+
+    blk = Pick()
+    blk.hybridize()
+    one = mx.nd.ones((2,))
+    assert blk(one).asnumpy().tolist() == [1.0, 1.0]
+    assert blk(one, None).asnumpy().tolist() == [1.0, 1.0]    # a trailing None: the same trace
+    with pytest.raises(ValueError, match="structure"):
+        blk(one, one)
+    with pytest.raises(ValueError, match="None"):
+        Pick()(None, None)
+    with pytest.raises(ValueError, match="all NDArrays or all Symbols"):
+        Pick()(one, mx.sym.var("b"))
