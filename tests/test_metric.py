@@ -300,6 +300,13 @@ def test_perplexity_3d_axis_and_errors() -> None:
         m.update([np.zeros(4)], [np.ones((3, 5))])
 
 
+def test_perplexity_labels_outside_the_classes_read_the_nearest_class() -> None:
+    pred = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]])
+    m = mx.metric.Perplexity(ignore_label=None)
+    m.update([np.array([3.0, -1.0])], [pred])   # clipped to class 2 and class 0, as MXNet's pick
+    assert m.get()[1] == pytest.approx(math.exp(-(math.log(0.7) + math.log(0.5)) / 2))
+
+
 # -- Loss ------------------------------------------------------------------------------------------
 
 def test_loss_metric_averages_outputs() -> None:

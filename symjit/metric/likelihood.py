@@ -22,7 +22,8 @@ class Perplexity(EvalMetric):
     """``exp`` of the mean negative log-likelihood of the labels.
 
     Predictions hold class probabilities along ``axis``; labels equal to ``ignore_label`` are
-    left out of the sum and the count. Probabilities are clamped below at 1e-10.
+    left out of the sum and the count. Probabilities are clamped below at 1e-10. A label outside
+    ``[0, classes)`` reads the nearest class, as MXNet's (which picks in ``pick``'s 'clip' mode).
 
     >>> import numpy as np
     >>> m = Perplexity(ignore_label=None)
@@ -53,7 +54,9 @@ class Perplexity(EvalMetric):
             keep = numpy.ones(flat.shape, dtype=bool)
             if self.ignore_label is not None:
                 keep = flat != self.ignore_label
-            idx = _class_indices(flat[keep], probs.shape[1], "Perplexity")
+            # as MXNet, which picks with pick's default mode='clip': a label outside [0, classes)
+            # reads the nearest class
+            idx = numpy.clip(flat[keep].astype(numpy.int64), 0, probs.shape[1] - 1)
             picked = probs[keep][numpy.arange(idx.size), idx].astype(numpy.float64)
             loss = -float(numpy.sum(numpy.log(numpy.maximum(1e-10, picked))))
             self._add(loss, int(idx.size))
