@@ -29,6 +29,7 @@ import numpy as np
 from . import ndarray as _nd  # before random: symjit.random needs the ndarray package loaded
 from . import random as _random
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str
+from .ops.rnn import split_gates
 
 NDArray = _nd.NDArray
 
@@ -554,7 +555,8 @@ class LSTMBias(Initializer):
 @register
 class FusedRNN(Initializer):
     """Fills the packed parameter vector of an ``RNN`` operator (``mx.rnn.FusedRNNCell``) gate by
-    gate: each per-gate weight and bias (named as ``FusedRNNCell.unpack_weights`` names them) gets
+    gate: each per-gate weight and bias (named as ``FusedRNNCell.unpack_weights`` names them,
+    :func:`symjit.ops.rnn.gate_pieces`) gets
     ``init`` (default: the initializer this one is called from), and, for LSTM, every forget-gate
     bias (the i2h and the h2h one, as MXNet does) is set to ``forget_bias``.
 
@@ -579,12 +581,13 @@ class FusedRNN(Initializer):
         self._forget_bias = _number(forget_bias, "FusedRNN", "forget_bias")
 
     def _init_weight(self, desc: str, arr: NDArray) -> None:
-        from .rnn.fused import FusedRNNCell
-        cell = FusedRNNCell(self._num_hidden, self._num_layers, self._mode, self._bidirectional,
-                            forget_bias=self._forget_bias, prefix="")
-        args = cell.unpack_weights({"parameters": arr})
+        host = arr.asnumpy()
+        pieces = split_gates(host, self._mode, self._num_hidden, self._num_layers, self._bidirectional,
+                             who="FusedRNN")
         fallback = getattr(desc, "global_init", None)
-        for name, piece in args.items():
+        filled = []
+        for name, value in pieces.items():
+            piece = _nd.array(value, ctx=arr.context, dtype=host.dtype)
             sub = InitDesc(name, global_init=fallback)
             if self._mode == "lstm" and name.endswith("_f_bias"):
                 piece[:] = self._forget_bias
@@ -595,7 +598,8 @@ class FusedRNN(Initializer):
             else:
                 raise ParamError(f"FusedRNN: no initializer for '{desc}': give init= or call it from "
                                  "another initializer (Module.init_params)")
-        arr[:] = cell.pack_weights(args)["parameters"]
+            filled.append(piece.asnumpy().reshape(-1))
+        arr[:] = np.concatenate(filled).astype(host.dtype, copy=False).reshape(arr.shape)
 
 
 class Mixed:

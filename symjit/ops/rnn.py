@@ -36,10 +36,14 @@ last valid step, and the backward direction starts at each sequence's last valid
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..base import MXNetError
 from .registry import OpDef, Param, ParamError, register
 from .rules import need_float, need_rank, positive, prod
 
-__all__ = ["GATES", "param_layout", "param_size"]
+__all__ = ["GATES", "GATE_SUFFIXES", "gate_pieces", "packed_input_size", "param_layout", "param_size",
+           "split_gates"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -79,6 +83,73 @@ def param_layout(p: dict, input_size: int) -> list[tuple[str, tuple[int, ...]]]:
 def param_size(p: dict, input_size: int) -> int:
     """Length of the flat parameter vector."""
     return sum(prod(shape) for _, shape in param_layout(p, input_size))
+
+
+GATE_SUFFIXES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
+                 "gru": ("_r", "_z", "_o")}
+
+
+def gate_pieces(mode: str, num_hidden: int, num_layers: int, bidirectional: bool, input_size: int,
+                prefix: str = "") -> list[tuple[str, tuple[int, ...]]]:
+    """The flat parameter vector (without projection) cut gate by gate, in its order: (name, shape)
+    with MXNet's per-gate names ``<prefix><l|r><layer>_<i2h|h2h><gate>_<weight|bias>`` (gates
+    ``_i _f _c _o`` for LSTM, ``_r _z _o`` for GRU, none for vanilla RNNs), the names of
+    ``mx.rnn.FusedRNNCell.unpack_weights`` and of ``mx.init.FusedRNN``.
+
+    >>> for piece in gate_pieces('gru', 2, 1, False, 3)[::4]:
+    ...     print(*piece)
+    l0_i2h_r_weight (2, 3)
+    l0_h2h_z_weight (2, 2)
+    l0_i2h_o_bias (2,)
+    """
+    h, gates = int(num_hidden), GATE_SUFFIXES[mode]
+    directions = ("l", "r") if bidirectional else ("l",)
+    weights, biases = [], []
+    for layer in range(int(num_layers)):
+        ins = input_size if layer == 0 else len(directions) * h
+        for d in directions:
+            for group, width in (("i2h", ins), ("h2h", h)):
+                weights += [(f"{prefix}{d}{layer}_{group}{g}_weight", (h, width)) for g in gates]
+            biases += [(f"{prefix}{d}{layer}_{group}{g}_bias", (h,))
+                       for group in ("i2h", "h2h") for g in gates]
+    return weights + biases
+
+
+def packed_input_size(size: int, mode: str, num_hidden: int, num_layers: int, bidirectional: bool,
+                      who: str = "RNN") -> int:
+    """The input size of layer 0 that a flat parameter vector of ``size`` elements holds; an
+    :class:`MXNetError` naming ``who`` when no input size fits.
+
+    >>> packed_input_size(220, 'lstm', 5, 1, False)
+    4
+    """
+    h, b, m, layers = int(num_hidden), 2 if bidirectional else 1, len(GATE_SUFFIXES[mode]), int(num_layers)
+    per = b * m * h
+    rest = size // per - (layers - 1) * (b * h + h + 2) - h - 2 if size % per == 0 else -1
+    if rest <= 0:
+        raise MXNetError(f"{who}: a parameter vector of {size} elements does not fit "
+                         f"{layers} {mode} layer(s) of {h} units ({b} direction(s))")
+    return rest
+
+
+def split_gates(flat: np.ndarray, mode: str, num_hidden: int, num_layers: int, bidirectional: bool,
+                prefix: str = "", who: str = "RNN") -> dict[str, np.ndarray]:
+    """A flat parameter vector (host array) as its per-gate pieces (:func:`gate_pieces`), views in
+    its order; joined back by ``np.concatenate([v.ravel() for v in pieces.values()])``.
+
+    >>> import numpy as np
+    >>> pieces = split_gates(np.arange(24.0), 'rnn_tanh', 2, 1, False)
+    >>> {k: v.shape for k, v in pieces.items()}
+    {'l0_i2h_weight': (2, 8), 'l0_h2h_weight': (2, 2), 'l0_i2h_bias': (2,), 'l0_h2h_bias': (2,)}
+    """
+    flat = flat.reshape(-1)
+    size = packed_input_size(flat.size, mode, num_hidden, num_layers, bidirectional, who)
+    out, off = {}, 0
+    for key, shape in gate_pieces(mode, num_hidden, num_layers, bidirectional, size, prefix):
+        n = prod(shape)
+        out[key] = flat[off:off + n].reshape(shape)
+        off += n
+    return out
 
 
 def _check(p: dict) -> None:

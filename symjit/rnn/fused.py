@@ -26,7 +26,8 @@ import numpy as np
 from .. import ndarray as nd
 from .. import symbol
 from ..base import MXNetError, ParamError
-from ..ops.rnn import GATES
+from ..initializer import FusedRNN
+from ..ops.rnn import GATE_SUFFIXES, GATES, gate_pieces, split_gates
 from .rnn_cell import (
     BaseRNNCell,
     BidirectionalCell,
@@ -41,10 +42,6 @@ from .rnn_cell import (
 )
 
 __all__ = ["FusedRNNCell"]
-
-_GATE_NAMES = {"rnn_relu": ("",), "rnn_tanh": ("",), "lstm": ("_i", "_f", "_c", "_o"),
-               "gru": ("_r", "_z", "_o")}
-
 
 class _StackZeroState(ZeroState):
     """Zeros shaped ``(layers * directions, batch, num_hidden)``, the batch from (T, N, C) data."""
@@ -75,7 +72,6 @@ class FusedRNNCell(BaseRNNCell):
             raise ParamError(f"FusedRNNCell: num_hidden ({num_hidden}) and num_layers ({num_layers}) "
                              "must be > 0")
         super().__init__(prefix=f"{mode}_" if prefix is None else prefix, params=params)
-        from ..initializer import FusedRNN
         self._num_hidden, self._num_layers = int(num_hidden), int(num_layers)
         self._mode, self._bidirectional = mode, bool(bidirectional)
         self._dropout, self._get_next_state = float(dropout), bool(get_next_state)
@@ -92,7 +88,7 @@ class FusedRNNCell(BaseRNNCell):
 
     @property
     def _gate_names(self) -> tuple:
-        return _GATE_NAMES[self._mode]
+        return GATE_SUFFIXES[self._mode]
 
     def begin_state(self, func: Any = None, **kwargs: Any) -> list:
         """Zeros sized by the data at :meth:`unroll` (default), or ``func(name=..., shape=(layers *
@@ -107,29 +103,6 @@ class FusedRNNCell(BaseRNNCell):
         return states
 
     # --- the packed vector ------------------------------------------------------------------
-    def _pieces(self, num_input: int) -> list[tuple[str, tuple[int, ...]]]:
-        """(name, shape) of every per-gate piece of the vector, in its order."""
-        h, b, gates = self._num_hidden, len(self._directions), self._gate_names
-        weights, biases = [], []
-        for layer in range(self._num_layers):
-            ins = num_input if layer == 0 else b * h
-            for d in self._directions:
-                for group, width in (("i2h", ins), ("h2h", h)):
-                    weights += [(f"{self._prefix}{d}{layer}_{group}{g}_weight", (h, width)) for g in gates]
-                biases += [(f"{self._prefix}{d}{layer}_{group}{g}_bias", (h,))
-                           for group in ("i2h", "h2h") for g in gates]
-        return weights + biases
-
-    def _num_input(self, size: int) -> int:
-        h, b, m, layers = self._num_hidden, len(self._directions), len(self._gate_names), self._num_layers
-        per = b * m * h
-        rest = size // per - (layers - 1) * (b * h + h + 2) - h - 2 if size % per == 0 else -1
-        if rest <= 0:
-            raise MXNetError(f"FusedRNNCell {self._prefix!r}: a parameter vector of {size} elements "
-                             "does not fit "
-                             f"{layers} {self._mode} layer(s) of {h} units ({b} direction(s))")
-        return rest
-
     def unpack_weights(self, args: dict) -> dict:
         """Replace ``<prefix>parameters`` by its per-gate weights and biases."""
         args = dict(args)
@@ -137,12 +110,11 @@ class FusedRNNCell(BaseRNNCell):
         if name not in args:
             raise MXNetError(f"FusedRNNCell.unpack_weights: '{name}' is not among the arguments")
         arr = args.pop(name)
-        host = arr.asnumpy().reshape(-1)
-        off = 0
-        for key, shape in self._pieces(self._num_input(host.size)):
-            n = int(np.prod(shape))
-            args[key] = nd.array(host[off:off + n].reshape(shape), ctx=arr.context, dtype=host.dtype)
-            off += n
+        host = arr.asnumpy()
+        pieces = split_gates(host, self._mode, self._num_hidden, self._num_layers, self._bidirectional,
+                             self._prefix, who=f"FusedRNNCell {self._prefix!r}")
+        for key, value in pieces.items():
+            args[key] = nd.array(value, ctx=arr.context, dtype=host.dtype)
         return args
 
     def pack_weights(self, args: dict) -> dict:
@@ -152,7 +124,8 @@ class FusedRNNCell(BaseRNNCell):
         if first not in args:
             raise MXNetError(f"FusedRNNCell.pack_weights: '{first}' is not among the arguments")
         ref = args[first]
-        pieces = self._pieces(ref.shape[1])
+        pieces = gate_pieces(self._mode, self._num_hidden, self._num_layers, self._bidirectional,
+                             ref.shape[1], self._prefix)
         missing = [k for k, _ in pieces if k not in args]
         if missing:
             raise MXNetError(f"FusedRNNCell.pack_weights: missing {missing[:4]}")

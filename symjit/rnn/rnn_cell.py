@@ -29,6 +29,7 @@ from typing import Any
 from .. import ndarray as nd
 from .. import symbol
 from ..base import MXNetError, ParamError
+from ..initializer import LSTMBias
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "SequentialRNNCell",
            "BidirectionalCell", "DropoutCell", "ModifierCell", "ZoneoutCell", "ResidualCell", "ZeroState"]
@@ -233,7 +234,6 @@ class LSTMCell(BaseRNNCell):
     def __init__(self, num_hidden: int, prefix: str = "lstm_", params: RNNParams | None = None,
                  forget_bias: float = 1.0):
         super().__init__(prefix=prefix, params=params)
-        from ..initializer import LSTMBias
         self._num_hidden = int(num_hidden)
         self._iW, self._hW = self.params.get("i2h_weight"), self.params.get("h2h_weight")
         self._iB = self.params.get("i2h_bias", init=LSTMBias(forget_bias=forget_bias))
