@@ -185,8 +185,6 @@ REMAINING = [
     ["symjit.image.imageiter", "symjit.io.image_record"],
     ["symjit.metric.base", "symjit.metric.custom"],
     ["symjit.ndarray.io", "symjit.ndarray.ndarray"],
-    ["symjit.symbol", "symjit.symbol.control_flow"],
-    ["symjit.symbol.infer", "symjit.symbol.json_io", "symjit.symbol.symbol"],
     ["symjit.test_utils", "symjit.testing_support"],
 ]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import types as _types
 
-from .json_io import load, load_json
 from .register import constructors as _constructors
-from .symbol import Group, Symbol, Variable, var
+from .symbol import Group, Symbol, Variable, load, load_json, var
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
 

@@ -38,7 +38,7 @@ from ..base import MXNetError, shape_str
 from ..ops.registry import Kind, OpDef, Param, RuleError, register
 from .infer import infer_graph
 from .naming import current_name_manager
-from .symbol import Node, Symbol, topo_order
+from .symbol import Node, Symbol, load_json, make_op_symbol, topo_order
 
 __all__ = ["foreach", "while_loop", "cond", "nd_foreach", "nd_while_loop", "nd_cond"]
 
@@ -99,7 +99,6 @@ def _cut(outputs: list[tuple[Node, int]], placeholders: list[Node]) -> tuple[Sym
 
 @functools.lru_cache(maxsize=64)
 def _graph(text: str) -> Symbol:
-    from .json_io import load_json
     return load_json(text)
 
 
@@ -298,7 +297,6 @@ register(OpDef(
 
 
 def _select(pred: Symbol, then_vals: list[Symbol], else_vals: list[Symbol], name: str | None = None) -> list:
-    from .symbol import make_op_symbol
     out = make_op_symbol("_cond", pred, *then_vals, *else_vals, num_outputs=len(then_vals), name=name)
     return [out[k] for k in range(len(then_vals))] if len(then_vals) > 1 else [out]
 
@@ -309,7 +307,6 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
     returns the step outputs stacked along axis 0 (``max_iterations`` rows, zeros after the loop
     stopped) and the final loop variables. Unrolled here: every step is computed, and the variables
     change only while every condition so far held."""
-    from .. import symbol as ns
     if max_iterations is None:
         raise MXNetError("while_loop: max_iterations should be specified")
     steps = int(max_iterations)
@@ -321,7 +318,7 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
         raise MXNetError("while_loop: loop_vars should contain at least one element")
     active, per_step, out_fmt = None, [], None
     for _ in range(steps):
-        c = ns.Cast(cond(*vars_) != 0, dtype="float32")
+        c = make_op_symbol("Cast", cond(*vars_) != 0, dtype="float32")
         active = c if active is None else active * c
         step_out, new_vars = func(*vars_)
         new_vars = _as_list(new_vars if new_vars is not None else [])
@@ -330,9 +327,9 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
                              f"expected {len(vars_)}")
         flat, out_fmt = _flatten(step_out if step_out is not None else [], "while_loop step output", Symbol)
         if flat:
-            per_step.append(_select(active, flat, [ns.zeros_like(o) for o in flat]))
+            per_step.append(_select(active, flat, [make_op_symbol("zeros_like", o) for o in flat]))
         vars_ = _select(active, new_vars, vars_)
-    stacked = [ns.stack(*items, axis=0, num_args=steps) for items in zip(*per_step)]
+    stacked = [make_op_symbol("stack", *items, axis=0, num_args=steps) for items in zip(*per_step)]
     outputs = _regroup(stacked, out_fmt)[0] if stacked else []
     return outputs, (vars_[0] if single else vars_)
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..base import DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
 from ..ops.partial_shape import merge, partial_same
 from ..ops.registry import RuleError, same_dtype, same_shape, unary_shape
-from .symbol import Node, Symbol, aux_variable_ids, topo_order
+from .graph import Node, aux_variable_ids, topo_order
+
+if TYPE_CHECKING:
+    from .symbol import Symbol
 
 __all__ = ["infer_graph", "infer_shape", "infer_type", "Entry"]
 

@@ -1,4 +1,6 @@
-"""Symbol JSON in MXNet 1.x's format: ``Symbol.tojson``, ``mx.sym.load_json`` and ``mx.sym.load``.
+"""Symbol JSON in MXNet 1.x's format: what ``Symbol.tojson`` writes and ``mx.sym.load_json`` /
+``mx.sym.load`` read (:func:`read_json` gives the graph's heads, which :mod:`symjit.symbol.symbol`
+wraps as a Symbol).
 
 The document has five keys::
 
@@ -39,14 +41,17 @@ from __future__ import annotations
 import ast
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base import FormatError, MXNetError, np_dtype
 from ..ops.registry import OpDef, find_op
+from .graph import Node, input_variable, topo_order
 from .naming import normalize_attrs
-from .symbol import Node, Symbol, input_variable, topo_order
 
-__all__ = ["to_json", "to_dict", "load_json", "load", "MXNET_VERSION"]
+if TYPE_CHECKING:
+    from .symbol import Symbol
+
+__all__ = ["to_json", "to_dict", "read_json", "read_file", "MXNET_VERSION"]
 
 MXNET_VERSION = 10901
 _HIDDEN_KEYS_SINCE = 900   # MXNet 0.9.0 began storing hidden attributes as __key__
@@ -349,13 +354,14 @@ def _parse_doc(text: str | bytes) -> dict:
     return doc
 
 
-def load_json(text: str | bytes) -> Symbol:
-    """Parse symbol JSON written by symjit or MXNet 1.x; raise FormatError for a bad document.
+def read_json(text: str | bytes) -> list[tuple[Node, int]]:
+    """The heads (output entries) of symbol JSON written by symjit or MXNet 1.x (what
+    ``mx.sym.load_json`` wraps); a FormatError for a bad document.
 
     >>> import symjit as mx
     >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=4, name='fc1')
-    >>> mx.sym.load_json(net.tojson()).list_arguments()
-    ['data', 'fc1_weight', 'fc1_bias']
+    >>> [(node.name, i) for node, i in read_json(net.tojson())]
+    [('fc1', 0)]
     """
     doc = _parse_doc(text)
     version = _file_version(doc)
@@ -368,7 +374,7 @@ def load_json(text: str | bytes) -> Symbol:
     heads = [_entry(h, nodes, "symbol JSON: heads", f"head {k}") for k, h in enumerate(doc["heads"])]
     _check_arg_nodes(doc, nodes)
     _check_row_ptr(doc, nodes, _outputs_used(doc, parsed))
-    return Symbol(heads)
+    return heads
 
 
 def _outputs_used(doc: dict, parsed: list[tuple[Node, list]]) -> dict[int, int]:
@@ -379,18 +385,19 @@ def _outputs_used(doc: dict, parsed: list[tuple[Node, list]]) -> dict[int, int]:
     return used
 
 
-def load(fname: str | os.PathLike) -> Symbol:
-    """Load a ``*-symbol.json`` file (MXNet 1.x's or symjit's).
+def read_file(fname: str | os.PathLike) -> list[tuple[Node, int]]:
+    """The heads of a ``*-symbol.json`` file (MXNet 1.x's or symjit's), what ``mx.sym.load``
+    wraps; a FormatError naming the file for a bad document.
 
     >>> import symjit as mx, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), 'net-symbol.json')
     >>> mx.sym.Variable('x').save(path)
-    >>> mx.sym.load(path).list_arguments()
-    ['x']
+    >>> [(node.name, i) for node, i in read_file(path)]
+    [('x', 0)]
     """
     with open(fname, "rb") as f:
         data = f.read()
     try:
-        return load_json(data)
+        return read_json(data)
     except FormatError as exc:
         raise FormatError(f"{os.fspath(fname)}: {exc}") from None

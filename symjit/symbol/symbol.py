@@ -1,18 +1,22 @@
-"""The Symbol graph: nodes, entries, listing, composition, attributes and arithmetic.
+"""The Symbol: listing, composition, attributes, arithmetic, JSON and inference.
 
-A :class:`Node` is a variable (``op is None``) or an operator application with parsed params and
-input entries ``(node, output_index)``. Operator inputs are the op's arguments followed by its aux
-states, as in MXNet's symbol JSON. A :class:`Symbol` is a list of output entries. Graph order
-everywhere is the post-order depth-first walk over inputs in order (what MXNet lists by).
+A :class:`Symbol` is a list of output entries ``(node, output_index)`` over the graph of
+:mod:`symjit.symbol.graph` (its :class:`Node`, graph order, the variables MXNet creates); its JSON
+is read and written by :mod:`symjit.symbol.json_io`, its shapes and dtypes inferred by
+:mod:`symjit.symbol.infer`.
 """
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Iterator
 from typing import Any
 
 from ..base import MXNetError, NotImplementedForSymbol, np_dtype
-from ..ops.registry import OpDef, get_op
+from ..ops.registry import get_op
+from . import infer as _infer
+from . import json_io as _json_io
+from .graph import Node, aux_variable_ids, input_variable, topo_order
 from .naming import (
     HIDDEN_KEYS,
     current_attrs,
@@ -22,94 +26,8 @@ from .naming import (
     split_attr_kwargs,
 )
 
-__all__ = ["Node", "Symbol", "Variable", "var", "Group", "make_op_symbol", "input_variable"]
-
-
-class Node:
-    """One graph node: a variable or an operator application."""
-
-    __slots__ = ("op", "name", "params", "attrs", "inputs", "given")
-
-    def __init__(self, op: OpDef | None, name: str, params: dict | None = None,
-                 attrs: dict[str, str] | None = None, inputs: list[tuple[Node, int]] | None = None,
-                 given: frozenset[str] | None = None):
-        self.op = op
-        self.name = name
-        self.params = params or {}
-        self.attrs = attrs or {}
-        self.inputs = list(inputs or [])
-        # names of the params the user gave (what MXNet writes in JSON attrs); None means all
-        self.given = given
-
-    def given_params(self) -> dict[str, str]:
-        """The explicitly given params as MXNet's JSON attr strings (all params if unknown)."""
-        if self.op is None:
-            return {}
-        formatted = self.op.format_params(self.params)
-        if self.given is None:
-            return formatted
-        return {k: v for k, v in formatted.items() if k in self.given}
-
-    @property
-    def is_variable(self) -> bool:
-        return self.op is None
-
-    @property
-    def num_outputs(self) -> int:
-        return 1 if self.op is None else len(self.op.list_outputs(self.params))
-
-    @property
-    def num_visible(self) -> int:
-        return 1 if self.op is None else self.op.num_visible(self.params)
-
-    def input_names(self) -> list[str]:
-        """Names of this op's input slots: arguments, then aux states."""
-        return self.op.list_arguments(self.params) + self.op.list_aux(self.params)
-
-    def num_args(self) -> int:
-        return len(self.op.list_arguments(self.params))
-
-    def output_name(self, index: int) -> str:
-        if self.op is None:
-            return self.name
-        return f"{self.name}_{self.op.list_outputs(self.params)[index]}"
-
-    def __repr__(self) -> str:
-        return f"Node({self.op.name if self.op else 'null'}, {self.name!r})"
-
-
-def topo_order(entries: list[tuple[Node, int]]) -> list[Node]:
-    """Post-order DFS over inputs in order, each node once (iterative: deep graphs are fine)."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    for head, _ in entries:
-        if id(head) in seen:
-            continue
-        stack: list[tuple[Node, int]] = [(head, 0)]
-        seen.add(id(head))
-        while stack:
-            node, i = stack[-1]
-            if i < len(node.inputs):
-                stack[-1] = (node, i + 1)
-                child = node.inputs[i][0]
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                stack.pop()
-                order.append(node)
-    return order
-
-
-def aux_variable_ids(nodes: list[Node]) -> set[int]:
-    """ids of the variables consumed in an aux-state slot of some op."""
-    aux: set[int] = set()
-    for node in nodes:
-        if node.op is not None:
-            n_args = node.num_args()
-            for src, _ in node.inputs[n_args:]:
-                aux.add(id(src))
-    return aux
+__all__ = ["Node", "Symbol", "Variable", "var", "Group", "load", "load_json", "make_op_symbol",
+           "input_variable", "topo_order", "aux_variable_ids"]
 
 
 _EXECUTOR: dict[str, Any] = {}
@@ -224,8 +142,7 @@ class Symbol:
         return {"json": self.tojson()}
 
     def __setstate__(self, state: dict) -> None:
-        from .json_io import load_json
-        self._outputs = load_json(state["json"])._outputs
+        self._outputs = _json_io.read_json(state["json"])
 
     # --- composition ----------------------------------------------------------------------
     def __call__(self, *args: Symbol, **kwargs: Any) -> Symbol:
@@ -298,8 +215,7 @@ class Symbol:
     # --- serialisation and inference (implemented in sibling modules) ----------------------
     def tojson(self) -> str:
         """The symbol in MXNet 1.x's JSON format."""
-        from .json_io import to_json
-        return to_json(self)
+        return _json_io.to_json(self)
 
     def save(self, fname: str) -> None:
         """Write :meth:`tojson` to a file (MXNet's ``*-symbol.json``)."""
@@ -308,18 +224,15 @@ class Symbol:
 
     def infer_shape(self, *args: Any, **kwargs: Any):
         """``(arg_shapes, out_shapes, aux_shapes)``, or ``(None, None, None)`` if incomplete."""
-        from .infer import infer_shape
-        return infer_shape(self, args, kwargs, partial=False)
+        return _infer.infer_shape(self, args, kwargs, partial=False)
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any):
         """Like :meth:`infer_shape`, with ``()`` for shapes that cannot be inferred."""
-        from .infer import infer_shape
-        return infer_shape(self, args, kwargs, partial=True)
+        return _infer.infer_shape(self, args, kwargs, partial=True)
 
     def infer_type(self, *args: Any, **kwargs: Any):
         """``(arg_types, out_types, aux_types)`` as numpy types, or Nones if incomplete."""
-        from .infer import infer_type
-        return infer_type(self, args, kwargs)
+        return _infer.infer_type(self, args, kwargs)
 
     def infer_type_partial(self, *args: Any, **kwargs: Any):
         """Like :meth:`infer_type`, with ``None`` for each type that cannot be inferred.
@@ -330,8 +243,7 @@ class Symbol:
         >>> y.infer_type_partial()
         ([None, <class 'numpy.float16'>], [<class 'numpy.float16'>], [])
         """
-        from .infer import infer_type
-        return infer_type(self, args, kwargs, partial=True)
+        return _infer.infer_type(self, args, kwargs, partial=True)
 
     def debug_str(self) -> str:
         """A line per node: op, name, inputs."""
@@ -511,6 +423,29 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: tuple | None 
 var = Variable
 
 
+def load_json(text: str | bytes) -> Symbol:
+    """Parse symbol JSON written by symjit or MXNet 1.x; raise FormatError for a bad document.
+
+    >>> import symjit as mx
+    >>> net = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=4, name='fc1')
+    >>> mx.sym.load_json(net.tojson()).list_arguments()
+    ['data', 'fc1_weight', 'fc1_bias']
+    """
+    return Symbol(_json_io.read_json(text))
+
+
+def load(fname: str | os.PathLike) -> Symbol:
+    """Load a ``*-symbol.json`` file (MXNet 1.x's or symjit's).
+
+    >>> import symjit as mx, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'net-symbol.json')
+    >>> mx.sym.Variable('x').save(path)
+    >>> mx.sym.load(path).list_arguments()
+    ['x']
+    """
+    return Symbol(_json_io.read_file(fname))
+
+
 def Group(symbols: list[Symbol]) -> Symbol:
     """One symbol whose outputs are the outputs of all given symbols."""
     if not symbols or not all(isinstance(s, Symbol) for s in symbols):
@@ -626,10 +561,3 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                 src.attrs.setdefault(k, v)
         node.inputs.append(s._outputs[0])
     return Symbol([(node, i) for i in range(node.num_visible)])
-
-
-def input_variable(node: Node, slot: str) -> Node:
-    """The variable MXNet creates for an input of ``node`` that was not given: ``{name}_{slot}``
-    (``fc1_weight``, ``bn1_moving_mean``), carrying a copy of the op's attributes, params
-    included (``fc1_weight`` gets ``num_hidden``). The caller adds the op's per-slot attributes."""
-    return Node(None, f"{node.name}_{slot}", attrs={**node.attrs, **node.given_params()})
