@@ -42,11 +42,14 @@ from typing import Any
 import numpy as np
 
 from .base import MXNetError
-from .ops.custom import PROPS
+from .ndarray.ndarray import NDArray
+from .ops.custom import PROPS, register_array_type
 from .symbol.symbol import Symbol, make_op_symbol
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "NumpyOp", "get_all_registered_operators",
            "get_operator_arguments", "OperatorArguments"]
+
+register_array_type(NDArray)   # a Custom op's host call hands its CustomOp NDArrays
 
 
 class CustomOp:

@@ -184,7 +184,6 @@ REMAINING = [
     # tests/test_import_graph.py
     ["symjit.image.imageiter", "symjit.io.image_record"],
     ["symjit.metric.base", "symjit.metric.custom"],
-    ["symjit.ndarray.io", "symjit.ndarray.ndarray"],
     ["symjit.test_utils", "symjit.testing_support"],
 ]
 

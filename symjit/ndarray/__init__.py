@@ -30,10 +30,14 @@ from .creation import (
     zeros_like,
 )
 from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
+from .io import array_from_raw_bytes as _array_from_raw_bytes
 from .io import load, load_frombuffer, save, save_tobuffer
 from .ndarray import NDArray, NDArrayIndexError
+from .ndarray import register_raw_reader as _register_raw_reader
 from .ops import *  # noqa: F403 - the operator functions are the public API
 from .shape_ops import *  # noqa: F403
+
+_register_raw_reader(_array_from_raw_bytes)   # NDArray.__setstate__ of a pickled MXNet NDArray
 
 # the fluent methods of shape_ops' functions; the others are the registry's (symjit.fluent)
 _FLUENT = ("transpose", "swapaxes", "flatten", "expand_dims", "one_hot", "broadcast_to", "split")

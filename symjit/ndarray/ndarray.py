@@ -49,6 +49,23 @@ def wrap(arr: np.ndarray, ctx: Context) -> NDArray:
     return NDArray(storage.from_host(arr, ctx), ctx)
 
 
+_RAW_READER: list = []
+"""How ``NDArray.__setstate__`` reads the array bytes a pickled MXNet NDArray holds
+(:func:`symjit.ndarray.io.array_from_raw_bytes`, registered by the :mod:`symjit.ndarray` package
+when it has imported its io module)."""
+
+
+def register_raw_reader(reader: Any) -> None:
+    """Make ``NDArray.__setstate__`` read MXNet's pickled array bytes with ``reader(raw, where)``
+    (called by :mod:`symjit.ndarray`).
+
+    >>> from symjit.ndarray.io import array_from_raw_bytes
+    >>> _RAW_READER[0] is array_from_raw_bytes
+    True
+    """
+    _RAW_READER[:] = [reader]
+
+
 def _prod(dims: Any) -> int:
     out = 1
     for d in dims:
@@ -373,11 +390,13 @@ class NDArray:
 
     def __setstate__(self, state: dict) -> None:
         if isinstance(state, dict) and set(state) == {"handle"}:   # MXNet's state: its array bytes
-            from .io import array_from_raw_bytes
             raw = state["handle"]
             if not isinstance(raw, (bytes, bytearray)):
                 raise MXNetError("NDArray.__setstate__: MXNet's state holds no array bytes")
-            loaded = array_from_raw_bytes(raw, "NDArray.__setstate__")    # onto the CPU
+            if not _RAW_READER:
+                raise MXNetError("NDArray.__setstate__: reading MXNet's pickled arrays needs symjit.ndarray "
+                                 "imported (import symjit)")
+            loaded = _RAW_READER[0](raw, "NDArray.__setstate__")    # onto the CPU
             self._ctx, self._data = loaded._ctx, loaded._data
             return
         dt = np_dtype(state["dtype"])

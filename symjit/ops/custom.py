@@ -44,9 +44,12 @@ import numpy as np
 from ..base import MXNetError, ParamError, dtype_name, shape_str
 from .registry import Kind, OpDef, Param, RuleError, register
 
-__all__ = ["PROPS", "CustomOpDef", "prop_of", "host_call"]
+__all__ = ["PROPS", "CustomOpDef", "prop_of", "host_call", "register_array_type"]
 
 PROPS: dict[str, type] = {}   # op_type -> CustomOpProp subclass (filled by mx.operator.register)
+_ARRAY_TYPE: list[type] = []
+"""The class a host call views its buffers as, ``cls(buffer, ctx)``: the NDArray, registered by
+:mod:`symjit.operator` (where custom ops are registered) when it is imported."""
 _INSTANCES: dict[tuple, Any] = {}
 _RESERVED = ("op_type", "forward_node")
 
@@ -244,9 +247,21 @@ def _custom_grad(b, node, ograds: list) -> list:
 
 
 # --- host calls -------------------------------------------------------------------------------
+def register_array_type(cls: type) -> None:
+    """Make host calls hand the ``CustomOp`` its buffers as ``cls(buffer, ctx)`` (views, no
+    copies); called by :mod:`symjit.operator` with the NDArray.
+
+    >>> from symjit.ndarray import NDArray
+    >>> _ARRAY_TYPE == [NDArray]
+    True
+    """
+    _ARRAY_TYPE[:] = [cls]
+
+
 def _wrap(arrays: list[np.ndarray], ctx: Any) -> list:
-    from ..ndarray.ndarray import NDArray
-    return [NDArray(a, ctx) for a in arrays]
+    if not _ARRAY_TYPE:
+        raise MXNetError("Custom: running a custom operator needs symjit.operator imported (import symjit)")
+    return [_ARRAY_TYPE[0](a, ctx) for a in arrays]
 
 
 def _operator(node, env: dict, ins: list[np.ndarray]) -> Any:
@@ -290,8 +305,7 @@ def host_call(node, ins: list[np.ndarray], outs: list[np.ndarray], reqs: list[st
     if skip:
         out_grad = nd_ins[:skip]
     else:
-        from ..ndarray import storage
-        out_grad = _wrap([storage.alloc(tuple(a.shape), a.dtype, ctx)
+        out_grad = _wrap([ctx.device.alloc(tuple(a.shape), a.dtype, 0)
                           for a in ins[n_args:n_args + n_outs]], ctx)
     in_data = nd_ins[skip:skip + n_args]
     out_data = nd_ins[skip + n_args:skip + n_args + n_outs]
