@@ -10,17 +10,9 @@ from ..io.image_record import PipelineIter
 from ..io.iterators import _check_batch_size, _check_part
 from .augment import Augmenter, CreateAugmenter
 from .ops import decode_np
-from .pipeline import BatchPipeline, ListSource, RecordSource
+from .pipeline import BatchPipeline, ListSource, RecordSource, check_data_shape
 
 __all__ = ["ImageIter", "check_data_shape"]
-
-
-def check_data_shape(data_shape: Any, where: str) -> tuple[int, int, int]:
-    """``(C, H, W)`` with C 1 or 3."""
-    shape = tuple(int(d) for d in data_shape) if isinstance(data_shape, (tuple, list)) else ()
-    if len(shape) != 3 or shape[0] not in (1, 3) or min(shape) < 1:
-        raise ParamError(f"{where}: data_shape must be (C, H, W) with C 1 or 3, got {data_shape!r}")
-    return shape
 
 
 class ImageIter(PipelineIter):

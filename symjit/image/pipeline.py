@@ -25,7 +25,19 @@ from ..ndarray.ndarray import wrap
 from ..recordio import MXRecordIO, scan_offsets, unpack
 from .ops import sample_rng
 
-__all__ = ["RecordSource", "ListSource", "BatchPipeline"]
+__all__ = ["RecordSource", "ListSource", "BatchPipeline", "check_data_shape"]
+
+
+def check_data_shape(data_shape: Any, where: str) -> tuple[int, int, int]:
+    """``(C, H, W)`` with C 1 or 3, the image shape of every image iterator's batches.
+
+    >>> check_data_shape([3, 32, 32], 'ImageIter')
+    (3, 32, 32)
+    """
+    shape = tuple(int(d) for d in data_shape) if isinstance(data_shape, (tuple, list)) else ()
+    if len(shape) != 3 or shape[0] not in (1, 3) or min(shape) < 1:
+        raise ParamError(f"{where}: data_shape must be (C, H, W) with C 1 or 3, got {data_shape!r}")
+    return shape
 
 
 def _labels(label: Any, width: int, where: str, what: str) -> np.ndarray:

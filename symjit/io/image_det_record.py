@@ -124,9 +124,8 @@ class ImageDetRecordIter(PipelineIter):
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
             raise ParamError(f"{where}: unknown arguments {unknown}")
-        from ..image.imageiter import check_data_shape
         from ..image.ops import decode_np, resize_np, rng
-        from ..image.pipeline import BatchPipeline
+        from ..image.pipeline import BatchPipeline, check_data_shape
         self.data_shape = check_data_shape(data_shape, where)
         c, h, w = self.data_shape
         mean = np.array([mean_r, mean_g, mean_b][:c], dtype=np.float32)

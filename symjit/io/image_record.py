@@ -104,9 +104,8 @@ class ImageRecordIter(PipelineIter):
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
             raise ParamError(f"{where}: unknown arguments {unknown}")
-        from ..image.imageiter import check_data_shape
         from ..image.ops import center_crop_np, decode_np, random_crop_np, resize_np, rng, short_size
-        from ..image.pipeline import BatchPipeline, RecordSource
+        from ..image.pipeline import BatchPipeline, RecordSource, check_data_shape
         self.data_shape = check_data_shape(data_shape, where)
         c, h, w = self.data_shape
         mean = np.array([mean_r, mean_g, mean_b][:c], dtype=np.float32)
