@@ -13,6 +13,7 @@ from .base import (
     _to_numpy,
     check_label_shapes,
     register,
+    wraps_callables,
 )
 
 
@@ -41,6 +42,7 @@ class Loss(EvalMetric):
 
 
 @register
+@wraps_callables
 class CustomMetric(EvalMetric):
     """A metric from ``feval(label, pred)`` on numpy arrays, called once per (label, pred) pair.
 
