@@ -31,16 +31,16 @@ import symjit as mx
 from . import ndarray as nd
 from . import symbol as sym_mod
 from .base import MXNetError, ParamError, ShapeError, shape_str
-from .context import Context, current_context
+from .context import Context
 from .ndarray import array
 from .testing_stats import *  # noqa: F403
 from .testing_stats import __all__ as _stats_all
 from .testing_support import *  # noqa: F403
 from .testing_support import __all__ as _support_all
+from .testing_support import _np, assert_almost_equal, default_context
 
 __all__ = [
-    "default_context", "set_default_context", "default_dtype", "get_rtol", "get_atol",
-    "almost_equal", "assert_almost_equal", "same", "assert_exception", "random_arrays",
+    "default_dtype", "assert_exception", "random_arrays",
     "rand_ndarray", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "simple_forward",
     "check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient", "numeric_grad",
     "check_consistency", "get_mnist", "get_mnist_iterator", "environment",
@@ -49,108 +49,15 @@ __all__ = [
     "os", "sys", "np", "rnd", "mx", "Context", "array",
 ]
 
-_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
-_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
 _NUMERIC_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
                 np.dtype(np.float64): 2.0 ** -14}
 _CONSISTENCY_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-5}
-_default_ctx: list[Context] = []
 
 
-# -- contexts and dtypes ---------------------------------------------------------------------------
-def default_context() -> Context:
-    """The context tests run on: the one given to :func:`set_default_context`, else the current
-    context (``cpu(0)`` unless inside ``with ctx:``)."""
-    return _default_ctx[-1] if _default_ctx else current_context()
-
-
-def set_default_context(ctx: Context) -> None:
-    """Make ``ctx`` what :func:`default_context` returns."""
-    if not isinstance(ctx, Context):
-        raise ParamError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
-    _default_ctx[:] = [ctx]
-
-
+# -- dtypes ------------------------------------------------------------------------------------------
 def default_dtype() -> type:
     """The dtype of random test data: float32."""
     return np.float32
-
-
-def _np(x: Any, where: str, arg: str) -> np.ndarray:
-    if isinstance(x, nd.NDArray):
-        return x.asnumpy()
-    if isinstance(x, (np.ndarray, np.generic, int, float, list, tuple)):
-        return np.asarray(x)
-    raise ParamError(f"{where}: {arg} must be an NDArray or a numpy array, got {type(x).__name__}")
-
-
-def _tol(table: dict, a: np.ndarray, b: np.ndarray, given: float | None) -> float:
-    if given is not None:
-        return float(given)
-    found = [table[np.dtype(x.dtype)] for x in (a, b) if np.dtype(x.dtype) in table]
-    return max(found) if found else 0.0
-
-
-def get_rtol(rtol: float | None = None, dtype: Any = np.float32) -> float:
-    """``rtol``, or the default relative tolerance of ``dtype``."""
-    return float(rtol) if rtol is not None else _RTOL.get(np.dtype(dtype), 0.0)
-
-
-def get_atol(atol: float | None = None, dtype: Any = np.float32) -> float:
-    """``atol``, or the default absolute tolerance of ``dtype``."""
-    return float(atol) if atol is not None else _ATOL.get(np.dtype(dtype), 0.0)
-
-
-# -- comparisons -----------------------------------------------------------------------------------
-def same(a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` have the same shape and elements."""
-    return bool(np.array_equal(_np(a, "same", "a"), _np(b, "same", "b")))
-
-
-def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False) -> bool:
-    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (shapes broadcast)."""
-    a, b = _np(a, "almost_equal", "a"), _np(b, "almost_equal", "b")
-    return bool(np.allclose(a, b, rtol=_tol(_RTOL, a, b, rtol), atol=_tol(_ATOL, a, b, atol),
-                            equal_nan=equal_nan))
-
-
-def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
-                        names: tuple[str, str] = ("a", "b"), equal_nan: bool = False,
-                        use_broadcast: bool = True, mismatches: tuple[int, int] = (10, 10)) -> None:
-    """Raise ``AssertionError`` unless ``|a - b| <= atol + rtol * |b|`` everywhere; the message
-    gives the largest violation, where it is and the values there, and up to ``mismatches[0]``
-    other mismatching positions.
-
-    >>> assert_almost_equal(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
-    """
-    a, b = _np(a, "assert_almost_equal", names[0]), _np(b, "assert_almost_equal", names[1])
-    if not use_broadcast and a.shape != b.shape:
-        raise AssertionError(f"shapes differ: {names[0]} {shape_str(a.shape)}, "
-                             f"{names[1]} {shape_str(b.shape)}")
-    try:
-        a_b, b_b = np.broadcast_arrays(a, b)
-    except ValueError:
-        raise AssertionError(f"shapes cannot be compared: {names[0]} {shape_str(a.shape)}, "
-                             f"{names[1]} {shape_str(b.shape)}") from None
-    rt, at = _tol(_RTOL, a, b, rtol), _tol(_ATOL, a, b, atol)
-    if np.allclose(a_b, b_b, rtol=rt, atol=at, equal_nan=equal_nan):
-        return
-    x, y = a_b.astype(np.float64), b_b.astype(np.float64)
-    with np.errstate(all="ignore"):
-        excess = np.abs(x - y) / (at + rt * np.abs(y))
-    excess = np.where(np.isnan(excess), np.inf, excess)
-    if equal_nan:
-        excess = np.where(np.isnan(x) & np.isnan(y), 0.0, excess)
-    where = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.ndim else ()
-    bad = np.argwhere(excess > 1)
-    lines = [f"Items are not equal: error {float(excess[where]):.6g} exceeds tolerance rtol={rt:g}, "
-             f"atol={at:g} ({len(bad)} of {excess.size} elements). Largest error at "
-             f"{tuple(map(int, where))}: {names[0]}={float(x[where])!r}, {names[1]}={float(y[where])!r}"]
-    for idx in bad[:mismatches[0]]:
-        t = tuple(int(i) for i in idx)
-        lines.append(f"  {t}: {names[0]}={float(x[t])!r} {names[1]}={float(y[t])!r}")
-    raise AssertionError("\n".join(lines))
 
 
 def assert_exception(f: Callable, exception_type: type, *args: Any, **kwargs: Any) -> None:

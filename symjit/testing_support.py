@@ -1,6 +1,7 @@
-"""More of ``mx.test_utils``: reference reductions, random data, optimizer comparisons, platform
-checks and stream helpers that MXNet 1.x test programs import (re-exported by
-:mod:`symjit.test_utils`).
+"""More of ``mx.test_utils``: the default tolerances and context and the comparisons
+(``assert_almost_equal``, ``almost_equal``, ``same``) the rest builds on, reference reductions,
+random data, optimizer comparisons, platform checks and stream helpers that MXNet 1.x test programs
+import (re-exported by :mod:`symjit.test_utils`).
 
 >>> import numpy as np
 >>> x = np.arange(24.0).reshape(2, 3, 4)
@@ -21,15 +22,114 @@ from typing import Any
 import numpy as np
 
 from . import ndarray as nd
-from .base import MXNetError, ParamError
+from .base import MXNetError, ParamError, shape_str
+from .context import Context, current_context
 from .io import DataIter
 
 __all__ = [
-    "default_rtols", "default_atols", "default_numeric_eps", "effective_dtype", "np_reduce",
+    "default_context", "set_default_context", "get_rtol", "get_atol", "same", "almost_equal",
+    "assert_almost_equal", "default_rtols", "default_atols", "default_numeric_eps", "effective_dtype",
+    "np_reduce",
     "random_uniform_arrays", "random_sample", "assign_each", "assign_each2", "retry", "same_array",
     "assert_almost_equal_ignore_nan", "discard_stderr", "DummyIter", "compare_ndarray_tuple",
     "compare_optimizer", "is_cd_run", "is_aarch64_run", "has_tvm_ops", "is_op_runnable", "use_np",
 ]
+
+
+# -- tolerances, contexts and comparisons (mx.test_utils' basics) ------------------------------
+_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
+_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
+_default_ctx: list[Context] = []
+
+
+def default_context() -> Context:
+    """The context tests run on: the one given to :func:`set_default_context`, else the current
+    context (``cpu(0)`` unless inside ``with ctx:``)."""
+    return _default_ctx[-1] if _default_ctx else current_context()
+
+
+def set_default_context(ctx: Context) -> None:
+    """Make ``ctx`` what :func:`default_context` returns."""
+    if not isinstance(ctx, Context):
+        raise ParamError(f"set_default_context: expected a Context, got {type(ctx).__name__}")
+    _default_ctx[:] = [ctx]
+
+
+def _np(x: Any, where: str, arg: str) -> np.ndarray:
+    if isinstance(x, nd.NDArray):
+        return x.asnumpy()
+    if isinstance(x, (np.ndarray, np.generic, int, float, list, tuple)):
+        return np.asarray(x)
+    raise ParamError(f"{where}: {arg} must be an NDArray or a numpy array, got {type(x).__name__}")
+
+
+def _tol(table: dict, a: np.ndarray, b: np.ndarray, given: float | None) -> float:
+    if given is not None:
+        return float(given)
+    found = [table[np.dtype(x.dtype)] for x in (a, b) if np.dtype(x.dtype) in table]
+    return max(found) if found else 0.0
+
+
+def get_rtol(rtol: float | None = None, dtype: Any = np.float32) -> float:
+    """``rtol``, or the default relative tolerance of ``dtype``."""
+    return float(rtol) if rtol is not None else _RTOL.get(np.dtype(dtype), 0.0)
+
+
+def get_atol(atol: float | None = None, dtype: Any = np.float32) -> float:
+    """``atol``, or the default absolute tolerance of ``dtype``."""
+    return float(atol) if atol is not None else _ATOL.get(np.dtype(dtype), 0.0)
+
+
+# -- comparisons -----------------------------------------------------------------------------------
+def same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` have the same shape and elements."""
+    return bool(np.array_equal(_np(a, "same", "a"), _np(b, "same", "b")))
+
+
+def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
+                 equal_nan: bool = False) -> bool:
+    """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (shapes broadcast)."""
+    a, b = _np(a, "almost_equal", "a"), _np(b, "almost_equal", "b")
+    return bool(np.allclose(a, b, rtol=_tol(_RTOL, a, b, rtol), atol=_tol(_ATOL, a, b, atol),
+                            equal_nan=equal_nan))
+
+
+def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
+                        names: tuple[str, str] = ("a", "b"), equal_nan: bool = False,
+                        use_broadcast: bool = True, mismatches: tuple[int, int] = (10, 10)) -> None:
+    """Raise ``AssertionError`` unless ``|a - b| <= atol + rtol * |b|`` everywhere; the message
+    gives the largest violation, where it is and the values there, and up to ``mismatches[0]``
+    other mismatching positions.
+
+    >>> assert_almost_equal(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9]))
+    """
+    a, b = _np(a, "assert_almost_equal", names[0]), _np(b, "assert_almost_equal", names[1])
+    if not use_broadcast and a.shape != b.shape:
+        raise AssertionError(f"shapes differ: {names[0]} {shape_str(a.shape)}, "
+                             f"{names[1]} {shape_str(b.shape)}")
+    try:
+        a_b, b_b = np.broadcast_arrays(a, b)
+    except ValueError:
+        raise AssertionError(f"shapes cannot be compared: {names[0]} {shape_str(a.shape)}, "
+                             f"{names[1]} {shape_str(b.shape)}") from None
+    rt, at = _tol(_RTOL, a, b, rtol), _tol(_ATOL, a, b, atol)
+    if np.allclose(a_b, b_b, rtol=rt, atol=at, equal_nan=equal_nan):
+        return
+    x, y = a_b.astype(np.float64), b_b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        excess = np.abs(x - y) / (at + rt * np.abs(y))
+    excess = np.where(np.isnan(excess), np.inf, excess)
+    if equal_nan:
+        excess = np.where(np.isnan(x) & np.isnan(y), 0.0, excess)
+    where = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.ndim else ()
+    bad = np.argwhere(excess > 1)
+    lines = [f"Items are not equal: error {float(excess[where]):.6g} exceeds tolerance rtol={rt:g}, "
+             f"atol={at:g} ({len(bad)} of {excess.size} elements). Largest error at "
+             f"{tuple(map(int, where))}: {names[0]}={float(x[where])!r}, {names[1]}={float(y[where])!r}"]
+    for idx in bad[:mismatches[0]]:
+        t = tuple(int(i) for i in idx)
+        lines.append(f"  {t}: {names[0]}={float(x[t])!r} {names[1]}={float(y[t])!r}")
+    raise AssertionError("\n".join(lines))
 
 
 # -- tolerances ------------------------------------------------------------------------------------
@@ -39,7 +139,6 @@ def default_rtols() -> dict[np.dtype, float]:
     >>> default_rtols()[np.dtype(np.float32)]
     0.0001
     """
-    from .test_utils import _RTOL
     return {**_RTOL, **{np.dtype(t): 0 for t in (np.bool_, np.int8, np.uint8, np.int32, np.int64)}}
 
 
@@ -49,7 +148,6 @@ def default_atols() -> dict[np.dtype, float]:
     >>> default_atols()[np.dtype(np.float64)]
     1e-20
     """
-    from .test_utils import _ATOL
     return {**_ATOL, **{np.dtype(t): 0 for t in (np.bool_, np.int8, np.uint8, np.int32, np.int64)}}
 
 
@@ -179,7 +277,6 @@ def same_array(array1: nd.NDArray, array2: nd.NDArray) -> bool:
     >>> same_array(a, a[:]), same_array(a, a.copy())
     (True, False)
     """
-    from .test_utils import same
     array1[:] += 1
     seen = same(array1.asnumpy(), array2.asnumpy())
     array1[:] -= 1
@@ -192,7 +289,6 @@ def assert_almost_equal_ignore_nan(a: Any, b: Any, rtol: float | None = None, at
 
     >>> assert_almost_equal_ignore_nan(np.array([1.0, np.nan]), np.array([1.0, 5.0]))
     """
-    from .test_utils import _np, assert_almost_equal
     x = np.array(_np(a, "assert_almost_equal_ignore_nan", names[0]), dtype=np.float64)
     y = np.array(_np(b, "assert_almost_equal_ignore_nan", names[1]), dtype=np.float64)
     x, y = np.broadcast_arrays(x, y)
@@ -255,7 +351,6 @@ class DummyIter(DataIter):
 
 def compare_ndarray_tuple(t1: Any, t2: Any, rtol: float | None = None, atol: float | None = None) -> None:
     """Compare two optimizer states (None, an array or nested tuples of arrays) element by element."""
-    from .test_utils import assert_almost_equal
     if t1 is None or t2 is None:
         return
     if isinstance(t1, tuple):
@@ -281,7 +376,6 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
     ...                   (3, 4), np.float32)
     """
     from .random import uniform
-    from .test_utils import assert_almost_equal, default_context
     for what, stype in (("w_stype", w_stype), ("g_stype", g_stype)):
         if stype != "default":
             raise MXNetError(f"compare_optimizer: {what}={stype!r} is not supported (symjit has dense "
