@@ -17,6 +17,7 @@ _os.environ.update(threads.idle_settings())   # before OpenMP and scipy's OpenBL
 from . import (  # noqa: E402
     autograd,
     callback,
+    executor,
     fluent,
     imperative,
     initializer,
@@ -37,6 +38,7 @@ from . import (  # noqa: E402
     unsupported,
     viz,
 )
+from ._version import __symjit_version__, __version__  # noqa: F401
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .ndarray import waitall
@@ -57,7 +59,7 @@ _sys.modules[f"{__name__}.visualization"] = viz
 
 # Submodules most programs never touch are imported at first use (``mx.image``, ``mx.rnn``, ...),
 # which keeps ``import symjit`` short; ``from symjit import rnn`` and ``import symjit.rnn`` work as usual.
-_LAZY = ("attribute", "contrib", "engine", "image", "libinfo", "onnx", "recordio", "rnn", "runtime",
+_LAZY = ("attribute", "contrib", "engine", "gluon", "image", "libinfo", "onnx", "recordio", "rnn", "runtime",
          "test_utils", "util")
 # MXNet's top-level names of its ``mx.util`` functions (NumPy semantics: never on in symjit)
 _UTIL = ("is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array", "np_array",
@@ -71,7 +73,7 @@ def __getattr__(name: str):
     if name in _UTIL:
         from . import util
         return getattr(util, name)
-    if name in unsupported.PLANNED:   # mx.gluon, mx.np, mx.npx: a clear error
+    if name in unsupported.PLANNED:   # mx.np, mx.npx: a clear error
         raise unsupported.planned(name)
     raise AttributeError(f"module 'symjit' has no attribute {name!r}")
 
@@ -80,15 +82,10 @@ def __dir__() -> list:
     return sorted(set(globals()) | set(_LAZY) | set(_UTIL))
 
 
-# MXNet code compares ``mx.__version__`` with MXNet's releases, so it is the API level symjit
-# implements; symjit's own release is ``__symjit_version__`` (the package's version, which symjit's
-# tools and caches use). ``symjit --version`` prints both.
-__version__ = "1.9.1"
-__symjit_version__ = "0.1.0"
 __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative",
+           "model", "module", "mod", "imperative", "executor",
            "autograd", "test_utils", "dist", "recordio", "image", "profiler",
-           "rnn", "onnx", "visualization", "runtime", "libinfo", "engine", "util"]
+           "rnn", "onnx", "gluon", "visualization", "runtime", "libinfo", "engine", "util"]
