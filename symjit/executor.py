@@ -205,7 +205,8 @@ class Executor:
 
     def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
                  aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
-                 group2ctx: Any = None):
+                 group2ctx: Any = None, _half: frozenset = frozenset()):
+        self._half = _half   # names whose float32 arrays hold float16 values (HalfExecutor's copies)
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
@@ -264,8 +265,8 @@ class Executor:
                                  f"{shape_str(a.shape)} {dtype_name(a.dtype)}")
         self._shapes = {n: a.shape for n, a in zip(self._arg_names + self._aux_names,
                                                     self.arg_arrays + self.aux_arrays)}
-        self._dtypes = {n: np.dtype(a.dtype) for n, a in zip(self._arg_names + self._aux_names,
-                                                              self.arg_arrays + self.aux_arrays)}
+        self._dtypes = {n: _HALF if n in self._half else np.dtype(a.dtype)
+                        for n, a in zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays)}
         arg_s, out_s, aux_s = self._symbol.infer_shape(**{n: self._shapes[n] for n in self._arg_names})
         for n, want in zip(self._aux_names, aux_s or []):
             if self._shapes[n] != tuple(want):
@@ -702,8 +703,10 @@ class HalfExecutor(Executor):
         groups = (self.arg_arrays, self.grad_arrays, self.aux_arrays)
         wide = [[self._widen(a) for a in group] for group in groups]
         self._inner = object.__new__(Executor)   # a plain one, whatever its outputs' dtypes
+        named = zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays)
+        half = frozenset(n for n, a in named if np.dtype(a.dtype) == _HALF)
         self._inner.__init__(symbol, ctx, wide[0], None if args_grad is None else wide[1], grad_req,
-                             wide[2], config, _compiled, group2ctx)
+                             wide[2], config, _compiled, group2ctx, _half=half)
         self._pairs = [[(a, w) for a, w in zip(group, ws) if a is not None and a is not w]
                        for group, ws in zip(groups, wide)]
         self._grad_req = self._inner._grad_req

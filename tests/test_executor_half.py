@@ -123,3 +123,14 @@ def test_float16_bind_on_gpu_equals_cpu():
     assert results[1][0].dtype == np.float16 and results[1][1].dtype == np.float16
     for a, b in zip(*results):
         np.testing.assert_allclose(a.astype(np.float32), b.astype(np.float32), rtol=1e-3)
+
+
+def test_float16_arguments_meet_float16_samplers():
+    y = mx.sym.random.uniform(low=2, high=3, shape=(2, 3), dtype="float16") + mx.sym.Variable("x")
+    x = mx.nd.zeros((2, 3), dtype="float16")
+    ex = y.bind(mx.cpu(), {"x": x}, args_grad={"x": mx.nd.zeros((2, 3), dtype="float16")})
+    out = ex.forward(is_train=True)[0].asnumpy()
+    assert out.dtype == np.float16 and ((out >= 2) & (out <= 3)).all()
+    np.testing.assert_array_equal(out, out.astype(np.float16))   # float16 numbers
+    ex.backward(mx.nd.ones((2, 3), dtype="float16"))
+    assert ex.grad_dict["x"].asnumpy().tolist() == [[1.0] * 3] * 2
