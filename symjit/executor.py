@@ -173,6 +173,22 @@ def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[
     return list(value)
 
 
+def _shared(old: NDArray, shape: tuple, name: str, allow_up_sizing: bool, ctx: Context) -> NDArray:
+    """``old`` itself for its own shape, a view of its first elements for a smaller one, a new
+    array for a larger one (with ``allow_up_sizing``; an error naming ``name`` without)."""
+    shape = tuple(int(d) for d in shape)
+    if old.shape == shape:
+        return old
+    n = int(np.prod(shape))
+    if n <= old.size:
+        flat = storage.reshape_view(old._data, (old.size,))
+        return old._view(storage.reshape_view(flat[:n], shape))
+    if not allow_up_sizing:
+        raise MXNetError(f"reshape: {name!r} would grow from {shape_str(old.shape)} to {shape_str(shape)}; "
+                         "pass allow_up_sizing=True")
+    return nd_zeros(shape, ctx=ctx, dtype=old.dtype)
+
+
 def _has_half(*groups: Any) -> bool:
     """Whether any NDArray of ``groups`` (lists or dicts of arrays, or None) is float16."""
     for group in groups:
@@ -205,8 +221,9 @@ class Executor:
 
     def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
                  aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
-                 group2ctx: Any = None, _half: frozenset = frozenset()):
+                 group2ctx: Any = None, _half: frozenset = frozenset(), _outputs: list | None = None):
         self._half = _half   # names whose float32 arrays hold float16 values (HalfExecutor's copies)
+        self._share_outputs = _outputs   # a reshaped executor's: views of them where they fit
         self._symbol = symbol
         self._ctx = ctx
         self._cfg = config or default_config()
@@ -276,7 +293,11 @@ class Executor:
     def _make_outputs(self, prog: Compiled) -> list[NDArray]:
         """The executor's output arrays (shared by its training and inference programs)."""
         g = prog.forward_graph
-        return [nd_zeros(g.values[v].shape, ctx=self._ctx, dtype=g.values[v].dtype) for v in g.outputs]
+        old = self._share_outputs or [None] * len(g.outputs)
+        return [_shared(o, g.values[v].shape, "output", True, self._ctx)
+                if o is not None and o.dtype == g.values[v].dtype
+                else nd_zeros(g.values[v].shape, ctx=self._ctx, dtype=g.values[v].dtype)
+                for o, v in zip(old, g.outputs)]
 
     def _program(self, mode: str, load: bool = True) -> Compiled:
         prog = self._programs.get(mode)
@@ -584,7 +605,17 @@ class Executor:
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
                 **kwargs: Any) -> Executor:
-        """A new executor for new input shapes; same-shape arrays are shared, kernels reused."""
+        """A new executor for new input shapes, sharing memory with this one as MXNet's does: an
+        array of the same shape is shared, a smaller one is a view of the first elements of this
+        one's (outputs too), a larger one new (only with ``allow_up_sizing``); kernels reused.
+
+        >>> import symjit as mx
+        >>> ex = mx.sym.relu(mx.sym.Variable('x')).simple_bind(mx.cpu(), x=(4,), grad_req='null')
+        >>> ex.arg_dict['x'][:] = 1
+        >>> small = ex.reshape(x=(2,))
+        >>> small.forward()[0].asnumpy().tolist(), ex.outputs[0].asnumpy().tolist()
+        ([1.0, 1.0], [1.0, 1.0, 0.0, 0.0])
+        """
         shapes = {n: a.shape for n, a in zip(self._arg_names, self.arg_arrays)}
         for n, s in kwargs.items():
             if n not in shapes:
@@ -602,12 +633,14 @@ class Executor:
             if name not in kwargs and not partial_shaping:
                 raise MXNetError(f"reshape: {name!r} would change shape {shape_str(old.shape)} -> "
                                  f"{shape_str(tuple(shape))}; pass partial_shaping=True")
-            return nd_zeros(tuple(shape), ctx=self._ctx, dtype=old.dtype)
+            return _shared(old, tuple(shape), name, allow_up_sizing, self._ctx)
 
         args = [pick(a, s, n) for a, s, n in zip(self.arg_arrays, arg_s, self._arg_names)]
         grads = [pick(g, s, n) for g, s, n in zip(self.grad_arrays, arg_s, self._arg_names)]
         aux = [pick(a, s, n) for a, s, n in zip(self.aux_arrays, aux_s, self._aux_names)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg)
+        ex = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg,
+                      _outputs=self.outputs)
+        return ex
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False,
                              active: Any = None) -> None:
@@ -693,7 +726,7 @@ class HalfExecutor(Executor):
 
     def __init__(self, symbol, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
                  aux_states: Any = None, config: Config | None = None, _compiled: dict | None = None,
-                 group2ctx: Any = None):
+                 group2ctx: Any = None, _outputs: list | None = None):
         self._symbol, self._ctx, self._cfg = symbol, ctx, config or default_config()
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()

@@ -81,7 +81,9 @@ def test_reshape_shares_params_and_reuses_kernels():
     for a in ex.arg_dict.values():
         a[:] = R.uniform(-1, 1, a.shape)
     ex.forward()
-    ex2 = ex.reshape(data=(7, 5))
+    with pytest.raises(mx.MXNetError, match=r"'data' would grow from \(3,5\) to \(7,5\).*allow_up_sizing"):
+        ex.reshape(data=(7, 5))
+    ex2 = ex.reshape(data=(7, 5), allow_up_sizing=True)
     assert ex2.arg_dict["fc_weight"] is ex.arg_dict["fc_weight"]
     ex2.arg_dict["data"][:] = R.uniform(-1, 1, (7, 5))
     out = ex2.forward()[0].asnumpy()
@@ -90,6 +92,19 @@ def test_reshape_shares_params_and_reuses_kernels():
     np.testing.assert_allclose(out, want, rtol=1e-12)
     src1 = ex._programs["infer"].program.source
     assert src1 == ex2._programs["infer"].program.source   # shape-generic: same kernels
+
+
+def test_reshape_to_fewer_elements_shares_the_memory():
+    ex = fc_net().simple_bind(mx.cpu(), data=(4, 5), grad_req="null")
+    ex.arg_dict["data"][:] = 1
+    ex.arg_dict["fc_weight"][:] = 1
+    ex.arg_dict["fc_bias"][:] = 0
+    small = ex.reshape(data=(2, 5))
+    np.testing.assert_array_equal(small.forward()[0].asnumpy(), np.full((2, 4), 5.0))
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy()[:2], np.full((2, 4), 5.0))  # same memory
+    small.arg_dict["data"][:] = 2
+    np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy()[:2], np.full((2, 5), 2.0))
+    np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy()[2:], np.full((2, 5), 1.0))
 
 
 def test_errors_name_argument_and_shapes():
