@@ -39,6 +39,8 @@ from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
 from ..symbol import Symbol
 from ..symbol.naming import Prefix, current_name_manager
+from .cached import call_cached
+from .nest import _flatten, _regroup
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
 __all__ = ["Block", "HybridBlock", "HookHandle"]
@@ -121,39 +123,6 @@ class HookHandle:
 def _indent(text: str, n: int) -> str:
     lines = text.split("\n")
     return "\n".join([lines[0]] + [" " * n + line for line in lines[1:]])
-
-
-def _flatten(args: Any, what: str) -> tuple[list, Any]:
-    """Nested lists/tuples of arrays or symbols -> (flat list, format to regroup)."""
-    if isinstance(args, (NDArray, Symbol)):
-        if isinstance(args, Symbol) and len(args) > 1:
-            return list(args), len(args)
-        return [args], 0
-    if args is None:
-        return [None], -1
-    if not isinstance(args, (list, tuple)):
-        raise TypeError(f"HybridBlock {what} must be (nested) list of Symbol or NDArray, but got "
-                        f"{args!r} of type {type(args).__name__}")
-    flat, fmts = [], []
-    for a in args:
-        f, fmt = _flatten(a, what)
-        flat += f
-        fmts.append(fmt)
-    return flat, fmts
-
-
-def _regroup(args: list, fmt: Any) -> tuple[Any, list]:
-    if isinstance(fmt, int):
-        if fmt == 0:
-            return args[0], args[1:]
-        if fmt == -1:
-            return None, args[1:]
-        return args[:fmt], args[fmt:]
-    out = []
-    for f in fmt:
-        res, args = _regroup(args, f)
-        out.append(res)
-    return out, args
 
 
 class Block:
@@ -505,7 +474,6 @@ class HybridBlock(Block):
             ctx = flat[0].context
             with ctx:
                 if self._active:
-                    from .cached import call_cached
                     return call_cached(self, x, *args)
                 try:
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}

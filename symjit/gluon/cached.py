@@ -20,7 +20,7 @@ from .. import autograd
 from ..base import MXNetError
 from ..imperative import MODE
 from ..ndarray import NDArray, zeros
-from .block import HybridBlock, _flatten, _regroup
+from .nest import _flatten, _regroup
 from .parameter import DeferredInitializationError
 
 __all__ = ["call_cached", "CachedGraph"]
@@ -31,7 +31,7 @@ _RANDOM = ("Dropout", "_random_", "_sample_", "_shuffle")
 class CachedGraph:
     """A block's traced symbol, its parameters by variable name and its bound executors."""
 
-    def __init__(self, block: HybridBlock, inputs: list, out: Any):
+    def __init__(self, block: Any, inputs: list, out: Any):
         self.symbol = out
         self.data_names = [i.name for i in inputs]
         params = {p.name: p for p in block.collect_params().values()}
@@ -47,7 +47,7 @@ class CachedGraph:
         self.op = autograd.GraphOp(out, key)
         self.executors: dict[tuple, tuple] = {}
 
-    def finish_init(self, block: HybridBlock, args: tuple, ctx: Any) -> None:
+    def finish_init(self, block: Any, args: tuple, ctx: Any) -> None:
         try:
             for p in self.params.values():
                 p.data(ctx)
@@ -80,7 +80,7 @@ def _trimmed(fmt: Any) -> Any:
     return fmt
 
 
-def call_cached(block: HybridBlock, *args: Any) -> Any:
+def call_cached(block: Any, *args: Any) -> Any:
     """Run hybridized ``block`` on NDArray inputs ``args``."""
     if not block._cached_graph:
         block._cached = None
