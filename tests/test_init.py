@@ -278,3 +278,14 @@ def test_register_custom_initializer():
     np.testing.assert_array_equal(filled(mx.init.Zero(), desc, (2,)), [0.75] * 2)
     with pytest.raises(MXNetError, match="Initializer subclass"):
         mx.init.register(dict)
+
+
+def test_prelu_gamma_starts_at_a_quarter_unless_its_variable_says_otherwise():
+    data = mx.sym.Variable("data")
+    for gamma, want in ((None, 0.25), (mx.sym.Variable("gamma", init=mx.init.One()), 1.0)):
+        kw = {} if gamma is None else {"gamma": gamma}
+        mod = mx.mod.Module(mx.sym.LeakyReLU(data=data, act_type="prelu", **kw), label_names=None)
+        mod.bind(data_shapes=[("data", (4, 3))])
+        mod.init_params(initializer=mx.init.Uniform(5.0))
+        (got,) = mod.get_params()[0].values()
+        assert (got.asnumpy() == want).all()

@@ -589,6 +589,8 @@ LeakyReLU = register(OpDef(
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     body=_lrelu_body,
     grad=nl.lrelu_grad,
+    # as MXNet: prelu's gamma, unless its variable says otherwise, starts at 0.25
+    extra={"input_var_attrs": {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}},
     doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1), "
         "rrelu (symjit: always the mean slope (lower_bound+upper_bound)/2, MXNet's inference "
         "behaviour; MXNet samples a random slope per element in training), "
