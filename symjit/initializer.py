@@ -362,7 +362,8 @@ class Constant(Initializer):
             val = val.tolist()
         elif isinstance(val, np.number):
             val = val.item()
-        return json.dumps(["constant", {"value": val}])
+        self._kwargs["value"] = val   # as MXNet: the kwargs then hold what was written
+        return json.dumps(["constant", self._kwargs])
 
     def _init_weight(self, name: str, arr: NDArray) -> None:
         val = self.value.asnumpy() if isinstance(self.value, NDArray) else np.asarray(self.value)

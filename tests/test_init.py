@@ -289,3 +289,12 @@ def test_prelu_gamma_starts_at_a_quarter_unless_its_variable_says_otherwise():
         mod.init_params(initializer=mx.init.Uniform(5.0))
         (got,) = mod.get_params()[0].values()
         assert (got.asnumpy() == want).all()
+
+
+def test_constant_dumps_leaves_its_kwargs_as_written():
+    for value in (mx.nd.ones((2, 3)), np.full((2,), 0.5), 7):
+        init = mx.init.Constant(value)
+        text = init.dumps()
+        assert text == json.dumps(["constant", init._kwargs])
+        assert json.loads(text)[1]["value"] == (value.asnumpy().tolist() if isinstance(value, mx.nd.NDArray)
+                                                else np.asarray(value).tolist())
