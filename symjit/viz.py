@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -165,6 +166,18 @@ def _edge_label(key: tuple[int, int], shapes: dict, dtypes: dict) -> str:
     return label
 
 
+def _warn_repeated_names(nodes: list[dict]) -> None:
+    """One warning naming the nodes that share a name: the picture draws one box per name, so
+    they merge (and may make the drawn graph cyclic)."""
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node["name"]] = counts.get(node["name"], 0) + 1
+    repeated = [name for name, n in counts.items() if n > 1]
+    if repeated:
+        warnings.warn("There are multiple variables with the same name in your graph; their boxes "
+                      f"merge in the picture, which may show a cycle: {', '.join(repeated)}", stacklevel=3)
+
+
 def plot_network(symbol: Any, title: str = "plot", save_format: str = "pdf",
                  shape: dict | None = None, dtype: dict | None = None,
                  node_attrs: dict | None = None, hide_weights: bool = True) -> Any:
@@ -199,6 +212,7 @@ def plot_network(symbol: Any, title: str = "plot", save_format: str = "pdf",
 
     dot = Digraph(name=title, format=save_format)
     nodes = graph["nodes"]
+    _warn_repeated_names(nodes)
     hidden: set[int] = set()
     for nid, node in enumerate(nodes):
         if node["op"] == "null" and hide_weights and _looks_like_weight(node["name"]):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import warnings
 
 import pytest
 
@@ -266,3 +267,14 @@ def test_summary_errors():
         mx.viz.print_summary(mlp(), positions=[.5, 1.])
     with pytest.raises(MXNetError, match="print_summary"):
         mx.viz.print_summary(mlp(), shape={"softmax_label": (100,)})
+
+
+def test_plot_network_warns_once_about_repeated_names():
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), name="fc", num_hidden=4)
+    net = mx.sym.FullyConnected(mx.sym.relu(net, name="r"), name="fc", num_hidden=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mx.viz.plot_network(net, shape={"data": (2, 3)})
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "multiple variables with the same name" in message and "fc" in message and "r," not in message
