@@ -54,6 +54,8 @@ def test_rule_errors_are_clear():
         rule("FullyConnected", CPUTarget)
     with pytest.raises(MXNetError, match="unknown operator 'not_an_op'"):
         rule("not_an_op", CPUTarget)
+    with pytest.raises(MXNetError, match="keyed by a Target class or a target, not 'cpu'"):
+        lookup(get_op("relu"), "cpu")
     with pytest.raises(MXNetError, match=r"unknown compile target 'tpu' \(expected one of \['cpu', 'cuda'\]"):
         get_target("tpu")
     assert target_names() == ["cpu", "cuda"]

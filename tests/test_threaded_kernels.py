@@ -258,7 +258,8 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
     write state the iterations share: ``emit_loop`` then writes its loop serially again. Here
     transpose's rule is swapped for one whose expression emits a statement."""
     from symjit.lower import rules
-    key = ("transpose", "cpu")
+    from symjit.lower.cpu import CPUTarget
+    key = ("transpose", CPUTarget)
     keep = rules._RULES.pop(key, None)
 
     def emit(k, node, ins, outs):
@@ -267,7 +268,7 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
             k.line(f"{t} = {ins[0]}[{idx[1]}, {idx[0]}]")
             return t
         return expr
-    rules.rule("transpose", "cpu", emit)
+    rules.rule("transpose", CPUTarget, emit)
     try:
         shape = (401, 367)
         assert np.prod(shape) >= SPLIT_MIN

@@ -90,7 +90,10 @@ _RULES: dict[tuple[str, type], Rule] = {}
 
 
 def _class(target: Target | type) -> type:
-    return target if isinstance(target, type) else type(target)
+    cls = target if isinstance(target, type) else type(target)
+    if not issubclass(cls, Target):
+        raise MXNetError(f"lowering rules are keyed by a Target class or a target, not {target!r}")
+    return cls
 
 
 def rule(op: str, target: type | Target = ANY, emit: Callable | None = None, **facts: Any) -> Rule:
