@@ -120,7 +120,8 @@ _NMS_PARAMS = (
           doc="index of the 4 coordinates"),
     Param("score_index", "int", 1, check=lambda v: v >= 0, check_msg=">= 0", doc="index of the score"),
     Param("id_index", "int", -1, doc="index of the class id (-1: none)"),
-    Param("background_id", "int", -1, doc="class id of dropped background boxes (-1: none)"),
+    Param("background_id", "int", -1, doc="class id of the boxes dropped before nms when id_index is "
+          "given (the default -1 drops boxes of class -1, as MXNet)"),
     Param("force_suppress", "bool", False, doc="suppress across classes"),
     Param("in_format", "str", "corner", choices=_FORMAT, doc="coordinate format of the input"),
     Param("out_format", "str", "corner", choices=_FORMAT, doc="coordinate format of the output"),

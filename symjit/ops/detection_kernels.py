@@ -216,7 +216,7 @@ def nms_candidates(data, score, rows, b, n, score_index, id_index, background_id
     for i in range(n):
         if data[b, i, score_index] <= valid_thresh:
             continue
-        if id_index >= 0 and background_id >= 0 and data[b, i, id_index] == background_id:
+        if id_index >= 0 and data[b, i, id_index] == background_id:   # -1 (the default) too
             continue
         rows[b, count, 0] = i
         score[b, count, 0] = data[b, i, score_index]

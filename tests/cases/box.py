@@ -57,7 +57,7 @@ def box_nms(
             i
             for i in range(d.shape[1])
             if d[b, i, score_index] > valid_thresh
-            and not (id_index >= 0 and background_id >= 0 and d[b, i, id_index] == background_id)
+            and not (id_index >= 0 and d[b, i, id_index] == background_id)
         ]
         order = sorted(valid, key=lambda i: -d[b, i, score_index])
         if topk > 0:
@@ -160,11 +160,22 @@ def _nms_data(batch=2, n=10):
     return d
 
 
-def _nms_case(id, grad="none", **kw):
+def _minus_one_classes():
+    """Boxes of classes -1, 0 and 1 (from their own generator: the other cases' data stay as they are)."""
+    rng = np.random.default_rng(11)
+    d = np.zeros((1, 8, 6))
+    d[..., 0] = rng.integers(-1, 2, (1, 8))
+    d[..., 1] = rng.permutation(8).reshape(1, 8) / 8 + 0.01
+    lo = rng.uniform(0, 0.5, (1, 8, 2))
+    d[..., 2:4], d[..., 4:] = lo, lo + rng.uniform(0.1, 0.5, (1, 8, 2))
+    return d
+
+
+def _nms_case(id, grad="none", data=None, **kw):
     return Case(
         "_contrib_box_nms",
         lambda v: mx.sym.contrib.box_nms(v["d"], **kw),
-        {"d": _nms_data()},
+        {"d": _nms_data() if data is None else data},
         lambda d: box_nms(d, **kw)[0],
         grad=grad,
         id=id,
@@ -202,6 +213,8 @@ CASES = [
         lambda d: box_nms(d, overlap_thresh=0.3, id_index=0)[0],
         id="grad",
     ),
+    # class -1 is the default background: its boxes are dropped
+    _nms_case("minus_one_background", id_index=0, data=_minus_one_classes()),
     Case(
         "_contrib_box_encode",
         lambda v: mx.sym.contrib.box_encode(v["s"], v["m"], v["a"], v["r"], v["mean"], v["std"]),
