@@ -233,7 +233,7 @@ class Executor:
         storage.check_ctx(ctx, "bind")   # a GPU context needs a GPU (or numba's simulator)
         check_group2ctx(symbol, ctx, group2ctx)
         self._device = ctx.device
-        self._target = self._device.target_name
+        self._target = self._device.target   # the Target its programs compile for
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self.arg_arrays = _as_list("args", args, self._arg_names, False)
