@@ -361,3 +361,15 @@ def test_positional_non_symbol_is_rejected():
 def test_variable_needs_a_name():
     with pytest.raises(TypeError, match="Variable"):
         mx.sym.Variable('')
+
+
+def test_gen_atomic_symbol_keeps_the_head_op_alone():
+    data, w = mx.sym.Variable("data"), mx.sym.Variable("w")
+    y = mx.sym.RNN(mx.sym.relu(data), w, mx.sym.Variable("h0"), mx.sym.Variable("c0"), state_size=4,
+                   num_layers=1, state_outputs=True, mode="lstm", name="lstm")
+    atom = y._gen_atomic_symbol()
+    assert atom.list_arguments() == ["data", "parameters", "state", "state_cell"]
+    assert atom.list_outputs() == y.list_outputs()
+    assert atom.attr_dict()["lstm"]["state_size"] == "4"
+    with pytest.raises(mx.MXNetError, match="variable"):
+        data._gen_atomic_symbol()

@@ -104,6 +104,24 @@ class Symbol:
         node = self._outputs[0][0]
         return Symbol(list(node.inputs)) if node.inputs else None
 
+    def _gen_atomic_symbol(self) -> Symbol:
+        """A symbol of this symbol's head operator alone: same op, name and parameters, each of its
+        inputs a fresh variable named after the op's argument (what MXNet's subgraph API starts
+        from).
+
+        >>> import symjit as mx
+        >>> y = mx.sym.FullyConnected(mx.sym.relu(mx.sym.Variable('x')), num_hidden=2, name='fc')
+        >>> y._gen_atomic_symbol().list_arguments()
+        ['data', 'weight', 'bias']
+        """
+        node = self._outputs[0][0]
+        if node.is_variable:
+            raise MXNetError(f"_gen_atomic_symbol: '{node.name}' is a variable, not an operator")
+        names = node.op.list_arguments(node.params) + node.op.list_aux(node.params)
+        inputs = [(Node(None, name), 0) for name in names]
+        head = Node(node.op, node.name, dict(node.params), dict(node.attrs), inputs, node.given)
+        return Symbol([(head, i) for i in range(node.num_visible)])
+
     def __len__(self) -> int:
         return len(self._outputs)
 
