@@ -1,11 +1,13 @@
-"""``mx.util``: MXNet 1.9.1's helper functions, with the classic (non-NumPy) semantics symjit has.
+"""``mx.util``: MXNet 1.9.1's helper functions and its NumPy shape semantics switch.
 
-symjit implements MXNet's classic arrays and shapes (``mx.nd``, ``mx.sym``: 0 in a shape means an
-unknown size, no 0-d arrays). MXNet's NumPy semantics (``mx.np``, ``set_np``) are not there, so
-:func:`is_np_shape` and :func:`is_np_array` are always False; turning them off is accepted and
-turning them on is a :class:`NumpySemanticsUnsupported` error, and so is calling a function the
-``use_np*`` decorators wrapped (decorating works, so a module that decorates some of its functions
-still imports).
+Classic shapes are the default (``mx.nd``, ``mx.sym``: 0 in a shape is an unknown size, no 0-d
+arrays). :func:`set_np_shape`, :func:`np_shape` and :func:`use_np_shape` turn on MXNet's NumPy
+*shape* semantics for the calling thread, as MXNet's switch is per thread: -1 is an unknown size
+and ``None`` an unknown rank in ``infer_shape``/``infer_shape_partial``, 0 is a real size (zero-size
+arrays), ``()`` the shape of a 0-d array. MXNet's NumPy *array* semantics (``mx.np``, ``set_np``) are
+not there, so :func:`is_np_array` is always False; turning them on is a
+:class:`NumpySemanticsUnsupported` error, and so is calling a function the ``use_np``/``use_np_array``
+decorators wrapped (decorating works, so a module that decorates some of its functions still imports).
 The top-level names MXNet exports from here (``mx.is_np_shape``, ``mx.np_shape``, ``mx.use_np``,
 ...) are these functions. The environment functions read and write ``os.environ``; the GPU
 functions ask numba.cuda (0 GPUs without numba-cuda or a GPU; numba's CUDA simulator counts as one).
@@ -13,17 +15,20 @@ functions ask numba.cuda (0 GPUs without numba-cuda or a GPU; numba's CUDA simul
 >>> import symjit as mx
 >>> mx.util.is_np_shape(), mx.is_np_array()
 (False, False)
->>> with mx.np_shape(False):
-...     pass
+>>> with mx.np_shape(True):
+...     mx.sym.var('x', shape=(-1, 3)).infer_shape_partial()[0]
+[(-1, 3)]
 >>> mx.util.set_np()  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-symjit.util.NumpySemanticsUnsupported: util.set_np: MXNet's NumPy semantics are not supported ...
+symjit.util.NumpySemanticsUnsupported: util.set_np: MXNet's NumPy array semantics are not supported ...
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -35,8 +40,10 @@ __all__ = ["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_arr
            "use_np_array", "use_np", "set_np", "reset_np", "getenv", "setenv", "makedirs",
            "get_gpu_count", "get_gpu_memory", "get_cuda_compute_capability", "NumpySemanticsUnsupported"]
 
-_WHY = ("MXNet's NumPy semantics are not supported by symjit, which implements the classic mx.nd/mx.sym "
-        "arrays and shapes (0 is an unknown size, no 0-d arrays); mx.np and mx.npx are not there yet")
+_WHY = ("MXNet's NumPy array semantics are not supported by symjit, which implements the mx.nd/mx.sym "
+        "arrays (with MXNet's NumPy shape semantics through set_np_shape/np_shape/use_np_shape); "
+        "mx.np and mx.npx are not there yet")
+_STATE = threading.local()    # the NumPy shape switch, per thread as MXNet's
 
 
 class NumpySemanticsUnsupported(MXNetError, NotImplementedError):
@@ -48,12 +55,12 @@ def _refuse(where: str) -> NumpySemanticsUnsupported:
 
 
 def is_np_shape() -> bool:
-    """Whether NumPy shape semantics are on: never in symjit.
+    """Whether NumPy shape semantics are on in the calling thread (off unless turned on).
 
     >>> is_np_shape()
     False
     """
-    return False
+    return getattr(_STATE, "np_shape", False)
 
 
 def is_np_array() -> bool:
@@ -66,37 +73,54 @@ def is_np_array() -> bool:
 
 
 def set_np_shape(active: bool) -> bool:
-    """Turn NumPy shape semantics off (accepted) or on (an error); returns the previous state.
+    """Turn NumPy shape semantics on or off for the calling thread; returns the previous state.
 
-    >>> set_np_shape(False)
+    >>> set_np_shape(True)
     False
+    >>> set_np_shape(False)
+    True
     """
-    if active:
-        raise _refuse("set_np_shape(True)")
-    return False
+    prev = is_np_shape()
+    _STATE.np_shape = bool(active)
+    return prev
 
 
 def set_np(shape: bool = True, array: bool = True) -> None:
-    """Turn NumPy shape and array semantics off (``set_np(False, False)``, accepted) or on (an error).
+    """Set NumPy shape semantics to ``shape``; NumPy array semantics (``array=True``) are an error.
 
     >>> set_np(shape=False, array=False)
     """
     if not shape and array:   # MXNet's own rule, checked first as it does
         raise ValueError("util.set_np: NumPy shape semantics are required for NumPy array semantics")
-    if shape or array:
+    if array:
         raise _refuse("set_np")
+    set_np_shape(shape)
 
 
 def reset_np() -> None:
-    """Turn NumPy shape and array semantics off (they are never on in symjit).
+    """Turn NumPy shape semantics off (array semantics are never on in symjit).
 
     >>> reset_np()
     """
     set_np(shape=False, array=False)
 
 
+class _ShapeScope:
+    """``with np_shape(active):``: the switch set on entry, the previous state back on exit."""
+
+    def __init__(self, active: bool):
+        self._active, self._prev = bool(active), None
+
+    def __enter__(self) -> _ShapeScope:
+        self._prev = set_np_shape(self._active)
+        return self
+
+    def __exit__(self, kind: type | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        set_np_shape(bool(self._prev))
+
+
 class _Scope:
-    """``with np_shape(active):`` / ``with np_array(active):``: a no-op when ``active`` is False."""
+    """``with np_array(active):``: a no-op when ``active`` is False, else an error on entry."""
 
     def __init__(self, where: str, active: bool):
         self._where, self._active = where, bool(active)
@@ -110,14 +134,18 @@ class _Scope:
         return None
 
 
-def np_shape(active: bool = True) -> _Scope:
-    """A scope with NumPy shape semantics on (an error on entry) or off (no change).
+def np_shape(active: bool = True) -> _ShapeScope:
+    """A ``with`` scope running its block with NumPy shape semantics on (or off with
+    ``active=False``) in the calling thread; the state before it is back after it.
 
-    >>> with np_shape(active=False):
-    ...     is_np_shape()
+    >>> import symjit as mx
+    >>> with np_shape():
+    ...     is_np_shape(), mx.nd.zeros((0, 2)).shape
+    (True, (0, 2))
+    >>> is_np_shape()
     False
     """
-    return _Scope("np_shape", active)
+    return _ShapeScope(active)
 
 
 def np_array(active: bool = True) -> _Scope:
@@ -146,16 +174,35 @@ def _refusing(func: Callable, where: str) -> Callable:
 
 
 def use_np_shape(func: Callable) -> Callable:
-    """MXNet's decorator running ``func`` with NumPy shape semantics: decorating works, calling the
-    result raises :class:`NumpySemanticsUnsupported`.
+    """``func`` run with NumPy shape semantics on: a function is wrapped (its name and docstring
+    kept); in a class every method, static or class method and property getter, its own or
+    inherited, is wrapped.
 
-    >>> scalar_one = use_np_shape(lambda: 1)
-    >>> scalar_one()  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-        ...
-    symjit.util.NumpySemanticsUnsupported: util.use_np_shape: ...
+    >>> @use_np_shape
+    ... def scalar_shape():
+    ...     return is_np_shape()
+    >>> scalar_shape(), is_np_shape()
+    (True, False)
     """
-    return _refusing(func, "use_np_shape")
+    if inspect.isclass(func):
+        for name in dir(func):
+            member = inspect.getattr_static(func, name)
+            if isinstance(member, property):
+                setattr(func, name, property(use_np_shape(member.fget) if member.fget else None,
+                                             member.fset, member.fdel, member.__doc__))
+            elif isinstance(member, (staticmethod, classmethod)):
+                setattr(func, name, type(member)(use_np_shape(member.__func__)))
+            elif inspect.isfunction(member):
+                setattr(func, name, use_np_shape(member))
+        return func
+    if not callable(func):
+        raise TypeError(f"util.use_np_shape: expected a function or a class, got {type(func).__name__}")
+
+    @functools.wraps(func)
+    def with_np_shape(*args: Any, **kwargs: Any) -> Any:
+        with np_shape(True):
+            return func(*args, **kwargs)
+    return with_np_shape
 
 
 def use_np_array(func: Callable) -> Callable:

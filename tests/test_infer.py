@@ -179,7 +179,8 @@ def test_bad_shape_value():
     with pytest.raises(ShapeError, match="'data'"):
         fc1().infer_shape(data=5)
     with pytest.raises(ShapeError, match="negative"):
-        fc1().infer_shape(data=(2, -1))
+        fc1().infer_shape(data=(2, -2))
+    assert fc1().infer_shape(data=(2, -1)) == (None, None, None)    # -1: an unknown size, as 0
 
 
 def test_wrong_rank_names_op_node_argument_and_shape():

@@ -177,7 +177,7 @@ def test_bulk_changes_no_result():
 
 # --- mx.util ----------------------------------------------------------------------------------------
 
-def test_numpy_semantics_are_off_and_cannot_be_turned_on():
+def test_numpy_array_semantics_are_off_and_cannot_be_turned_on():
     assert mx.util.is_np_shape() is False and mx.util.is_np_array() is False
     assert mx.is_np_shape is mx.util.is_np_shape and mx.use_np is mx.util.use_np
     assert mx.util.set_np_shape(False) is False
@@ -185,19 +185,20 @@ def test_numpy_semantics_are_off_and_cannot_be_turned_on():
     mx.util.reset_np()
     with mx.np_shape(False), mx.np_array(False):
         assert not mx.is_np_shape()
-    decorated = [mx.util.use_np(len), mx.util.use_np_shape(len), mx.util.use_np_array(len)]
+    decorated = [mx.util.use_np(len), mx.util.use_np_array(len)]
 
     @mx.use_np
     class Net:
         pass
-    refused = [lambda: mx.util.set_np(), lambda: mx.util.set_np_shape(True), Net,
+    refused = [lambda: mx.util.set_np(), lambda: mx.util.set_np(shape=True, array=True), Net,
                *(lambda f=f: f([1]) for f in decorated)]
     for call in refused:
-        with pytest.raises(NotImplementedError, match="NumPy semantics are not supported") as exc:
+        with pytest.raises(NotImplementedError, match="NumPy array semantics are not supported") as exc:
             call()
         assert isinstance(exc.value, mx.MXNetError)
-    with pytest.raises(mx.util.NumpySemanticsUnsupported, match=r"np_shape\(True\)"):
-        with mx.np_shape():
+        assert not mx.util.is_np_shape()          # a refused call changes nothing
+    with pytest.raises(mx.util.NumpySemanticsUnsupported, match=r"np_array\(True\)"):
+        with mx.np_array():
             pass
     with pytest.raises(ValueError, match="shape semantics are required"):
         mx.util.set_np(shape=False, array=True)

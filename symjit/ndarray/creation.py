@@ -1,7 +1,10 @@
 """Array creation: ``empty``, ``zeros``, ``ones``, ``full``, ``array``, ``arange``, ``*_like``.
 
 Every function takes ``ctx=`` (default: the current context) and ``dtype=`` (default float32,
-except ``array`` of an NDArray, which keeps its dtype, as MXNet 1.x does).
+except ``array`` of an NDArray, which keeps its dtype, as MXNet 1.x does). ``zeros``, ``ones`` and
+``full`` follow the shape semantics in force (``mx.util``): with classic shapes a 0 in ``shape`` is
+an unknown size and ``()`` an unknown shape, an error as in MXNet; with NumPy shape semantics they
+make zero-size and 0-d arrays (and ``array`` of a number or a 0-d array a 0-d array).
 
 >>> import symjit as mx
 >>> mx.nd.arange(3, repeat=2).asnumpy().tolist()
@@ -18,6 +21,7 @@ import numpy as np
 
 from ..base import DTypeError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import Context
+from ..util import is_np_shape
 from . import dispatch, storage
 from .ndarray import NDArray, wrap
 
@@ -39,6 +43,17 @@ def norm_shape(shape: Any, where: str) -> tuple[int, ...]:
     if not ok or any(d < 0 for d in out):
         raise ShapeError(f"{where}: shape must be an int or a tuple of non-negative ints, got {shape!r}")
     return out
+
+
+def _filled_shape(shape: Any, where: str) -> tuple[int, ...]:
+    """``norm_shape``, and with classic shapes no 0 and no ``()``: unknown there (MXNet's fill
+    operators cannot make such an array)."""
+    shp = norm_shape(shape, where)
+    if not is_np_shape() and (not shp or 0 in shp):
+        raise ShapeError(f"{where}: shape {shape_str(shp)} is not complete: with classic shapes 0 is an "
+                         "unknown size and () an unknown shape; zero-size and 0-d arrays need NumPy shape "
+                         "semantics (mx.np_shape())")
+    return shp
 
 
 def _dtype(dtype: Any, default: np.dtype = _DEFAULT) -> np.dtype:
@@ -66,7 +81,9 @@ def empty(shape: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
     >>> mx.nd.empty((2, 3)).shape
     (2, 3)
     """
-    return zeros(shape, ctx, dtype)
+    dt = _dtype(dtype)
+    ctx = storage.check_ctx(ctx, "empty")
+    return NDArray(storage.alloc(norm_shape(shape, "empty"), dt, ctx, 0), ctx)
 
 
 def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
@@ -76,7 +93,7 @@ def zeros(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: A
     >>> mx.nd.zeros(2).asnumpy().tolist()
     [0.0, 0.0]
     """
-    return full(shape, 0, ctx, dtype, kwargs.get("out"))
+    return full(shape, 0, ctx, dtype, kwargs.get("out"), where="zeros")
 
 
 def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
@@ -86,24 +103,24 @@ def ones(shape: Any, ctx: Context | None = None, dtype: Any = None, **kwargs: An
     >>> mx.nd.ones((1, 2), dtype='int8').asnumpy().tolist()
     [[1, 1]]
     """
-    return full(shape, 1, ctx, dtype, kwargs.get("out"))
+    return full(shape, 1, ctx, dtype, kwargs.get("out"), where="ones")
 
 
 def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None,
-         out: NDArray | None = None) -> NDArray:
-    """A new array with every element ``val``.
+         out: NDArray | None = None, where: str = "full") -> NDArray:
+    """A new array with every element ``val`` (``where``: the function named in errors).
 
     >>> import symjit as mx
     >>> mx.nd.full((2,), 0.5).asnumpy().tolist()
     [0.5, 0.5]
     """
     dt = _dtype(dtype)
-    shp = norm_shape(shape, "full")
+    shp = _filled_shape(shape, where)
     with np.errstate(all="ignore"):
         value = np.asarray(val).astype(dt)
     if out is not None:
-        return place(np.full(shp, value, dtype=dt), None, "full", out)
-    ctx = storage.check_ctx(ctx, "full")
+        return place(np.full(shp, value, dtype=dt), None, where, out)
+    ctx = storage.check_ctx(ctx, where)
     return NDArray(storage.alloc(shp, dt, ctx, value), ctx)
 
 
@@ -146,7 +163,10 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     >>> mx.nd.array(np.arange(2), dtype='int64').dtype
     <class 'numpy.int64'>
     """
-    return wrap(host_copy(source_array, dtype, "array"), storage.check_ctx(ctx, "array"))
+    host, ctx = host_copy(source_array, dtype, "array"), storage.check_ctx(ctx, "array")
+    if host.ndim == 0 and is_np_shape():
+        return NDArray(storage.alloc((), host.dtype, ctx, host), ctx)
+    return wrap(host, ctx)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,

@@ -6,6 +6,9 @@ as MXNet 1.x writes a dense CPU array: ``uint32`` 0xF993FAC9, ``int32`` storage 
 ndim, ndim ``int64`` dims, ``int32`` device type 1, ``int32`` device id 0, ``int32`` dtype flag,
 the raw C-order elements.
 
+With NumPy shape semantics on (``mx.np_shape()``) each array is written as MXNet writes it then:
+the magic 0xF993FACA and an ``int32`` ndim, which may be 0 (a 0-d array); such a file loads only
+with NumPy shape semantics on, and a file of the classic magics only with them off, as in MXNet.
 Reading also accepts the older per-array layouts: v1 (magic 0xF993FAC8, no storage type) and the
 legacy one with no magic (``uint32`` ndim first, then ``uint32`` dims). Every count and length is
 checked against the bytes that remain; sparse arrays, empty (shape-less) arrays, unknown magics,
@@ -28,12 +31,15 @@ import numpy as np
 
 from ..base import DTYPE_TO_FLAG, FLAG_TO_DTYPE, DTypeError, FormatError
 from ..context import cpu
+from ..util import is_np_shape
+from . import storage
 from .ndarray import NDArray, wrap
 
 __all__ = ["save", "load", "load_frombuffer", "save_tobuffer"]
 
 LIST_MAGIC = 0x112
 V2_MAGIC = 0xF993FAC9
+V3_MAGIC = 0xF993FACA   # NumPy shape semantics
 V1_MAGIC = 0xF993FAC8
 _LEGACY_MAX_NDIM = 32
 _STYPES = {0: "default", 1: "row_sparse", 2: "csr"}
@@ -46,7 +52,7 @@ def _array_bytes(arr: NDArray, where: str) -> bytes:
     host = arr._host()
     if host.dtype not in DTYPE_TO_FLAG:
         raise DTypeError(f"{where}: dtype {host.dtype} cannot be saved")
-    parts = [struct.pack("<IiI", V2_MAGIC, 0, host.ndim),
+    parts = [struct.pack("<IiI", V3_MAGIC if is_np_shape() else V2_MAGIC, 0, host.ndim),
              struct.pack(f"<{host.ndim}q", *host.shape),
              struct.pack("<iii", 1, 0, DTYPE_TO_FLAG[host.dtype]),
              np.ascontiguousarray(host, dtype=host.dtype.newbyteorder("<")).tobytes()]
@@ -72,9 +78,9 @@ def _split_data(data: Any) -> tuple[list[NDArray], list[str]]:
         if not isinstance(a, NDArray):
             label = names[i] if names else i
             raise DTypeError(f"save: element {label!r} must be an NDArray, got {type(a).__name__}")
-        if a.ndim == 0:
+        if a.ndim == 0 and not is_np_shape():
             raise FormatError(f"save: element {names[i] if names else i!r} has no dimensions; "
-                              "MXNet 1.x cannot store 0-d arrays")
+                              "MXNet 1.x stores 0-d arrays only with NumPy shape semantics (mx.np_shape())")
     return arrays, names
 
 
@@ -151,14 +157,20 @@ def _read_dims(r: _Reader, ndim: int, fmt: str, what: str) -> tuple[int, ...]:
 
 def _read_shape(r: _Reader, label: str) -> tuple[int, ...]:
     magic = r.one("I", f"{label} magic")
-    if magic == V2_MAGIC:
+    if (magic == V3_MAGIC) != is_np_shape():
+        saved, now = ("with", "off") if magic == V3_MAGIC else ("without", "on")
+        raise r.fail(f"{label} was saved {saved} NumPy shape semantics and they are {now} now; load it "
+                     f"under the semantics it was saved with (mx.np_shape({magic == V3_MAGIC}))")
+    if magic in (V2_MAGIC, V3_MAGIC):
         stype = r.one("i", f"{label} storage type")
         if stype != 0:
             kind = _STYPES.get(stype)
             what = f"sparse storage ({kind})" if kind else f"unknown storage type {stype}"
             raise r.fail(f"{label} uses {what}; only dense arrays are supported")
-    if magic in (V1_MAGIC, V2_MAGIC):
-        ndim = r.one("I", f"{label} ndim")
+    if magic in (V1_MAGIC, V2_MAGIC, V3_MAGIC):
+        ndim = r.one("i" if magic == V3_MAGIC else "I", f"{label} ndim")
+        if ndim < 0:
+            raise r.fail(f"{label} is an empty NDArray with no shape, which is not supported")
         return _read_dims(r, ndim, "q", label)
     if magic <= _LEGACY_MAX_NDIM:  # legacy layout: no magic, the word read is ndim
         return _read_dims(r, magic, "I", label)
@@ -167,7 +179,7 @@ def _read_shape(r: _Reader, label: str) -> tuple[int, ...]:
 
 def _read_array(r: _Reader, label: str) -> np.ndarray:
     shape = _read_shape(r, label)
-    if len(shape) == 0:
+    if len(shape) == 0 and not is_np_shape():
         raise r.fail(f"{label} is an empty NDArray with no shape, which is not supported")
     dev_type, dev_id, flag = r.unpack("iii", f"{label} context and dtype")
     if dev_type not in _DEVICES or dev_id < 0:
@@ -226,9 +238,11 @@ def _parse(buf: bytes, where: str) -> list[np.ndarray] | dict[str, np.ndarray]:
 
 def _wrap_all(parsed: list | dict) -> list[NDArray] | dict[str, NDArray]:
     ctx = cpu()
+    # a 0-d array (only in a file of NumPy shape semantics) stays 0-d
+    one = lambda v: NDArray(storage.alloc((), v.dtype, ctx, v), ctx) if v.ndim == 0 else wrap(v, ctx)  # noqa: E731
     if isinstance(parsed, dict):
-        return {k: wrap(v, ctx) for k, v in parsed.items()}
-    return [wrap(v, ctx) for v in parsed]
+        return {k: one(v) for k, v in parsed.items()}
+    return [one(v) for v in parsed]
 
 
 def load_frombuffer(buf: bytes) -> list[NDArray] | dict[str, NDArray]:

@@ -13,6 +13,7 @@ multiplies the trailing matrices (MXNet >= 1.6 documents N-D; 1.x before that re
 from __future__ import annotations
 
 from ..base import ParamError, shape_str
+from . import partial_shape
 from .registry import FLOAT_DTYPES, Kind, OpDef, Param, RuleError, Shape, register
 
 __all__ = ["dot_shape", "batch_dot_shape"]
@@ -102,6 +103,7 @@ dot = register(OpDef(
     arguments=("lhs", "rhs"),
     check=_dense_only,
     shape=_dot_rule,
+    shape_partial=partial_shape.dot,
     dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_dot_grad,
@@ -162,6 +164,7 @@ batch_dot = register(OpDef(
     arguments=("lhs", "rhs"),
     check=_dense_only,
     shape=_batch_dot_rule,
+    shape_partial=partial_shape.batch_dot,
     dtypes=FLOAT_DTYPES,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=_batch_dot_grad,

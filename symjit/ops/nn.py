@@ -430,6 +430,7 @@ Embedding = register(OpDef(
     ),
     arguments=("data", "weight"),
     shape=_emb_shape,
+    shape_partial=partial_shape.embedding,
     dtype=_emb_dtype,
     kind=Kind.INJECTIVE,
     grad=nl.embed_grad,

@@ -52,6 +52,16 @@ def _reduce_rule(p: dict, ins: list, aux: list):
     return [data], [reduce_shape(data, p["axis"], p["keepdims"], p["exclude"])], []
 
 
+def _extreme_rule(p: dict, ins: list, aux: list):
+    """max/min: a reduced axis of size 0 is an error (no identity to start from), as in MXNet."""
+    data = ins[0]
+    empty = [] if data is None else [a for a in reduced_axes(data, p["axis"], p["exclude"]) if data[a] == 0]
+    if empty:
+        raise RuleError(f"argument 'data' of shape {shape_str(data)} has size 0 on reduced axis {empty[0]}: "
+                        "max/min of no elements is undefined")
+    return _reduce_rule(p, ins, aux)
+
+
 _REDUCE_PARAMS = (
     Param("axis", "shape", None, nullable=True,
           doc="axes to reduce; None or () reduces all (negative values count from the end)"),
@@ -170,7 +180,7 @@ def _make_reduce(name: str, what: str, aliases: tuple[str, ...]) -> OpDef:
     return register(OpDef(
         name=name,
         params=_REDUCE_PARAMS,
-        shape=_reduce_rule,
+        shape=_extreme_rule if name in ("max", "min") else _reduce_rule,
         kind=Kind.REDUCTION,
         aliases=aliases,
         grad=_REDUCE_GRADS.get(name),

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from . import partial_shape
 from .registry import Kind, OpDef, Param, ParamError, RuleError, register
 
 __all__ = ["arange_length", "OPS"]
@@ -55,7 +56,8 @@ for _name, _value, _extra_params, _what in (
     register(OpDef(
         name=_name, arguments=(), params=(Param("shape", "shape", (), doc="the output shape"), _CTX,
                                           _dtype(), *_extra_params),
-        shape=_fixed(lambda p: p["shape"]), dtype=_typed, kind=Kind.ELEMWISE, body=_body(_value),
+        shape=_fixed(lambda p: p["shape"]), shape_partial=partial_shape.fixed, dtype=_typed,
+        kind=Kind.ELEMWISE, body=_body(_value),
         doc=f"An array of {_what} of ``shape`` and ``dtype``.", extra={"family": "source", "no_grad": True},
     ))
 

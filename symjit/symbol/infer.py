@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base import DTypeError, MXNetError, ShapeError, dtype_name, np_dtype, shape_str
-from ..ops.partial_shape import merge, partial_same
+from ..ops.partial_shape import UNKNOWN, is_complete, merge, partial_same
 from ..ops.registry import RuleError, same_dtype, same_shape, unary_shape
+from ..util import is_np_shape
 from .graph import Node, aux_variable_ids, topo_order
 
 if TYPE_CHECKING:
@@ -30,18 +31,33 @@ __all__ = ["infer_graph", "infer_shape", "infer_type", "Entry"]
 Entry = tuple[Node, int]
 
 
-def _shape_of(value: Any, what: str) -> tuple[int, ...]:
+def _shape_of(value: Any, what: str) -> tuple[int, ...] | None:
+    """A shape a user gave (to ``infer_shape`` or a Variable's ``shape``) in the engine's form, where
+    -1 is an unknown size and None an unknown rank: with classic shapes 0 (or -1) is an unknown size
+    and ``()`` an unknown shape; with NumPy shape semantics -1 is an unknown size, 0 a real one and
+    ``()`` a 0-d shape."""
     try:
         shape = tuple(int(d) for d in value)
     except TypeError:
         raise ShapeError(f"{what}: shape must be a tuple of integers, got {value!r}") from None
-    if any(d < 0 for d in shape):
-        raise ShapeError(f"{what}: shape {shape} has a negative dimension")
-    return shape
+    if any(d < UNKNOWN for d in shape):
+        raise ShapeError(f"{what}: shape {shape} has a negative dimension (only -1, an unknown size, "
+                         "may be negative)")
+    if is_np_shape():
+        return shape
+    return tuple(UNKNOWN if d == 0 else d for d in shape) if shape else None
+
+
+def _user_shape(shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """An engine shape as ``infer_shape`` returns it: classic shapes have 0 for an unknown size and
+    ``()`` for an unknown shape; NumPy shape semantics keep -1 and None."""
+    if is_np_shape():
+        return shape
+    return () if shape is None else tuple(0 if d < 0 else d for d in shape)
 
 
 def _var_attr_shape(node: Node, partial_dims: bool = False) -> tuple[int, ...] | None:
-    """The Variable's ``__shape__``; one with a 0 (an unknown dimension) only with ``partial_dims``."""
+    """The Variable's ``__shape__``; one with unknown sizes only with ``partial_dims``."""
     text = node.attrs.get("__shape__")
     if not text:
         return None
@@ -51,7 +67,7 @@ def _var_attr_shape(node: Node, partial_dims: bool = False) -> tuple[int, ...] |
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         raise ShapeError(f"{what}: {text!r} is not a tuple of integers") from None
     shape = _shape_of(value, what)
-    return shape if partial_dims or 0 not in shape else None
+    return shape if partial_dims or is_complete(shape) else None
 
 
 def _var_attr_dtype(node: Node) -> np.dtype | None:
@@ -72,7 +88,7 @@ class _Inference:
         self.what = what
         self.fmt = fmt
         self.known: dict[tuple[int, int], Any] = {}
-        # shapes whose 0 entries are unknown dimensions, merged as they become known
+        # shapes with unknown (-1) dimensions, merged as they become known
         self.partial = partial_dims and what == "shape"
 
     def get(self, e: Entry) -> Any:
@@ -128,7 +144,7 @@ class _Inference:
             if self.what == "dtype":
                 node.op.check_dtypes(node.params, vals[:n_args])
             rule = self.partial_rule(node) if self.partial else None
-            if rule is not None and all(v is not None and 0 not in v for v in vals):
+            if rule is not None and vals and all(is_complete(v) for v in vals):
                 rule = None     # complete inputs: the ordinary rule says it all (and its errors)
             if rule is not None:
                 outs_now = [self.get((node, i)) for i in range(node.num_outputs)]
@@ -136,7 +152,7 @@ class _Inference:
             else:
                 # the ordinary rules see complete shapes only; one that is known in part waits to be
                 # completed (given as unknown, the rule could guess a shape it would then contradict)
-                if self.partial and any(v is not None and 0 in v for v in vals):
+                if self.partial and any(v is not None and not is_complete(v) for v in vals):
                     return False
                 ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
         except RuleError as exc:
@@ -165,13 +181,14 @@ def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any],
                 partial_dims: bool = False) -> dict[tuple[int, int], Any]:
     """Infer shapes (``what='shape'``) or dtypes of every entry of the graph.
 
-    ``known`` maps variable names to shapes/dtypes; variables' ``__shape__``/``__dtype__`` attrs
-    are used where ``known`` says nothing. Returns ``{(id(node), output_index): value}``, with
-    entries that could not be inferred absent. With ``partial_dims`` (MXNet's classic
-    ``infer_shape``), a 0 in a shape is an unknown dimension: shapes are merged as their
-    dimensions become known, in both directions through the ops' partial rules
-    (:mod:`symjit.ops.partial_shape`), and returned shapes may hold zeros. Without it (the
-    compiler's use) every shape is complete or absent.
+    ``known`` maps variable names to shapes/dtypes (shapes in the engine's form: -1 an unknown
+    size, 0 a real one); variables' ``__shape__``/``__dtype__`` attrs are used where ``known`` says
+    nothing (read as the current shape semantics say, see ``_shape_of``). Returns
+    ``{(id(node), output_index): value}``, with entries that could not be inferred absent. With
+    ``partial_dims`` (``infer_shape``, and the compiler's, where a source op's ``shape`` may leave
+    sizes to its consumers) shapes are merged as their dimensions become known, in both
+    directions through the ops' partial rules (:mod:`symjit.ops.partial_shape`), and returned
+    shapes may hold unknown (-1) sizes. Without it every shape is complete or absent.
     """
     nodes = topo_order(outputs)
     fmt = shape_str if what == "shape" else dtype_name
@@ -221,12 +238,10 @@ def infer_shape(sym: Symbol, args: tuple, kwargs: dict, partial: bool):
     known = _known_inputs(sym, args, kwargs, _shape_of, "infer_shape")
     shapes = infer_graph(sym._outputs, "shape", known, partial_dims=True)
     args_s, outs_s, aux_s = _collect(sym, shapes, None)
-    if partial:
-        fill = lambda xs: [() if s is None else s for s in xs]  # noqa: E731
-        return fill(args_s), fill(outs_s), fill(aux_s)
-    if any(s is None or 0 in s for s in args_s + outs_s + aux_s):
+    if not partial and not all(is_complete(s) for s in args_s + outs_s + aux_s):
         return None, None, None
-    return args_s, outs_s, aux_s
+    user = lambda xs: [_user_shape(s) for s in xs]  # noqa: E731
+    return user(args_s), user(outs_s), user(aux_s)
 
 
 def _dtype_of(value: Any, what: str) -> np.dtype:

@@ -8,7 +8,8 @@ The document has five keys::
     arg_nodes     indices of the variable nodes (arguments and aux states alike)
     node_row_ptr  prefix sums of every node's output count (hidden outputs included)
     heads         the outputs, [[node, output, version]]
-    attrs         {"mxnet_version": ["int", 10901]}
+    attrs         {"mxnet_version": ["int", 10901]}, with "is_np_shape": ["int", 1] when written
+                  with NumPy shape semantics on (a Variable's -1 is then its unknown size)
 
 Writing follows MXNet: nodes in graph order, an op's ``attrs`` hold the params the user gave
 (as strings) and its user attributes, a variable's ``attrs`` its own attributes (variables an op
@@ -27,6 +28,9 @@ Reading accepts what MXNet builds write, as MXNet itself does:
   ``__lr_mult__``, and ops listing only their arguments get the aux-state variables that
   composition creates (``bn1_moving_mean``).
 - Nodes may refer to later nodes (MXNet writes graph order, but nothing requires it).
+- Read with NumPy shape semantics on, a file written without them (no ``attrs.is_np_shape``) has
+  its Variables' ``__shape__`` brought to the NumPy form, as MXNet does: a 0 (unknown there)
+  becomes -1, and a ``()`` (an unknown shape there) is dropped.
 
 A file that is truly inconsistent raises :class:`~symjit.base.FormatError` naming the node (index
 and name) and what is wrong: an input or head naming a node that does not exist or an output the
@@ -45,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base import FormatError, MXNetError, np_dtype
 from ..ops.registry import OpDef, find_op
+from ..util import is_np_shape
 from .graph import Node, input_variable, topo_order
 from .naming import normalize_attrs
 
@@ -111,7 +116,8 @@ def to_dict(sym: Symbol) -> dict:
         "arg_nodes": [i for i, n in enumerate(nodes) if n.is_variable],
         "node_row_ptr": row_ptr,
         "heads": [[index[id(n)], i, 0] for n, i in sym._outputs],
-        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+        "attrs": {"mxnet_version": ["int", MXNET_VERSION],
+                  **({"is_np_shape": ["int", 1]} if is_np_shape() else {})},
     }
 
 
@@ -176,7 +182,7 @@ def _check_var_attrs(attrs: dict[str, str], where: str) -> None:
     if text is not None:
         try:
             shape = ast.literal_eval(text)
-            ok = isinstance(shape, (tuple, list)) and all(_is_int(d) and d >= 0 for d in shape)
+            ok = isinstance(shape, (tuple, list)) and all(_is_int(d) and d >= -1 for d in shape)
         except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
             ok = False
         if not ok:
@@ -298,6 +304,23 @@ def _file_version(doc: dict) -> int:
     return 0
 
 
+def _numpy_shapes(doc: dict, nodes: list[Node]) -> None:
+    """Read with NumPy shape semantics on, a file written without them gets its Variables' classic
+    ``__shape__`` in the NumPy form (0 -> -1; ``()``, an unknown shape, dropped)."""
+    attrs = doc.get("attrs")
+    flag = attrs.get("is_np_shape") if isinstance(attrs, dict) else None
+    if not is_np_shape() or (isinstance(flag, list) and len(flag) == 2 and flag[1]):
+        return
+    for node in nodes:
+        text = node.attrs.get("__shape__") if node.is_variable else None
+        if text is not None:
+            shape = tuple(ast.literal_eval(text))    # checked by _check_var_attrs
+            if shape:
+                node.attrs["__shape__"] = str(tuple(-1 if d == 0 else d for d in shape))
+            else:
+                del node.attrs["__shape__"]
+
+
 def _check_arg_nodes(doc: dict, nodes: list[Node]) -> None:
     arg_nodes = doc.get("arg_nodes")
     if arg_nodes is None:
@@ -371,6 +394,7 @@ def read_json(text: str | bytes) -> list[tuple[Node, int]]:
         if not node.is_variable:
             _connect(i, node, entries, nodes, _where(i, doc["nodes"][i]))
     _check_acyclic(nodes)
+    _numpy_shapes(doc, nodes)
     heads = [_entry(h, nodes, "symbol JSON: heads", f"head {k}") for k, h in enumerate(doc["heads"])]
     _check_arg_nodes(doc, nodes)
     _check_row_ptr(doc, nodes, _outputs_used(doc, parsed))

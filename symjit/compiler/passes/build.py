@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...base import MXNetError, shape_str
+from ...ops.partial_shape import fixed, is_complete
 from ...symbol.infer import infer_graph
 from ...symbol.symbol import Symbol, aux_variable_ids, topo_order
 from ..graph import Graph, GraphBuilder, OpNode
@@ -12,7 +13,9 @@ __all__ = ["build_forward"]
 
 
 def _infer(sym: Symbol, shapes: dict, dtypes: dict) -> tuple[dict, dict]:
-    known_s = infer_graph(sym._outputs, "shape", shapes)
+    # the partial engine: a source op's ``shape`` may leave sizes to the ops reading it
+    known_s = {k: v for k, v in infer_graph(sym._outputs, "shape", shapes, partial_dims=True).items()
+               if is_complete(v)}
     known_t = infer_graph(sym._outputs, "dtype", dtypes)
     return known_s, known_t
 
@@ -53,7 +56,10 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
         else:
             outs = [b.new_value(node.output_name(i), need(node, i, "shape", known_s),
                                 need(node, i, "dtype", known_t)) for i in range(node.num_outputs)]
-            g.ops.append(OpNode(node.op, node.name, dict(node.params), ins, outs, "forward", is_train))
+            params = dict(node.params)
+            if node.op.shape_partial is fixed:   # a filled source: the shape it was inferred to have
+                params["shape"] = g.values[outs[0]].shape
+            g.ops.append(OpNode(node.op, node.name, params, ins, outs, "forward", is_train))
         for i, vid in enumerate(outs):
             g.watch[vid] = node.output_name(i)
             entry_value[(id(node), i)] = vid
