@@ -88,6 +88,25 @@ def test_allow_list_holds_only_comparisons_still_there() -> None:
     assert ALLOWED <= seen, f"no longer present, remove from ALLOWED: {sorted(ALLOWED - seen)}"
 
 
+# where a target name may become a Target object: the --target option, and the lookup itself
+# (as_target, at compile_symbol's entry); a device's target_name reaches get_target through the
+# hook the executor gives the devices, not a call
+NAME_LOOKUPS = {"cli.py", "lower/target.py"}
+
+
+def test_targets_are_looked_up_by_name_only_at_the_boundaries() -> None:
+    """The compiler and the lowering receive Target objects: no module but the boundaries calls
+    ``get_target``."""
+    calls = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _subject(node.func) == "get_target" and rel not in NAME_LOOKUPS:
+                calls.append(f"{rel}:{node.lineno}")
+    assert not calls, ("pass the Target object (ctx.device.target, Compiled.target, k.target): "
+                       + ", ".join(calls))
+
+
 @pytest.mark.parametrize("source, hits", [
     ("ctx.device_type == 'gpu'", 1),
     ("'cpu' != self._target", 1),
