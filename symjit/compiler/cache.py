@@ -44,7 +44,9 @@ __all__ = ["source_key", "module_name", "load_module", "load_program", "purge", 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """A hash of the source of every module of ``symjit`` and ``symjit.kernels`` (~5 ms, once)."""
-    kernels = importlib.util.find_spec("symjit.kernels").submodule_search_locations
+    loaded = sys.modules.get("symjit.kernels")   # its __path__ once imported, else found unimported
+    kernels = loaded.__path__ if loaded is not None else \
+        importlib.util.find_spec("symjit.kernels").submodule_search_locations
     return source_digest((os.path.dirname(os.path.dirname(__file__)), *kernels))
 
 
