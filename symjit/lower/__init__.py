@@ -8,9 +8,8 @@ that hold on every target. The compiler (:mod:`symjit.compiler`) reads only this
 from __future__ import annotations
 
 from ..discovery import import_submodules
-from . import rules as _rules
 from .rules import LOOP, Rule, lookup, rule, rules_of
-from .target import Target, all_targets, as_target, get_target, register_target, target_names
+from .target import LOADERS, Target, all_targets, as_target, get_target, register_target, target_names
 
 __all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "Target", "get_target", "register_target",
            "target_names", "all_targets", "as_target"]
@@ -22,4 +21,4 @@ def _load_rules() -> None:
     import_submodules(__name__, __path__)
 
 
-_rules._LOADERS.append(_load_rules)
+LOADERS.append(_load_rules)

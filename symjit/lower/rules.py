@@ -38,7 +38,7 @@ from typing import Any
 
 from ..base import MXNetError
 from ..ops.registry import Kind, OpDef
-from .target import Target
+from .target import Target, load_builtin
 
 __all__ = ["Rule", "rule", "lookup", "rules_of", "LOOP", "ANY", "is_loop_op", "ElemExpr"]
 
@@ -121,21 +121,11 @@ def is_loop_op(op: OpDef) -> bool:
     return op.kind in FUSABLE_INTO and op.body is not None
 
 
-_LOADERS: list[Callable[[], None]] = []
-"""What imports the rule modules, registered by :mod:`symjit.lower` (which finds them in its
-package): the first lookup runs it, so ``import symjit`` imports no rule module (nor numba)."""
-
-
-def _load() -> None:
-    while _LOADERS:
-        _LOADERS.pop(0)()
-
-
 def lookup(op: OpDef, target: Target | type) -> Rule | None:
     """The rule lowering ``op`` on ``target`` (a Target, or a Target class): its class's own, else
     that of the nearest class it derives from, down to the target-neutral one (:data:`ANY`), else
     :data:`LOOP` for an elementwise op with a body; None when the target cannot lower it."""
-    _load()
+    load_builtin()
     for cls in _class(target).__mro__:
         found = _RULES.get((op.name, cls))
         if found is not None:

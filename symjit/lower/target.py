@@ -163,15 +163,23 @@ def register_target(target: Target) -> Target:
     return target
 
 
-def _builtin() -> None:
-    from . import rules
-    rules._load()   # symjit's target packages register themselves with their rules
+LOADERS: list[Callable[[], None]] = []
+"""What imports the target packages and rule modules, registered by :mod:`symjit.lower` (which
+finds them in its package): the first lookup of a rule or a target runs it, so ``import symjit``
+imports no rule module (nor numba)."""
+
+
+def load_builtin() -> None:
+    """Run the registered loaders once: symjit's target packages register themselves and their
+    rules."""
+    while LOADERS:
+        LOADERS.pop(0)()
 
 
 def get_target(name: str) -> Target:
     """The target called ``name``; MXNetError naming the known ones otherwise."""
     if name not in _TARGETS:
-        _builtin()
+        load_builtin()
     if name not in _TARGETS:
         raise MXNetError(f"unknown compile target {name!r} (expected one of {target_names()})")
     return _TARGETS[name]
@@ -179,7 +187,7 @@ def get_target(name: str) -> Target:
 
 def target_names() -> list[str]:
     """The names of the registered targets (symjit's own and any registered since)."""
-    _builtin()
+    load_builtin()
     return sorted(_TARGETS)
 
 
