@@ -42,15 +42,31 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
+from .autograd_graph import gradient_symbol
+from .autograd_methods import detach, method_hook
+from .autograd_tape import (
+    FUNCTION,
+    GRAPH,
+    Entry,
+    GraphOp,
+    Tape,
+    check_heads,
+    constant,
+    mark,
+    no_variable_write,
+    record_entry,
+    record_graph,
+    source_of,
+    storage_overlaps,
+    tracked,
+    walk,
+)
 from .base import MXNetError
-from .context import Context
 from .imperative import MODE, invoke_now
 from .ndarray import NDArray, dispatch
 from .ndarray.creation import ones, zeros
 from .ops.registry import get_op
-from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
+from .symbol.symbol import Symbol
 
 __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_training",
            "set_recording", "set_training", "mark_variables", "backward", "grad", "get_symbol", "Function",
@@ -61,7 +77,7 @@ __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_
 GRAD_REQS = ("write", "add", "null")
 MAX_PROGRAMS = 64       # compiled backward programs kept (least recently used dropped)
 _PROGRAMS: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
-_STATS = {"compiles": 0}
+_STATS = {"compiles": 0, "gradients": 0}
 
 
 # --- modes ------------------------------------------------------------------------------------
@@ -204,64 +220,6 @@ def mark_variables(variables: Any, gradients: Any, grad_reqs: Any = "write") -> 
         v._ag_grad, v._ag_req, v._ag_node, v._fresh_grad = g, r, None, False
 
 
-class _Entry:
-    """One recorded operator call: op, params, inputs' sources ((entry, output) or a leaf
-    NDArray), each leaf's write count when it was recorded (None: not checked), number of
-    outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
-
-    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed")
-
-    def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool,
-                 vers: list | None = None):
-        self.op, self.params, self.sources, self.n_out, self.train = op, params, sources, n_out, train
-        self.vers = vers if vers is not None else [None] * len(sources)
-        self.freed = False
-
-
-def _tracked(a: Any) -> bool:
-    return getattr(a, "_ag_node", None) is not None or getattr(a, "_ag_req", None) is not None
-
-
-def _source(a: NDArray, where: str) -> tuple[Any, int | None]:
-    """Where input ``a`` comes from: its entry's output, or ``a`` itself as a leaf, with the
-    leaf's write count. An array written in place after it was recorded (through a view, or by
-    a call that was not recorded) is an error: its recording no longer describes its values."""
-    node = getattr(a, "_ag_node", None)
-    if node is None:
-        return a, a._cell()[0]
-    if a._ver is not None and a._ver[0] != a._ag_ver:
-        raise MXNetError(f"{where}: an input of shape {a.shape} (computed by {node[0].op}) was "
-                         "changed in place after it was recorded (a write through a view of it, or "
-                         "one outside autograd.record()); its gradient would be wrong. Record the "
-                         "change itself (assign to the array, not to a view) or copy the array first")
-    return node, None
-
-
-def _mark(outs: list, entry: _Entry) -> None:
-    for i, o in enumerate(outs):
-        o._ag_node, o._ag_ver = (entry, i), o._cell()[0]
-
-
-def _constant(outs: Any) -> Any:
-    """Arrays written with values that depend on no variable: no recording reaches them."""
-    for o in outs if isinstance(outs, (list, tuple)) else [outs]:
-        if isinstance(o, NDArray):
-            o._ag_node = None
-    return outs
-
-
-def _no_variable_write(a: Any, where: str) -> None:
-    if getattr(a, "_ag_req", None) is not None:
-        raise MXNetError(f"{where}: writes in place into a variable (an array with attach_grad() or "
-                         f"mark_variables(), shape {a.shape}) while recording; its gradient could "
-                         "not be computed. Write into a copy, or do the update under autograd.pause()")
-    if getattr(a, "_is_view", False):
-        raise MXNetError(f"{where}: writes a recorded value into a view (a slice, reshape or "
-                         f"detach() result, shape {a.shape}) while recording; the arrays sharing its "
-                         "storage would not be recorded. Assign into the array itself "
-                         "(array[key] = value) instead")
-
-
 _SAMPLERS = ("_random_", "_sample_", "_shuffle", "_image_random_")
 
 
@@ -276,14 +234,14 @@ def _draws(opdef: Any, params: dict) -> bool:
 def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ctx: Any) -> list[NDArray]:
     """The recorder :mod:`symjit.imperative` calls while recording: run the call, and record it
     when an input depends on a variable."""
-    if not any(_tracked(a) for a in inputs):
-        return _constant(invoke_now(op, inputs, params, out, where, ctx))
+    if not any(tracked(a) for a in inputs):
+        return constant(invoke_now(op, inputs, params, out, where, ctx))
     opdef = get_op(op)
     name, where = opdef.name, where or op
     if _draws(opdef, params):
         if opdef.grad is None and opdef.expand is None or (
                 name == "_sample_multinomial" and not opdef.parse_params(dict(params))["get_prob"]):
-            return _constant(invoke_now(op, inputs, params, out, where, ctx))   # no gradient
+            return constant(invoke_now(op, inputs, params, out, where, ctx))   # no gradient
         raise MXNetError(f"{where}: operator {name} draws random numbers and is differentiable; "
                          "recording it in training mode is not supported by symjit's autograd (the "
                          "compiled backward recomputes the forward pass and would draw other numbers)"
@@ -300,215 +258,21 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         mask = invoke_now("Dropout", [ones(shape, ctx=x.context, dtype=x.dtype)], params, None, where)[0]
         return _record("broadcast_mul", [x, mask], {}, out, where, ctx)
-    pairs = [_source(a, where) for a in inputs]
+    pairs = [source_of(a, where) for a in inputs]
     if MODE.training and opdef.aux:   # aux states a training pass updates: its result ignores them
         n_aux = len(opdef.list_aux(opdef.parse_params(dict(params))))
         pairs[len(pairs) - n_aux:] = [(s, None) for s, _ in pairs[len(pairs) - n_aux:]] if n_aux else []
     targets = [] if out is None else list(out) if isinstance(out, (list, tuple)) else [out]
     for t in targets:
-        _no_variable_write(t, where)
+        no_variable_write(t, where)
     for i, (a, (_, v)) in enumerate(zip(inputs, pairs)):    # a leaf the call overwrites: its
         if v is not None and any(storage_overlaps(a, t) for t in targets):   # values as they were
             snap = a._copyto(a.context)
             pairs[i] = (snap, snap._cell()[0])
     outs = invoke_now(op, inputs, params, out, where, ctx)
-    _mark(outs, _Entry(name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
+    mark(outs, Entry(name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
                        [v for _, v in pairs]))
     return outs
-
-
-GRAPH = "_graph"   # the op name of an entry whose operator is a whole traced Symbol
-
-
-class GraphOp:
-    """A traced Symbol recorded as one operator (a hybridized Gluon block's call): its inputs are
-    the symbol's variables in ``list_inputs`` order; ``key`` tells recordings apart (the symbol's
-    structure); ``backward`` inlines its nodes, renamed under the entry's name, into the graph it
-    binds."""
-
-    def __init__(self, symbol: Symbol, key: str):
-        self.symbol, self.key = symbol, key
-        self.inputs = symbol.list_inputs()
-        self.aux = set(symbol.list_auxiliary_states())
-
-    def __repr__(self) -> str:
-        return f"GraphOp({self.key})"
-
-    def inline(self, inputs: list[Symbol], name: str) -> Symbol:
-        return self.symbol(name=name, **dict(zip(self.inputs, inputs)))
-
-
-def record_graph(op: GraphOp, inputs: list[NDArray], outs: list[NDArray]) -> list[NDArray]:
-    """Record ``outs``, computed by running ``op``'s symbol on ``inputs`` (one array per
-    variable), as one entry while recording and when an input depends on a variable. Aux states
-    are not version-checked: a training pass updates them in place.
-
-    >>> import symjit as mx
-    >>> x = mx.nd.array([2.0]); x.attach_grad()
-    >>> op = mx.autograd.GraphOp(mx.sym.var('a') * mx.sym.var('a'), 'square')
-    >>> with mx.autograd.record():
-    ...     y = mx.autograd.record_graph(op, [x], [x * 0 + 4])[0]
-    >>> y.backward(); x.grad.asnumpy().tolist()
-    [4.0]
-    """
-    if not MODE.recording or not any(_tracked(a) for a in inputs):
-        return _constant(outs)
-    pairs = [_source(a, "record_graph") for a in inputs]
-    pairs = [(s, None) if n in op.aux else (s, v) for n, (s, v) in zip(op.inputs, pairs)]
-    _mark(outs, _Entry(GRAPH, {"graph": op}, [s for s, _ in pairs], len(outs), MODE.training,
-                       [v for _, v in pairs]))
-    return outs
-
-
-def storage_overlaps(a: Any, b: Any) -> bool:
-    from .ndarray import storage
-    return isinstance(a, NDArray) and isinstance(b, NDArray) and storage.overlaps(a._data, b._data)
-
-
-# --- NDArray methods that make arrays without an operator call --------------------------------
-
-def _chain(result: NDArray, first: Any, steps: list, where: str) -> NDArray:
-    """Record ``result`` as the operators ``steps`` (op, params, extra inputs: constant arrays)
-    applied in turn to ``first`` (an array, or a node of an earlier chain)."""
-    src = _source(first, where)
-    for op, params, extra in steps:
-        pairs = [src] + [(c, c._cell()[0]) for c in extra]
-        entry = _Entry(op, params, [s for s, _ in pairs], 1, MODE.training, [v for _, v in pairs])
-        src = ((entry, 0), None)
-    result._ag_node, result._ag_ver = src[0], result._cell()[0]
-    return result
-
-
-def _const(a: np.ndarray, like: NDArray) -> NDArray:
-    from .ndarray.ndarray import wrap
-    return wrap(np.ascontiguousarray(a), like.context)
-
-
-def _positions(shape: tuple, key: Any) -> np.ndarray:
-    """The flat positions ``array[key]`` selects from an array of ``shape``, in the result's shape."""
-    from .ndarray.ndarray import _index_array
-    return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)[_index_array(key)]
-
-
-def _getitem(result: NDArray, x: NDArray, key: Any) -> NDArray:
-    where = "NDArray.__getitem__"
-    if isinstance(key, int):                                      # a row: slice_axis + Reshape
-        return _chain(result, x, [("slice_axis", {"axis": 0, "begin": key, "end": key + 1}, []),
-                                  ("Reshape", {"shape": result.shape}, [])], where)
-    if isinstance(key, slice) and key.step in (None, 1):
-        begin, end, _ = key.indices(x.shape[0])
-        return _chain(result, x, [("slice_axis", {"axis": 0, "begin": begin, "end": max(begin, end)}, []),
-                                  ("Reshape", {"shape": result.shape}, [])], where)
-    pos = _positions(x.shape, key).reshape(-1)        # any other key: take from the flat array
-    return _chain(result, x, [("Reshape", {"shape": (-1,)}, []),
-                              ("take", {"axis": 0}, [_const(pos, x)]),
-                              ("Reshape", {"shape": result.shape}, [])], where)
-
-
-def _setitem(_: None, x: NDArray, key: Any, value: Any) -> None:
-    where = "NDArray.__setitem__"
-    traced = isinstance(value, NDArray) and _tracked(value)
-    if not (traced or _tracked(x)):
-        x._setitem(key, value)
-        return
-    _no_variable_write(x, where)
-    if getattr(x, "_ag_node", None) is not None:
-        old = _source(x, where)
-    else:                                    # an array no recording reached: its values as they were
-        snap = x._copyto(x.context)
-        old = (snap, snap._cell()[0])
-    x._setitem(key, value)
-    pos = _positions(x.shape, key)
-    mask = np.zeros(x.size, dtype=x.dtype)
-    mask[pos.reshape(-1)] = 1
-    mask = _const(mask.reshape(x.shape), x)
-    if not traced:                           # the assigned values are constants
-        new = x._copyto(x.context)
-        _assigned(x, mask, (new, new._cell()[0]), old)
-        return
-    if pos.size != np.unique(pos).size:
-        raise MXNetError(f"{where}: an assignment to repeated positions of a recorded array is not "
-                         "supported while recording")
-    steps: list = []
-    if np.dtype(value.dtype) != np.dtype(x.dtype):
-        steps.append(("Cast", {"dtype": np.dtype(x.dtype).name}, []))
-    sel = pos.shape or (1,)
-    if value.shape != sel:
-        if value.size == 1:
-            steps.append(("Reshape", {"shape": (1,) * len(sel)}, []))
-        elif value.ndim < len(sel):
-            steps.append(("Reshape", {"shape": (1,) * (len(sel) - value.ndim) + value.shape}, []))
-        steps.append(("broadcast_to", {"shape": sel}, []))
-    steps += [("Reshape", {"shape": (-1,)}, []),
-              ("scatter_nd", {"shape": (x.size,)}, [_const(pos.reshape(1, -1), x)]),
-              ("Reshape", {"shape": x.shape}, [])]
-    tmp = NDArray.__new__(NDArray)
-    _chain(tmp, value, steps, where)
-    _assigned(x, mask, (tmp._ag_node, None), old)
-
-
-def _assigned(x: NDArray, mask: NDArray, new: tuple, old: tuple) -> None:
-    """Record ``x`` after an assignment: ``where(mask, new, old)`` (sources with write counts)."""
-    entry = _Entry("where", {}, [mask, new[0], old[0]], 1, MODE.training, [mask._cell()[0], new[1], old[1]])
-    x._ag_node, x._ag_ver = (entry, 0), x._cell()[0]
-
-
-def _copyto(_: None, x: NDArray, other: Any) -> NDArray:
-    where = "NDArray.copyto"
-    if isinstance(other, NDArray):
-        if other is x or not (_tracked(x) or _tracked(other)):
-            return x._copyto(other)
-        if _tracked(x):
-            _no_variable_write(other, where)
-        out = x._copyto(other)
-        if not _tracked(x):
-            return _constant(out)
-        dt = np.dtype(out.dtype)
-        step = ("_copy", {}, []) if dt == np.dtype(x.dtype) else ("Cast", {"dtype": dt.name}, [])
-        return _chain(out, x, [step], where)
-    out = x._copyto(other)
-    if not _tracked(x):
-        return out
-    if isinstance(other, Context) and other != x.context:
-        raise MXNetError(f"{where}: copying a recorded array from {x.context} to {other} while "
-                         "recording is not supported by symjit's autograd; move the variables first")
-    return _chain(out, x, [("_copy", {}, [])], where)
-
-
-def _method(method: str, result: Any, x: NDArray, *args: Any) -> Any:
-    """The hook NDArray methods call (:func:`symjit.ndarray.dispatch.recorded`): while recording,
-    record what the method made from a tracked array as the equivalent operator."""
-    if not MODE.recording:
-        return dispatch.plain(method, result, x, *args)
-    if method == "setitem":
-        return _setitem(result, x, *args)
-    if method == "copyto":
-        return _copyto(result, x, *args)
-    if not _tracked(x):
-        return result
-    where = f"NDArray.{method}"
-    if method == "getitem":
-        return _getitem(result, x, args[0])
-    if method == "reshape":
-        return _chain(result, x, [("Reshape", {"shape": args[0]}, [])], where)
-    if method == "astype":
-        return _chain(result, x, [("Cast", {"dtype": args[0].name}, [])], where)
-    if method == "T":
-        return _chain(result, x, [("transpose", {"axes": ()}, [])], where)
-    raise MXNetError(f"{where}: this NDArray method cannot be recorded by symjit's autograd")
-
-
-def _detach(self: NDArray) -> NDArray:
-    """A new NDArray sharing this one's storage, outside the recording (a leaf).
-
-    >>> import symjit as mx
-    >>> x = mx.nd.ones((2,)); x.attach_grad()
-    >>> with mx.autograd.record():
-    ...     y = (x * 2).detach() * x
-    >>> y.backward(); x.grad.asnumpy().tolist()
-    [2.0, 2.0]
-    """
-    return self._view(self._data)
 
 
 def _attach_grad(self: NDArray, grad_req: str = "write", stype: Any = None) -> None:
@@ -535,98 +299,13 @@ def install(cls: type) -> None:
     cls.attach_grad = _attach_grad
     cls.grad = property(lambda self: getattr(self, "_ag_grad", None), doc="The gradient buffer, or None.")
     cls.backward = _backward_method
-    cls.detach = _detach
-
-
-# --- the recorded graph -----------------------------------------------------------------------
-
-class _Tape:
-    """The entries reaching ``heads`` in schedule order, the leaves, and the structure key."""
-
-    def __init__(self, heads: list[NDArray], where: str):
-        self.entries: list[_Entry] = []
-        self.leaves: list[NDArray] = []
-        index: dict[int, int] = {}
-        leaf_index: dict[int, int] = {}
-        self.refs: list[list] = []       # per entry: ("e", entry, output) or ("l", leaf) per input
-        for i, h in enumerate(heads):
-            if not isinstance(h, NDArray):
-                raise MXNetError(f"{where}: head {i} must be an NDArray, got {type(h).__name__}")
-            node = getattr(h, "_ag_node", None)
-            if node is None:
-                raise MXNetError(f"{where}: head {i} of shape {h.shape} was not computed from a "
-                                 "variable under autograd.record(); attach_grad() its inputs and "
-                                 "compute it inside record()")
-            _source(h, f"{where}: head {i}")
-        stack = [(h._ag_node[0], False) for h in reversed(heads)]
-        while stack:                    # iterative post-order: inputs before their consumers
-            e, done = stack.pop()
-            if id(e) in index:
-                continue
-            if e.freed:
-                raise MXNetError(f"{where}: the recorded graph (operator {e.op}) was already used by a "
-                                 "backward pass and freed; pass retain_graph=True to the first "
-                                 "backward to differentiate it again")
-            if done:
-                index[id(e)] = len(self.entries)
-                self.entries.append(e)
-                continue
-            stack.append((e, True))
-            stack.extend((s[0], False) for s in reversed(e.sources)
-                         if isinstance(s, tuple) and id(s[0]) not in index)
-        for e in self.entries:
-            refs = []
-            for s, v in zip(e.sources, e.vers):
-                if isinstance(s, tuple):
-                    refs.append(("e", index[id(s[0])], s[1]))
-                else:
-                    if v is not None and s._cell()[0] != v:
-                        raise MXNetError(f"{where}: an input of shape {s.shape} of the recorded operator "
-                                         f"{e.op} was changed in place after it was recorded; the "
-                                         "gradient would be computed from its new values. Do not "
-                                         "write into recorded inputs (variables included) before "
-                                         "backward, or write into a copy")
-                    if id(s) not in leaf_index:
-                        leaf_index[id(s)] = len(self.leaves)
-                        self.leaves.append(s)
-                    refs.append(("l", leaf_index[id(s)]))
-            self.refs.append(refs)
-        self.heads = [(index[id(h._ag_node[0])], h._ag_node[1]) for h in heads]
-        self.reqs = [getattr(a, "_ag_req", None) or "null" for a in self.leaves]
-
-    def key(self, given: list[bool], wanted: list[bool] | None) -> tuple:
-        ops = tuple((e.op, tuple(sorted((k, repr(v)) for k, v in e.params.items())), e.train,
-                     tuple(r)) for e, r in zip(self.entries, self.refs))
-        leaves = tuple((a.shape, np.dtype(a.dtype).str, a.context) for a in self.leaves)
-        return ops, leaves, tuple(self.reqs), tuple(self.heads), tuple(given), \
-            None if wanted is None else tuple(wanted)
-
-    def symbol(self) -> Symbol:
-        """The recording as a Symbol: leaf ``i`` is variable ``leaf<i>``, entry ``j`` node ``op<j>``."""
-        leaf_syms = [Variable(f"leaf{i}") for i in range(len(self.leaves))]
-        made: list[Symbol] = []
-        for j, (e, refs) in enumerate(zip(self.entries, self.refs)):
-            ins = [leaf_syms[r[1]] if r[0] == "l" else _output(made[r[1]], r[2], self.entries[r[1]])
-                   for r in refs]
-            if e.op == GRAPH:                   # a traced Symbol: its nodes join this graph
-                made.append(e.params["graph"].inline(ins, f"op{j}"))
-                continue
-            params = dict(e.params)
-            if e.op == "BatchNorm" and not e.train:
-                params["use_global_stats"] = True
-            made.append(make_op_symbol(e.op, *ins, name=f"op{j}", **params))
-        heads = [_output(made[j], i, self.entries[j]) for j, i in self.heads]
-        return heads[0] if len(heads) == 1 else Group(heads)
-
-
-def _output(sym: Symbol, i: int, entry: _Entry) -> Symbol:
-    return sym if entry.n_out == 1 else sym[i]
+    cls.detach = detach
 
 
 class _Program:
     """A recording's training program bound to arrays of its own."""
 
-    def __init__(self, tape: _Tape, given: list[bool], wanted: list[bool] | None):
+    def __init__(self, tape: Tape, given: list[bool], wanted: list[bool] | None):
         sym = tape.symbol()
         self.args, self.aux = sym.list_arguments(), sym.list_auxiliary_states()
         leaf = {f"leaf{i}": a for i, a in enumerate(tape.leaves)}
@@ -646,9 +325,26 @@ class _Program:
         self.train = any(e.train for e in tape.entries)
         self.head_ones = [None if g else ones(o.shape, ctx=o.context, dtype=o.dtype)
                           for g, o in zip(given, self.exe.outputs)]
+        self.sym, self.wanted = sym, [n for n in self.args if n in grads]
+        self.grad_op: GraphOp | None = None
+        # leaves the graph does not read (an unread input of a traced entry): zero gradients
+        self.unread = {int(n[4:]): own(n) for n in leaf
+                       if reqs[n] != "null" and n not in self.args + self.aux}
         _STATS["compiles"] += 1
 
-    def run(self, tape: _Tape, head_grads: list) -> dict[int, NDArray]:
+    def gradient_op(self, tape: Tape) -> GraphOp:
+        """The gradient computation as one traced operator (made once): its inputs the leaves
+        and head gradients it reads, its outputs the gradients of :attr:`wanted` in order."""
+        if self.grad_op is None:
+            shapes = {f"leaf{i}": a.shape for i, a in enumerate(tape.leaves)}
+            dtypes = {f"leaf{i}": a.dtype for i, a in enumerate(tape.leaves)}
+            sym, heads = gradient_symbol(self.sym, shapes, dtypes, self.wanted, self.train)
+            _STATS["gradients"] += 1
+            self.grad_op = GraphOp(sym, f"gradient{_STATS['gradients']}")
+            self.grad_op.heads = {h: int(h.lstrip("_")[4:]) for h in heads}
+        return self.grad_op
+
+    def run(self, tape: Tape, head_grads: list) -> dict[int, NDArray]:
         """Feed the leaves, run forward and backward; the gradient array of each leaf index that
         has one."""
         exe = self.exe
@@ -656,11 +352,13 @@ class _Program:
             tape.leaves[int(name[4:])].copyto(dst)
         exe.forward(is_train=self.train)
         exe.backward([g if g is not None else o for g, o in zip(head_grads, self.head_ones)])
-        return {int(n[4:]): g for n, g in zip(self.args, exe.grad_arrays) if g is not None}
+        return {**{int(n[4:]): g for n, g in zip(self.args, exe.grad_arrays) if g is not None}, **self.unread}
 
 
-def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,
-         wanted: list | None = None) -> tuple[_Tape, dict[int, NDArray]]:
+def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: FBT001
+         wanted: list | None = None, create_graph: bool = False) -> dict[int, tuple[NDArray, NDArray]]:  # noqa: FBT001, FBT002
+    """Differentiate: ``{id(leaf): (leaf, gradient)}`` for each variable (each of ``wanted``
+    when given) a gradient reaches."""
     heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
@@ -671,11 +369,29 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,
         if g is not None and (not isinstance(g, NDArray) or g.shape != getattr(h, "shape", None)):
             raise MXNetError(f"{where}: head gradient {i} must be an NDArray of the head's shape "
                              f"{getattr(h, 'shape', None)}, got {getattr(g, 'shape', type(g).__name__)}")
-    tape = _Tape(heads, where)
-    mask = None
-    if wanted is not None:
-        ids = {id(v) for v in wanted}
-        mask = [id(a) in ids for a in tape.leaves]
+    nodes = check_heads(heads, where)
+    ids = None if wanted is None else {id(v) for v in wanted}
+    every = walk([e for e, _ in nodes], where, through=True)
+    if any(e.op == FUNCTION for e in every):
+        if create_graph:
+            raise MXNetError(f"{where}: create_graph=True through an autograd.Function is not "
+                             "supported by symjit (its backward is Python code, not recorded)")
+        out = _run_functions(nodes, head_grads, ids, every, where)
+    else:
+        tape = Tape(heads, where, nodes)
+        mask = None if ids is None else [id(a) in ids for a in tape.leaves]
+        prog, grads = _compiled(tape, head_grads, mask)
+        if create_graph:
+            grads = _record_gradients(prog, tape, head_grads, grads)
+        out = {id(tape.leaves[i]): (tape.leaves[i], g) for i, g in grads.items()}
+    if not retain_graph:
+        for e in every:
+            e.freed = True
+    return out
+
+
+def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None) -> tuple[_Program, dict[int, NDArray]]:
+    """Run the tape's training program (compiled once per structure): the gradients by leaf index."""
     given = [g is not None for g in head_grads]
     key = tape.key(given, mask)
     prog = _PROGRAMS.get(key)
@@ -686,11 +402,88 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,
     else:
         _PROGRAMS.move_to_end(key)
     with _scope(False, None):
-        grads = prog.run(tape, head_grads)
-    if not retain_graph:
-        for e in tape.entries:
-            e.freed = True
-    return tape, grads
+        return prog, prog.run(tape, head_grads)
+
+
+def _run_functions(nodes: list, head_grads: list, ids: set | None, every: list,
+                   where: str) -> dict[int, tuple[NDArray, NDArray]]:
+    """Differentiate a recording with ``autograd.Function`` entries: the parts between them are
+    compiled tapes whose leaves include the Functions' outputs; each Function's backward runs once
+    all gradients of its outputs are in (Functions in reverse recording order), and its inputs'
+    gradients start the next compiled part."""
+    out: dict[int, tuple[NDArray, NDArray]] = {}
+    pending: dict[int, list] = {}        # Function entry -> the gradients of its outputs so far
+
+    def add(table: dict, key: int, value: Any, slot: Any) -> None:
+        old = table.get(key)
+        if old is None:
+            table[key] = (slot, value)
+        else:
+            with _scope(False, None):
+                table[key] = (slot, old[1] + value)
+
+    def part(parts: list[tuple[tuple, NDArray | None]]) -> None:
+        """Compile and run the part reaching ``parts`` ((node, head gradient) pairs)."""
+        for (e, i), g in [p for p in parts if p[0][0].op == FUNCTION]:
+            add(pending, (id(e), i), _ones_if_none(g, e.params["outputs"][i]), (e, i))
+        rest = [p for p in parts if p[0][0].op != FUNCTION]
+        if not rest:
+            return
+        tape = Tape([], where, [n for n, _ in rest])
+        mask = [i in tape.cuts or (a._ag_req not in (None, "null") if ids is None else id(a) in ids)
+                for i, a in enumerate(tape.leaves)]
+        _, grads = _compiled(tape, [g for _, g in rest], mask)
+        for i, g in grads.items():
+            if i in tape.cuts:
+                add(pending, (id(tape.cuts[i][0]), tape.cuts[i][1]), g, tape.cuts[i])
+            else:
+                add(out, id(tape.leaves[i]), g, tape.leaves[i])
+
+    part(list(zip(nodes, head_grads)))
+    for e in reversed([e for e in every if e.op == FUNCTION]):
+        got = {slot[1]: g for slot, g in pending.values() if slot[0] is e}
+        if not got:
+            continue
+        outs = e.params["outputs"]
+        with _scope(False, None):
+            ograds = [got[i] if i in got else zeros(o.shape, ctx=o.context, dtype=o.dtype)
+                      for i, o in enumerate(outs)]
+            igrads = e.params["function"].run_backward(ograds, e.params["shapes"])
+        parts = []
+        for s, g in zip(e.sources, igrads):
+            if isinstance(s, tuple):
+                parts.append((s, g))
+            elif ids is None and getattr(s, "_ag_req", None) not in (None, "null") or ids and id(s) in ids:
+                add(out, id(s), g, s)
+        part(parts)
+    return out
+
+
+def _ones_if_none(g: NDArray | None, like: NDArray) -> NDArray:
+    return ones(like.shape, ctx=like.context, dtype=like.dtype) if g is None else g
+
+
+def _record_gradients(prog: _Program, tape: Tape, head_grads: list,
+                      grads: dict[int, NDArray]) -> dict[int, NDArray]:
+    """Copies of the gradients ``grads`` (by leaf index), recorded as the outputs of one entry
+    whose operator is the gradient computation: a later backward differentiates them."""
+    if not prog.wanted:
+        return grads
+    op = prog.gradient_op(tape)
+    inputs = [tape.leaves[int(n[4:])] if n.startswith("leaf") else
+              head_grads[op.heads[n]] if head_grads[op.heads[n]] is not None else prog.head_ones[op.heads[n]]
+              for n in op.inputs]
+    # the variables a gradient does not read (a linear function's) are inputs too, unread: the
+    # gradients stay recorded results of theirs, whose own gradients are zeros
+    inputs += [tape.leaves[int(n[4:])] for n in prog.wanted if n not in op.inputs]
+    with _scope(False, None):
+        outs = {int(n[4:]): grads[int(n[4:])].copy() for n in prog.wanted}
+    made = list(outs.values())
+    if any(tracked(a) for a in inputs):
+        record_entry(GRAPH, {"graph": op}, inputs, made, prog.train, op.aux, op.inputs)
+    else:
+        constant(made)
+    return outs
 
 
 def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,  # noqa: FBT001, FBT002
@@ -708,10 +501,9 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,  # 
     >>> mx.autograd.backward([y], [mx.nd.array([1.0, 10.0])]); x.grad.asnumpy().tolist()
     [2.0, 40.0]
     """
-    tape, grads = _run(heads, head_grads, retain_graph, "backward")
+    grads = _run(heads, head_grads, retain_graph, "backward")
     with _scope(False, None):
-        for i, g in grads.items():
-            leaf = tape.leaves[i]
+        for leaf, g in grads.values():
             dst = leaf._ag_grad
             if leaf._ag_req == "add":
                 dst += g
@@ -723,8 +515,9 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,  # 
 def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: bool | None = None,  # noqa: FBT001
          create_graph: bool = False, train_mode: bool = True) -> list[NDArray]:  # noqa: FBT001, FBT002
     """The gradients of ``heads`` with respect to ``variables`` as new arrays (the variables'
-    gradient buffers are left alone). ``create_graph=True`` (recording the gradient computation
-    for higher-order gradients) is not supported yet.
+    gradient buffers are left alone). ``create_graph=True`` records the gradient computation
+    (whether or not recording is on), so the gradients can be differentiated again
+    (higher-order gradients); ``retain_graph`` defaults to ``create_graph``.
 
     >>> import symjit as mx
     >>> x = mx.nd.array([3.0]); x.attach_grad()
@@ -733,23 +526,23 @@ def grad(heads: Any, variables: Any, head_grads: Any = None, retain_graph: bool 
     >>> mx.autograd.grad(y, [x])[0].asnumpy().tolist()
     [6.0]
     """
-    if create_graph:
-        raise MXNetError("autograd.grad: create_graph=True (higher-order gradients) is not "
-                         "supported by symjit yet")
     variables = [variables] if isinstance(variables, NDArray) else list(variables)
     for i, v in enumerate(variables):
         if getattr(v, "_ag_req", None) is None:
             raise MXNetError(f"autograd.grad: variable {i} of shape {getattr(v, 'shape', None)} is not "
                              "marked; call attach_grad() on it before recording")
-    tape, grads = _run(heads, head_grads, bool(retain_graph), "autograd.grad", variables)
-    by_leaf = {id(tape.leaves[i]): g for i, g in grads.items()}
-    return [by_leaf[id(v)].copy() if id(v) in by_leaf else zeros(v.shape, ctx=v.context, dtype=v.dtype)
-            for v in variables]
+    retain = create_graph if retain_graph is None else retain_graph
+    grads = _run(heads, head_grads, bool(retain), "autograd.grad", variables, bool(create_graph))
+    by_leaf = {k: g for k, (_, g) in grads.items()}
+    with _scope(False, None):
+        return [(by_leaf[id(v)] if create_graph else by_leaf[id(v)].copy()) if id(v) in by_leaf
+                else zeros(v.shape, ctx=v.context, dtype=v.dtype) for v in variables]
 
 
 def get_symbol(x: NDArray) -> Symbol:
-    """The recorded computation of ``x`` as a Symbol (its leaves are the variables ``leaf<i>``,
-    the numbers of NDArray arithmetic among them).
+    """The recorded computation of ``x`` as a Symbol: its leaves (the arrays recorded operators
+    read but did not make) are the variables ``leaf<i>``; NDArray arithmetic with a number is
+    the scalar operator (``x * 2``: ``_mul_scalar`` with ``scalar=2``).
 
     >>> import symjit as mx
     >>> x = mx.nd.ones((1,)); x.attach_grad()
@@ -758,24 +551,91 @@ def get_symbol(x: NDArray) -> Symbol:
     >>> mx.autograd.get_symbol(y).list_arguments()
     ['leaf0']
     """
-    return _Tape([x], "get_symbol").symbol()
+    return Tape([x], "get_symbol").symbol(numbers=True)
 
 
 class Function:
-    """MXNet's custom differentiable function (``forward``/``backward`` written in Python): not
-    supported by symjit yet; making one is a clear error.
+    """A differentiable function written in Python: subclass it with ``forward(*inputs)`` and
+    ``backward(*output_grads)`` (both over NDArrays, run with recording off; ``backward`` returns
+    one gradient per input) and call an instance once on NDArrays. Recorded, the call is one
+    entry whose gradient is the Python ``backward``: a backward pass runs the compiled programs of
+    the recording's parts around it and calls ``backward`` in between (``save_for_backward``
+    keeps arrays for it in ``saved_tensors``).
 
     >>> import symjit as mx
-    >>> try:
-    ...     mx.autograd.Function()
-    ... except mx.MXNetError as exc:
-    ...     print(str(exc).split(':')[0])
-    autograd.Function
+    >>> class Scale(mx.autograd.Function):
+    ...     def forward(self, x):
+    ...         return x * 3
+    ...     def backward(self, dy):
+    ...         return dy * 3
+    >>> x = mx.nd.array([1.0, 2.0]); x.attach_grad()
+    >>> with mx.autograd.record():
+    ...     y = Scale()(x) * x
+    >>> y.backward(); x.grad.asnumpy().tolist()
+    [6.0, 12.0]
     """
 
     def __init__(self) -> None:
-        raise MXNetError("autograd.Function: custom functions with a Python backward are not "
-                         "supported by symjit yet; write the computation with mx.nd operators")
+        self._used = False
+        self.saved_tensors: tuple = ()
+
+    def save_for_backward(self, *args: Any) -> None:
+        """Keep ``args`` for :meth:`backward` (as :attr:`saved_tensors`)."""
+        self.saved_tensors = args
+
+    def forward(self, *inputs: NDArray) -> Any:
+        """The outputs (an NDArray or a tuple of them) of ``inputs``; subclasses define it."""
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, *output_grads: NDArray) -> Any:
+        """The gradients of the inputs (one NDArray each) given those of the outputs."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def __call__(self, *inputs: NDArray) -> Any:
+        name = type(self).__name__
+        if self._used:
+            raise MXNetError(f"autograd.Function {name}: an instance can be called once only; make a "
+                             "new one for each call")
+        self._used = True
+        for i, a in enumerate(inputs):
+            if not isinstance(a, NDArray):
+                raise MXNetError(f"autograd.Function {name}: input {i} must be an NDArray, got "
+                                 f"{type(a).__name__}")
+        recording = MODE.recording
+        with _scope(False, None):
+            result = self.forward(*inputs)
+            single = isinstance(result, NDArray)
+            outs = [result] if single else list(result)
+            for i, o in enumerate(outs):
+                if not isinstance(o, NDArray):
+                    raise MXNetError(f"autograd.Function {name}: forward output {i} must be an "
+                                     f"NDArray, got {type(o).__name__}")
+            if not recording:
+                return result
+            # an output that is an input or another recorded array gets a storage of its own
+            outs = [o.copy() if tracked(o) or any(o is a for a in inputs) else o for o in outs]
+        if not any(tracked(a) for a in inputs):
+            constant(outs)
+        else:
+            record_entry(FUNCTION, {"function": self, "outputs": outs, "shapes": [a.shape for a in inputs],
+                                    "versions": [o._cell()[0] for o in outs]}, list(inputs), outs,
+                         MODE.training)
+        return outs[0] if single else tuple(outs)
+
+    def run_backward(self, ograds: list[NDArray], shapes: list[tuple]) -> list[NDArray]:
+        """Call :meth:`backward` and check what it returned: one gradient per input, each an
+        NDArray of its input's shape."""
+        name = type(self).__name__
+        got = self.backward(*ograds)
+        grads = [got] if isinstance(got, NDArray) else list(got)
+        if len(grads) != len(shapes):
+            raise MXNetError(f"autograd.Function {name}: backward returned {len(grads)} gradients for "
+                             f"{len(shapes)} inputs")
+        for i, (g, shape) in enumerate(zip(grads, shapes)):
+            if not isinstance(g, NDArray) or g.shape != shape:
+                raise MXNetError(f"autograd.Function {name}: backward's gradient {i} must be an NDArray "
+                                 f"of the input's shape {shape}, got {getattr(g, 'shape', type(g).__name__)}")
+        return grads
 
 
 def compiles() -> int:
@@ -794,5 +654,5 @@ def clear_programs() -> None:
 
 
 MODE.recorder = _record
-dispatch.install_recorder(_method)
+dispatch.install_recorder(method_hook)
 install(NDArray)

@@ -198,7 +198,18 @@ def test_grad_returns_new_arrays_and_namespaces():
         y = x * x
     assert ag.grad(y, [x])[0].asnumpy().tolist() == [6.0]
     assert x.grad.asnumpy().tolist() == [0.0]
-    assert mx.contrib.autograd is ag and mx.autograd is ag
+    assert mx.autograd is ag
+    cag = mx.contrib.autograd     # MXNet's older API over mx.autograd
+    a, b = mx.nd.array([2.0, 3.0]), mx.nd.array([5.0, 7.0])
+    grads, out = cag.grad_and_loss(lambda p, q: p * q + p)(a, b)
+    assert [g.asnumpy().tolist() for g in grads] == [[6.0, 8.0], [2.0, 3.0]]
+    assert out.asnumpy().tolist() == [12.0, 24.0]
+    assert cag.grad(lambda p, q: p * q, argnum=1)(a, b)[0].asnumpy().tolist() == [2.0, 3.0]
+    with cag.train_section():
+        assert ag.is_recording() and ag.is_training()
+        with cag.test_section():
+            assert not ag.is_recording() and not ag.is_training()
+    assert not ag.is_recording()
 
 
 @pytest.mark.gpu
@@ -301,3 +312,141 @@ def test_random_ops_while_recording_are_constants_or_errors():
     state = mx.nd.zeros((2, 1, 1), dtype=np.float64)
     with ag.record(), pytest.raises(mx.MXNetError, match="RNN draws random numbers"):
         mx.nd.RNN(data, params, state, state_size=1, num_layers=2, mode="rnn_tanh", p=0.5)
+
+
+def _fd_first_derivative(f, xn: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of the gradient ``f`` computes (float64): the second derivative."""
+    def g(v):
+        x = _var(v)
+        with ag.record():
+            y = f(x)
+        return ag.grad(y, [x])[0].asnumpy()
+    return (g(xn + eps) - g(xn - eps)) / (2 * eps)
+
+
+@pytest.mark.parametrize("name, lo, hi", [("sin", -2, 2), ("tanh", -2, 2), ("sigmoid", -3, 3),
+                                          ("log", 0.5, 3), ("rsqrt", 0.5, 3), ("arcsinh", -2, 2),
+                                          ("arccos", -0.8, 0.8), ("erf", -1, 1), ("rcbrt", 0.5, 3)])
+def test_create_graph_gives_second_derivatives(name, lo, hi):
+    xn = np.linspace(lo, hi, 4)
+    op = getattr(mx.nd, name)
+    x = _var(xn)
+    head1, head2 = np.array([1.0, -2.0, 0.5, 3.0]), np.array([0.25, 1.0, -1.0, 2.0])
+    with ag.record():
+        y = op(x)
+        dy = ag.grad(y, [x], head_grads=mx.nd.array(head1, dtype="float64"), create_graph=True)[0]
+        d2y = ag.grad(dy, [x], head_grads=mx.nd.array(head2, dtype="float64"), create_graph=True)[0]
+    expected = _fd_first_derivative(op, xn) * head1 * head2
+    np.testing.assert_allclose(d2y.asnumpy(), expected, rtol=1e-5, atol=1e-7)
+    d2y.backward()     # a third derivative, through the recorded second one
+    x3 = _fd_first_derivative(lambda v: ag.grad(op(v), [v], create_graph=True)[0], xn)
+    np.testing.assert_allclose(x.grad.asnumpy(), x3 * head1 * head2, rtol=1e-4, atol=1e-6)
+
+
+def test_create_graph_of_a_composite_expression_and_of_linear_ops():
+    xn, wn = np.array([[0.3, -1.2], [2.0, 0.5]]), np.array([[1.5, -0.5], [0.25, 2.0]])
+    x, w = _var(xn), _var(wn)
+
+    def f(x):
+        return mx.nd.sum(mx.nd.exp(mx.nd.dot(x, w)) * x)
+    with ag.record():
+        gx = ag.grad(f(x), [x], create_graph=True)[0]
+        total = mx.nd.sum(gx * gx)
+    total.backward()
+
+    def total_of(v):
+        xv = _var(v)
+        with ag.record():
+            g = ag.grad(f(xv), [xv], create_graph=True)[0]
+        return float(mx.nd.sum(g * g).asscalar())
+    np.testing.assert_allclose(x.grad.asnumpy(), _numeric_grad(total_of, xn), rtol=1e-5)
+    assert ag.compiles() > 0
+    with ag.record():                    # a linear function: its second derivative is zero
+        dy = ag.grad(x * 3 + 1, [x], create_graph=True)[0]
+    assert dy.asnumpy().tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    dy.backward()
+    assert x.grad.asnumpy().tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    with ag.record():
+        y = x * x
+    ag.grad(y, [x], create_graph=True)            # retain_graph defaults to create_graph
+    assert ag.grad(y, [x])[0].asnumpy().tolist() == (2 * xn).tolist()
+
+
+class _DivMul(ag.Function):
+    def forward(self, x, y):
+        self.save_for_backward(x, y)
+        return x / y, x * y
+
+    def backward(self, dm, dn):
+        x, y = self.saved_tensors
+        return dm / y + dn * y, dn * x - dm * x / (y * y)
+
+
+def test_function_backward_between_compiled_parts():
+    xn, yn = np.array([0.5, 1.5, -2.0]), np.array([2.0, -0.5, 1.0])
+    x, y = _var(xn), _var(yn)
+    with ag.record():
+        a = mx.nd.sin(x)
+        m, n = _DivMul()(a, y)
+        out = mx.nd.exp(m) + n * a
+    out.backward()
+
+    def total(xv, yv):
+        av = np.sin(xv)
+        return np.sum(np.exp(av / yv) + av * yv * av)
+    np.testing.assert_allclose(x.grad.asnumpy(), _numeric_grad(lambda v: total(v, yn), xn), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.asnumpy(), _numeric_grad(lambda v: total(xn, v), yn), rtol=1e-6)
+    with ag.record():          # the heads are the Function's outputs; grad() leaves x.grad alone
+        m, n = _DivMul()(x, y)
+    gx, gy = ag.grad([m, n], [x, y])
+    np.testing.assert_allclose(gx.asnumpy(), 1 / yn + yn, rtol=1e-12)
+    np.testing.assert_allclose(gy.asnumpy(), xn - xn / yn ** 2, rtol=1e-12)
+
+
+def test_function_rules_and_errors():
+    class AddOne(ag.Function):
+        def forward(self, x):
+            return x + 1
+
+        def backward(self, dy):
+            return dy, dy            # one gradient too many
+
+    f = AddOne()
+    with ag.record():
+        c = f(mx.nd.zeros((2,)))     # no variable: not recorded, a constant
+    assert c.asnumpy().tolist() == [1.0, 1.0] and not ag.tracked(c)
+    with pytest.raises(mx.MXNetError, match="called once only"):
+        f(mx.nd.zeros((2,)))
+    x = _var(np.ones(2))
+    with ag.record():
+        y = AddOne()(x)
+    with pytest.raises(mx.MXNetError, match="backward returned 2 gradients for 1 inputs"):
+        y.backward()
+
+    class Same(ag.Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, dy):
+            return dy * 2
+    with ag.record():
+        y = Same()(x)
+    assert y is not x and ag.tracked(y)
+    with pytest.raises(mx.MXNetError, match="create_graph=True through an autograd.Function"):
+        ag.grad(y, [x], create_graph=True)
+
+
+def test_get_symbol_writes_numbers_as_scalar_operators():
+    x, z = _var(np.ones(1)), _var(np.ones(1))
+    with ag.record():
+        y = x * x + 2 * x - 1
+        w = 3 - x / 2 + z ** 2
+    sym = ag.get_symbol(y)
+    assert sym.list_arguments() == ["leaf0"]
+    assert sym.eval(leaf0=mx.nd.array([3.0]))[0].asnumpy().tolist() == [14.0]
+    sym = ag.get_symbol(w)
+    assert len(sym.list_arguments()) == 2
+    ops = [n["op"] for n in __import__("json").loads(sym.tojson())["nodes"]]
+    assert {"_rminus_scalar", "_div_scalar", "_power_scalar"} <= set(ops)
+    args = dict(zip(sym.list_arguments(), [mx.nd.array([4.0]), mx.nd.array([3.0])]))
+    assert sym.eval(**args)[0].asnumpy().tolist() == [10.0]

@@ -5,7 +5,8 @@
 submodules ``text`` (vocabularies and token embeddings), ``svrg_optimization`` (SVRGModule) and
 ``io`` are imported at first use. ``amp`` (float16 mixed precision) and ``quantization`` (int8
 graphs) exist so that programs importing them run, and raise a clear error when used;
-``mx.contrib.autograd`` is :mod:`symjit.autograd`.
+``autograd`` is MXNet's first, experimental autograd interface (``train_section``,
+``grad_and_loss``) over :mod:`symjit.autograd`.
 
 >>> import symjit as mx
 >>> mx.contrib.sym.box_iou is mx.sym.contrib.box_iou
@@ -23,7 +24,7 @@ from ..symbol import contrib as symbol
 sym = symbol
 nd = ndarray
 
-_LAZY = ("text", "svrg_optimization", "io", "amp", "quantization")
+_LAZY = ("text", "svrg_optimization", "io", "amp", "quantization", "autograd")
 
 __all__ = ["symbol", "sym", "ndarray", "nd", "onnx", *_LAZY]
 
@@ -33,8 +34,6 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"{__name__}.{name}")
     if name == "quant":
         return importlib.import_module(f"{__name__}.quantization")
-    if name == "autograd":
-        return importlib.import_module("symjit.autograd")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

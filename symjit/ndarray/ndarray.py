@@ -194,6 +194,7 @@ class NDArray:
     __array_priority__ = 1000.0
     __array_ufunc__ = None  # numpy defers to NDArray's reflected operators
     _ver: list | None = None  # the write counter shared with views (made on first need)
+    _number = False           # an array made from a number operand of arithmetic
     _is_view = False          # made by _view: shares another array's storage
 
     def __init__(self, data: Any, ctx: Context | None = None):
@@ -558,8 +559,10 @@ class NDArray:
         dtype, as MXNet casts it) becomes an array of one element, so a new value needs no new
         kernel."""
         if not isinstance(rhs, NDArray):
+            number = rhs.size == 1      # a number (autograd.get_symbol writes it as a scalar op's)
             rhs = wrap(np.ascontiguousarray(rhs.reshape(-1) if rhs.ndim == 0 else rhs), self._ctx) \
                 if rhs.ndim != 1 or not self._ctx.device.host_memory else _wrap_fast(rhs, self._ctx)
+            rhs._number = number
         elif rhs._data.dtype != self._data.dtype:
             raise DTypeError(f"{where}: operands have different dtypes "
                              f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "

@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import intdiv
+from .elementwise_grad import SECOND
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
 from .registry import Kind, OpDef, Param, RuleError, register, same_shape, unary_shape
@@ -753,7 +754,7 @@ for _name, _fn, _args, _consts, _of in _BACKWARD:
     register(OpDef(
         name=_name, arguments=_args, params=tuple(Param(c, "float") for c in _consts),
         shape=_bw_shape, kind=Kind.BROADCAST,
-        body=const_body(_fn, *_consts) if _consts else fixed_body(_fn),
+        body=const_body(_fn, *_consts) if _consts else fixed_body(_fn), grad=SECOND.get(_name),
         doc=f"Internal: a gradient of {_of} from ({', '.join(_args)}).",
         extra={"backward_of": _of},
     ))

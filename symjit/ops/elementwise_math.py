@@ -27,6 +27,7 @@ from collections.abc import Callable
 from ..jitext import jitable
 from .broadcast import _binary_shape
 from .elementwise import BINARY_FNS, _unary_shape, _with, const_body, fixed_body
+from .elementwise_grad import SECOND
 from .registry import Kind, OpDef, Param, register, same_shape
 
 __all__ = ["digamma", "cbrt", "UNARY_MATH", "LOGICAL", "OPS"]
@@ -320,6 +321,7 @@ for _name, _fn, _g, _formula in UNARY_MATH:
         register(OpDef(
             name=f"_backward_{_name}", arguments=("ograd", "output" if _g == "y" else "data"),
             shape=same_shape, kind=Kind.ELEMWISE, body=fixed_body(globals()[f"_bw_{_name}"]),
+            grad=SECOND.get(f"_backward_{_name}"),
             doc=f"Internal: the gradient of {_name}.", extra={"backward_of": _name}))
     else:
         _grad = _g
