@@ -44,6 +44,14 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     ``PROGRAM_CALLS_LIMIT``; ``0``: always one by one). A program function saves ~1-2 us per kernel
     call at run time, but numba links and optimises all its kernels into it again, which about
     doubles the compile time of a small program (see :mod:`symjit.compiler.codegen.generate`).
+``SYMJIT_INTERPRET``
+    ``0`` compiles every program at its bind. By default (``1``) a small CPU program (every value
+    at most 4096 elements, kernels that only compose the operators' scalar bodies) runs its first
+    forward passes with its kernels as plain Python and compiles at the next one (see
+    :mod:`symjit.compiler.tier`).
+``SYMJIT_INTERPRET_CALLS``
+    how many forward passes such a program runs interpreted before it compiles (default 4;
+    ``0`` is ``SYMJIT_INTERPRET=0``).
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -125,6 +133,8 @@ class Config:
     blas_threads: int | None = None      # None: adaptive (symjit.threads)
     aot: str = "auto"                     # "auto" | "sync" | "background" | "off" (symjit.compiler.aot)
     program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
+    interpret: bool = True                # small programs' first passes as Python (compiler.tier)
+    interpret_calls: int | None = None    # None: the tier's default (INTERPRET_CALLS)
     progress: bool = True                 # progress lines of long binds on stderr (compiler.progress)
     eliminate_common_expr: bool = True    # merge repeated computations at bind (symbol.cse)
     progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress
@@ -146,6 +156,8 @@ class Config:
             aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "background", "off")),
             program_calls=_count(env, "SYMJIT_PROGRAM_CALLS"),
             progress=_flag(env, "SYMJIT_PROGRESS", True),
+            interpret=_flag(env, "SYMJIT_INTERPRET", True),
+            interpret_calls=_count(env, "SYMJIT_INTERPRET_CALLS"),
             eliminate_common_expr=_flag(env, "MXNET_ELIMINATE_COMMON_EXPR", True),
         )
 

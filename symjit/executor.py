@@ -28,6 +28,7 @@ from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
 from .compiler.progress import Progress, Tally, summary
+from .compiler.tier import Tier
 from .config import Config, default_config
 from .context import Context
 from .devices import provide as provide_to_devices
@@ -143,6 +144,7 @@ class Executor:
         self._head_grads: dict[str, dict] = {}  # mode -> output index -> head gradient array
         self._last: str | None = None           # the program mode of the last forward pass
         self._infer_grad = False                # inference forwards keep what backward needs
+        self._tier = Tier(self._cfg)            # which programs run interpreted for now
         main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
         self.outputs = self._make_outputs(self._program(main_mode, load=False))
         self._prepare(main_mode)
@@ -249,6 +251,8 @@ class Executor:
         ends with one line on where its compiled functions came from (:mod:`symjit.compiler.progress`)."""
         target = self._device.target
         start = time.perf_counter()
+        if self._interprets(mode):
+            return      # a small program's first passes: its kernels as Python, nothing compiled
         if isinstance(self._load(mode).module, aot.Loaded):
             return      # compiled ahead of time for these arrays: nothing to load or compile
         for attempt in (0, 1):
@@ -271,6 +275,16 @@ class Executor:
                     raise
                 purge_program(prog.program, prog.module)
                 prog.module = None
+
+    def _interprets(self, mode: str) -> bool:
+        """Whether the program of ``mode`` runs interpreted for now (:mod:`symjit.compiler.tier`):
+        a small program no ahead-of-time module serves."""
+        if self._tier.active(mode):
+            return True
+        prog = self._program(mode, load=False)
+        if prog.module is None:
+            prog.module = aot.load_program(prog, self._arrays(mode), self._cfg)
+        return prog.module is None and self._tier.start(mode, prog)
 
     def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
         """Load (or compile) every compiled function of the program's phases; ``progress`` counts
@@ -306,6 +320,10 @@ class Executor:
         if not steps:
             return
         with storage.device_scope(self._ctx):
+            if phase == "forward" and self._tier.spent(mode):   # interpreted passes done: compile
+                self._tier.stop(mode)
+                self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
+                self._prepare(mode)
             calls = self._calls.get((mode, phase))
             if calls is None:
                 if mode.endswith("_prof") and not any(key[0] == mode for key in self._calls):
@@ -319,6 +337,8 @@ class Executor:
                 self._run_timed(steps, calls)
             else:
                 self._run_steps(mode, phase, steps, calls)
+            if phase == "forward":
+                self._tier.ran(mode)
 
     def _run_timed(self, steps: list, calls: list) -> None:
         """Run a profiled program's steps one by one, each recorded as a profiler event (kernels
@@ -336,6 +356,9 @@ class Executor:
     def _prepare_calls(self, mode: str, steps: list) -> list[Callable[[], Any]]:
         """Each segment's call with its bound buffers, prepared once by the target (a Custom op's
         host call as it is)."""
+        if self._interprets(mode):
+            return self._tier.prepare_calls(mode, self._program(mode, load=False), steps,
+                                            lambda name: getattr(self._program(mode).module, name))
         prog, target = self._load(mode), self._device.target
 
         def one(seg: Any, payload: Any) -> Callable[[], Any]:
@@ -425,7 +448,7 @@ class Executor:
             mode = mode.replace("infer", "infer_grad")
             self._run(mode, "forward")
             self._last = mode
-        g = self._program(mode).graph
+        g = self._program(mode, load=False).graph
         if out_grads is not None:
             grads = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else list(out_grads)
             if len(grads) != len(g.outputs):

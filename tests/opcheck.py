@@ -55,10 +55,11 @@ class Case:
 
 
 def bind_case(case: Case, fusion: bool = True, grad_req: str = "write", ctx: Any = None,
-              program_calls: int | None = None):
+              program_calls: int | None = None, interpret: bool = False):
     """Bind the case's symbol on its inputs (copied), float64 unless given otherwise, on ``ctx``
     (default the CPU; ``mx.gpu(0)`` compiles for the CUDA target); ``program_calls`` overrides the
-    environment's ``Config.program_calls``."""
+    environment's ``Config.program_calls``. The op cases test the compiled kernels: small programs
+    compile at once unless ``interpret`` (:mod:`symjit.compiler.tier`)."""
     ctx = ctx or mx.cpu()
     sym = case.build({n: mx.sym.Variable(n) for n in case.inputs})
     arg_names = sym.list_arguments()
@@ -68,7 +69,7 @@ def bind_case(case: Case, fusion: bool = True, grad_req: str = "write", ctx: Any
     wrt = grad_inputs(case, arg_names)
     reqs = {n: (grad_req if n in wrt else "null") for n in arg_names}
     grads = {n: mx.nd.zeros(args[n].shape, ctx=ctx, dtype=args[n].dtype) for n in wrt}
-    cfg = Config.from_env().replace(fusion=fusion)
+    cfg = Config.from_env().replace(fusion=fusion, interpret=interpret)
     if program_calls is not None:
         cfg = cfg.replace(program_calls=program_calls)
     from symjit.executor import Executor

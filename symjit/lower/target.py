@@ -92,6 +92,12 @@ class Target:
         compiled function with its arguments, on CUDA a launch table."""
         return functools.partial(getattr(module, name), *payload)
 
+    def interpret(self, source: str) -> Callable | None:
+        """The kernel of a kernel module's ``source`` (targets with :attr:`kernel_modules`) as a
+        plain Python function computing its elements, which a small program runs before it is
+        compiled (:mod:`symjit.compiler.tier`); None where it cannot (this one: never)."""
+        return None
+
     def prepare_calls(self, module: Any, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each kernel call of a ``calls`` segment (targets with
         :attr:`kernel_modules`), ``by_vid`` the bound array of each value id."""

@@ -8,6 +8,7 @@ from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import KernelWriter, ModuleWriter
+from .interpret import interpret
 from .overloads import register_overloads
 from .threaded import CPUModuleWriter, place_gemms
 
@@ -117,6 +118,11 @@ class CPUTarget(Target):
 
     def bound_calls(self, launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
         return bound_calls(launches, by_vid)
+
+    def interpret(self, source: str):
+        """The kernel as plain Python, where it only composes scalar bodies
+        (:func:`symjit.lower.cpu.interpret.interpret`)."""
+        return interpret(source)
 
     def schedule(self, g):
         """A convolution net's GEMMs on numba's threads beside its convolutions
