@@ -214,3 +214,11 @@ def test_symbol_json_marks_numpy_shapes_and_classic_files_read_under_them(tmp_pa
 
 def json_attrs(text: str) -> dict:
     return json.loads(text)["attrs"]
+
+
+def test_0d_arrays_into_compiled_operators_are_a_clear_error_and_depth_0_one_hot_is_empty():
+    with mx.np_shape():
+        with pytest.raises(mx.MXNetError, match=r"'in0_data' is 0-d \(shape \(\)\)"):
+            mx.nd.relu(mx.nd.ones(()))
+    rows = mx.nd.one_hot(mx.nd.array([[1, 2]]), depth=0)       # MXNet gives zero-size rows, classic or not
+    assert rows.shape == (1, 2, 0) and rows.asnumpy().size == 0

@@ -321,7 +321,7 @@ PARAM_ERRORS = [
     ("norm", {"ord": 3}, ["norm", "ord"]),
     ("norm", {"axis": (0, 1, 2)}, ["norm", "axis"]),
     ("one_hot", {"depth": 3, "dtype": "bool"}, ["one_hot", "dtype"]),
-    ("one_hot", {"depth": 0}, ["one_hot", "depth"]),
+    ("one_hot", {"depth": -1}, ["one_hot", "depth"]),
     ("take", {"mode": "nearest"}, ["take", "mode"]),
     ("Reshape", {}, ["Reshape", "shape"]),
     ("Reshape", {"shape": (2, -1), "target_shape": (2, 0)}, ["Reshape", "target_shape"]),

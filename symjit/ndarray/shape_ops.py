@@ -211,8 +211,8 @@ def one_hot(indices: NDArray, depth: int, on_value: float = 1.0, off_value: floa
     [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
     """
     need_nd(indices, "one_hot", "indices")
-    if int(depth) < 1:
-        raise ParamError(f"one_hot: depth must be >= 1, got {depth}")
+    if int(depth) < 0:
+        raise ParamError(f"one_hot: depth must be >= 0, got {depth}")
     dt = np_dtype(dtype)
     return dispatch.invoke1("one_hot", [indices], {"depth": int(depth), "on_value": float(on_value),
                                                    "off_value": float(off_value), "dtype": dt.name},

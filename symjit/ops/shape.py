@@ -728,7 +728,8 @@ def _one_hot_dtype(p: dict, ins: list, aux: list):
 one_hot = register(OpDef(
     name="one_hot",
     params=(
-        Param("depth", "int", check=lambda v: v > 0, check_msg="> 0", doc="size of the one-hot dimension"),
+        Param("depth", "int", check=lambda v: v >= 0, check_msg=">= 0",
+              doc="size of the one-hot dimension (0: a zero-size output, as MXNet)"),
         Param("on_value", "float", 1.0, doc="value at the index"),
         Param("off_value", "float", 0.0, doc="value elsewhere"),
         Param("dtype", "dtype", "float32",

@@ -34,12 +34,17 @@ def build_forward(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, np.dt
     aux_ids = aux_variable_ids(nodes)
     entry_value: dict[tuple[int, int], int] = {}
 
+    def kind_of(node, i):
+        return f"variable '{node.name}'" if node.is_variable else f"{node.op.name} '{node.name}' output {i}"
+
     def need(node, i, what, table):
         v = table.get((id(node), i))
         if v is None:
-            kind = f"variable '{node.name}'" if node.is_variable else \
-                f"{node.op.name} '{node.name}' output {i}"
+            kind = kind_of(node, i)
             raise MXNetError(f"cannot bind: the {what} of {kind} is unknown; give it to bind/simple_bind")
+        if what == "shape" and v == ():    # (NumPy shape semantics make 0-d arrays)
+            raise MXNetError(f"cannot bind: {kind_of(node, i)} is 0-d (shape ()), which symjit's compiled "
+                             "operators do not take yet; reshape it to (1,)")
         return v
 
     for node in nodes:
