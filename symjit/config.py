@@ -47,11 +47,11 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
 ``SYMJIT_INTERPRET``
     ``0`` compiles every program at its bind. By default (``1``) a small CPU program (every value
     at most 4096 elements, kernels that only compose the operators' scalar bodies) runs its first
-    forward passes with its kernels as plain Python and compiles at the next one (see
-    :mod:`symjit.compiler.tier`).
+    passes with its kernels as plain Python, and compiles at the forward pass after those have
+    taken 0.1 s in all (see :mod:`symjit.compiler.tier`).
 ``SYMJIT_INTERPRET_CALLS``
-    how many forward passes such a program runs interpreted before it compiles (default 4;
-    ``0`` is ``SYMJIT_INTERPRET=0``).
+    the most forward passes such a program runs interpreted before it compiles (default: no
+    limit but the time; ``0`` is ``SYMJIT_INTERPRET=0``).
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -134,7 +134,7 @@ class Config:
     aot: str = "auto"                     # "auto" | "sync" | "background" | "off" (symjit.compiler.aot)
     program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
     interpret: bool = True                # small programs' first passes as Python (compiler.tier)
-    interpret_calls: int | None = None    # None: the tier's default (INTERPRET_CALLS)
+    interpret_calls: int | None = None    # most interpreted forward passes (None: the time budget)
     progress: bool = True                 # progress lines of long binds on stderr (compiler.progress)
     eliminate_common_expr: bool = True    # merge repeated computations at bind (symbol.cse)
     progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress

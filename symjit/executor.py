@@ -325,6 +325,7 @@ class Executor:
                 self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
                 self._prepare(mode)
             calls = self._calls.get((mode, phase))
+            start = time.perf_counter()
             if calls is None:
                 if mode.endswith("_prof") and not any(key[0] == mode for key in self._calls):
                     # compile every step first: the events time the kernels
@@ -337,8 +338,7 @@ class Executor:
                 self._run_timed(steps, calls)
             else:
                 self._run_steps(mode, phase, steps, calls)
-            if phase == "forward":
-                self._tier.ran(mode)
+            self._tier.ran(mode, phase, time.perf_counter() - start)
 
     def _run_timed(self, steps: list, calls: list) -> None:
         """Run a profiled program's steps one by one, each recorded as a profiler event (kernels

@@ -7,6 +7,7 @@ import pytest
 
 import symjit as mx
 from symjit.base import MXNetError
+from symjit.compiler import tier
 from symjit.compiler.tier import INTERPRET_ELEMENTS, kernel_functions
 from symjit.config import Config
 from symjit.executor import Executor
@@ -80,6 +81,22 @@ def test_first_passes_run_interpreted_equal_the_compiled_ones_then_it_compiles(d
     assert _loaded(ex) and not ex._tier.active("train")
     _same(out, want[0][0], dtype)
     np.testing.assert_array_equal(grads["x"], _pass(ref, head)[1]["x"])   # compiled: the same kernels
+
+
+def test_the_time_budget_decides_when_a_program_compiles(monkeypatch):
+    """A finite-difference check's many passes over a few elements stay interpreted; a program
+    whose passes have used up the budget compiles at its next forward pass."""
+    values, head = _values("float64"), np.ones((3, 4))
+    ex = _bind(_graph(), values, _cfg())
+    for _ in range(40):
+        _pass(ex, head)
+    assert ex._tier.active("train") and not _loaded(ex)
+    monkeypatch.setattr(tier, "INTERPRET_SECONDS", 1e-9)   # spent by one pass
+    ex = _bind(_graph(), values, _cfg())
+    _pass(ex, head)
+    assert ex._tier.spent("train") and not _loaded(ex)
+    _pass(ex, head)
+    assert not ex._tier.active("train") and _loaded(ex)
 
 
 def test_accumulated_gradients_and_the_inference_program():

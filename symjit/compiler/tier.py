@@ -12,11 +12,17 @@ microseconds compiled and milliseconds as Python. So a program runs interpreted 
 * every value it computes has at most :data:`INTERPRET_ELEMENTS` elements, and
 * no ahead-of-time module serves it (:mod:`symjit.compiler.aot`) and it is not profiled,
 
-for its first ``Config.interpret_calls`` forward passes (:data:`INTERPRET_CALLS` by default,
-``SYMJIT_INTERPRET_CALLS``; ``SYMJIT_INTERPRET=0`` turns the tier off); the next forward pass
-compiles it in the calling thread, as a bind without the tier does, and runs compiled from then
-on. A program bound for a test, a quick check or one notebook cell compiles nothing; a loop over
-it pays for its compile once it has proved to be a loop.
+until its interpreted passes (forward and backward) have taken :data:`INTERPRET_SECONDS` in all,
+or it has run ``Config.interpret_calls`` forward passes when that is set
+(``SYMJIT_INTERPRET_CALLS``); ``SYMJIT_INTERPRET=0`` turns the tier off. The next forward pass
+compiles it in the calling thread, as a bind without the tier does, and it runs compiled from then
+on. This is the ski-rental rule: an interpreted pass costs microseconds to milliseconds, a compile
+0.2-0.5 s a distinct kernel, so a program stops paying the interpreter's rent once the rent
+would have bought a good part of its compile, and no program loses more than
+:data:`INTERPRET_SECONDS` to the interpreter. A program bound for a test, a quick check or one
+notebook cell compiles nothing, a finite-difference gradient check on a few elements (two forward
+passes an element) neither; a loop over a program pays for its compile once it has proved to be
+a loop.
 
 The results are the compiled program's up to float rounding (see
 :mod:`symjit.lower.cpu.interpret`): float64 to the last bit or an ulp, float32 within a few ulps.
@@ -36,14 +42,15 @@ import numpy as np
 from ..base import MXNetError
 from ..config import Config
 
-__all__ = ["Tier", "kernel_functions", "small", "INTERPRET_ELEMENTS", "INTERPRET_CALLS"]
+__all__ = ["Tier", "kernel_functions", "small", "INTERPRET_ELEMENTS", "INTERPRET_SECONDS"]
 
-# The most elements a value of an interpreted program may have. Python runs a fused elementwise
-# kernel at ~1-3 us an element (docs/performance.md, the tiny graphs benchmark), so a pass over
-# values of this size costs a few milliseconds: well below one kernel's compile.
+# The most elements a value of an interpreted program may have. Python runs a training pass of a
+# few fused elementwise kernels at ~4-6 us an element (docs/performance.md, the tiny graphs
+# benchmark): ~16 ms at this size, which still leaves a few passes before the budget below.
 INTERPRET_ELEMENTS = 4096
-# Forward passes a program runs interpreted before it compiles (Config.interpret_calls).
-INTERPRET_CALLS = 4
+# The time a program's interpreted passes may take in all before it compiles (less than one
+# distinct kernel's compile, 0.2-0.5 s).
+INTERPRET_SECONDS = 0.1
 
 _IMPORT = re.compile(r"^from (\S+) import (\w+) as (\w+)$", re.M)
 
@@ -113,9 +120,10 @@ class Tier:
     (keyed by the executor's program modes)."""
 
     def __init__(self, cfg: Config):
-        calls = INTERPRET_CALLS if cfg.interpret_calls is None else cfg.interpret_calls
-        self.calls = calls if cfg.interpret else 0
-        self._left: dict[str, int] = {}
+        self.on = cfg.interpret and cfg.interpret_calls != 0
+        self.calls = cfg.interpret_calls   # None: the time budget alone
+        self.seconds = INTERPRET_SECONDS
+        self._left: dict[str, tuple[float, float]] = {}   # mode -> (passes, seconds) left
         self._fns: dict[str, dict[str, Callable]] = {}
         self._done: set[str] = set()
 
@@ -124,13 +132,14 @@ class Tier:
         whether it does. A program runs interpreted once at most."""
         if mode in self._fns:
             return True
-        if mode in self._done or self.calls <= 0 or mode.endswith("_prof") or not small(compiled):
+        if mode in self._done or not self.on or mode.endswith("_prof") or not small(compiled):
             return False
         fns = kernel_functions(compiled)
         self._done.add(mode)
         if fns is None:
             return False
-        self._fns[mode], self._left[mode] = fns, self.calls
+        self._fns[mode] = fns
+        self._left[mode] = (float("inf") if self.calls is None else self.calls, self.seconds)
         return True
 
     def active(self, mode: str) -> bool:
@@ -140,12 +149,13 @@ class Tier:
     def spent(self, mode: str) -> bool:
         """Whether the program of ``mode`` has run its interpreted passes (or fell back to
         compiled code): it compiles before its next forward pass."""
-        return mode in self._fns and self._left[mode] <= 0
+        return mode in self._fns and min(self._left[mode]) <= 0
 
-    def ran(self, mode: str) -> None:
-        """Count a forward pass of ``mode``."""
+    def ran(self, mode: str, phase: str, seconds: float) -> None:
+        """Count a pass of ``mode`` that took ``seconds`` (a forward pass counts as a call)."""
         if mode in self._left:
-            self._left[mode] -= 1
+            calls, left = self._left[mode]
+            self._left[mode] = (calls - (phase == "forward"), left - seconds)
 
     def stop(self, mode: str) -> None:
         """From now on ``mode`` runs compiled."""
@@ -161,7 +171,7 @@ class Tier:
 
         def fell_back() -> None:
             if mode in self._left:
-                self._left[mode] = 0
+                self._left[mode] = (0, 0.0)
 
         def one(seg: Any, payload: Any) -> Callable[[], Any]:
             if seg.kind == "host":
