@@ -32,3 +32,13 @@ def example_mnist(args: argparse.Namespace) -> dict:
     """MNIST from ``--mnist``, else the shared copy beside the repository, else symjit's lookup."""
     shared = ROOT.parent / "shared" / "data" / "mnist"
     return load_mnist(args.mnist or (str(shared) if shared.is_dir() else None))
+
+
+def gluon_accuracy(net, loader, ctx) -> float:
+    """The share of ``loader``'s ``(data, label)`` samples whose largest output of the Gluon block
+    ``net`` (called in predict mode on ``ctx``) is the label."""
+    import symjit as mx
+    metric = mx.metric.Accuracy()
+    for data, label in loader:
+        metric.update([label.as_in_context(ctx)], [net(data.as_in_context(ctx))])
+    return metric.get()[1]

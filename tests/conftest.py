@@ -26,6 +26,7 @@ EXHAUSTIVE = (
     "tests/test_examples.py::test_lenet_short",
     "tests/test_examples.py::test_custom_loop_short",
     "tests/test_examples_training.py::",
+    "tests/test_examples_gluon.py::",
     "tests/test_cache.py::test_parallel_compile_matches_serial",
     "tests/test_cache.py::test_warm_cache_hits_and_corrupt_entries_recompile",
     "tests/test_cache.py::test_two_processes_compiling_at_once",
