@@ -5,7 +5,8 @@ Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them)
 in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
 function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
 on access. The top-level modules symjit does not have yet (``mx.np``,
-``mx.npx``) raise such an error too (:data:`PLANNED`, through ``symjit.__getattr__``). They can be
+``mx.npx``, also named ``mx.numpy`` and ``mx.numpy_extension``) raise such an error too
+(:data:`PLANNED`, through ``symjit.__getattr__``). They can be
 imported (``import mxnet.numpy``, ``from mxnet import np``), so that a program importing
 them at the top still runs what does not use them: the imported module is a placeholder whose
 every attribute raises the same error.
@@ -54,6 +55,9 @@ _CLASSIC = "symjit implements MXNet's classic symbolic API (mx.sym, mx.nd, mx.mo
 PLANNED: dict[str, str] = {
     "np": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
     "npx": f"{_CLASSIC}; for arrays use mx.nd (the NumPy-compatible mx.np and mx.npx are not there yet)",
+    "numpy": f"{_CLASSIC}; for arrays use mx.nd (mx.numpy, also named mx.np, is not there yet)",
+    "numpy_extension": f"{_CLASSIC}; for arrays use mx.nd (mx.numpy_extension, also named mx.npx, is not "
+                       "there yet)",
 }
 
 

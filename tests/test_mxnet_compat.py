@@ -3,6 +3,8 @@
 point 6 and the dtype rule itself are in tests/test_nd_ops.py)."""
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -216,8 +218,12 @@ def test_monitor_sees_the_inference_backward():
 
 # --- MXNet modules symjit does not have yet --------------------------------------------------------
 
-@pytest.mark.parametrize("name, planned", [("np", "use mx.nd"), ("npx", "use mx.nd")])
+@pytest.mark.parametrize("name, planned", [("np", "use mx.nd"), ("npx", "use mx.nd"), ("numpy", "use mx.nd"),
+                                           ("numpy_extension", "use mx.nd")])
 def test_missing_mxnet_modules_say_so(name, planned):
+    module = importlib.import_module(f"symjit.{name}")   # importable, every name an error
+    with pytest.raises(mx.MXNetError, match=rf"^mx\.{name} is not supported by symjit yet"):
+        module.array  # noqa: B018
     with pytest.raises(mx.MXNetError, match=rf"^mx\.{name} is not supported by symjit yet: .*classic "
                                             rf"symbolic API .*{planned}"):
         getattr(mx, name)
@@ -226,3 +232,10 @@ def test_missing_mxnet_modules_say_so(name, planned):
     assert not hasattr(mx, name)
     with pytest.raises(AttributeError, match="module 'symjit' has no attribute 'nonexistent'"):
         mx.nonexistent  # noqa: B018
+
+
+def test_ndarray_module_tables():
+    from symjit.ndarray import ndarray as nd_module
+    assert nd_module._STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+    assert nd_module._DTYPE_NP_TO_MX[np.float32] == 0 and nd_module._DTYPE_MX_TO_NP[0] is np.float32
+    assert nd_module._GRAD_REQ_MAP == {"null": 0, "write": 1, "add": 3}

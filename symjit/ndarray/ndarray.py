@@ -36,6 +36,15 @@ __all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap", "py_slice"]
 # Python's ``slice``, under the name MXNet's module keeps it by (its ``slice`` is the operator).
 py_slice = slice
 
+# MXNet's tables of this module, for programs that read them: storage types (symjit's arrays are
+# all 'default'), dtype flags, grad_req codes
+_STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT, _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = -1, 0, 1, 2
+_STORAGE_TYPE_ID_TO_STR = {-1: "undefined", 0: "default", 1: "row_sparse", 2: "csr"}
+_STORAGE_TYPE_STR_TO_ID = {v: k for k, v in _STORAGE_TYPE_ID_TO_STR.items()}
+_DTYPE_NP_TO_MX = {None: -1, **{d.type: f for d, f in DTYPE_TO_FLAG.items()}}
+_DTYPE_MX_TO_NP = {-1: None, **{f: d.type for d, f in DTYPE_TO_FLAG.items()}}
+_GRAD_REQ_MAP = {"null": 0, "write": 1, "add": 3}
+
 
 class NDArrayIndexError(MXNetError, IndexError):
     """An index outside an array's bounds."""
