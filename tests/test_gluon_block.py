@@ -44,6 +44,8 @@ def test_import_forms_and_namespace():
     assert mx.gluon is gluon and gluon.nn is nn
     assert importlib.import_module("symjit.gluon.nn") is nn
     assert gluon.Block is gluon.block.Block and nn.HybridBlock is gluon.HybridBlock
+    assert gluon.model_zoo is importlib.import_module("symjit.gluon.model_zoo")
+    assert gluon.contrib.nn is importlib.import_module("symjit.gluon.contrib.nn")
 
 
 def test_prefixes_and_parameter_names():
@@ -348,3 +350,8 @@ def test_none_inputs_and_mixed_inputs():
         Pick()(None, None)
     with pytest.raises(ValueError, match="all NDArrays or all Symbols"):
         Pick()(one, mx.sym.var("b"))
+    with pytest.raises(ValueError, match=r"hybridized block's inputs must be NDArrays .*\['int'\]"):
+        blk(one, 2)
+    assert Pick()(one, 2).asnumpy().tolist() == [3.0, 3.0]      # imperative: numbers passed on
+    assert Pick()([one, one][0], [2][0]).asnumpy().tolist() == [3.0, 3.0]
+    assert Pick()(mx.sym.var("a"), 2).list_arguments() == ["a"]

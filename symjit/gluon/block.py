@@ -463,7 +463,8 @@ class HybridBlock(Block):
     def forward(self, x: Any, *args: Any) -> Any:
         """Run ``hybrid_forward``: imperatively with ``F = mx.nd``, through the compiled program
         when hybridized, or symbolically (``F = mx.sym``) when ``x`` is a Symbol."""
-        flat = [a for a in _flatten([x, *args], "input")[0] if a is not None]
+        given = [a for a in _flatten([x, *args], "input", loose=True)[0] if a is not None]
+        flat = [a for a in given if isinstance(a, (NDArray, Symbol))]   # others: numbers, passed on
         if not flat:
             raise ValueError(f"{type(self).__name__}: at least one input must be an NDArray or a "
                              "Symbol, all are None")
@@ -473,6 +474,11 @@ class HybridBlock(Block):
                                  f"got {[type(a).__name__ for a in flat]}")
             ctx = flat[0].context
             with ctx:
+                if self._active and len(flat) != len(given):
+                    other = [type(a).__name__ for a in given if not isinstance(a, NDArray)]
+                    raise ValueError(f"{type(self).__name__}: a hybridized block's inputs must be "
+                                     f"NDArrays (or None), got {other}; call it without hybridize() "
+                                     "to pass other values")
                 if self._active:
                     return call_cached(self, x, *args)
                 try:

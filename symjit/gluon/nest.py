@@ -20,20 +20,23 @@ from ..symbol import Symbol
 __all__ = ["_flatten", "_regroup"]
 
 
-def _flatten(args: Any, what: str) -> tuple[list, Any]:
-    """Nested lists/tuples of arrays or symbols -> (flat list, format to regroup)."""
+def _flatten(args: Any, what: str, loose: bool = False) -> tuple[list, Any]:  # noqa: FBT001, FBT002
+    """Nested lists/tuples of arrays or symbols -> (flat list, format to regroup); ``loose``:
+    other values (numbers) are items too, instead of an error."""
     if isinstance(args, (NDArray, Symbol)):
         if isinstance(args, Symbol) and len(args) > 1:
             return list(args), len(args)
         return [args], 0
     if args is None:
         return [None], -1
+    if loose and not isinstance(args, (list, tuple)):
+        return [args], 0
     if not isinstance(args, (list, tuple)):
         raise TypeError(f"HybridBlock {what} must be (nested) list of Symbol or NDArray, but got "
                         f"{args!r} of type {type(args).__name__}")
     flat, fmts = [], []
     for a in args:
-        f, fmt = _flatten(a, what)
+        f, fmt = _flatten(a, what, loose)
         flat += f
         fmts.append(fmt)
     return flat, fmts
