@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import intdiv
+from . import intdiv, partial_shape
 from .elementwise_grad import SECOND
 from .fastmath import sigmoid as fm_sigmoid
 from .fastmath import tanh as fm_tanh
@@ -685,7 +685,8 @@ def _where_grad(b, node, ograds):
 
 
 register(OpDef(
-    name="where", arguments=("condition", "x", "y"), shape=_where_shape, dtype=_where_dtype,
+    name="where", arguments=("condition", "x", "y"), shape=_where_shape, shape_partial=partial_shape.where,
+    dtype=_where_dtype,
     kind=Kind.INJECTIVE, body=fixed_body(_where),
     grad=_where_grad,
     doc=("Picks ``x`` where ``condition`` is non-zero, else ``y``. ``x`` and ``y`` share shape and "
