@@ -52,7 +52,7 @@ register(OpDef(
     doc=("Rounds each element to the nearest float16 number (ties to even; beyond float16's range "
          "to infinity), keeping the input's float dtype: a float16 value computed in float32. "
          "The gradient passes the head gradient through."),
-    extra={"family": "elementwise"},
+    extra={"family": "half"},
 ))
 
 OPS: tuple[str, ...] = ("_round_half",)
