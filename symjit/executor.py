@@ -430,7 +430,9 @@ class Executor:
         with its moving statistics as constants). The inference program keeps no intermediates,
         so the first such backward runs the forward pass again in a program that does (the same
         outputs up to rounding), and later inference passes of this executor use that program. ``is_train`` is
-        accepted for MXNet's signature; the gradient always follows the forward's mode.
+        accepted for MXNet's signature; the gradient always follows the forward's mode. A
+        ``backward`` before any ``forward`` runs an inference-mode ``forward`` first (symjit's
+        choice: MXNet differentiates whatever its buffers hold), so it never changes aux states.
 
         >>> import symjit as mx
         >>> x = mx.sym.Variable('x')
@@ -441,8 +443,9 @@ class Executor:
         [3.0, 3.0]
         """
         mode = self._last
-        if mode is None:
-            raise MXNetError("backward: call forward first")
+        if mode is None:   # no forward yet: MXNet reads whatever its buffers hold; symjit computes
+            self.forward(is_train=False)   # them (inference mode: no aux state changes)
+            mode = self._last
         if _base(mode) == "infer":
             self._infer_grad = True
             mode = mode.replace("infer", "infer_grad")

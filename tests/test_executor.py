@@ -107,14 +107,25 @@ def test_reshape_to_fewer_elements_shares_the_memory():
     np.testing.assert_array_equal(ex.arg_dict["data"].asnumpy()[2:], np.full((2, 5), 1.0))
 
 
+def test_backward_before_forward_differentiates_the_inference_function():
+    data = mx.sym.Variable("data")
+    net = mx.sym.BatchNorm(mx.sym.tile(data, reps=(2, 1)), name="bn", fix_gamma=False) * 3
+    ex = net.simple_bind(mx.cpu(), data=(2, 3), type_dict={"data": "float64"})
+    ex.arg_dict["data"][:] = np.arange(6.0).reshape(2, 3)
+    ex.arg_dict["bn_gamma"][:] = 1
+    ex.aux_dict["bn_moving_var"][:] = 4
+    ex.backward(mx.nd.ones((4, 3), dtype="float64"))
+    # inference BatchNorm: x / sqrt(4 + eps) * gamma; tile sums the two copies' gradients
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), np.full((2, 3), 2 * 3 / np.sqrt(4 + 1e-3)))
+    assert ex.aux_dict["bn_moving_var"].asnumpy().tolist() == [4.0] * 3   # aux states untouched
+
+
 def test_errors_name_argument_and_shapes():
     ex = fc_net().simple_bind(mx.cpu(), data=(3, 5))
     with pytest.raises(mx.MXNetError, match=r"'data'.*\(2,5\).*\(3,5\)"):
         ex.forward(data=np.zeros((2, 5)))
     with pytest.raises(mx.MXNetError, match="unknown argument 'nope'"):
         ex.forward(nope=np.zeros(3))
-    with pytest.raises(mx.MXNetError, match="backward: call forward first"):
-        ex.backward()
     with pytest.raises(mx.MXNetError, match="misses"):
         fc_net().bind(mx.cpu(), {"data": mx.nd.zeros((3, 5))})
     # a name the symbol lacks: an error when it holds an array, left alone when it holds None
