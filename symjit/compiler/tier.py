@@ -8,7 +8,8 @@ microseconds compiled and milliseconds as Python. So a program runs interpreted 
 
 * its target can run its kernels as Python (:meth:`Target.interpret
   <symjit.lower.target.Target.interpret>`: the CPU, for kernels composing the operators' scalar
-  bodies, not for hand-written kernels such as the GEMMs, threaded loops or samplers' draws),
+  bodies and the few hand-written kernels with Python forms, the reductions; not the GEMMs,
+  convolutions, softmax, threaded loops or samplers' draws),
 * every value it computes has at most :data:`INTERPRET_ELEMENTS` elements, and
 * no ahead-of-time module serves it (:mod:`symjit.compiler.aot`) and it is not profiled,
 
@@ -25,7 +26,8 @@ passes an element) neither; a loop over a program pays for its compile once it h
 a loop.
 
 The results are the compiled program's up to float rounding (see
-:mod:`symjit.lower.cpu.interpret`): float64 to the last bit or an ulp, float32 within a few ulps.
+:mod:`symjit.lower.cpu.interpret`): float64 to the last bit (but numba's own ``gamma`` and
+``lgamma``), float32 within a few float32 roundings of the values it is computed from.
 A kernel that raises in Python where compiled code would not (``math.log(0.0)``, a Python float
 divided by zero: numba gives inf or nan, numpy's error model) has its arrays put back as they
 were and runs compiled instead, and the program compiles at its next forward pass; a data check
@@ -106,7 +108,7 @@ class _Call:
                 self.fn(*self.args)
             return
         except MXNetError as exc:   # a data check: the compiled kernel raises the same
-            raise MXNetError(str(exc)) from None
+            raise exc.with_traceback(None) from None   # without the generated code's frames
         except Exception:   # noqa: BLE001 - Python's math raising where compiled code goes on
             pass
         for a, s in zip(arrays, saved):
