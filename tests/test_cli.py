@@ -169,6 +169,7 @@ def test_ptx_without_numba_cuda_says_to_install_the_extra():
 
 def test_cache_info_and_clear(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SYMJIT_INTERPRET", "0")   # compiled at the bind, into the cache
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "keep.txt").write_text("not ours")
     import symjit as mx
