@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import symjit as mx
@@ -26,7 +27,6 @@ def _amp_convert():
 @pytest.mark.parametrize("call, what", [
     (_amp_convert, "mixed precision"),
     (lambda: mx.contrib.quant.quantize_model(None, {}, {}), "quantization"),
-    (lambda: mx.contrib.io.DataLoaderIter([]), "DataLoader .mx.gluon.data. is not supported"),
 ])
 def test_out_of_scope_contrib_modules_import_and_refuse(call, what):
     with pytest.raises(mx.MXNetError, match=what):
@@ -48,3 +48,20 @@ def test_attribute_module_and_py_slice():
     from symjit.ndarray.ndarray import py_slice
     assert AttrScope is mx.AttrScope
     assert py_slice is slice
+
+
+def test_dataloader_iter_pads_the_last_batch_and_checks_what_it_gets():
+    ds = mx.gluon.data.ArrayDataset(np.arange(14.0).reshape(7, 2), np.arange(7.0))
+    it = mx.contrib.io.DataLoaderIter(mx.gluon.data.DataLoader(ds, batch_size=3), dtype="float64")
+    batches = list(it)
+    assert [b.pad for b in batches] == [0, 0, 2]
+    last = batches[-1]
+    assert last.data[0].dtype == np.float64
+    assert last.data[0].asnumpy().tolist() == [[12.0, 13.0], [0.0, 0.0], [0.0, 0.0]]
+    assert last.label[0].asnumpy().tolist() == [6.0, 0.0, 0.0]
+    it.reset()
+    assert len(list(it)) == 3
+    with pytest.raises(mx.MXNetError, match="no batch"):
+        mx.contrib.io.DataLoaderIter([])
+    with pytest.raises(mx.MXNetError, match="pairs of NDArrays"):
+        mx.contrib.io.DataLoaderIter([[1, 2, 3]])
