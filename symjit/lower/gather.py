@@ -228,8 +228,16 @@ def _take(k, node, ins, outs) -> ElemExpr:
 
 
 def _pick_positions(node, nd: int) -> tuple[int, bool]:
-    """(axis, keepdims) of a pick over ``nd`` dims; its index and output share one shape."""
+    """(axis, keepdims) of a pick over ``nd`` dims."""
     return norm_axis(node.params["axis"], nd), node.params["keepdims"]
+
+
+def _pick_index_at(k, ind: str, small: list[str], nd: int, ax: int, keep: bool) -> str:
+    """The index array read at the output position ``small``: the index has the output's shape,
+    or (without ``keepdims``) ``axis`` kept as size 1."""
+    if not keep and nd > 1 and _ndim(k, ind) == nd:
+        small = [*small[:ax], "0", *small[ax:]]
+    return f"{ind}[{', '.join(small)}]"
 
 
 def _pick(k, node, ins, outs) -> ElemExpr:
@@ -238,7 +246,7 @@ def _pick(k, node, ins, outs) -> ElemExpr:
     ax, keep = _pick_positions(node, nd)
 
     def expr(idx: list[str]) -> str:
-        r = _index(k, node.params["mode"], f"{ind}[{', '.join(idx)}]", f"{data}.shape[{ax}]")
+        r = _index(k, node.params["mode"], _pick_index_at(k, ind, idx, nd, ax, keep), f"{data}.shape[{ax}]")
         at = [*idx[:ax], r, *idx[ax + 1:]] if keep else [*idx[:ax], r, *idx[ax:]] if nd > 1 else [r]
         return f"{data}[{', '.join(at)}]"
     return expr
@@ -253,7 +261,7 @@ def _backward_pick(k, node, ins, outs) -> ElemExpr:
 
     def expr(idx: list[str]) -> str:
         small = [*idx[:ax], "0", *idx[ax + 1:]] if keep else [*idx[:ax], *idx[ax + 1:]] if nd > 1 else ["0"]
-        r = _index(k, node.params["mode"], f"{ind}[{', '.join(small)}]", f"{dx}.shape[{ax}]")
+        r = _index(k, node.params["mode"], _pick_index_at(k, ind, small, nd, ax, keep), f"{dx}.shape[{ax}]")
         return f"({g}[{', '.join(small)}] if {r} == {idx[ax]} else {zero})"
     return expr
 

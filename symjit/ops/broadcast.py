@@ -100,7 +100,8 @@ for _name, _same, _aliases, _formula in BROADCAST_BINARY:
         grad=None if _same in _COMPARISONS else _binary_grad,
         doc=(f"Elementwise {_formula} with broadcasting (numpy's rule: shapes aligned at the last "
              "axis, axes of size 1 stretched); both inputs have one dtype."),
-        extra={"family": "broadcast", "no_grad": True} if _same in _COMPARISONS else {"family": "broadcast"},
+        extra={"family": "broadcast", "ignores_unknown_params": True,
+               **({"no_grad": True} if _same in _COMPARISONS else {})},
     ))
 del _name, _same, _aliases, _formula
 

@@ -311,6 +311,11 @@ def pick(p: dict, ins: list, outs: list, aux: list):
         return _unchanged(ins, outs, aux)
     ax = norm_axis(p["axis"], len(data))
     keep = p["keepdims"]
+    if not keep and len(data) > 1 and index is not None and len(index) == len(data):
+        # the index with ``axis`` kept as size 1: the keepdims rule, the output without the axis
+        out = None if outs[0] is None else outs[0][:ax] + (1,) + outs[0][ax:]
+        (data, index), (out,), _ = pick({**p, "keepdims": True}, [data, index], [out], aux)
+        return [data, index], [out[:ax] + out[ax + 1:]], []
     rest = data[:ax] + data[ax + 1:]
     want = fill(fill(rest[:ax] + (1,) + rest[ax:] if keep else (rest or (1,)), outs[0]), index)
     if keep or rest:

@@ -206,7 +206,9 @@ class OpDef:
     ``numba.cuda.jit(device=True)``, so each body is written once).
     ``dtypes`` names the dtypes every argument may have (None: any dtype its rules accept); both
     inference engines check it (:meth:`check_dtypes`) before the dtype rule runs.
-    ``loss`` marks heads that supply their own head gradient.
+    ``loss`` marks heads that supply their own head gradient. ``extra["ignores_unknown_params"]``
+    marks the ops MXNet registers without a parameter parser (the broadcast binary family): a
+    keyword argument they do not have is dropped, as MXNet drops it, instead of being an error.
     ``expand`` makes a composite op: ``expand(b, inputs, params) -> output value ids`` appends
     other ops to the graph builder ``b`` when the forward graph is built (the symbol keeps the op
     as one node, as MXNet's JSON has it); its gradient and its lowerings on every target are those
@@ -250,7 +252,7 @@ class OpDef:
     def parse_params(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Parse and validate raw params (Python values or MXNet strings); fill defaults."""
         unknown = sorted(set(raw) - set(self._params))
-        if unknown:
+        if unknown and not self.extra.get("ignores_unknown_params"):
             raise ParamError(f"{self.name}: unknown parameter(s) {unknown}; "
                              f"accepted: {sorted(self._params)}")
         out: dict[str, Any] = {}

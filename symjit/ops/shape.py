@@ -651,11 +651,12 @@ def _pick_shape(p: dict, ins: list, aux: list):
     if data is None:
         return _unknown(ins)
     ax = norm_axis(p["axis"], len(data))
-    want = (*data[:ax], 1, *data[ax + 1:]) if p["keepdims"] else ((*data[:ax], *data[ax + 1:]) or (1,))
-    if idx is not None and idx != want:
+    kept = (*data[:ax], 1, *data[ax + 1:])
+    want = kept if p["keepdims"] else ((*data[:ax], *data[ax + 1:]) or (1,))
+    if idx is not None and idx not in (want, kept):   # as in MXNet, either form of the index
         raise RuleError(f"argument 'index' has shape {shape_str(idx)} but data {shape_str(data)} with "
-                        f"axis={p['axis']} needs {shape_str(want)}")
-    return [data, want], [want], []
+                        f"axis={p['axis']} needs {shape_str(want)} or {shape_str(kept)}")
+    return [data, want if idx is None else idx], [want], []
 
 
 pick = register(OpDef(
@@ -672,7 +673,8 @@ pick = register(OpDef(
     dtype=_data_dtype,
     kind=Kind.INJECTIVE,
     grad=GRAD["pick"],
-    doc="Picks one element per position along ``axis``: ``out[i] = data[i, index[i]]`` for 2-D data.",
+    doc="Picks one element per position along ``axis``: ``out[i] = data[i, index[i]]`` for 2-D data. "
+        "``index`` has data's shape without ``axis``, or with ``axis`` as size 1 (either ``keepdims``).",
 ))
 
 
@@ -695,8 +697,8 @@ register(OpDef(
 
 
 def _backward_pick_shape(p: dict, ins: list, aux: list):
-    want = _pick_shape(p, [p["shape"], None], aux)[1][0]
-    return [want, want], [p["shape"]], []
+    (_, index), (want,), _ = _pick_shape(p, [p["shape"], ins[1]], aux)
+    return [want, index], [p["shape"]], []
 
 
 register(OpDef(
