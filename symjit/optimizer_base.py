@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str
-from .ndarray import NDArray, storage, zeros
+from .ndarray import NDArray, storage, zeros_like
 from .ndarray.optim_ops import MultiUpdate, update_kernels
 
 __all__ = ["Optimizer", "SchedulerConflictError", "register", "create"]
@@ -276,7 +276,7 @@ class Optimizer:
         self.update(index, weight, grad, state)
 
     def _zeros(self, weight: NDArray) -> NDArray:
-        return zeros(weight.shape, weight.context, dtype=weight.dtype)
+        return zeros_like(weight)   # a zero-size weight's state too, whatever the shape semantics
 
     def _common(self, index: Any) -> tuple[float, float]:
         """Count the update; return (lr, wd) for ``index``."""

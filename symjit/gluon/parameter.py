@@ -23,7 +23,7 @@ import numpy as np
 from .. import autograd, initializer
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
-from ..ndarray import NDArray, zeros
+from ..ndarray import NDArray, zeros, zeros_like
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
 from ..symbol import Variable
@@ -182,7 +182,7 @@ class Parameter:
         if self._grad_req == "null" or self._data is None:
             self._grad = None
             return
-        self._grad = [zeros(d.shape, ctx=d.context, dtype=d.dtype) for d in self._data]
+        self._grad = [zeros_like(d) for d in self._data]
         autograd.mark_variables(self._data, self._grad, self._grad_req)
 
     def _check_and_get(self, arrs: list | None, ctx: Any, what: str) -> Any:

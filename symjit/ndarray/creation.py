@@ -114,8 +114,12 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None,
     >>> mx.nd.full((2,), 0.5).asnumpy().tolist()
     [0.5, 0.5]
     """
-    dt = _dtype(dtype)
-    shp = _filled_shape(shape, where)
+    return _fill(_filled_shape(shape, where), val, ctx, _dtype(dtype), out, where)
+
+
+def _fill(shp: tuple[int, ...], val: Any, ctx: Context | None, dt: np.dtype, out: NDArray | None,
+          where: str) -> NDArray:
+    """``full`` of a checked shape (or one taken from an existing array, zero-size included)."""
     with np.errstate(all="ignore"):
         value = np.asarray(val).astype(dt)
     if out is not None:
@@ -243,7 +247,7 @@ def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
 def _like(data: NDArray, val: int, where: str) -> NDArray:
     if not isinstance(data, NDArray):
         raise DTypeError(f"{where}: data must be an NDArray, got {type(data).__name__}")
-    return full(data.shape, val, data.context, data.dtype)
+    return _fill(data.shape, val, data.context, np.dtype(data.dtype), None, where)   # any array's shape
 
 
 def zeros_like(data: NDArray, **kwargs: Any) -> NDArray:
