@@ -126,6 +126,19 @@ def test_dict_inputs_sorted_by_name():
     assert batch.label[0].asnumpy().tolist() == [0.0, 1.0]
 
 
+def test_inputs_with_more_samples_than_the_first_data_read_their_first_ones():
+    data, label = samples(10)
+    it = NDArrayIter(data[6:], {"lbl": label, "w": label * 2}, batch_size=2, shuffle=True)
+    assert it.num_data == 4
+    seen = []
+    for batch in it:
+        first = batch.data[0].asnumpy()[:, 0] - 6          # sample j of data[6:] is sample 6 + j
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), first)
+        np.testing.assert_array_equal(batch.label[1].asnumpy(), 2 * first)
+        seen += first.tolist()
+    assert sorted(seen) == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_ndarray_dtypes_kept_numpy_and_lists_float32():
     """As MXNet's NDArrayIter, which converts every source that is not an NDArray with mx.nd.array."""
     it = NDArrayIter(np.arange(4, dtype=np.int32), np.arange(4.0), batch_size=2)

@@ -210,7 +210,8 @@ class NDArrayIter(DataIter):
     the next epoch (after :meth:`reset`; that batch reports ``pad`` = the number of rolled-over
     samples, as MXNet 1.x does). ``shuffle=True`` draws a new order at construction and at every
     reset from ``mx.random``'s generator (reproducible under ``mx.random.seed``). Batches keep the
-    sources' dtype (lists of numbers become float32).
+    sources' dtype (lists of numbers become float32). The first data input's first dimension is the
+    number of samples; another input may have more (its first ones are read, as in MXNet), not fewer.
 
     ``num_parts``/``part_index`` (a symjit addition for distributed training) make the iterator
     read only part ``part_index`` of ``num_parts`` equal contiguous parts of the samples (each of
@@ -271,10 +272,11 @@ class NDArrayIter(DataIter):
             if name in names:
                 raise ParamError(f"NDArrayIter: the name '{name}' is used by both a data and a label input")
             names.add(name)
-            if arr.shape[0] != first.shape[0]:
-                raise ShapeError(f"NDArrayIter: all inputs need the same number of samples (first "
-                                 f"dimension): '{first_name}' has shape {shape_str(first.shape)}, "
-                                 f"'{name}' has shape {shape_str(arr.shape)}")
+            if arr.shape[0] < first.shape[0]:   # more are allowed: MXNet reads the first ones
+                raise ShapeError(f"NDArrayIter: every input needs at least the first data input's "
+                                 f"number of samples (first dimension; the same number of samples, "
+                                 f"or more, of which the first are read): '{first_name}' has shape "
+                                 f"{shape_str(first.shape)}, '{name}' has shape {shape_str(arr.shape)}")
 
     def _descs(self, sources: list[tuple[str, np.ndarray]]) -> list[DataDesc]:
         return [DataDesc(name, (self.batch_size,) + arr.shape[1:], arr.dtype.type)
