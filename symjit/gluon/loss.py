@@ -17,7 +17,8 @@ from .block import HybridBlock
 
 __all__ = ["Loss", "L2Loss", "L1Loss", "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
            "SoftmaxCrossEntropyLoss", "SoftmaxCELoss", "KLDivLoss", "HuberLoss", "HingeLoss",
-           "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss", "CosineEmbeddingLoss"]
+           "SquaredHingeLoss", "LogisticLoss", "TripletLoss", "PoissonNLLLoss", "CosineEmbeddingLoss",
+           "CTCLoss", "SDMLLoss"]
 
 
 def _weighted(F: Any, loss: Any, weight: float | None, sample_weight: Any) -> Any:  # noqa: N803
@@ -246,3 +247,71 @@ class CosineEmbeddingLoss(Loss):
         label = label.reshape((-1,))
         loss = F.where(label == 1, 1 - cos, F.relu(cos - self._margin))
         return _weighted(F, loss, self._weight, sample_weight)
+
+
+class CTCLoss(Loss):
+    """Connectionist temporal classification loss per sequence over the ``CTCLoss`` operator:
+    ``pred`` unnormalized scores in ``layout`` ``'NTC'`` or ``'TNC'`` whose last channel is the
+    blank, ``label`` class indices in ``label_layout`` ``'NT'`` or ``'TN'`` padded with -1;
+    ``pred_lengths`` and ``label_lengths`` (shape ``(batch,)``) give each sequence's frames and
+    label length when they differ. The loss has shape ``(batch,)``.
+
+    >>> import symjit as mx
+    >>> loss = mx.gluon.loss.CTCLoss()(mx.nd.zeros((1, 2, 3)), mx.nd.array([[0, -1]]))
+    >>> round(float(loss.asnumpy()[0]), 4)                  # -log(3 / 9): 3 paths of 9 emit 'a'
+    1.0986
+    """
+
+    def __init__(self, layout: str = "NTC", label_layout: str = "NT", weight: float | None = None,
+                 **kwargs: Any):
+        if layout not in ("NTC", "TNC"):
+            raise ValueError(f"CTCLoss: layout must be 'NTC' or 'TNC', got {layout!r}")
+        if label_layout not in ("NT", "TN"):
+            raise ValueError(f"CTCLoss: label_layout must be 'NT' or 'TN', got {label_layout!r}")
+        self._layout, self._label_layout = layout, label_layout
+        super().__init__(weight, label_layout.find("N"), **kwargs)
+
+    def hybrid_forward(self, F: Any, pred: Any, label: Any, pred_lengths: Any = None,  # noqa: N803
+                       label_lengths: Any = None, sample_weight: Any = None) -> Any:
+        if self._layout == "NTC":
+            pred = F.swapaxes(pred, 0, 1)
+        if self._batch_axis == 1:
+            label = F.swapaxes(label, 0, 1)
+        lengths = [x for x in (pred_lengths, label_lengths) if x is not None]
+        loss = F.CTCLoss(pred, label, *lengths, use_data_lengths=pred_lengths is not None,
+                         use_label_lengths=label_lengths is not None, blank_label="last")
+        return _weighted(F, loss, self._weight, sample_weight)
+
+
+class SDMLLoss(Loss):
+    """Smoothed deep metric learning loss (Bonadiman et al., 2019) of two aligned batches of
+    vectors ``x1``, ``x2`` (shape ``(batch, dim)``): row ``i`` of ``x2`` is the positive of row
+    ``i`` of ``x1`` and the other rows its negatives. Per row, the KL divergence of the softmax of
+    the negative squared distances to every row of ``x2`` from the smoothed labels
+    (``1 - smoothing_parameter`` on the positive, the rest spread over the negatives), averaged
+    over the batch's columns and scaled by ``weight``; the loss has shape ``(batch,)``.
+
+    >>> import symjit as mx
+    >>> x = mx.nd.array([[0.0, 0.0], [3.0, 0.0]])
+    >>> loss = mx.gluon.loss.SDMLLoss(smoothing_parameter=0.0)(x, x)   # exp(-9) off the diagonal
+    >>> [round(v, 5) for v in loss.asnumpy().tolist()]
+    [6e-05, 6e-05]
+    """
+
+    def __init__(self, smoothing_parameter: float = 0.3, weight: float | None = 1.0, batch_axis: int = 0,
+                 **kwargs: Any):
+        super().__init__(weight, batch_axis, **kwargs)
+        self.smoothing_parameter = smoothing_parameter
+
+    def hybrid_forward(self, F: Any, x1: Any, x2: Any) -> Any:  # noqa: N803
+        if isinstance(x1, NDArray) and (x1.ndim != 2 or x1.shape != x2.shape or x1.shape[0] < 2):
+            raise ValueError(f"SDMLLoss: x1 and x2 must be batches of vectors of one shape (batch >= 2, "
+                             f"dim), got {x1.shape} and {x2.shape}")
+        diff = F.broadcast_sub(F.expand_dims(x1, axis=1), F.expand_dims(x2, axis=0))
+        log_p = F.log_softmax(-F.sum(F.square(diff), axis=2), axis=1)
+        ones = F.ones_like(F.sum(x1, axis=1))                    # (batch,)
+        gold = F.diag(ones)                                       # the positives: the diagonal
+        s = self.smoothing_parameter
+        labels = gold * (1 - s) + F.broadcast_div((1 - gold) * s, F.sum(ones) - 1)
+        loss = labels * (F.log(labels + 1e-12) - log_p)
+        return self._mean(F, _weighted(F, loss, self._weight, None))
