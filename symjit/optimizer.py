@@ -268,6 +268,7 @@ class Updater:
                 self.states[idx] = self.sync_state_context(self.states[idx], w.context)
                 self.states_synced[idx] = True
         opt = self.optimizer
+        opt._set_current_context(triples[0][2].context.device_id)
         if len(triples) > 1 and opt._fusable():
             indices = [t[0] for t in triples]
             opt._update_many(indices, [t[2] for t in triples], [t[1] for t in triples],
@@ -427,6 +428,10 @@ def _optimizer_from_json(info: Any, current: Optimizer) -> Optimizer:
                 and isinstance(r[1], _SCALARS) for r in rows):
             raise FormatError(f"Updater.set_states: malformed optimizer table {table!r}")
         setattr(opt, table, {r[0]: r[1] for r in rows})
+    # the saved counts (of the device last updated) become every device's
+    opt._all_index_update_counts = {d: dict(opt._index_update_count)
+                                    for d in getattr(current, "_all_index_update_counts", {0: None})}
+    opt._index_update_count = next(iter(opt._all_index_update_counts.values()))
     return opt
 
 

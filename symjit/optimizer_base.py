@@ -72,7 +72,10 @@ class Optimizer:
         self.multi_precision = bool(multi_precision)
         self.begin_num_update = int(begin_num_update)
         self.num_update = int(begin_num_update)
-        self._index_update_count: dict[Any, int] = {}
+        # update counts per device id (one Updater per device, as Gluon's Trainer keeps), so that
+        # a parameter updated on two devices in one step counts one update, as in MXNet
+        self._all_index_update_counts: dict[int, dict[Any, int]] = {0: {}}
+        self._index_update_count: dict[Any, int] = self._all_index_update_counts[0]
         self.idx2name = dict(param_idx2name or {})
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.param_dict = dict(param_dict or {})
@@ -165,6 +168,11 @@ class Optimizer:
     def _get_wd(self, index: Any) -> float:
         """The weight decay for ``index``: ``wd`` times its ``wd_mult``."""
         return self.wd * self._mult(index, self.wd_mult, "wd_mult")
+
+    def _set_current_context(self, device_id: int) -> None:
+        """Count the next updates in device ``device_id``'s table (``num_update`` stays the maximum
+        over every device's counts)."""
+        self._index_update_count = self._all_index_update_counts.setdefault(int(device_id), {})
 
     def _update_count(self, index: Any) -> None:
         """Count one more update of ``index`` (and of ``num_update``, the maximum over indices)."""

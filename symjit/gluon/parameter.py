@@ -87,6 +87,7 @@ class Parameter:
         self._deferred_init: tuple = ()
         self._var = None
         self._stype, self._grad_stype = stype, grad_stype
+        self._trainer: Any = None   # the Trainer updating it (its kvstore copy is reset by set_data)
 
     def __repr__(self) -> str:
         return f"Parameter {self.name} (shape={self.shape}, dtype={np.dtype(self.dtype).name})"
@@ -130,6 +131,10 @@ class Parameter:
     @property
     def stype(self) -> str:
         return self._stype
+
+    def _set_trainer(self, trainer: Any) -> None:
+        """Record the Trainer that updates this parameter (None: none)."""
+        self._trainer = trainer
 
     # --- initialization -----------------------------------------------------------------------
     def initialize(self, init: Any = None, ctx: Any = None, default_init: Any = None,
@@ -251,6 +256,10 @@ class Parameter:
             arr = data if isinstance(data, NDArray) else NDArray(np.asarray(data), cpu())
             self._deferred_init = self._deferred_init[:3] + (arr.copyto(cpu()),)
             return
+        trainer = self._trainer      # a kvstore holding the weights for updates must take the new ones
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and self not in trainer._params_to_init:
+            trainer._reset_kvstore()
         with autograd.pause():
             for d in self._data:
                 d[:] = data
