@@ -147,13 +147,33 @@ def optim_ptx(ptx: Compiler) -> int:
     return n
 
 
+# part 1 also compiles the seed networks and the optimizer updates: about this many cases' work (measured)
+_PART1_EXTRA = 120
+
+
+def _parts(cases: list, parts: int) -> dict[str, int]:
+    """op -> the part (0-based) that compiles its cases: the ops by decreasing case count, each to
+    the part with the fewest cases so far (part 0 starts with the networks' and updates' share), so
+    the processes finish together; every process computes the same answer."""
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case.op] = counts.get(case.op, 0) + 1
+    load = [_PART1_EXTRA] + [0] * (parts - 1)
+    owner = {}
+    for op in sorted(counts, key=lambda o: (-counts[o], o)):
+        i = min(range(parts), key=lambda k: (load[k], k))
+        owner[op] = i
+        load[i] += counts[op]
+    return owner
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--ops", default="", help="only the cases of these ops (comma-separated)")
-    ap.add_argument("--part", default="1/1", help="I/N: the cases of every N-th op from the I-th "
-                    "(1-based), so N processes share the work (an op's cases share kernels, so they stay "
-                    "in one process); part 1 also compiles the seed networks and updates")
+    ap.add_argument("--part", default="1/1", help="I/N: the I-th (1-based) of N balanced shares of the "
+                    "ops, so N processes share the work (an op's cases share kernels, so they stay in one "
+                    "process); part 1 also compiles the seed networks and updates")
     args = ap.parse_args(argv)
     arch, only = args.arch, set(filter(None, args.ops.split(",")))
     part, parts = (int(x) for x in args.part.split("/"))
@@ -161,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--part {args.part}: I must be between 1 and N")
     done, kernels, failed, unlowered = 0, 0, 0, 0
     ptx = Compiler(arch)
-    ops: dict[str, int] = {}
-    for case in all_cases():
-        ops.setdefault(case.op, len(ops))
-        if (only and case.op not in only) or ops[case.op] % parts != part - 1:
+    cases = all_cases()
+    owner = _parts(cases, parts)
+    for case in cases:
+        if (only and case.op not in only) or owner[case.op] != part - 1:
             continue
         try:
             kernels += case_ptx(case, ptx)

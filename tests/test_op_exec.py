@@ -3,9 +3,11 @@ numba's simulator or a GPU), fused and unfused: the forward against its numpy re
 gradients of the fused CPU program against central finite differences in float64, and every other
 (target, fusion) program's gradients against those (see tests/opcheck.py).
 
-The default tier runs each op's first case fused on the CPU, and each family's first case fused and
-unfused on the CPU and fused on CUDA; the rest of the matrix is marked ``exhaustive`` (``--exhaustive``, which
-CI gives)."""
+On CUDA run every case of the ops with a CUDA lowering of their own, and the first case of each
+other op (their other cases share the target-neutral lowering the CPU runs them through; CI
+compiles every case's CUDA kernels to PTX). The default tier runs each op's first case fused on the
+CPU, and each family's first case fused and unfused on the CPU and fused on CUDA; the rest of the
+matrix is marked ``exhaustive`` (``--exhaustive``, which CI gives)."""
 from __future__ import annotations
 
 import os
@@ -29,6 +31,20 @@ FIRST_OF_FAMILY = {id(cases[0]) for cases in FAMILIES.values() if cases}
 FIRST_OF_OP = {id(case) for cases in (CASES, [c for c in CASES if c.grad != "none"])
                for case in {c.op: c for c in reversed(cases)}.values()}
 CONTEXTS = {"cpu": mx.cpu(), "cuda": mx.gpu(0)}
+
+
+def _cuda_lowering_of_its_own(op_name: str) -> bool:
+    """Whether the op has a lowering rule registered for the CUDA target itself (rather than the
+    target-neutral rules and loop generator that its CPU cases test too)."""
+    from symjit.lower import get_target, lookup
+    cuda = get_target("cuda")
+    found = lookup(get_op(op_name), cuda)
+    return found is not None and getattr(found, "target", None) is type(cuda)
+
+
+# the cases run on CUDA: every case of an op with a CUDA lowering of its own, the first case of
+# every other op and of every family (every case's CUDA kernels are compiled to PTX by CI)
+ON_CUDA = FIRST_OF_OP | FIRST_OF_FAMILY | {id(c) for c in CASES if _cuda_lowering_of_its_own(c.op)}
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
@@ -54,17 +70,19 @@ def fusion_is_moot(case, target: str) -> bool:
 
 
 def _variants(cases: list, forward: bool = False) -> list:
-    """(case, target, fusion) to run: every case fused and unfused on the CPU and fused on CUDA, and
-    each family's first case unfused on CUDA too (its other cases' CUDA kernels run fused, and are
-    compiled to PTX by CI); a composite op (``expand``: the ops it expands to have cases of their
-    own on every target) is not run unfused on CUDA, and a forward whose fusion is moot
+    """(case, target, fusion) to run: every case fused and unfused on the CPU; fused on CUDA the
+    cases of :data:`ON_CUDA` (every case of an op the CUDA target lowers its own way, each other
+    op's first case: the rest share the CPU's target-neutral lowering), and each family's first
+    case unfused on CUDA too (every case's CUDA kernels are compiled to PTX by CI); a composite op
+    (``expand``: the ops it expands to have cases of their own on every target) is not run unfused
+    on CUDA, and a forward whose fusion is moot
     (:func:`fusion_is_moot`) not unfused, which keeps CI in bounds. Each op's first case with a
     gradient is marked ``o3`` in its unfused CPU backward: CI compiles those at LLVM's -O3 through
     program functions (the compiler's defaults)."""
     out = []
     for case in cases:
         composite = get_op(case.op).expand is not None
-        for target in ("cpu", "cuda"):
+        for target in ("cpu", "cuda") if id(case) in ON_CUDA else ("cpu",):
             for fusion in (True, False):
                 if not fusion and ((target == "cuda" and (composite or id(case) not in FIRST_OF_FAMILY))
                                    or (forward and fusion_is_moot(case, target))):
