@@ -5,11 +5,13 @@ tap, summed over the taps in float32: the accumulation a direct convolution such
     python benchmarks/bench_conv_numerics.py [--only NAME] [--seeds 2]
 
 For each layer (ResNet-18's at batches 2 and 32, LeNet's, MobileNet's depthwise and pointwise
-layers, SqueezeNet's, a stem) and each direction (forward, data gradient, weight gradient) it
-prints the kernel form symjit runs, the error ``max |f32 - f64| / max |f64|`` of symjit and of the
-direct form (the worst over ``--seeds`` draws of data, weight and head gradient; inputs rounded to
-float32 first, so both runs see the same numbers), and their ratio. A ratio above 4 fails the run
-(exit status 1): no form may lose more than 4x the direct form's precision.
+layers, SqueezeNet's, a stem, ResNet-50's and DenseNet's 1x1 layers on 7 x 7 maps: every form the
+lowering picks for the model zoo's nets at batches 2 and 32) and each direction (forward, data
+gradient, weight gradient) it prints the kernel form symjit runs, the error
+``max |f32 - f64| / max |f64|`` of symjit and of the direct form (the worst over ``--seeds``
+draws of data, weight and head gradient; inputs rounded to float32 first, so both runs see the
+same numbers), and their ratio. A ratio above 4 fails the run (exit status 1): no form may lose
+more than 4x the direct form's precision.
 """
 from __future__ import annotations
 
@@ -48,6 +50,9 @@ LAYERS = {
     "mobilenet-1x1-b2": ((2, 64, 56, 56), 128, 1, 1, 0, 1),
     "squeezenet-3x3-b2": ((2, 64, 55, 55), 256, 3, 1, 1, 1),
     "resnet50-1x1-b2": ((2, 1024, 14, 14), 256, 1, 1, 0, 1),
+    "resnet50-s4-1x1-b2": ((2, 2048, 7, 7), 512, 1, 1, 0, 1),
+    "densenet-1x1-7x7-b2": ((2, 512, 7, 7), 128, 1, 1, 0, 1),
+    "densenet-1x1-7x7-b32": ((32, 896, 7, 7), 128, 1, 1, 0, 1),
 }
 
 

@@ -1,38 +1,54 @@
 """Float32 training gradients of whole nets against the same step in float64: one
-``forward(is_train=True)`` + ``backward()`` of a zoo net (``examples/nets.py``, SoftmaxOutput head,
-Xavier-uniform weights, BatchNorm's gamma 1 and beta 0, data N(0, 1)) at a small batch, bound in
-float32 and in float64 on the same float32-representable numbers.
+``forward(is_train=True)`` + ``backward()`` of a net with a SoftmaxOutput head (``examples/nets.py``'s,
+or the Gluon model zoo's exported as a symbol: ``resnet18_v1`` and the like), Xavier-uniform
+weights, BatchNorm's gamma 1 and beta 0, data N(0, 1), at a small batch, bound in float32 and in
+float64 on the same float32-representable numbers.
 
-    python benchmarks/bench_float32_grads.py [--nets resnet18,mobilenet_v2] [--batch 2] [--seeds 1]
+    python benchmarks/bench_float32_grads.py [--nets resnet18_v1,resnet18_v2] [--batch 2] [--seeds 1]
+        [--flips] [--mxnet-python /path/to/mxnet-venv/bin/python]
 
 The error of one gradient array is ``max |g32 - g64| / max(max |g64|, 1e-2 * the net's largest
-gradient)`` (a bias ahead of a BatchNorm has a true gradient of 0); per net the worst and the median
-over its parameter arrays are printed, and with ``--flips`` the number of ReLU inputs whose sign
-differs between the two runs ("flips": a float32 forward error larger than a value's distance
-from 0 sends that element's gradient the other way, which accounts for errors of 1e-2 and more;
-without flips the errors are near 1e-5).
+gradient)`` (a bias ahead of a BatchNorm has a true gradient of 0); per net and draw the worst and
+the median over its parameter arrays are printed. With ``--flips``, also the number of ReLU inputs
+whose sign differs between the two runs ("flips": a float32 forward error larger than a value's
+distance from 0 sends that element's gradient the other way, which accounts for errors of 1e-2
+and more; without flips the errors are near 1e-5) and the forward's error at the last ReLU input
+(relative to its largest value). ``--mxnet-python`` runs the same symbol (its JSON) on the same
+numbers in MXNet 1.9.1 too (its own venv, numpy < 1.24), in a process of its own; MXNet is never
+a dependency of symjit or its tests.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SYMJIT_AOT", "off")
 
 import numpy as np  # noqa: E402
 
-import symjit as mx  # noqa: E402
-from examples import nets  # noqa: E402
-
-NETS = {"resnet18": lambda: nets.resnet(18), "resnet50": lambda: nets.resnet(50),
-        "mobilenet_v2": nets.mobilenet_v2, "squeezenet1_1": nets.squeezenet1_1,
-        "inception_v3": nets.inception_v3}
+EXAMPLES = {"resnet18": ("resnet", 18), "resnet50": ("resnet", 50), "mobilenet_v2": ("mobilenet_v2",),
+            "squeezenet1_1": ("squeezenet1_1",), "inception_v3": ("inception_v3",)}
+ZOO = ("resnet18_v1", "resnet18_v2", "resnet50_v1", "mobilenet1_0", "mobilenet_v2_1_0", "densenet121")
 SIZE = {"inception_v3": 299}
+
+
+def build(name: str):
+    """The net's symbol with its SoftmaxOutput head, built by symjit."""
+    import symjit as mx
+    if name in EXAMPLES:
+        from examples import nets
+        fn, *args = EXAMPLES[name]
+        return getattr(nets, fn)(*args)
+    from symjit.gluon.model_zoo import vision
+    return mx.sym.SoftmaxOutput(getattr(vision, name)()(mx.sym.var("data")), name="softmax")
 
 
 def xavier(sym, shapes: dict, seed: int) -> dict[str, np.ndarray]:
@@ -55,76 +71,141 @@ def xavier(sym, shapes: dict, seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def _bind(sym, dtype: str, values: dict):
-    shapes = {"data": values["data"].shape, "softmax_label": values["softmax_label"].shape}
-    ex = sym.simple_bind(mx.cpu(), grad_req="write", type_dict={n: dtype for n in sym.list_arguments()},
-                         **shapes)
-    for name, arr in ex.arg_dict.items():
-        arr[:] = values[name]
-    for name, arr in ex.aux_dict.items():
-        arr[:] = 1.0 if name.endswith("var") else 0.0
-    return ex
-
-
-def step(sym, dtype: str, values: dict) -> dict[str, np.ndarray]:
-    """The parameter gradients of one training step (the fused program users run)."""
-    ex = _bind(sym, dtype, values)
-    ex.forward(is_train=True)
-    ex.backward()
-    return {n: g.asnumpy().astype(np.float64) for n, g in ex.grad_dict.items()
-            if g is not None and n not in ("data", "softmax_label")}
-
-
-def relu_inputs(sym, dtype: str, values: dict) -> dict[str, np.ndarray]:
-    """Every ReLU (and clip) input of a training forward, through a monitor (its program runs
-    one kernel per op, so its rounding differs a little from the fused one's)."""
-    ex = _bind(sym, dtype, values)
-    seen = {}
-
-    def keep(name, arr):
-        if name.endswith("_data") and ("relu" in name or "clip" in name):
-            seen[name] = arr.asnumpy().astype(np.float64)
-
-    ex.set_monitor_callback(keep, monitor_all=True)
-    ex.forward(is_train=True)
-    return seen
-
-
-def measure(name: str, batch: int, seed: int, flips: bool) -> tuple[float, float, int | None]:
-    sym = NETS[name]()
+def draw(sym, name: str, batch: int, seed: int) -> dict[str, np.ndarray]:
     size = SIZE.get(name, 224)
     rng = np.random.default_rng(1000 + seed)
     values = {"data": rng.standard_normal((batch, 3, size, size)).astype(np.float32).astype(np.float64),
               "softmax_label": rng.integers(0, 1000, batch).astype(np.float64)}
     values.update(xavier(sym, {"data": values["data"].shape, "softmax_label": (batch,)}, seed))
-    g64, g32 = step(sym, "float64", values), step(sym, "float32", values)
+    return values
+
+
+def _set(ex, values: dict) -> None:
+    for name, arr in ex.arg_dict.items():
+        arr[:] = values[name]
+    for name, arr in ex.aux_dict.items():
+        arr[:] = 1.0 if name.endswith("var") else 0.0
+
+
+def _types(sym, dtype: str) -> dict[str, str]:
+    """Every variable's dtype (a Gluon export records float32 on its parameters and statistics)."""
+    return {n: dtype for n in sym.list_arguments() + sym.list_auxiliary_states()}
+
+
+def step(mx: Any, sym, dtype: str, values: dict) -> dict[str, np.ndarray]:
+    """The parameter gradients of one training step (the fused program users run)."""
+    shapes = {"data": values["data"].shape, "softmax_label": values["softmax_label"].shape}
+    ex = sym.simple_bind(mx.cpu(), grad_req="write", type_dict=_types(sym, dtype), **shapes)
+    _set(ex, values)
+    ex.forward(is_train=True)
+    ex.backward()
+    return {n: g.asnumpy().astype(np.float64) for n, g in ex.grad_dict.items()
+            if g is not None and n not in shapes}
+
+
+def relu_inputs(mx: Any, sym, dtype: str, values: dict, grad_req: str) -> list[np.ndarray]:
+    """Every ReLU (and relu6: clip) input of a training forward, as outputs of a program that
+    returns them."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    relu = [n for n in nodes if n["op"] == "clip"
+            or (n["op"] == "Activation" and n.get("attrs", {}).get("act_type") == "relu")]
+    names = [nodes[n["inputs"][0][0]]["name"] + "_output" for n in relu]
+    if not names:
+        return []
+    internals = sym.get_internals()
+    probe = mx.sym.Group([internals[k] for k in names])
+    ex = probe.simple_bind(mx.cpu(), grad_req=grad_req, type_dict=_types(probe, dtype),
+                           data=values["data"].shape)
+    _set(ex, values)
+    return [o.asnumpy().astype(np.float64) for o in ex.forward(is_train=True)]
+
+
+def measure(mx: Any, sym, values: dict, flips: bool, grad_req: str = "null") -> dict:
+    """Worst and median gradient error of one draw (and the relu flips, the last relu input's error)."""
+    g64, g32 = step(mx, sym, "float64", values), step(mx, sym, "float32", values)
     big = max(np.abs(g).max() for g in g64.values())
-    errors = [np.abs(g32[n] - g64[n]).max() / max(np.abs(g64[n]).max(), 1e-2 * big) for n in g64]
-    count = None
+    errors = [float(np.abs(g32[n] - g64[n]).max() / max(np.abs(g64[n]).max(), 1e-2 * big)) for n in g64]
+    out = {"worst": max(errors), "median": statistics.median(errors), "flips": None, "forward": None}
     if flips:
-        r64, r32 = relu_inputs(sym, "float64", values), relu_inputs(sym, "float32", values)
-        count = sum(int(((r32[k] > 0) != (r64[k] > 0)).sum()) for k in r64)
-    return max(errors), statistics.median(errors), count
+        r64, r32 = (relu_inputs(mx, sym, dt, values, grad_req) for dt in ("float64", "float32"))
+        out["flips"] = sum(int(((a > 0) != (b > 0)).sum()) for a, b in zip(r64, r32))
+        if r64:
+            out["forward"] = float(np.abs(r64[-1] - r32[-1]).max() / np.abs(r64[-1]).max())
+    return out
+
+
+def mxnet_worker(folder: str, flips: bool) -> None:
+    """In an MXNet 1.9.1 interpreter: the symbol's JSON and the draw's values from ``folder``.
+    MXNet's MKLDNN backend folds BatchNorm into the convolutions of a bind without gradients (an
+    inference program), so its probe of the relu inputs binds with them."""
+    import mxnet as mx
+    sym = mx.sym.load(os.path.join(folder, "net.json"))
+    with np.load(os.path.join(folder, "values.npz")) as f:
+        values = dict(f)
+    print(json.dumps(measure(mx, sym, values, flips, grad_req="write")))
+
+
+def run_mxnet(python: str, sym, values: dict, flips: bool) -> dict | None:
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "net.json").write_text(sym.tojson())
+        np.savez(os.path.join(tmp, "values.npz"), **values)
+        cmd = [python, __file__, "--mxnet-worker", tmp] + (["--flips"] if flips else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+    if proc.returncode != 0:
+        print(f"  mxnet: failed ({(proc.stderr.strip().splitlines() or ['?'])[-1][:160]})")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _row(who: str, name: str, seed: int, r: dict) -> str:
+    fl = "" if r["flips"] is None else r["flips"]
+    fw = "" if r["forward"] is None else f"{r['forward']:.2e}"
+    return f"{name:17s} {who:6s} {seed:4d} {r['worst']:9.3g} {r['median']:9.3g} {fl:>6} {fw:>10s}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--nets", default=",".join(NETS), help=f"comma-separated, of {', '.join(NETS)}")
+    known = [*EXAMPLES, *ZOO]
+    ap.add_argument("--nets", default="resnet18_v1,resnet18_v2",
+                    help=f"comma-separated, of {', '.join(known)}")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seeds", type=int, default=1, help="draws of weights and data per net")
+    ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--flips", action="store_true",
-                    help="count ReLU sign flips too (binds a monitored executor per dtype)")
+                    help="count ReLU sign flips too (binds a probe program per dtype)")
+    ap.add_argument("--mxnet-python", default=None,
+                    help="an interpreter with MXNet 1.9.1: run it on the same draws")
+    ap.add_argument("--mxnet-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.mxnet_worker:
+        mxnet_worker(args.mxnet_worker, args.flips)
+        return
+    sys.path.insert(0, str(ROOT))
+    import symjit as mx
     names = args.nets.split(",")
-    bad = [n for n in names if n not in NETS]
+    bad = [n for n in names if n not in known]
     if bad:
-        ap.error(f"--nets: unknown {bad}; known: {', '.join(NETS)}")
-    print(f"{'net':14s} {'seed':>4s} {'worst':>9s} {'median':>9s} {'relu flips':>10s}")
+        ap.error(f"--nets: unknown {bad}; known: {', '.join(known)}")
+    print(f"{'net':17s} {'who':6s} {'seed':>4s} {'worst':>9s} {'median':>9s} {'flips':>6s} {'fwd err':>10s}")
     for name in names:
-        for seed in range(args.seeds):
-            worst, median, flips = measure(name, args.batch, seed, args.flips)
-            print(f"{name:14s} {seed:4d} {worst:9.3g} {median:9.3g} {'' if flips is None else flips:>10}",
-                  flush=True)
+        sym = build(name)
+        results: dict[str, list[dict]] = {"symjit": [], "mxnet": []}
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            values = draw(sym, name, args.batch, seed)
+            r = measure(mx, sym, values, args.flips)
+            results["symjit"].append(r)
+            print(_row("symjit", name, seed, r), flush=True)
+            if args.mxnet_python:
+                r = run_mxnet(args.mxnet_python, sym, values, args.flips)
+                if r is not None:
+                    results["mxnet"].append(r)
+                    print(_row("mxnet", name, seed, r), flush=True)
+        for who, rs in results.items():
+            if len(rs) > 1:
+                fl = sum(r["flips"] for r in rs) if args.flips else ""
+                print(f"{name:17s} {who:6s}  all {statistics.median(r['worst'] for r in rs):9.3g} "
+                      f"{statistics.median(r['median'] for r in rs):9.3g} {fl:>6}   "
+                      "(medians over draws; flips summed)", flush=True)
 
 
 if __name__ == "__main__":
