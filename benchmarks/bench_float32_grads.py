@@ -6,6 +6,7 @@ float64 on the same float32-representable numbers.
 
     python benchmarks/bench_float32_grads.py [--nets resnet18_v1,resnet18_v2] [--batch 2] [--seeds 1]
         [--flips] [--mxnet-python /path/to/mxnet-venv/bin/python]
+    python benchmarks/bench_float32_grads.py --ops [--seeds 3]
 
 The error of one gradient array is ``max |g32 - g64| / max(max |g64|, 1e-2 * the net's largest
 gradient)`` (a bias ahead of a BatchNorm has a true gradient of 0); per net and draw the worst and
@@ -16,6 +17,11 @@ and more; without flips the errors are near 1e-5) and the forward's error at the
 (relative to its largest value). ``--mxnet-python`` runs the same symbol (its JSON) on the same
 numbers in MXNet 1.9.1 too (its own venv, numpy < 1.24), in a process of its own; MXNet is never
 a dependency of symjit or its tests.
+
+``--ops`` measures the backward kernels of ResNet v1's basic block one group at a time instead, on
+its stage-4 shape (2, 512, 7, 7): BatchNorm, BatchNorm + relu, BatchNorm + add + relu and a 3x3
+convolution + BatchNorm + relu, training forward and every gradient, float32 against float64, in
+units of 2^-24 of each array's largest value.
 """
 from __future__ import annotations
 
@@ -157,6 +163,44 @@ def run_mxnet(python: str, sym, values: dict, flips: bool) -> dict | None:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def block_ops(mx: Any, seeds: int) -> None:
+    """The ``--ops`` table: each group's worst error over ``seeds`` draws, per output/gradient."""
+    shape = (2, 512, 7, 7)
+    x, s = mx.sym.Variable("x"), mx.sym.Variable("s")
+
+    def bn(v):
+        return mx.sym.BatchNorm(v, fix_gamma=False, eps=1e-5, name="bn")
+    conv = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=512, no_bias=True, name="c")
+    groups = {"BatchNorm": bn(x), "BatchNorm+relu": mx.sym.Activation(bn(x), act_type="relu"),
+              "BatchNorm+add+relu": mx.sym.Activation(bn(x) + s, act_type="relu"),
+              "conv3x3+BatchNorm+relu": mx.sym.Activation(bn(conv), act_type="relu")}
+    for name, net in groups.items():
+        worst: dict[str, float] = {}
+        for seed in range(seeds):
+            rng = np.random.default_rng(seed)
+            values = {"x": rng.standard_normal(shape) * 0.3 + 0.1,
+                      "s": np.maximum(rng.standard_normal(shape), 0),
+                      "bn_gamma": 1 + 0.1 * rng.standard_normal(512),
+                      "bn_beta": 0.1 * rng.standard_normal(512),
+                      "c_weight": rng.uniform(-1, 1, (512, 512, 3, 3)) * np.sqrt(6 / (2 * 4608)),
+                      "head": rng.standard_normal(shape)}
+            values = {k: v.astype(np.float32).astype(np.float64) for k, v in values.items()}
+            runs = []
+            for dtype in ("float64", "float32"):
+                ex = net.simple_bind(mx.cpu(), type_dict=_types(net, dtype),
+                                     **{k: shape for k in ("x", "s") if k in net.list_arguments()})
+                for k, arr in ex.arg_dict.items():
+                    arr[:] = values[k]
+                out = {"output": ex.forward(is_train=True)[0].asnumpy().astype(np.float64)}
+                ex.backward(mx.nd.array(values["head"], dtype=dtype))
+                out.update((k, g.asnumpy().astype(np.float64)) for k, g in ex.grad_dict.items())
+                runs.append(out)
+            for k, ref in runs[0].items():
+                err = np.abs(runs[1][k] - ref).max() / max(np.abs(ref).max(), 1e-30) / 2.0 ** -24
+                worst[k] = max(worst.get(k, 0.0), float(err))
+        print(f"{name:24s} " + ", ".join(f"{k} {v:.1f}" for k, v in worst.items()), flush=True)
+
+
 def _row(who: str, name: str, seed: int, r: dict) -> str:
     fl = "" if r["flips"] is None else r["flips"]
     fw = "" if r["forward"] is None else f"{r['forward']:.2e}"
@@ -175,6 +219,7 @@ def main() -> None:
                     help="count ReLU sign flips too (binds a probe program per dtype)")
     ap.add_argument("--mxnet-python", default=None,
                     help="an interpreter with MXNet 1.9.1: run it on the same draws")
+    ap.add_argument("--ops", action="store_true", help="the basic block's kernels one group at a time")
     ap.add_argument("--mxnet-worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.mxnet_worker:
@@ -182,6 +227,9 @@ def main() -> None:
         return
     sys.path.insert(0, str(ROOT))
     import symjit as mx
+    if args.ops:
+        block_ops(mx, args.seeds)
+        return
     names = args.nets.split(",")
     bad = [n for n in names if n not in known]
     if bad:

@@ -22,8 +22,9 @@ MXNet 1.x semantics followed here:
   treats mean and variance as constants (``dx = dout * gamma * invstd``).
 
 All kernels are ``numba.njit(cache=True, nogil=True)``, write into preallocated C-contiguous float32
-or float64 arrays, sum in float64 (two passes over the data for the statistics: mean first, then
-the centred sum of squares, which stays accurate when the mean is large), and trust their caller
+or float64 arrays, sum in float64 (BatchNorm's statistics in one pass per channel, about the
+channel's first element, :func:`_channel_mean_var`; LayerNorm's in two passes per row, mean first,
+then the centred sum of squares; both stay accurate when the mean is large), and trust their caller
 for shapes: call :func:`check_batchnorm` / :func:`check_layernorm` first.
 
 >>> import numpy as np
