@@ -12,8 +12,12 @@ leaves' shapes and dtypes and grad_reqs, which head gradients are given), so a t
 recording the same computation every step compiles its backward once and then only fills in the
 leaves' values and calls it.
 
-In this first form the compiled training program computes the forward pass again from the
-leaves before its backward pass (the recorded intermediate values are not fed in). Two
+The compiled training program computes the forward pass again from the leaves before its
+backward pass (the recorded intermediate values are not fed in), except across *cuts*: an
+``autograd.Function``'s entry, and a hybridized block's training call whose executor still holds
+its forward pass (:class:`~symjit.autograd_tape.GraphState`). A backward over cuts compiles the
+parts between them and calls each cut's own backward (the Function's, or the block executor's)
+once the gradients of its outputs are in, so a hybridized net's forward pass runs once per step. Two
 operators are recorded so that this recomputation gives the recorded values: Dropout in a
 training pass runs as a mask drawn by Dropout on ones times the input (the mask a recorded
 constant), and BatchNorm recorded in predict mode binds with ``use_global_stats``; aux states
@@ -52,6 +56,8 @@ from .autograd_tape import (
     Tape,
     check_heads,
     constant,
+    cut_outputs,
+    is_cut,
     mark,
     no_variable_write,
     record_entry,
@@ -372,7 +378,7 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: F
     nodes = check_heads(heads, where)
     ids = None if wanted is None else {id(v) for v in wanted}
     every = walk([e for e, _ in nodes], where, through=True)
-    if any(e.op == FUNCTION for e in every):
+    if any(is_cut(e, not create_graph) for e in every):
         if create_graph:
             raise MXNetError(f"{where}: create_graph=True through an autograd.Function is not "
                              "supported by symjit (its backward is Python code, not recorded)")
@@ -407,10 +413,10 @@ def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None) -> tuple[_P
 
 def _run_functions(nodes: list, head_grads: list, ids: set | None, every: list,
                    where: str) -> dict[int, tuple[NDArray, NDArray]]:
-    """Differentiate a recording with ``autograd.Function`` entries: the parts between them are
-    compiled tapes whose leaves include the Functions' outputs; each Function's backward runs once
-    all gradients of its outputs are in (Functions in reverse recording order), and its inputs'
-    gradients start the next compiled part."""
+    """Differentiate a recording with cut entries (``autograd.Function``'s, and hybridized
+    blocks' with their forward pass kept): the parts between them are compiled tapes whose leaves
+    include the cuts' outputs; each cut's backward runs once all gradients of its outputs are in
+    (cuts in reverse recording order), and its inputs' gradients start the next compiled part."""
     out: dict[int, tuple[NDArray, NDArray]] = {}
     pending: dict[int, list] = {}        # Function entry -> the gradients of its outputs so far
 
@@ -424,13 +430,14 @@ def _run_functions(nodes: list, head_grads: list, ids: set | None, every: list,
 
     def part(parts: list[tuple[tuple, NDArray | None]]) -> None:
         """Compile and run the part reaching ``parts`` ((node, head gradient) pairs)."""
-        for (e, i), g in [p for p in parts if p[0][0].op == FUNCTION]:
-            add(pending, (id(e), i), _ones_if_none(g, e.params["outputs"][i]), (e, i))
-        rest = [p for p in parts if p[0][0].op != FUNCTION]
+        for (e, i), g in [p for p in parts if is_cut(p[0][0], True)]:
+            add(pending, (id(e), i), _ones_if_none(g, cut_outputs(e)[0][i]), (e, i))
+        rest = [p for p in parts if not is_cut(p[0][0], True)]
         if not rest:
             return
-        tape = Tape([], where, [n for n, _ in rest])
-        mask = [i in tape.cuts or (a._ag_req not in (None, "null") if ids is None else id(a) in ids)
+        tape = Tape([], where, [n for n, _ in rest], graphs=True)
+        mask = [i in tape.cuts or (getattr(a, "_ag_req", None) not in (None, "null") if ids is None
+                                   else id(a) in ids)
                 for i, a in enumerate(tape.leaves)]
         _, grads = _compiled(tape, [g for _, g in rest], mask)
         for i, g in grads.items():
@@ -440,17 +447,20 @@ def _run_functions(nodes: list, head_grads: list, ids: set | None, every: list,
                 add(out, id(tape.leaves[i]), g, tape.leaves[i])
 
     part(list(zip(nodes, head_grads)))
-    for e in reversed([e for e in every if e.op == FUNCTION]):
+    for e in reversed([e for e in every if is_cut(e, True)]):
         got = {slot[1]: g for slot, g in pending.values() if slot[0] is e}
         if not got:
             continue
-        outs = e.params["outputs"]
+        outs = cut_outputs(e)[0]
         with _scope(False, None):
             ograds = [got[i] if i in got else zeros(o.shape, ctx=o.context, dtype=o.dtype)
                       for i, o in enumerate(outs)]
-            igrads = e.params["function"].run_backward(ograds, e.params["shapes"])
+            igrads = e.params["function"].run_backward(ograds, e.params["shapes"]) \
+                if e.op == FUNCTION else e.saved.backward(e, ograds, where)
         parts = []
         for s, g in zip(e.sources, igrads):
+            if g is None:       # an input a traced graph's executor needs no gradient of
+                continue
             if isinstance(s, tuple):
                 parts.append((s, g))
             elif ids is None and getattr(s, "_ag_req", None) not in (None, "null") or ids and id(s) in ids:

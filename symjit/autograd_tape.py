@@ -27,8 +27,9 @@ from .imperative import MODE
 from .ndarray import NDArray
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
-__all__ = ["Entry", "tracked", "source_of", "mark", "constant", "no_variable_write", "record_entry",
-           "GRAPH", "FUNCTION", "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
+__all__ = ["Entry", "GraphState", "is_cut", "cut_outputs", "check_unchanged", "tracked", "source_of",
+           "mark", "constant", "no_variable_write", "record_entry", "GRAPH", "FUNCTION", "GraphOp",
+           "record_graph", "storage_overlaps", "Tape", "output_of"]
 
 FUNCTION = "_function"  # the op name of an entry whose gradient is an autograd.Function's backward
 
@@ -38,13 +39,55 @@ class Entry:
     NDArray), each leaf's write count when it was recorded (None: not checked), number of
     outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
 
-    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed")
+    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed", "saved")
 
     def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool,
-                 vers: list | None = None):
+                 vers: list | None = None, saved: Any = None):
         self.op, self.params, self.sources, self.n_out, self.train = op, params, sources, n_out, train
         self.vers = vers if vers is not None else [None] * len(sources)
         self.freed = False
+        self.saved = saved      # a traced graph's forward pass kept for its backward (GraphState)
+
+
+class GraphState:
+    """A traced graph's training-mode call whose forward pass its executor still holds: the
+    recorded entry's backward is the executor's own backward (as MXNet's cached operators do),
+    while the executor has not run again (``runs``, its shared run count, still ``stamp``).
+
+    ``backward(ograds)`` gives one gradient per input of the entry (None where none is needed);
+    ``outputs`` and ``versions`` are the recorded outputs and their write counts."""
+
+    __slots__ = ("exe", "runs", "stamp", "grads", "outputs", "versions")
+
+    def __init__(self, exe: Any, runs: list, grads: list, outputs: list):
+        self.exe, self.runs, self.stamp, self.grads = exe, runs, runs[0], grads
+        self.outputs, self.versions = outputs, [o._cell()[0] for o in outputs]
+
+    def valid(self) -> bool:
+        return self.runs[0] == self.stamp
+
+    def backward(self, e: Entry, ograds: list, where: str) -> list:
+        """The gradients of entry ``e``'s inputs given those of its outputs; an error if an input
+        was written since the call (its executor's gradients would mix old and new values)."""
+        for s, v in zip(e.sources, e.vers):
+            if not isinstance(s, tuple):
+                check_unchanged(s, v, e, where)
+        self.exe.backward(ograds)
+        return self.grads
+
+
+def is_cut(e: Entry, graphs: bool) -> bool:  # noqa: FBT001
+    """Whether a backward pass stops at entry ``e`` and calls its own backward between compiled
+    parts: an ``autograd.Function``'s, and (``graphs``) a traced graph's whose forward pass its
+    executor still holds."""
+    return e.op == FUNCTION or graphs and e.saved is not None and e.saved.valid()
+
+
+def cut_outputs(e: Entry) -> tuple[list, list]:
+    """The recorded outputs of a cut entry and their write counts when recorded."""
+    if e.op == FUNCTION:
+        return e.params["outputs"], e.params["versions"]
+    return e.saved.outputs, e.saved.versions
 
 
 def tracked(a: Any) -> bool:
@@ -92,13 +135,15 @@ def no_variable_write(a: Any, where: str) -> None:
 
 
 def record_entry(name: str, params: dict, inputs: list, outs: list, train: bool,  # noqa: FBT001
-                  unchecked: set | frozenset = frozenset(), input_names: list | None = None) -> list:
+                  unchecked: set | frozenset = frozenset(), input_names: list | None = None,
+                  saved: GraphState | None = None) -> list:
     """Record ``outs`` as the outputs of one entry reading ``inputs`` (those named in
     ``unchecked``, aux states, without a write-count check)."""
     pairs = [source_of(a, name) for a in inputs]
     names = list(input_names or []) + [None] * (len(pairs) - len(input_names or []))
     pairs = [(s, None) if n in unchecked else (s, v) for n, (s, v) in zip(names, pairs)]
-    mark(outs, Entry(name, params, [s for s, _ in pairs], len(outs), train, [v for _, v in pairs]))
+    mark(outs, Entry(name, params, [s for s, _ in pairs], len(outs), train, [v for _, v in pairs],
+                     saved))
     return outs
 
 
@@ -123,10 +168,12 @@ class GraphOp:
         return self.symbol(name=name, **dict(zip(self.inputs, inputs)))
 
 
-def record_graph(op: GraphOp, inputs: list[NDArray], outs: list[NDArray]) -> list[NDArray]:
+def record_graph(op: GraphOp, inputs: list[NDArray], outs: list[NDArray],
+                 saved: GraphState | None = None) -> list[NDArray]:
     """Record ``outs``, computed by running ``op``'s symbol on ``inputs`` (one array per
     variable), as one entry while recording and when an input depends on a variable. Aux states
-    are not version-checked: a training pass updates them in place.
+    are not version-checked: a training pass updates them in place. ``saved``: the call's forward
+    pass, kept by its executor for the entry's backward.
 
     >>> import symjit as mx
     >>> x = mx.nd.array([2.0]); x.attach_grad()
@@ -138,7 +185,7 @@ def record_graph(op: GraphOp, inputs: list[NDArray], outs: list[NDArray]) -> lis
     """
     if not MODE.recording or not any(tracked(a) for a in inputs):
         return constant(outs)
-    return record_entry(GRAPH, {"graph": op}, inputs, outs, MODE.training, op.aux, op.inputs)
+    return record_entry(GRAPH, {"graph": op}, inputs, outs, MODE.training, op.aux, op.inputs, saved)
 
 
 def storage_overlaps(a: Any, b: Any) -> bool:
@@ -159,9 +206,21 @@ def check_heads(heads: list, where: str) -> list[tuple[Entry, int]]:
     return [h._ag_node for h in heads]
 
 
-def walk(roots: list[Entry], where: str, through: bool = False) -> list[Entry]:  # noqa: FBT001, FBT002
-    """The entries reaching ``roots``, inputs before their consumers; a :data:`FUNCTION` entry's
-    inputs only when ``through``."""
+def check_unchanged(leaf: NDArray, version: int | None, e: Entry, where: str) -> None:
+    """A leaf entry ``e`` read (at write count ``version``; None: unchecked) was not written since."""
+    if version is not None and leaf._cell()[0] != version:
+        op = "a hybridized block" if e.op == GRAPH else e.op
+        raise MXNetError(f"{where}: an input of shape {leaf.shape} of the recorded operator "
+                         f"{op} was changed in place after it was recorded; the "
+                         "gradient would be computed from its new values. Do not "
+                         "write into recorded inputs (variables included) before "
+                         "backward, or write into a copy")
+
+
+def walk(roots: list[Entry], where: str, through: bool = False,  # noqa: FBT001, FBT002
+         graphs: bool = False) -> list[Entry]:  # noqa: FBT001, FBT002
+    """The entries reaching ``roots``, inputs before their consumers; a cut entry's
+    (:func:`is_cut`) inputs only when ``through``."""
     order: list[Entry] = []
     seen: set[int] = set()
     stack = [(e, False) for e in reversed(roots)]
@@ -179,7 +238,7 @@ def walk(roots: list[Entry], where: str, through: bool = False) -> list[Entry]: 
                 order.append(e)
             continue
         stack.append((e, True))
-        if e.op != FUNCTION or through:
+        if through or not is_cut(e, graphs):
             stack.extend((s[0], False) for s in reversed(e.sources)
                          if isinstance(s, tuple) and id(s[0]) not in seen)
     return order
@@ -187,25 +246,30 @@ def walk(roots: list[Entry], where: str, through: bool = False) -> list[Entry]: 
 
 class Tape:
     """The entries reaching ``heads`` (arrays, or ``nodes``: (entry, output) pairs) in schedule
-    order, the leaves, and the structure key. The outputs of an ``autograd.Function``'s entry are
+    order, the leaves, and the structure key. The outputs of a cut entry (an
+    ``autograd.Function``'s, and with ``graphs`` a traced graph's that kept its forward pass) are
     leaves too (``cuts``: leaf index -> (entry, output)): its gradient is not compiled."""
 
-    def __init__(self, heads: list[NDArray], where: str, nodes: list[tuple[Entry, int]] | None = None):
+    def __init__(self, heads: list[NDArray], where: str, nodes: list[tuple[Entry, int]] | None = None,
+                 graphs: bool = False):  # noqa: FBT001, FBT002
         self.leaves: list[NDArray] = []
         leaf_index: dict[int, int] = {}
         self.refs: list[list] = []       # per entry: ("e", entry, output) or ("l", leaf) per input
         self.cuts: dict[int, tuple[Entry, int]] = {}
         nodes = check_heads(heads, where) if nodes is None else nodes
-        self.entries = [e for e in walk([n[0] for n in nodes], where) if e.op != FUNCTION]
+        self.entries = [e for e in walk([n[0] for n in nodes], where, graphs=graphs)
+                        if not is_cut(e, graphs)]
         index = {id(e): j for j, e in enumerate(self.entries)}
         for e in self.entries:
             refs = []
             for s, v in zip(e.sources, e.vers):
-                if isinstance(s, tuple) and s[0].op == FUNCTION:
-                    out, ver = s[0].params["outputs"][s[1]], s[0].params["versions"][s[1]]
+                if isinstance(s, tuple) and is_cut(s[0], graphs):
+                    outs, vers = cut_outputs(s[0])
+                    out, ver = outs[s[1]], vers[s[1]]
                     if out._cell()[0] != ver:
-                        raise MXNetError(f"{where}: an output of shape {out.shape} of an "
-                                         "autograd.Function was changed in place after it was "
+                        what = "an autograd.Function" if s[0].op == FUNCTION else "a hybridized block"
+                        raise MXNetError(f"{where}: an output of shape {out.shape} of "
+                                         f"{what} was changed in place after it was "
                                          "recorded; its gradient would be wrong")
                     if id(out) not in leaf_index:
                         leaf_index[id(out)] = len(self.leaves)
@@ -215,12 +279,7 @@ class Tape:
                 elif isinstance(s, tuple):
                     refs.append(("e", index[id(s[0])], s[1]))
                 else:
-                    if v is not None and s._cell()[0] != v:
-                        raise MXNetError(f"{where}: an input of shape {s.shape} of the recorded operator "
-                                         f"{e.op} was changed in place after it was recorded; the "
-                                         "gradient would be computed from its new values. Do not "
-                                         "write into recorded inputs (variables included) before "
-                                         "backward, or write into a copy")
+                    check_unchanged(s, v, e, where)
                     if id(s) not in leaf_index:
                         leaf_index[id(s)] = len(self.leaves)
                         self.leaves.append(s)

@@ -7,9 +7,15 @@ stays valid after the next call. An executor is rebound when a parameter's array
 (re-initialization, ``cast``, ``reset_ctx``). Training-mode calls (``autograd.record()`` or
 ``train_mode()``) run the executor's training program (BatchNorm updates its running statistics
 in place); while recording, the call is left on the autograd tape as one entry whose operator
-is the traced symbol (:func:`symjit.autograd.record_graph`). A traced symbol that draws random
-numbers (Dropout) runs imperatively while recording in training mode, because the recorded
-graph's backward recomputes the forward pass and would draw another mask.
+is the traced symbol (:func:`symjit.autograd.record_graph`). A recorded training call runs an
+executor bound with the gradients the recording needs (the parameters', and the inputs' that
+depend on a variable), which keeps the call's forward pass: the backward pass calls that
+executor's backward with the gradients of the block's outputs, as MXNet's cached operators do,
+instead of computing the forward pass again. Where the executor has run again since (the block
+called twice in one recording) or a higher-order gradient is asked for, the entry's graph is
+inlined into the compiled backward program, which recomputes it from the inputs. A traced symbol
+that draws random numbers (Dropout) runs imperatively while recording in training mode, since such
+a recomputation would draw another mask.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import hashlib
 from typing import Any
 
 from .. import autograd
+from ..autograd_tape import GraphState, tracked
 from ..base import MXNetError
 from ..imperative import MODE
 from ..ndarray import NDArray, zeros
@@ -56,20 +63,29 @@ class CachedGraph:
             for p in self.params.values():
                 p._finish_deferred_init()
 
-    def run(self, flat: list[NDArray], ctx: Any) -> list[NDArray]:
+    def run(self, flat: list[NDArray], ctx: Any, need: tuple | None = None) -> tuple[list, GraphState | None]:
+        """The outputs of a call on ``flat`` (copies), and with ``need`` (the variables whose
+        gradients a recorded training call needs) the call's forward pass kept for its
+        backward by an executor bound with those gradients."""
         pdata = {n: p.data(ctx) for n, p in self.params.items()}
-        key = (tuple((a.shape, str(a.dtype)) for a in flat), ctx)
+        key = (tuple((a.shape, str(a.dtype)) for a in flat), ctx, need)
         hit = self.executors.get(key)
         if hit is None or any(hit[1][n] is not a for n, a in pdata.items()):
             data = {n: zeros(a.shape, ctx=ctx, dtype=a.dtype) for n, a in zip(self.data_names, flat)}
             args = {n: a for n, a in {**data, **pdata}.items() if n not in self.aux}
             aux = {n: a for n, a in pdata.items() if n in self.aux}
-            exe = self.symbol.bind(ctx, args, grad_req="null", aux_states=aux)
-            hit = self.executors[key] = (exe, pdata, [data[n] for n in self.data_names])
-        exe, _, bufs = hit
+            grads = {n: zeros(args[n].shape, ctx=ctx, dtype=args[n].dtype) for n in need or ()}
+            exe = self.symbol.bind(ctx, args, args_grad=grads or None,
+                                   grad_req={n: "write" if n in grads else "null" for n in args},
+                                   aux_states=aux)
+            hit = self.executors[key] = (exe, pdata, [data[n] for n in self.data_names], [0],
+                                         [grads.get(n) for n in self.inputs])
+        exe, _, bufs, runs, grads = hit
         for src, dst in zip(flat, bufs):
             src._copyto(dst)
-        return [o.copy() for o in exe.forward(is_train=MODE.training)]
+        outs = [o.copy() for o in exe.forward(is_train=MODE.training)]
+        runs[0] += 1
+        return outs, None if need is None else GraphState(exe, runs, grads, outs)
 
 
 def _trimmed(fmt: Any) -> Any:
@@ -99,8 +115,12 @@ def call_cached(block: Any, *args: Any) -> Any:
         params = {k: v.data(ctx) for k, v in block._reg_params.items()}
         from .. import ndarray
         return block.hybrid_forward(ndarray, *args, **params)
-    with autograd.pause(train_mode=MODE.training):
-        outs = graph.run(flat, ctx)
     by_name = {**dict(zip(graph.data_names, flat)), **{n: p.data(ctx) for n, p in graph.params.items()}}
-    autograd.record_graph(graph.op, [by_name[n] for n in graph.inputs], outs)
+    inputs = [by_name[n] for n in graph.inputs]
+    need = None     # a recorded training call keeps its forward pass for its backward
+    if MODE.recording and MODE.training and any(tracked(a) for a in inputs):
+        need = tuple(n for n, a in zip(graph.inputs, inputs) if n not in graph.aux and tracked(a)) or None
+    with autograd.pause(train_mode=MODE.training):
+        outs, saved = graph.run(flat, ctx, need)
+    autograd.record_graph(graph.op, inputs, outs, saved)
     return _regroup(outs, block._out_format)[0]
