@@ -144,6 +144,15 @@ class Initializer:
         args = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
         return f"{self.__class__.__name__}({args})"
 
+    def __eq__(self, other: object) -> bool:
+        """Initializers of one class made with equal arguments are equal (``Constant(1) ==
+        Constant(1)``), as ``ParameterDict.get`` compares a shared parameter's ``init``."""
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._kwargs == other._kwargs
+
+    __hash__ = object.__hash__   # identity: an initializer stays usable as a dict key
+
     def __call__(self, desc: str, arr: NDArray) -> None:
         """Fill ``arr`` according to the name (or :class:`InitDesc`) ``desc``."""
         _check_call(self, desc, arr)

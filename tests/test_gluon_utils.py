@@ -19,8 +19,11 @@ def test_split_data_even_and_uneven():
     parts = utils.split_data(mx.nd.array(x), 3)
     assert [p.asnumpy().tolist() for p in parts] == [x[0:2].tolist(), x[2:4].tolist(), x[4:6].tolist()]
     cols = utils.split_data(mx.nd.array(x), 3, batch_axis=1, even_split=False)
-    assert [p.shape for p in cols] == [(6, 1), (6, 1), (6, 2)]
+    assert [p.shape for p in cols] == [(6, 2), (6, 1), (6, 1)]
     np.testing.assert_array_equal(np.concatenate([p.asnumpy() for p in cols], axis=1), x)
+    uneven = utils.split_data(mx.nd.array(np.arange(33.0)), 15, even_split=False)
+    for got, want in zip(uneven, np.array_split(np.arange(33.0), 15)):
+        np.testing.assert_array_equal(got.asnumpy(), want)
     assert utils.split_data(mx.nd.array(x), 1)[0].shape == (6, 4)
     with pytest.raises(MXNetError, match="evenly"):
         utils.split_data(mx.nd.array(x), 4)

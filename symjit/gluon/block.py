@@ -40,6 +40,7 @@ from ..ndarray import save as nd_save
 from ..symbol import Symbol
 from ..symbol.naming import Prefix, current_name_manager
 from .cached import call_cached
+from .model_file import load_model, save_model
 from .nest import _flatten, _regroup
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
 
@@ -191,7 +192,10 @@ class Block:
 
     def collect_params(self, select: str | None = None) -> ParameterDict:
         """This block's and its descendants' parameters, those whose full name matches the
-        regular expression ``select`` only (``'.*weight|.*bias'``) when given."""
+        regular expression ``select`` only (``'.*weight|.*bias'``) when given. A list, tuple or
+        dict attribute holding blocks that are not children is warned about: their parameters
+        are not collected."""
+        self._warn_unregistered()
         ret = ParameterDict(self._params.prefix)
         if not select:
             ret.update(self.params)
@@ -203,6 +207,23 @@ class Block:
         for child in self._children.values():
             ret.update(child.collect_params(select=select))
         return ret
+
+    def _warn_unregistered(self) -> None:
+        children = {id(c) for c in self._children.values()}
+
+        def blocks(value: Any) -> bool:
+            if isinstance(value, Block):
+                return id(value) not in children
+            items = value.values() if isinstance(value, dict) else value \
+                if isinstance(value, (list, tuple)) else ()
+            return any(blocks(v) for v in items)
+
+        for name, value in self.__dict__.items():
+            if isinstance(value, (list, tuple, dict)) and blocks(value):
+                warnings.warn(f"{self.name}: attribute {name!r} is a {type(value).__name__} holding "
+                              "blocks that are not registered children; their parameters are not "
+                              "collected. Register them with register_child() or hold them in "
+                              "nn.Sequential/nn.HybridSequential", stacklevel=3)
 
     def _collect_params_with_prefix(self, prefix: str = "") -> dict[str, Parameter]:
         if prefix:
@@ -225,6 +246,14 @@ class Block:
     def register_forward_hook(self, hook: Callable) -> HookHandle:
         """Call ``hook(block, inputs, outputs)`` after each forward."""
         return HookHandle(self._forward_hooks, hook)
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:  # noqa: FBT001, FBT002
+        """Call ``callback(value_name, op_name, array)`` for each operator's outputs (with
+        ``monitor_all`` first its inputs: ``dense0_fwd_weight``) while a hybridized descendant
+        runs; a call runs the block's unfused program then (see
+        ``Executor.set_monitor_callback``). Imperative calls are not watched."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
 
     def apply(self, fn: Callable) -> Block:
         """Call ``fn`` on every descendant, then on this block; return this block."""
@@ -315,6 +344,18 @@ class Block:
         warnings.warn("load_params is deprecated; use load_parameters", DeprecationWarning, stacklevel=2)
         self.load_parameters(filename, ctx, allow_missing, ignore_extra)
 
+    def save(self, prefix: str) -> None:
+        """Write the model's structure (names, which blocks are hybridized, their traced graphs)
+        to ``<prefix>-model.json`` and its parameters to ``<prefix>-model.params``; :meth:`load`
+        reads both into a model made by the same code (see :mod:`.model_file`)."""
+        save_model(self, prefix)
+
+    def load(self, prefix: str) -> None:
+        """Read a model written by :meth:`save` into this one, made by the same code in the same
+        order: names and child keys as saved, saved-hybridized blocks hybridized, parameters
+        loaded."""
+        load_model(self, prefix)
+
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
         for hook in list(self._forward_pre_hooks.values()):
@@ -329,7 +370,13 @@ class Block:
         raise NotImplementedError(f"{type(self).__name__}.forward is not defined")
 
     def summary(self, *inputs: Any) -> None:
-        """Print each descendant's output shape and parameter count for a forward of ``inputs``."""
+        """Print each descendant's output shape and parameter count for a forward of ``inputs``
+        (the block and its descendants must not be hybridized: an AssertionError)."""
+        def not_hybridized(block: Block) -> None:
+            if isinstance(block, HybridBlock) and block._active:
+                raise AssertionError(f"summary: {block.name!r} is hybridized; call hybridize(False) "
+                                     "before summary (a hybridized block's layers run as one program)")
+        self.apply(not_hybridized)
         rows: list[tuple[str, str, int]] = []
         handles = []
 
@@ -349,6 +396,17 @@ class Block:
             print(f"{name:>30}{shape:>30}{n:>12}")
         total = sum(int(_size(p.shape)) for p in self.collect_params().values())
         print(f"Parameters in forward computation graph: {total}")
+
+
+def _one_context(where: str, arrays: list[NDArray]) -> None:
+    """A hybridized call runs on one device: its inputs' contexts must agree (pinned host memory
+    counts as the CPU of its id)."""
+    found = {("cpu" if a.context.device_type == "cpu_pinned" else a.context.device_type,
+              a.context.device_id) for a in arrays}
+    if len(found) > 1:
+        raise ValueError(f"{where}: a hybridized block runs on one context, but its inputs are on "
+                         f"{sorted(f'{t}({i})' for t, i in found)}; copy them to one context first "
+                         "(as_in_context)")
 
 
 def _size(shape: tuple | None) -> int:
@@ -380,6 +438,7 @@ class HybridBlock(Block):
         self._flags: dict = {}
         self._in_format: Any = None
         self._out_format: Any = None
+        self._op_hook: tuple | None = None    # (callback, monitor_all) of register_op_hook
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -393,6 +452,10 @@ class HybridBlock(Block):
                              "HybridSequential instead.")
         super().register_child(block, name)
         self._clear_cached_op()
+
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:  # noqa: FBT001, FBT002
+        self._op_hook = (callback, bool(monitor_all))
+        super().register_op_hook(callback, monitor_all)
 
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
@@ -480,6 +543,7 @@ class HybridBlock(Block):
                                      f"NDArrays (or None), got {other}; call it without hybridize() "
                                      "to pass other values")
                 if self._active:
+                    _one_context(type(self).__name__, flat)
                     return call_cached(self, x, *args)
                 try:
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}

@@ -31,6 +31,7 @@ from ..symbol import Variable
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError"]
 
 GRAD_REQS = ("write", "add", "null")
+STYPES = ("default", "row_sparse", "csr")   # MXNet's names; only "default" is supported
 
 
 class DeferredInitializationError(MXNetError):
@@ -68,6 +69,9 @@ class Parameter:
                  lr_mult: float = 1.0, wd_mult: float = 1.0, init: Any = None,
                  allow_deferred_init: bool = False, differentiable: bool = True,  # noqa: FBT001, FBT002
                  stype: str = "default", grad_stype: str = "default"):
+        for what, st in (("stype", stype), ("grad_stype", grad_stype)):
+            if st not in STYPES:
+                raise AssertionError(f"Parameter {name!r}: {what} must be one of {STYPES}, got {st!r}")
         if stype != "default" or grad_stype != "default":
             raise MXNetError(f"Parameter {name!r}: stype={stype!r}, grad_stype={grad_stype!r}: sparse "
                              "storage is not supported by symjit")

@@ -29,11 +29,12 @@ __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "do
 
 def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: bool = True) -> list[NDArray]:
     """``data`` cut into ``num_slice`` parts along ``batch_axis``. With ``even_split`` the axis
-    must divide evenly; otherwise the last part takes what is left over.
+    must divide evenly; otherwise the first ``size % num_slice`` parts are one entry longer (as
+    ``numpy.array_split`` cuts).
 
     >>> import symjit as mx
     >>> [x.shape[0] for x in split_data(mx.nd.ones((7, 1)), 3, even_split=False)]
-    [2, 2, 3]
+    [3, 2, 2]
     """
     if not isinstance(data, NDArray):
         raise ParamError(f"split_data: data must be an NDArray, got {type(data).__name__}")
@@ -53,8 +54,9 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: b
                          "or even_split=False")
     if num_slice == 1:
         return [data]
-    step = size // num_slice
-    bounds = [(i * step, (i + 1) * step if i < num_slice - 1 else size) for i in range(num_slice)]
+    step, extra = divmod(size, num_slice)      # the first ``extra`` slices take one more entry
+    ends = np.cumsum([0] + [step + 1] * extra + [step] * (num_slice - extra)).tolist()
+    bounds = list(zip(ends[:-1], ends[1:]))
     if axis == 0:
         return [data[a:b] for a, b in bounds]
     from .. import ndarray as nd

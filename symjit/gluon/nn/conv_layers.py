@@ -140,13 +140,43 @@ class _Pooling(HybridBlock):
         return "pool"
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803
-        return F.Pooling(x, name="fwd", **self._kwargs)
+        k = dict(self._kwargs)
+        layout = k.pop("layout")
+        n = len(layout) - 2
+        if layout.index("C") == 1:
+            return _pool_channel_first(F, x, n, k, layout)
+        # channel-last: pooled channel-first between two transposes
+        first = F.transpose(x, axes=(0, n + 1, *range(1, n + 1)))
+        out = _pool_channel_first(F, first, n, k, None)
+        return F.transpose(out, axes=(0, *range(2, n + 2), 1))
 
     def __repr__(self) -> str:
         k = self._kwargs
         return (f"{self.__class__.__name__}(size={k['kernel']}, stride={k['stride']}, padding={k['pad']}, "
                 f"ceil_mode={k['pooling_convention'] == 'full'}, global_pool={k['global_pool']}, "
                 f"pool_type={k['pool_type']}, layout={k['layout']})")
+
+
+def _pool_channel_first(F: Any, x: Any, n: int, k: dict, layout: str | None) -> Any:  # noqa: N803
+    """``Pooling`` of a channel-first ``x``; a 3-D pooling as two 2-D ones. Every pool type is
+    separable over a box window (max, sum, lp; avg, as its divisor is the product of the
+    per-axis window sizes, with or without the padding), so the window over (H, W) is pooled
+    for each depth slice first, then the window over D: the maximum found is the first in
+    (D, H, W) order, the one a 3-D pooling's gradient goes to."""
+    if n < 3:
+        return F.Pooling(x, name="fwd", layout=layout, **k)
+    if k["global_pool"]:
+        flat = F.reshape(x, shape=(0, 0, 0, -3))                     # (N, C, D, H*W)
+        flat = F.Pooling(flat, name="fwd", **{**k, "kernel": (1, 1), "stride": (1, 1), "pad": (0, 0)})
+        return F.reshape(flat, shape=(0, 0, 1, 1, 1))
+    (kd, *khw), (sd, *shw), (pd, *phw) = k["kernel"], k["stride"], k["pad"]
+    slices = F.reshape(x, shape=(0, -3, 0, 0))                         # (N, C*D, H, W)
+    plane = F.Pooling(slices, name="fwd_hw", **{**k, "kernel": tuple(khw), "stride": tuple(shw),
+                                                  "pad": tuple(phw)})
+    plane = F.reshape_like(plane, x, lhs_begin=0, lhs_end=2, rhs_begin=0, rhs_end=3)  # (N, C, D, H', W')
+    depth = F.Pooling(F.reshape(plane, shape=(0, 0, 0, -3)), name="fwd",
+                      **{**k, "kernel": (kd, 1), "stride": (sd, 1), "pad": (pd, 0)})  # (N, C, D', H'*W')
+    return F.reshape_like(depth, plane, lhs_begin=3, lhs_end=4, rhs_begin=3, rhs_end=5)
 
 
 def _pool_class(name: str, n: int, pool_type: str, layout_first: bool) -> type:
