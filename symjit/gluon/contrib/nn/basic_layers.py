@@ -1,6 +1,6 @@
 """Containers whose children all see the same input, their outputs concatenated along ``axis``,
-and ``Identity``, the block that returns its input (a branch of such a container that adds
-nothing).
+``Identity``, the block that returns its input (a branch of such a container that adds
+nothing), ``SparseEmbedding`` and ``SyncBatchNorm``.
 
 >>> import symjit as mx
 >>> from symjit.gluon.contrib.nn import Concurrent, Identity
@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from .... import ndarray
-from ...block import HybridBlock
-from ...nn import HybridSequential, Sequential
+from ....context import num_gpus
+from ...block import Block, HybridBlock
+from ...nn import BatchNorm, HybridSequential, Sequential
 from ...parameter import ParameterDict
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity"]
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm"]
 
 
 class Concurrent(Sequential):
@@ -72,3 +73,77 @@ class Identity(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:  # noqa: N803 - MXNet's name
         return x
+
+
+class SparseEmbedding(Block):
+    """Rows of ``weight`` (shape ``(input_dim, output_dim)``) picked by integer indices, as
+    :class:`~symjit.gluon.nn.Embedding`: an input of shape ``(d1, ..., dk)`` gives
+    ``(d1, ..., dk, output_dim)``.
+
+    MXNet keeps this layer's weight and its gradient as ``row_sparse`` arrays, for vocabularies
+    too large for dense gradients. symjit has no sparse storage: the weight and the gradient are
+    dense arrays (``weight.stype`` and ``weight.grad_stype`` are ``'default'``) with the same
+    values, the gradient's rows of indices absent from the batch zero; an optimizer therefore
+    updates every row (MXNet's lazy update skips those rows, which differs when the optimizer has
+    weight decay or momentum).
+
+    >>> import symjit as mx
+    >>> layer = SparseEmbedding(4, 2)
+    >>> layer.initialize(mx.init.One())
+    >>> layer(mx.nd.array([0, 3])).shape
+    (2, 2)
+    """
+
+    def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
+                 weight_initializer: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
+                                      dtype=dtype)
+
+    def forward(self, x: Any) -> Any:
+        return ndarray.Embedding(x, self.weight.data(x.context), name="fwd", **self._kwargs)
+
+    def __repr__(self) -> str:
+        k = self._kwargs
+        return f"{type(self).__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
+
+
+class SyncBatchNorm(BatchNorm):
+    """Batch normalization over the channel axis (1) whose batch statistics MXNet computes over
+    the whole mini-batch across ``num_devices`` GPUs (``contrib.SyncBatchNorm``). symjit runs each
+    device's part on its own, so the statistics are those of each call's input: with a single
+    context (the whole batch in one call) this is MXNet's result; with a batch split over several
+    contexts each part is normalized by its own statistics, as :class:`~symjit.gluon.nn.BatchNorm`
+    does. Parameters as BatchNorm's (``in_channels``, ``momentum``, ``epsilon``, ``center``,
+    ``scale``, ``use_global_stats`` and the four initializers); ``num_devices`` (default: the
+    number of GPUs, at least 1) is accepted.
+
+    >>> import symjit as mx
+    >>> bn = SyncBatchNorm(in_channels=2)
+    >>> bn.initialize()
+    >>> with mx.autograd.record():
+    ...     y = bn(mx.nd.array([[1.0, 2.0], [3.0, 6.0]]))
+    >>> y.asnumpy().round(3).tolist()
+    [[-1.0, -1.0], [1.0, 1.0]]
+    """
+
+    def __init__(self, in_channels: int = 0, num_devices: int | None = None, momentum: float = 0.9,
+                 epsilon: float = 1e-5, center: bool = True, scale: bool = True,  # noqa: FBT001, FBT002
+                 use_global_stats: bool = False, beta_initializer: Any = "zeros",  # noqa: FBT001, FBT002
+                 gamma_initializer: Any = "ones", running_mean_initializer: Any = "zeros",
+                 running_variance_initializer: Any = "ones", **kwargs: Any):
+        super().__init__(axis=1, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+                         use_global_stats=use_global_stats, beta_initializer=beta_initializer,
+                         gamma_initializer=gamma_initializer,
+                         running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer,
+                         in_channels=in_channels, **kwargs)
+        ndev = max(num_gpus(), 1) if num_devices is None else int(num_devices)
+        self._sync_kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
+                             "use_global_stats": use_global_stats, "ndev": ndev, "key": self.prefix}
+
+    def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any, running_mean: Any,  # noqa: N803
+                       running_var: Any) -> Any:
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                                       **self._sync_kwargs)
