@@ -279,3 +279,17 @@ def test_bad_arguments_are_clear_errors():
         est.fit(_data(), epochs=1, batches=2)
     with pytest.raises(ValueError, match="log_interval"):
         LoggingHandler(log_interval="batch")
+
+
+def test_two_contexts_train_as_one():
+    weights = []
+    for ctx in ([mx.cpu(0)], [mx.cpu(0), mx.cpu(1)]):
+        net = gluon.nn.Dense(OUT, in_units=IN)
+        net.initialize(mx.init.One(), ctx=ctx)
+        est = Estimator(net, gluon.loss.L2Loss(), trainer=_trainer(net), context=ctx)
+        est.logger.setLevel(logging.WARNING)
+        est.fit(_data(), epochs=2)
+        assert est.context == ctx
+        weights.append([p.data(ctx[-1]).asnumpy() for p in net.collect_params().values()])
+    for one, two in zip(*weights):
+        np.testing.assert_allclose(one, two, rtol=1e-5, atol=1e-6)
