@@ -12,13 +12,19 @@ leaves' shapes and dtypes and grad_reqs, which head gradients are given), so a t
 recording the same computation every step compiles its backward once and then only fills in the
 leaves' values and calls it.
 
-The compiled training program computes the forward pass again from the leaves before its
-backward pass (the recorded intermediate values are not fed in), except across *cuts*: an
+Each entry holds its outputs' values (views of their storage, kept until a backward pass without
+``retain_graph`` frees the recording), and the compiled program is the recording's gradient only
+(:class:`_HeldProgram`): its inputs are the leaves, the head gradients and the held values its
+gradient rules read, so the forward operators do not run again, except where a rule reads an
+output the call did not return (BatchNorm's saved statistics). Where a held value was written
+since (an intermediate assigned to in place after its consumers were recorded) or a higher-order
+gradient is asked for, the training program computes the forward pass again from the leaves
+(:class:`_Program`). A backward also stops at *cuts*: an
 ``autograd.Function``'s entry, and a hybridized block's training call whose executor still holds
 its forward pass (:class:`~symjit.autograd_tape.GraphState`). A backward over cuts compiles the
 parts between them and calls each cut's own backward (the Function's, or the block executor's)
 once the gradients of its outputs are in, so a hybridized net's forward pass runs once per step. Two
-operators are recorded so that this recomputation gives the recorded values: Dropout in a
+operators are recorded so that a recomputation gives the recorded values: Dropout in a
 training pass runs as a mask drawn by Dropout on ones times the input (the mask a recorded
 constant), and BatchNorm recorded in predict mode binds with ``use_global_stats``; aux states
 are copies, so the recomputation leaves the moving statistics alone. Samplers on recorded inputs
@@ -361,6 +367,62 @@ class _Program:
         return {**{int(n[4:]): g for n, g in zip(self.args, exe.grad_arrays) if g is not None}, **self.unread}
 
 
+class _HeldProgram:
+    """A recording's gradients from the values its calls computed: one program of the gradient
+    rules' operators (:func:`~symjit.autograd_graph.gradient_symbol`) whose inputs are the leaves,
+    the head gradients and the recorded outputs it reads (``op<j>:out<i>``, held by the entries);
+    a forward operator runs only where a gradient reads an output the recording does not hold
+    (BatchNorm's saved statistics, a traced graph's inner values)."""
+
+    def __init__(self, tape: Tape, given: list[bool], wanted: list[bool] | None):
+        sym = tape.symbol()
+        leaf = {f"leaf{i}": a for i, a in enumerate(tape.leaves)}
+        reqs = dict(zip(leaf, tape.reqs if wanted is None else ["write" if w else "null" for w in wanted]))
+        self.wanted = [n for n in sym.list_arguments() if reqs[n] != "null"]
+        self.train = any(e.train for e in tape.entries)
+        nodes = {n.name: n for n in sym._topo()}
+        self.held = {nodes[f"op{j}"].output_name(i): (j, i) for j, e in enumerate(tape.entries)
+                     if e.op != GRAPH for i in range(e.n_out)}
+        gsym, heads = gradient_symbol(sym, {n: a.shape for n, a in leaf.items()},
+                                      {n: a.dtype for n, a in leaf.items()}, self.wanted, self.train,
+                                      set(self.held))
+        outs = [tape.entries[j].held[i] for j, i in tape.heads]
+        self.head_ones = [None if g else ones(o.shape, ctx=o.context, dtype=o.dtype)
+                          for g, o in zip(given, outs)]
+        self.heads = {h: int(h.lstrip("_")[4:]) for h in heads}
+        self.args, self.aux = gsym.list_arguments(), gsym.list_auxiliary_states()
+        self.sources = [self._source(n, tape) for n in self.args + self.aux]
+        own = [zeros(a.shape, ctx=a.context, dtype=a.dtype) for a in
+               (self._value(src, tape, [o if o is not None else self.head_ones[k]
+                                        for k, o in enumerate(outs)]) for src in self.sources)]
+        ctx = own[0].context if own else None
+        self.exe = gsym.bind(ctx, own[:len(self.args)], grad_req="null", aux_states=own[len(self.args):])
+        _STATS["compiles"] += 1
+
+    def _source(self, name: str, tape: Tape) -> tuple:
+        if name in self.heads:
+            return ("head", self.heads[name])
+        if name.endswith(":held"):
+            return ("held", *self.held[name[:-5]])
+        return ("leaf", int(name[4:]))
+
+    def _value(self, src: tuple, tape: Tape, head_grads: list) -> NDArray:
+        if src[0] == "head":
+            g = head_grads[src[1]]
+            return g if g is not None else self.head_ones[src[1]]
+        if src[0] == "leaf":
+            return tape.leaves[src[1]]
+        return tape.entries[src[1]].held[src[2]]
+
+    def run(self, tape: Tape, head_grads: list) -> dict[int, NDArray]:
+        """Feed the leaves, head gradients and held values; run: each wanted leaf's gradient."""
+        exe = self.exe
+        for src, dst in zip(self.sources, exe.arg_arrays + exe.aux_arrays):
+            self._value(src, tape, head_grads)._copyto(dst)
+        outs = exe.forward(is_train=self.train)
+        return {int(n[4:]): g for n, g in zip(self.wanted, outs)}
+
+
 def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: FBT001
          wanted: list | None = None, create_graph: bool = False) -> dict[int, tuple[NDArray, NDArray]]:  # noqa: FBT001, FBT002
     """Differentiate: ``{id(leaf): (leaf, gradient)}`` for each variable (each of ``wanted``
@@ -386,23 +448,29 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: F
     else:
         tape = Tape(heads, where, nodes)
         mask = None if ids is None else [id(a) in ids for a in tape.leaves]
-        prog, grads = _compiled(tape, head_grads, mask)
+        prog, grads = _compiled(tape, head_grads, mask, create_graph)
         if create_graph:
             grads = _record_gradients(prog, tape, head_grads, grads)
         out = {id(tape.leaves[i]): (tape.leaves[i], g) for i, g in grads.items()}
     if not retain_graph:
         for e in every:
-            e.freed = True
+            e.freed, e.held = True, None
     return out
 
 
-def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None) -> tuple[_Program, dict[int, NDArray]]:
-    """Run the tape's training program (compiled once per structure): the gradients by leaf index."""
+def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None,
+              create_graph: bool = False) -> tuple[Any, dict[int, NDArray]]:  # noqa: FBT001, FBT002
+    """Run the tape's gradient program (compiled once per structure): the gradients by leaf
+    index. It reads the values the recorded calls kept (:class:`_HeldProgram`) unless a
+    higher-order gradient is asked for or one of them was written since; then the training
+    program recomputes the forward pass (:class:`_Program`)."""
     given = [g is not None for g in head_grads]
-    key = tape.key(given, mask)
+    held = not create_graph and all(e.op == GRAPH or e.kept() is not None for e in tape.entries) \
+        and all(tape.entries[j].op != GRAPH for j, _ in tape.heads)
+    key = (tape.key(given, mask), held)
     prog = _PROGRAMS.get(key)
     if prog is None:
-        prog = _PROGRAMS[key] = _Program(tape, given, mask)
+        prog = _PROGRAMS[key] = (_HeldProgram if held else _Program)(tape, given, mask)
         while len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
     else:

@@ -31,10 +31,16 @@ __all__ = ["gradient_symbol"]
 
 
 def gradient_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any], wanted: list[str],
-                    is_train: bool) -> tuple[Symbol, list[str]]:  # noqa: FBT001
+                    is_train: bool, held: set[str] | frozenset = frozenset(),  # noqa: FBT001
+                    ) -> tuple[Symbol, list[str]]:
     """The gradients of ``sym``'s outputs (each weighted by its head gradient) with respect to
     the arguments ``wanted``, as one Symbol with an output per wanted argument (zeros where no
     gradient reaches), and the names of its head-gradient variables in output order.
+
+    ``held``: outputs of forward nodes (by output name, ``<node>_output``) the caller has
+    computed already; the gradients read those values from variables ``<output name>:held``
+    instead of computing them (an operator runs only for the outputs it makes that are not held,
+    where a gradient reads one: BatchNorm's saved statistics, a composite's inner values).
 
     >>> import numpy as np
     >>> import symjit as mx
@@ -54,10 +60,16 @@ def gradient_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any
     for idx in sorted(graph.head_grads):
         heads.append(f"{stem}{idx}")
         made[graph.head_grads[idx]] = (Node(None, heads[-1]), 0)
+    given = {vid for vid, name in graph.watch.items() if name in held}
+    for vid in given:
+        made[vid] = (Node(None, f"{graph.watch[vid]}:held"), 0)
     for op in graph.ops:
+        if all(vid in given for vid in op.outputs):
+            continue
         node = Node(op.op, op.name, dict(op.params), {}, [made[i] for i in op.inputs], None)
         for i, vid in enumerate(op.outputs):
-            made[vid] = (node, i)
+            if vid not in given:
+                made[vid] = (node, i)
     zeros = get_op("_zeros")     # an argument no gradient reaches (or the graph does not read)
     outs = [Symbol([made[graph.grads[n]]]) if n in graph.grads else Symbol([(Node(
         zeros, f"{n}_grad_zero", zeros.parse_params({"shape": shapes[n], "dtype": np.dtype(dtypes[n]).name})),

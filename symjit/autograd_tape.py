@@ -39,7 +39,8 @@ class Entry:
     NDArray), each leaf's write count when it was recorded (None: not checked), number of
     outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
 
-    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed", "saved")
+    __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed", "saved", "held",
+                 "held_vers")
 
     def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool,
                  vers: list | None = None, saved: Any = None):
@@ -47,6 +48,16 @@ class Entry:
         self.vers = vers if vers is not None else [None] * len(sources)
         self.freed = False
         self.saved = saved      # a traced graph's forward pass kept for its backward (GraphState)
+        self.held: list | None = None   # the outputs' values (views sharing their write counts)
+        self.held_vers: list = []
+
+    def kept(self) -> list | None:
+        """The values this call computed, for a backward pass to read instead of computing them
+        again: None once freed, or when one was written since."""
+        held = self.held
+        if held is None or any(h._ver[0] != v for h, v in zip(held, self.held_vers)):
+            return None
+        return held
 
 
 class GraphState:
@@ -110,8 +121,13 @@ def source_of(a: NDArray, where: str) -> tuple[Any, int | None]:
 
 
 def mark(outs: list, entry: Entry) -> None:
+    """Leave ``entry`` on its outputs; the entry holds their values (views of their storage: an
+    output array may die before the backward pass that reads its value)."""
     for i, o in enumerate(outs):
         o._ag_node, o._ag_ver = (entry, i), o._cell()[0]
+    if entry.op != GRAPH and entry.op != FUNCTION:
+        entry.held = [o._view(o._data) for o in outs]
+        entry.held_vers = [o._ag_ver for o in outs]
 
 
 def constant(outs: Any) -> Any:

@@ -450,3 +450,51 @@ def test_get_symbol_writes_numbers_as_scalar_operators():
     assert {"_rminus_scalar", "_div_scalar", "_power_scalar"} <= set(ops)
     args = dict(zip(sym.list_arguments(), [mx.nd.array([4.0]), mx.nd.array([3.0])]))
     assert sym.eval(**args)[0].asnumpy().tolist() == [10.0]
+
+
+def _last_program():
+    return list(mx.autograd._PROGRAMS.values())[-1]
+
+
+def test_backward_reads_the_values_the_recorded_calls_computed():
+    """The compiled backward takes the recorded outputs as inputs: the forward operators whose
+    outputs it holds do not run again (exp's gradient reads exp's own output)."""
+    x = mx.nd.array([0.5, 1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.exp(x)
+        z = mx.nd.sin(y) * y
+    z.backward()
+    prog = _last_program()
+    ops = {n.op.name for n in prog.exe._symbol._topo() if n.op is not None}
+    assert "exp" not in ops and "sin" not in ops, ops
+    assert any(n.endswith(":held") for n in prog.exe._symbol.list_arguments())
+    e = np.exp(x.asnumpy())
+    np.testing.assert_allclose(x.grad.asnumpy(), (np.cos(e) * e + np.sin(e)) * e, rtol=1e-5)
+    assert y._ag_node[0].held is None          # freed with the recording
+
+
+def test_an_intermediate_written_after_recording_is_recomputed_as_recorded():
+    """A recorded output written in place after its consumers were recorded: the backward cannot
+    read it, and recomputes the recorded values from the leaves instead."""
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 3
+        z = (y * y).sum()
+    y[:] = 100.0
+    z.backward()
+    assert not isinstance(_last_program(), mx.autograd._HeldProgram)
+    np.testing.assert_allclose(x.grad.asnumpy(), 18 * x.asnumpy())    # d(9x^2)/dx
+
+
+def test_retained_recording_reads_its_held_values_twice():
+    x = mx.nd.array([1.0, -2.0])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.relu(x * x * x)
+    y.backward(retain_graph=True)
+    first = x.grad.asnumpy().copy()
+    y.backward()
+    np.testing.assert_allclose(first, [3.0, 0.0])
+    np.testing.assert_allclose(x.grad.asnumpy(), first)
