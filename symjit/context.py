@@ -12,6 +12,16 @@ _DEVTYPES = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}   # host memo
 _DEVIDS = {v: k for k, v in _DEVTYPES.items()}
 
 
+class _ClassValue:
+    """A read-only attribute computed on every access, also on the class itself."""
+
+    def __init__(self, get: object):
+        self._get = get
+
+    def __get__(self, obj: object, owner: type | None = None) -> Context:
+        return self._get()
+
+
 class Context:
     """A device and its id, printed as MXNet prints it.
 
@@ -73,10 +83,9 @@ class Context:
     def __exit__(self, *exc: object) -> None:
         _ctx_stack().pop()
 
-    @classmethod
-    def default_ctx(cls) -> Context:
-        """The context used when none is given."""
-        return current_context()
+    default_ctx: Context = _ClassValue(lambda: current_context())
+    """The context used when none is given (MXNet's deprecated class attribute: ``Context.default_ctx``
+    is a Context, as ``current_context()``)."""
 
 
 def _ctx_stack() -> list[Context]:

@@ -11,14 +11,15 @@ SymbolBlock, ``nn`` layers), its hybridized blocks compiled by symjit's compiler
 import importlib
 from typing import Any
 
-from . import block, data, loss, nn, parameter, utils  # data and utils: datasets and helpers
+from . import block, data, loss, nn, parameter, rnn, utils  # data and utils: datasets and helpers
 from .block import Block, HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .symbol_block import SymbolBlock
 from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "SymbolBlock", "Parameter", "Constant", "ParameterDict",
-           "DeferredInitializationError", "Trainer", "block", "loss", "nn", "parameter", "data", "utils"]
+           "DeferredInitializationError", "Trainer", "block", "loss", "nn", "parameter", "data", "rnn",
+           "utils"]
 
 _LAZY = ("model_zoo", "contrib")    # imported at first use (gluon.model_zoo.vision, gluon.contrib.nn)
 

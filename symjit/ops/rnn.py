@@ -199,6 +199,33 @@ def _shape(p: dict, ins: list, aux: list):
     return want, outs, []
 
 
+def _shape_partial(p: dict, ins: list, outs: list, aux: list):
+    """Shapes with unknown (-1) dimensions: the batch size from any of data, the states, the
+    lengths or the outputs (a ``sym.zeros((L, 0, H))`` begin state takes the data's), the
+    sequence length from data or output, the parameter vector once data's features are known."""
+    def dims(shape, at: tuple[int, ...]) -> list[int]:
+        return [shape[i] for i in at] if shape is not None and len(shape) > max(at) else [-1] * len(at)
+
+    if ins[0] is not None:
+        need_rank(ins[0], "data", 3, " (T, N, C): sequence, batch, feature")
+    _, d, h, proj = _dims(p)
+    rows, rec, lstm = p["num_layers"] * d, proj or h, p["mode"] == "lstm"
+    t_data, n_data, c = dims(ins[0], (0, 1, 2))
+    t_out, n_out = dims(outs[0], (0, 1))
+    n_states = [dims(s, (1,))[0] for s in [*ins[2:4 if lstm else 3], *outs[1:]]]
+    n_len = dims(ins[-1], (0,))[0] if p["use_sequence_length"] else -1
+    t = max(t_data, t_out)
+    n = next((x for x in (n_data, n_out, *n_states, n_len) if x >= 0), -1)
+    state = (rows, n, rec)
+    new_ins = [(t, n, c), (param_size(p, c),) if c >= 0 else ins[1], state]
+    if lstm:
+        new_ins.append((rows, n, h))
+    if p["use_sequence_length"]:
+        new_ins.append((n,))
+    new_outs = [(t, n, d * rec), state, (rows, n, h)][:len(outs)]
+    return new_ins, new_outs, []
+
+
 def _dtype(p: dict, ins: list, aux: list):
     known = ins[0] if ins[0] is not None else next((s for s in ins[1:4] if s is not None), None)
     if known is not None:
@@ -362,7 +389,8 @@ RNN = register(OpDef(
         Param("lstm_state_clip_nan", "bool", False, doc="clip NaN cell states to the bounds"),
         Param("use_sequence_length", "bool", False, doc="take per-sequence lengths (N,) as sequence_length"),
     ),
-    arguments=_arguments, outputs=_outputs, shape=_shape, dtype=_dtype, check=_check,
+    arguments=_arguments, outputs=_outputs, shape=_shape, shape_partial=_shape_partial, dtype=_dtype,
+    check=_check,
     expand=_expand, hint="rnn", extra={"family": "rnn"},
     doc="Recurrent layers (vanilla, LSTM, GRU), several layers and directions, over (T, N, C) data "
         "with MXNet's packed parameter vector; see :mod:`symjit.ops.rnn`.",
