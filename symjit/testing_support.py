@@ -29,7 +29,7 @@ from .io import DataIter
 __all__ = [
     "default_context", "set_default_context", "get_rtol", "get_atol", "same", "almost_equal",
     "assert_almost_equal", "default_rtols", "default_atols", "default_numeric_eps", "effective_dtype",
-    "np_reduce",
+    "np_reduce", "assert_allclose",
     "random_uniform_arrays", "random_sample", "assign_each", "assign_each2", "retry", "same_array",
     "assert_almost_equal_ignore_nan", "discard_stderr", "DummyIter", "compare_ndarray_tuple",
     "compare_optimizer", "is_cd_run", "is_aarch64_run", "has_tvm_ops", "is_op_runnable", "use_np",
@@ -130,6 +130,14 @@ def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float |
         t = tuple(int(i) for i in idx)
         lines.append(f"  {t}: {names[0]}={float(x[t])!r} {names[1]}={float(y[t])!r}")
     raise AssertionError("\n".join(lines))
+
+
+def assert_allclose(a: Any, b: Any, rtol: float = 1e-07, atol: float = 0, equal_nan: bool = True) -> None:  # noqa: FBT001, FBT002
+    """:func:`assert_almost_equal` with numpy's ``assert_allclose`` defaults (NaNs equal).
+
+    >>> assert_allclose(np.array([1.0, np.nan]), [1.0, np.nan])
+    """
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # -- tolerances ------------------------------------------------------------------------------------
