@@ -156,6 +156,7 @@ _state(_SUMS, """
     _contrib_PSROIPooling _contrib_DeformablePSROIPooling GridGenerator SpatialTransformer
     SoftmaxOutput softmax_cross_entropy SVMOutput LinearRegressionOutput LogisticRegressionOutput
     MAERegressionOutput IdentityAttachKLSparseReg CTCLoss _contrib_hawkesll RNN _foreach _cond
+    _rnn_param_concat
     Custom Dropout LeakyReLU Crop reshape_like slice_like _identity_with_attr_like_rhs _split_v2
     depth_to_space space_to_depth batch_take choose_element_0index argmax_channel argsort sort topk
     add_n amp_cast amp_multicast all_finite multi_all_finite multi_sum_sq reset_arrays _histogram

@@ -39,11 +39,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import MXNetError
-from .registry import OpDef, Param, ParamError, register
+from .registry import OpDef, Param, ParamError, RuleError, register
 from .rules import need_float, need_rank, positive, prod
 
 __all__ = ["GATES", "GATE_SUFFIXES", "gate_pieces", "packed_input_size", "param_layout", "param_size",
-           "split_gates"]
+           "split_gates", "RNN", "RNN_PARAM_CONCAT"]
 
 GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
 
@@ -396,3 +396,51 @@ RNN = register(OpDef(
         "with MXNet's packed parameter vector; see :mod:`symjit.ops.rnn`.",
 ))
 
+
+
+# ---------------------------------------------------------------------------------------------
+# _rnn_param_concat: the packed parameter vector from its pieces
+
+def _concat_shape(p: dict, ins: list, aux: list):
+    if any(s is None for s in ins):
+        return list(ins), [None], []
+    return list(ins), [(sum(prod(s) for s in ins),)], []
+
+
+def _concat_shape_partial(p: dict, ins: list, outs: list, aux: list):
+    """One piece's single unknown dimension from the vector's length and the other pieces (how
+    a layer's parameters learn their input size from the data)."""
+    sizes = [prod(s) if s is not None and all(d >= 0 for d in s) else -1 for s in ins]
+    total = outs[0][0] if outs[0] is not None and outs[0][0] >= 0 else -1
+    if all(n >= 0 for n in sizes):
+        return list(ins), [(sum(sizes),)], []
+    open_ = [i for i, n in enumerate(sizes) if n < 0]
+    piece = ins[open_[0]] if len(open_) == 1 else None
+    if total < 0 or piece is None or sum(d < 0 for d in piece) != 1:
+        return list(ins), list(outs), []
+    rest, known = total - sum(n for n in sizes if n >= 0), prod(d for d in piece if d >= 0)
+    if rest < 0 or (known and rest % known):
+        raise RuleError(f"a vector of {total} elements cannot hold argument "
+                         f"'arg{open_[0]}' of shape {piece} beside the other pieces")
+    new = list(ins)
+    new[open_[0]] = tuple(d if d >= 0 else (rest // known if known else 0) for d in piece)
+    return new, [(total,)], []
+
+
+def _concat_expand(b, ins: list[int], p: dict) -> list[int]:
+    flat = [b.add1("Reshape", v, shape=(-1,)) for v in ins]
+    return flat if len(flat) == 1 else [b.add1("Concat", *flat, dim=0, num_args=len(flat))]
+
+
+RNN_PARAM_CONCAT = register(OpDef(
+    name="_rnn_param_concat",
+    params=(Param("num_args", "int", check=positive, check_msg=">= 1", doc="number of pieces"),
+            Param("dim", "int", 0, check=lambda v: v == 0, check_msg="0 (the pieces are flattened)",
+                  doc="the axis to join along: 0")),
+    arguments=lambda p: [f"arg{i}" for i in range(p["num_args"])], variadic="num_args",
+    shape=_concat_shape, shape_partial=_concat_shape_partial, expand=_concat_expand, hint="rnn",
+    extra={"family": "rnn"},
+    doc="The ``RNN`` operator's parameter vector: the pieces (given positionally) flattened and "
+        "joined in order. MXNet's pieces are 1-D already (this is then ``Concat(dim=0)``); a piece's "
+        "single unknown dimension is inferred from the vector's length.",
+))

@@ -145,3 +145,9 @@ CASES = [
     _case("gru", t_len=3, n=2, lengths=[1, 3], state_outputs=True, id="gru_lengths"),
     _case("lstm", clip=(-0.3, 0.3), state_outputs=True, id="lstm_clip"),
 ]
+
+# the packed vector from its pieces: flattened and joined (MXNet's pieces are 1-D already)
+CASES.append(Case("_rnn_param_concat",
+                  lambda v: mx.sym._internal._rnn_param_concat(v["w"], v["b"], num_args=2, dim=0),
+                  {"w": R.uniform(-1, 1, (3, 2)), "b": R.uniform(-1, 1, (3,))},
+                  lambda w, b: np.concatenate([w.ravel(), b]), id="param_concat"))

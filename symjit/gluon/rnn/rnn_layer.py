@@ -213,11 +213,12 @@ class _RNNLayer(HybridBlock):
                 )
 
     def _packed(self, F: Any, params: dict, layers: range) -> Any:  # noqa: N803
-        """The flat parameter vector of ``layers``, in the ``RNN`` operator's order."""
+        """The flat parameter vector of ``layers``, in the ``RNN`` operator's order (through
+        ``_rnn_param_concat``, which lets inference find layer 0's input size from the data)."""
         groups = ("i2h", "h2h", "h2r") if self._projection_size else ("i2h", "h2h")
         names = [f"{d}{i}_{g}_weight" for i in layers for d in "lr"[: self._dir] for g in groups]
         names += [f"{d}{i}_{g}_bias" for i in layers for d in "lr"[: self._dir] for g in ("i2h", "h2h")]
-        return F.concat(*[F.reshape(params[n], shape=(-1,)) for n in names], dim=0)
+        return F._internal._rnn_param_concat(*[params[n] for n in names], dim=0, num_args=len(names))
 
     def hybrid_forward(self, F: Any, inputs: Any, states: list, sequence_length: Any = None,  # noqa: N803
                        **params: Any) -> tuple[Any, list]:
