@@ -144,3 +144,16 @@ def test_parameter_storage_types():
         gluon.Parameter("w", shape=(2,), grad_stype="sparse")
     with pytest.raises(MXNetError, match="sparse storage"):
         gluon.Parameter("w", shape=(2,), stype="row_sparse")
+
+
+def test_symbol_block_parameters_take_the_inputs_declared_dtype(tmp_path):
+    data = mx.sym.var("data", dtype="float64")
+    out = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="bn")
+    block = gluon.SymbolBlock(out, data)
+    params = block.collect_params()
+    assert {np.dtype(p.dtype).name for p in params.values()} == {"float64"}
+    plain = gluon.SymbolBlock(out, mx.sym.var("data"))
+    assert {np.dtype(p.dtype).name for p in plain.collect_params().values()} == {"float32"}
+    params.initialize()
+    got = block(mx.nd.ones((2, 4), dtype="float64"))
+    assert got.dtype == np.float64 and got.shape == (2, 3)

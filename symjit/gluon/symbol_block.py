@@ -11,9 +11,13 @@ same name.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
+import numpy as np
+
 from .. import symbol
+from ..base import FLAG_TO_DTYPE, MXNetError
 from ..ndarray import NDArray
 from ..symbol import Symbol
 from .block import HybridBlock, _flatten
@@ -29,10 +33,29 @@ def _common_prefix(names: list[str]) -> str:
     return "" if prefix in names else prefix
 
 
+def _param_dtypes(inputs: list[Symbol], out: Symbol) -> dict[str, Any]:
+    """The variables' dtypes inferred from the inputs' declared dtypes (``var(..., dtype=)``);
+    none when no input declares one or inference cannot decide (parameters then float32)."""
+    given = {s.name: FLAG_TO_DTYPE[int(s.attr("__dtype__"))] for s in inputs
+             if s.attr("__dtype__") is not None}
+    if not given:
+        return {}
+    try:
+        args, _, aux = out.infer_type(**given)
+    except MXNetError:
+        args = None
+    if args is None:
+        warnings.warn(f"SymbolBlock: cannot infer the parameters' dtypes from the inputs' {given}; "
+                      "they are float32", stacklevel=3)
+        return {}
+    return {**dict(zip(out.list_arguments(), args)), **dict(zip(out.list_auxiliary_states(), aux))}
+
+
 class SymbolBlock(HybridBlock):
     """A block computing ``outputs`` (a Symbol or a list) from the variables ``inputs``; the other
     variables are its parameters (aux states with ``grad_req='null'``), found in ``params`` when
-    given, initialized later otherwise."""
+    given, initialized later otherwise. Their dtypes are inferred from the inputs' declared
+    dtypes (``mx.sym.var('data', dtype='float64')``), float32 otherwise."""
 
     def __init__(self, outputs: Any, inputs: Any, params: ParameterDict | None = None):
         super().__init__(prefix=None, params=None)
@@ -50,12 +73,14 @@ class SymbolBlock(HybridBlock):
             if len(s.get_internals().list_outputs()) != 1:
                 raise ValueError(f"Input symbols must be variable, but {s.name} is an output of operators")
             names.append(s.name)
+        dtypes = _param_dtypes(syms, out)
         for n in out.list_arguments():
             if n not in names:
-                self.params.get(n, allow_deferred_init=True)
+                self.params.get(n, allow_deferred_init=True, dtype=dtypes.get(n, np.float32))
         for n in out.list_auxiliary_states():
             if n not in names:
-                self.params.get(n, grad_req="null", allow_deferred_init=True)
+                self.params.get(n, grad_req="null", allow_deferred_init=True,
+                                dtype=dtypes.get(n, np.float32))
         self._cached_graph = syms, out
         cut = len(_common_prefix(list(self._params.keys())))
         self._reg_params.update((k[cut:], v) for k, v in self._params.items())
