@@ -111,7 +111,10 @@ def numeric_grad(ex, name: str, head: list[np.ndarray], is_train: bool, eps: flo
     return out.reshape(base.shape)
 
 
-def check_forward(case: Case, fusion: bool = True, ctx: Any = None) -> None:
+def check_forward(case: Case, fusion: bool = True, ctx: Any = None, float32: tuple[bool, ...] = ()) -> None:
+    """The case's outputs (and the inputs an update changes) against its numpy reference; then its
+    float32 program on ``ctx`` with each fusion of ``float32`` against this program
+    (:func:`check_float32`)."""
     ex, _, _ = bind_case(case, fusion, ctx=ctx)
     outs = [o.asnumpy() for o in ex.forward(is_train=case.is_train)]
     want = as_list(case.ref(**{k: v.copy() for k, v in case.inputs.items()}))
@@ -124,9 +127,14 @@ def check_forward(case: Case, fusion: bool = True, ctx: Any = None) -> None:
         for name, exp in case.after(**{k: v.copy() for k, v in case.inputs.items()}).items():
             np.testing.assert_allclose(arrays[name].asnumpy(), exp, rtol=case.rtol, atol=case.atol,
                                        err_msg=f"{case}: {name} after the update")
+    for f in float32:
+        check_float32(case, f, ctx, reference=ex)
 
 
-def check_backward(case: Case, fusion: bool = True) -> None:
+def check_backward(case: Case, fusion: bool = True, float32: tuple[bool, ...] = ()) -> None:
+    """The case's gradients (its CPU program with ``fusion``) against finite differences or its
+    defined gradient; then its float32 CPU program with each fusion of ``float32`` against this
+    program (:func:`check_float32`)."""
     if case.grad == "none":
         return
     ex, sym, wrt = bind_case(case, fusion)
@@ -148,16 +156,19 @@ def check_backward(case: Case, fusion: bool = True) -> None:
         if n in want:
             np.testing.assert_allclose(got[n], want[n], rtol=case.grad_rtol, atol=case.grad_atol,
                                        err_msg=f"{case}: gradient of {n}")
+    for f in float32:
+        check_float32(case, f, reference=ex)
 
 
-def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any) -> None:
+def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any, float32: tuple[bool, ...] = ()) -> None:
     """The gradients of the case's training program on ``ctx`` with ``fusion`` equal those of the
     fused CPU program (which :func:`check_backward` holds to finite differences), for the same head
     gradients. The program checked accumulates (``grad_req='add'``, from zero) over three backward
     calls after one forward (two on CUDA), which must give that many times the reference. The
     fused CPU program, an oracle here, calls its kernels from the host (``program_calls=0``), as
     CI's bulk of op cases compiles it, so a later run of the unfused cases with program functions
-    (CI's -O3 run) loads it from the cache."""
+    (CI's -O3 run) loads it from the cache. Then the float32 program on ``ctx`` with each fusion of
+    ``float32`` against the fused CPU program (:func:`check_float32`)."""
     if case.grad == "none":
         return
     ref, _, wrt = bind_case(case, True, program_calls=0)
@@ -175,6 +186,8 @@ def check_backward_like_cpu(case: Case, fusion: bool, ctx: Any) -> None:
                 ex.grad_dict[n].asnumpy(), calls * ref.grad_dict[n].asnumpy(), rtol=1e-5,
                 atol=1e-7 * calls, err_msg=f"{case}: gradient of {n} ({ctx}, fusion={fusion}) after "
                                            f"{calls} backward call(s), grad_req='add'")
+    for f in float32:
+        check_float32(case, f, ctx, reference=ref)
 
 
 def _float32_build(case: Case) -> Callable[[dict], Any]:
@@ -223,28 +236,48 @@ def _node_shapes(case: Case) -> list[tuple[dict, list]]:
     return found
 
 
-def _run_in(case: Case, fusion: bool, ctx: Any) -> tuple[list[np.ndarray], dict[str, np.ndarray], list]:
-    """Outputs and gradients of one forward (training mode where the case has gradients) and one
-    backward with head gradients drawn like :func:`head_grads_for` (rounded to float32), the random
-    ops seeded alike."""
+def _run(ex: Any, case: Case, wrt: list[str]) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """Outputs and gradients of one forward of ``ex`` (training mode where the case has gradients)
+    and one backward with head gradients drawn like :func:`head_grads_for` (rounded to float32),
+    the random ops seeded alike."""
     mx.random.seed(11)
-    ex, _, wrt = bind_case(case, fusion, ctx=ctx)
-    outs = [o.asnumpy() for o in ex.forward(is_train=case.is_train or bool(wrt))]
+    results = ex.forward(is_train=case.is_train or bool(wrt))
+    outs = [o.asnumpy() for o in results]
     grads: dict[str, np.ndarray] = {}
     if wrt:
         head = [h.astype(np.float32).astype(o.dtype) for h, o in zip(head_grads_for(outs), outs)]
-        ex.backward([mx.nd.array(h, ctx=ctx, dtype=h.dtype) for h in head])
+        ex.backward([mx.nd.array(h, ctx=r.context, dtype=h.dtype) for h, r in zip(head, results)])
         grads = {n: ex.grad_dict[n].asnumpy() for n in wrt}
-    return outs, grads, wrt
+    return outs, grads
 
 
-def float32_errors(case: Case, fusion: bool = True, ctx: Any = None) -> list[tuple[str, float]]:
-    """``(what, error)`` of every float output and gradient of the case run in float32 against its
-    float64 run on the same (float32-rounded) inputs, the error as ``max |y32 - y64| / max |y64|``
-    over the finite elements; non-float outputs, and which elements are not finite, must match."""
+def _float64_run(case: Case, fusion: bool, ctx: Any, reference: Any) -> tuple[list, dict, list]:
+    """:func:`_run` of the case's float64 program on its float32-rounded inputs: ``reference``'s
+    (an executor :func:`bind_case` bound for ``case`` with ``grad_req='write'``, on any device and
+    with any fusion, its arguments and aux states overwritten with the rounded inputs) or, without
+    one, a new binding on ``ctx`` with ``fusion``."""
+    rounded = _rounded(case, np.float64)
+    if reference is None:
+        ex, _, wrt = bind_case(rounded, fusion, ctx=ctx)
+    else:
+        ex, wrt = reference, grad_inputs(case, list(reference.arg_dict))
+        arrays = {**ex.arg_dict, **ex.aux_dict}
+        for name, value in rounded.inputs.items():
+            if name in arrays:
+                arrays[name][:] = value
+    return (*_run(ex, rounded, wrt), wrt)
+
+
+def float32_errors(case: Case, fusion: bool = True, ctx: Any = None,
+                   reference: Any = None) -> list[tuple[str, float]]:
+    """``(what, error)`` of every float output and gradient of the case's float32 program on ``ctx``
+    with ``fusion`` against its float64 run on the same (float32-rounded) inputs (``reference``'s,
+    see :func:`_float64_run`), the error as ``max |y32 - y64| / max |y64|`` over the finite
+    elements; non-float outputs, and which elements are not finite, must match."""
     ctx = ctx or mx.cpu()
-    (o64, g64, wrt), (o32, g32, _) = (_run_in(_rounded(case, dt), fusion, ctx)
-                                      for dt in (np.float64, np.float32))
+    o64, g64, wrt = _float64_run(case, fusion, ctx, reference)
+    ex32, _, _ = bind_case(_rounded(case, np.float32), fusion, ctx=ctx)
+    o32, g32 = _run(ex32, case, wrt)
     pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(o32, o64))]
     pairs += [(f"gradient of {n}", g32[n], g64[n]) for n in wrt]
     errors = []
@@ -263,15 +296,16 @@ def float32_errors(case: Case, fusion: bool = True, ctx: Any = None) -> list[tup
     return errors
 
 
-def check_float32(case: Case, fusion: bool = True, ctx: Any = None) -> None:
-    """The case's float32 outputs and gradients within its op's float32 bound
-    (:func:`symjit.ops.float32.float32_error`) of its float64 run on the same inputs."""
+def check_float32(case: Case, fusion: bool = True, ctx: Any = None, reference: Any = None) -> None:
+    """The case's float32 outputs and gradients (its program on ``ctx`` with ``fusion``) within its
+    op's float32 bound (:func:`symjit.ops.float32.float32_error`) of its float64 run on the same
+    inputs (``reference``'s, an executor of the case already bound: see :func:`_float64_run`)."""
     from symjit.ops import get_op
     from symjit.ops.float32 import float32_error
     model = float32_error(get_op(case.op))
     assert model is not None, f"{case.op}: no float32 error model (symjit/ops/float32.py)"
     nodes = _node_shapes(case)
     bound = max((model.bound(p, shapes) for p, shapes in nodes), default=model.bound({}, []))
-    for what, err in float32_errors(case, fusion, ctx):
+    for what, err in float32_errors(case, fusion, ctx, reference):
         assert err <= bound, (f"{case}: {what} differs from float64 by {err:.3g} of its largest value "
                               f"({err / model.eps:.1f} float32 epsilons), bound {bound:.3g} ({model})")

@@ -7,7 +7,8 @@ On CUDA run every case of the ops with a CUDA lowering of their own, and the fir
 other op (their other cases share the target-neutral lowering the CPU runs them through; CI
 compiles every case's CUDA kernels to PTX). The default tier runs each op's first case fused on the
 CPU, and each family's first case fused and unfused on the CPU and fused on CUDA; the rest of the
-matrix is marked ``exhaustive`` (``--exhaustive``, which CI gives)."""
+matrix is marked ``exhaustive`` (``--exhaustive``, which CI gives). The float32 oracle runs inside
+these tests (:func:`float32_fusions`, ``tests/test_op_float32.py``)."""
 from __future__ import annotations
 
 import os
@@ -44,7 +45,8 @@ def _cuda_lowering_of_its_own(op_name: str) -> bool:
 
 # the cases run on CUDA: every case of an op with a CUDA lowering of its own, the first case of
 # every other op and of every family (every case's CUDA kernels are compiled to PTX by CI)
-ON_CUDA = FIRST_OF_OP | FIRST_OF_FAMILY | {id(c) for c in CASES if _cuda_lowering_of_its_own(c.op)}
+CUDA_OWN = {id(c) for c in CASES if _cuda_lowering_of_its_own(c.op)}
+ON_CUDA = FIRST_OF_OP | FIRST_OF_FAMILY | CUDA_OWN
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
@@ -98,6 +100,10 @@ def _variants(cases: list, forward: bool = False) -> list:
     return out
 
 
+FORWARD_VARIANTS = _variants(CASES, forward=True)
+BACKWARD_VARIANTS = _variants([c for c in CASES if c.grad != "none"])
+
+
 @pytest.fixture(autouse=True)
 def _kernels_called_from_the_host(monkeypatch):
     """The op cases call their programs' kernels one by one (``SYMJIT_PROGRAM_CALLS=0``) unless the
@@ -108,17 +114,39 @@ def _kernels_called_from_the_host(monkeypatch):
         monkeypatch.setenv("SYMJIT_PROGRAM_CALLS", "0")
 
 
-@pytest.mark.parametrize("case, target, fusion", _variants(CASES, forward=True))
-def test_forward(case, target, fusion):
-    check_forward(case, fusion, CONTEXTS[target])
+def float32_fusions(case, target: str, fusion: bool, exhaustive: bool) -> tuple[bool, ...]:
+    """The float32 programs (their fusion) the variant (case, target, fusion) checks against a
+    float64 program it has bound (``opcheck.check_float32``): the test that already binds the
+    case's training program (its inference program when it has no gradient) runs it again on the
+    rounded inputs, so each check adds only a float32 program. With ``exhaustive``: every case
+    fused on the CPU, and unfused each op's and each family's first case (the other cases of an
+    op run its kernels in other forms); both from the fused CPU variant, which keeps them out of
+    the unfused variants CI compiles again at -O3. On CUDA, each variant of a case of an op with a
+    CUDA lowering of its own, and of each family's first case (the other ops' CUDA kernels come
+    from the target-neutral lowering, whose float32 arithmetic the CPU checks). The default tier
+    checks each family's first case so."""
+    first = id(case) in FIRST_OF_FAMILY
+    if not (exhaustive or first):
+        return ()
+    if target == "cpu":
+        return () if not fusion else (True, False) if first or id(case) in FIRST_OF_OP else (True,)
+    return (fusion,) if first or id(case) in CUDA_OWN else ()
 
 
-@pytest.mark.parametrize("case, target, fusion", _variants([c for c in CASES if c.grad != "none"]))
-def test_backward(case, target, fusion):
+@pytest.mark.parametrize("case, target, fusion", FORWARD_VARIANTS)
+def test_forward(case, target, fusion, request):
+    float32 = () if case.grad != "none" else float32_fusions(
+        case, target, fusion, request.config.getoption("--exhaustive"))
+    check_forward(case, fusion, CONTEXTS[target], float32=float32)
+
+
+@pytest.mark.parametrize("case, target, fusion", BACKWARD_VARIANTS)
+def test_backward(case, target, fusion, request):
+    float32 = float32_fusions(case, target, fusion, request.config.getoption("--exhaustive"))
     if target == "cpu" and fusion:
-        check_backward(case)
+        check_backward(case, float32=float32)
     else:
-        check_backward_like_cpu(case, fusion, CONTEXTS[target])
+        check_backward_like_cpu(case, fusion, CONTEXTS[target], float32=float32)
 
 
 BAD_DATA = [  # (symbol, inputs, words of the error): data checks stop the program on every target
@@ -153,8 +181,7 @@ def test_default_tier_runs_every_op_and_every_family_on_every_target():
     has a gradient), and each family fused on both targets and unfused on the CPU."""
     def default(params):
         return [p.values for p in params if not any(m.name == "exhaustive" for m in p.marks)]
-    forward, backward = default(_variants(CASES, forward=True)), default(
-        _variants([c for c in CASES if c.grad != "none"]))
+    forward, backward = default(FORWARD_VARIANTS), default(BACKWARD_VARIANTS)
     assert {c.op for c, t, f in forward if t == "cpu" and f} == {c.op for c in CASES}
     assert ({c.op for c, t, f in backward if t == "cpu" and f}
             == {c.op for c in CASES if c.grad != "none"})

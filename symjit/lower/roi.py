@@ -12,6 +12,8 @@ index is past the batch stops the program with an error naming the op.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ops import roi_kernels as rk
 from .emit import literal
 from .rules import ANY, rule
@@ -25,17 +27,23 @@ def _check_batch(k, node, rois: str, r: str, n: int) -> None:
         f"{node.op.name} '{node.name}': a roi's batch index is not below the batch size {n}")
 
 
+def _scale(p: dict) -> str:
+    """``spatial_scale`` as a float64 constant: the bins' edges (a roi's corners times the scale,
+    floored or ceiled) come out the same for float32 and float64 data; a float32 scale (0.6 is
+    0.6000000238) moves an edge that falls on a whole pixel to the next one."""
+    return literal(float(p["spatial_scale"]), np.float64)
+
+
 def _forward(k, node, ins, outs) -> None:
     p = node.params
     x, rois = ins
     n, _, h, w = k.info[x].shape
     nr, c, ph, pw = k.info[outs[0]].shape
-    dt = k.info[outs[0]].dtype
     target = k.target
     idx = target.open_loop(k, [str(nr), str(c), str(ph), str(pw)])
     r, ch, i, j = idx
     _check_batch(k, node, rois, r, n)
-    scale = literal(float(p["spatial_scale"]), dt)
+    scale = _scale(p)
     if node.op.name == "_contrib_PSROIPooling":
         gs = p["group_size"] or p["pooled_size"]
         k.line(f"{k.module.body(rk.psroi_element)}({x}, {rois}, {outs[0]}, {r}, {ch}, {i}, {j}, {ph}, {gs}, "
@@ -58,11 +66,10 @@ def _backward(k, node, ins, outs) -> None:
     g, x, rois = ins
     n, c, h, w = k.info[x].shape
     nr, _, ph, pw = k.info[g].shape
-    dt = k.info[outs[0]].dtype
     target = k.target
     idx = target.open_loop(k, [str(n), str(c)])
     b, ch = idx
-    scale = literal(float(p["spatial_scale"]), dt)
+    scale = _scale(p)
     if node.op.extra["backward_of"] == "_contrib_PSROIPooling":
         gs = p["group_size"] or p["pooled_size"]
         k.line(f"{k.module.body(rk.psroi_backward)}({rois}, {g}, {outs[0]}, {b}, {ch}, {nr}, {ph}, {gs}, "

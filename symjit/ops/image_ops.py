@@ -173,9 +173,8 @@ def _random_flip(axis: int):
     def expand(b, ins, p):
         x = ins[0]
         flipped = b.add1("reverse", x, axis=axis % len(_shape_of(b, x)))
-        take = b.add1("Cast", _coin(b, x), dtype=_dt(b, x))
-        # x + take * (flipped - x), in x's dtype
-        return [b.add1("elemwise_add", x, b.add1("broadcast_mul", take, b.add1("elemwise_sub", flipped, x)))]
+        # a select, which copies either image exactly (x + take * (flipped - x) rounds in float32)
+        return [b.add1("where", b.add1("broadcast_like", _coin(b, x), x), flipped, x)]
     return expand
 
 
