@@ -254,27 +254,32 @@ def test_begin_states_deferred_input_size_and_bad_states():
         rnn.RNN(3, layout="CTN")
 
 
-def test_layer_in_a_traced_graph_without_states_exports_and_imports(tmp_path):
+def test_layer_in_a_traced_graph_infers_its_input_size_and_exports(tmp_path):
     class Net(gluon.HybridBlock):
         def __init__(self):
             super().__init__()
             with self.name_scope():
-                self.lstm = rnn.LSTM(3, input_size=2)
-                self.cell = rnn.GRUCell(2, input_size=3)
+                self.lstm = rnn.LSTM(3, bidirectional=True)     # input size inferred in the graph
+                self.norm = gluon.nn.BatchNorm(axis=2)
+                self.cell = rnn.GRUCell(2)
 
         def hybrid_forward(self, F, x):
-            out = self.lstm(x)  # zero begin states whose batch size inference fills
+            out = self.norm(self.lstm(x))  # zero begin states whose batch size inference fills
             return self.cell.unroll(4, out, layout="TNC", merge_outputs=True)[0]
 
     net = Net()
     net.initialize()
-    x = mx.nd.array(R.normal(size=(4, 5, 2)))
-    want = net(x).asnumpy()
     net.hybridize()
-    tu.assert_almost_equal(net(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    x = mx.nd.array(R.normal(size=(4, 5, 2)))
+    got = net(x).asnumpy()
+    assert net.lstm.l0_i2h_weight.shape == (12, 2) and net.cell.i2h_weight.shape == (6, 6)
+    net.hybridize(False)
+    tu.assert_almost_equal(net(x).asnumpy(), got, rtol=1e-5, atol=1e-6)
+    net.hybridize()
+    net(x)
     sym_file, params_file = net.export(str(tmp_path / "net"))
     back = gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
-    tu.assert_almost_equal(back(x).asnumpy(), want, rtol=1e-5, atol=1e-6)
+    tu.assert_almost_equal(back(x).asnumpy(), got, rtol=1e-5, atol=1e-6)
 
 
 def test_valid_length_masks_outputs_and_keeps_the_last_valid_states():

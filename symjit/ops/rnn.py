@@ -408,23 +408,23 @@ def _concat_shape(p: dict, ins: list, aux: list):
 
 
 def _concat_shape_partial(p: dict, ins: list, outs: list, aux: list):
-    """One piece's single unknown dimension from the vector's length and the other pieces (how
-    a layer's parameters learn their input size from the data)."""
+    """The unknown dimension of the pieces that have one (layer 0's input weights, one per
+    direction, all alike) from the vector's length and the other pieces: how a layer's
+    parameters learn their input size from the data."""
     sizes = [prod(s) if s is not None and all(d >= 0 for d in s) else -1 for s in ins]
     total = outs[0][0] if outs[0] is not None and outs[0][0] >= 0 else -1
     if all(n >= 0 for n in sizes):
         return list(ins), [(sum(sizes),)], []
     open_ = [i for i, n in enumerate(sizes) if n < 0]
-    piece = ins[open_[0]] if len(open_) == 1 else None
-    if total < 0 or piece is None or sum(d < 0 for d in piece) != 1:
+    piece = ins[open_[0]]
+    if total < 0 or any(ins[i] != piece for i in open_) or piece is None or sum(d < 0 for d in piece) != 1:
         return list(ins), list(outs), []
-    rest, known = total - sum(n for n in sizes if n >= 0), prod(d for d in piece if d >= 0)
+    rest, known = total - sum(n for n in sizes if n >= 0), prod(d for d in piece if d >= 0) * len(open_)
     if rest < 0 or (known and rest % known):
-        raise RuleError(f"a vector of {total} elements cannot hold argument "
-                         f"'arg{open_[0]}' of shape {piece} beside the other pieces")
-    new = list(ins)
-    new[open_[0]] = tuple(d if d >= 0 else (rest // known if known else 0) for d in piece)
-    return new, [(total,)], []
+        raise RuleError(f"a vector of {total} elements cannot hold {len(open_)} argument(s) of shape "
+                        f"{piece} ({', '.join(f'arg{i}' for i in open_)}) beside the other pieces")
+    filled = tuple(d if d >= 0 else (rest // known if known else 0) for d in piece)
+    return [filled if i in open_ else s for i, s in enumerate(ins)], [(total,)], []
 
 
 def _concat_expand(b, ins: list[int], p: dict) -> list[int]:

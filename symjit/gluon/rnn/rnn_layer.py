@@ -212,6 +212,16 @@ class _RNNLayer(HybridBlock):
                     f"Invalid recurrent state shape. Expecting {want['shape']}, got {state.shape}."
                 )
 
+    def _mark_partial_shapes(self, params: dict) -> None:
+        """Give layer 0's input weights, while their input size is unknown, their partial shape
+        ``(G*H, 0)`` as a variable attribute (a Parameter's variable leaves an incomplete shape
+        out): ``_rnn_param_concat`` then infers the input size from the data."""
+        for d in "lr"[: self._dir]:
+            name = f"{d}0_i2h_weight"
+            shape, var = getattr(self, name).shape, params[name]
+            if shape and not all(shape) and var.attr("__shape__") is None:
+                var._set_attr(__shape__=str(tuple(shape)))
+
     def _packed(self, F: Any, params: dict, layers: range) -> Any:  # noqa: N803
         """The flat parameter vector of ``layers``, in the ``RNN`` operator's order (through
         ``_rnn_param_concat``, which lets inference find layer 0's input size from the data)."""
@@ -222,6 +232,8 @@ class _RNNLayer(HybridBlock):
 
     def hybrid_forward(self, F: Any, inputs: Any, states: list, sequence_length: Any = None,  # noqa: N803
                        **params: Any) -> tuple[Any, list]:
+        if F is symbol:
+            self._mark_partial_shapes(params)
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
         opts = {"state_size": self._hidden_size, "bidirectional": self._dir == 2, "mode": self._mode,
