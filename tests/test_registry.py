@@ -105,8 +105,9 @@ def test_every_internal_op_runs_in_a_case_program():
 
 @pytest.mark.parametrize("name", sorted(n for n, op in OPS.items() if not _internal(op)))
 def test_op_states_its_float32_error(name):
-    """The float32 oracle (tests/test_op_float32.py) bounds every op by its error model: stated in
-    symjit/ops/float32.py, or derived for elementwise, broadcast and injective ops."""
+    """The float32 oracle (``opcheck.check_float32``, run by tests/test_op_exec.py's cases) bounds
+    every op by its error model: stated in symjit/ops/float32.py, or derived for elementwise,
+    broadcast and injective ops."""
     assert float32_error(OPS[name]) is not None, \
         f"{name}: no float32 error model; state one in symjit/ops/float32.py (MODELS)"
 
