@@ -41,6 +41,7 @@ from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
+from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
 from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import wrap
@@ -256,6 +257,66 @@ def _fast_into(call: _Call, n_in: int) -> Any:
     return run_into
 
 
+class _Seen:
+    """An input of a fast call as its canonical call sees it (what the runners read)."""
+
+    __slots__ = ("_data", "_ctx")
+
+
+def _seen(arrays: Any, shapes: list) -> list[_Seen]:
+    looks = []
+    for a, s in zip(arrays, shapes):
+        v = _Seen()
+        v._data, v._ctx = a._data.reshape(s), a._ctx
+        looks.append(v)
+    return looks
+
+
+def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> Any:
+    """The runner of a repeated ``mx.nd`` call (:func:`_fast_runner`, or :func:`_fast_into` for
+    one into ``out``; ``aliased``: whether each input is ``out`` itself) made from the call just
+    run: on its call on fewer axes when it has one (:mod:`symjit.imperative_shapes`), the inputs and
+    outputs seen with that call's shapes; None when there is none."""
+    ctx = inputs[0].context
+    canon = _canonical(op, params, inputs)
+    if canon is None:
+        call, views = _lookup(op, params, inputs, ctx), inputs
+    elif canon.picks == list(range(len(inputs))):
+        views = [a._view(storage.reshape_view(a._data, s)) for a, s in zip(inputs, canon.in_shapes)]
+        call = _lookup(canon.op, canon.params, views, ctx)
+    else:
+        return None
+    if out is None:
+        run = _fast_runner(call, len(inputs), views)
+        if run is None or canon is None:
+            return run
+        in_shapes, out_shapes = canon.in_shapes, canon.out_shapes
+
+        def seen(arrays: Any) -> Any:
+            r = run(_seen(arrays, in_shapes))
+            for x, s in zip([r] if isinstance(r, NDArray) else r, out_shapes):
+                x._data = x._data.reshape(s)
+            return r
+        return seen
+    out_view = out
+    if canon is not None:
+        if out.shape != canon.out_shapes[0] or not storage.is_contiguous(out._data):
+            return None
+        out_view = out._view(storage.reshape_view(out._data, call.outputs[0][0]))
+    if not all(not al or (i, 0) in call.inplace or call.elementwise for i, al in enumerate(aliased)) \
+            or not _safe_target(call, out_view, 0, views):
+        return None
+    run_into = _fast_into(call, len(inputs))
+    if run_into is None or canon is None:
+        return run_into
+    in_shapes, out_shape = canon.in_shapes, call.outputs[0][0]
+
+    def seen_into(arrays: Any, out: NDArray) -> NDArray:
+        run_into(_seen(arrays, in_shapes), out._view(out._data.reshape(out_shape)))
+        return out
+    return seen_into
+
+
 def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
     """A function running a ``calls`` segment's kernels on the arguments of this call."""
     def run(*args: Any) -> None:
@@ -413,6 +474,14 @@ def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, wher
     ctx = _check_inputs(op, list(inputs), where, ctx)
     if _has_half(inputs, params):
         return _invoke_half(op, list(inputs), params, out, where, ctx)
+    canon = _canonical(op, params, inputs)
+    if canon is not None:
+        return _invoke_canonical(canon, op, inputs, params, out, where, ctx)
+    return _invoke_as_given(op, inputs, params, out, where, ctx)
+
+
+def _invoke_as_given(op: str, inputs: list, params: dict, out: Any, where: str,
+                     ctx: Context) -> list[NDArray]:
     try:
         call = _lookup(op, params, list(inputs), ctx)
     except MXNetError as exc:     # the one-node symbol's node name says nothing to the caller
@@ -437,6 +506,41 @@ def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, wher
             with storage.device_scope(ctx):
                 storage.copy_into(o._data, t._data)
     return outs
+
+
+def _canonical(op: str, params: dict, inputs: list) -> Canonical | None:
+    """The call on fewer axes sharing kernels with other shapes (:mod:`symjit.imperative_shapes`),
+    for contiguous inputs; None to run the call as it is."""
+    if not inputs or any(not storage.is_contiguous(a._data) for a in inputs):
+        return None
+    try:
+        return canonical_cached(op, _params_key(params), params, tuple(a.shape for a in inputs))
+    except TypeError:   # an unhashable param value
+        return None
+
+
+def _invoke_canonical(canon: Canonical, op: str, inputs: list, params: dict, out: Any, where: str,
+                      ctx: Context) -> list[NDArray]:
+    """Run ``canon`` on views of ``inputs`` (and of ``out``); the outputs seen with the original
+    call's shapes."""
+    outs = None if out is None else list(out) if isinstance(out, (list, tuple)) else [out]
+    if outs is not None and (len(outs) != len(canon.out_shapes) or any(
+            not isinstance(o, NDArray) or o.shape != s or not storage.is_contiguous(o._data)
+            for o, s in zip(outs, canon.out_shapes))):
+        return _invoke_as_given(op, inputs, params, out, where, ctx)   # its checks say what is wrong
+    views = [inputs[i]._view(storage.reshape_view(inputs[i]._data, s))
+             for i, s in zip(canon.picks, canon.in_shapes)]
+    try:
+        if outs is None:
+            results = _invoke_as_given(canon.op, views, canon.params, None, where, ctx)
+            return [NDArray(storage.reshape_view(r._data, s), ctx) for r, s in zip(results, canon.out_shapes)]
+        shapes = [s for s, _ in _lookup(canon.op, canon.params, views, ctx).outputs]
+        _invoke_as_given(canon.op, views, canon.params,
+                         [o._view(storage.reshape_view(o._data, s)) for o, s in zip(outs, shapes)],
+                         where, ctx)
+        return outs
+    except MXNetError:   # reported for the call as given (its shapes, its operator)
+        return _invoke_as_given(op, inputs, params, out, where, ctx)
 
 
 def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False,
@@ -565,14 +669,8 @@ def nd_function(called: str) -> Any:
             outs = invoke(called, inputs, params, out, called)
             if key is not None and inputs and len(args) == len(inputs) and not given_kw \
                     and len(fast) < MAX_CALLS and not _has_half(inputs, params) and not mode.busy:
-                call = _lookup(called, params, inputs, inputs[0].context)
-                if out is None:
-                    runner = _fast_runner(call, len(inputs), inputs)
-                elif all(not k[3] or (i, 0) in call.inplace or call.elementwise
-                         for i, k in enumerate(key[5:])) and _safe_target(call, out, 0, inputs):
-                    runner = _fast_into(call, len(inputs))
-                else:
-                    runner = None
+                aliased = [k[3] for k in key[5:]] if out is not None else []
+                runner = _fast_for(called, params, inputs, out, aliased)
                 if runner is not None:
                     fast[key] = runner
         return outs[0] if len(outs) == 1 else outs

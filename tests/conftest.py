@@ -20,6 +20,7 @@ os.environ.setdefault("SYMJIT_AOT", "off")
 # Each module they test keeps faster tests in the default tier; a full run (CI) runs them all.
 # Node ids, or a prefix ending in "[" for every parameter of a test but the ones listed plainly.
 EXHAUSTIVE = (
+    "tests/test_imperative_shapes.py::test_reductions_on_random_axes_match_numpy[float16]",
     "tests/test_aot.py::test_warm_process_runs_without_numba_and_matches",
     "tests/test_aot.py::test_threaded_kernels_stay_out_of_entries_and_run_threaded",
     "tests/test_aot.py::test_seeded_samplers_and_dropout_draw_the_same_numbers_from_an_entry",

@@ -200,8 +200,9 @@ class NDArray:
     (2, 3)
     """
 
+    # numpy's binary operators defer to NDArray's reflected ones (a numpy array or scalar on the
+    # left), while numpy's functions read an NDArray through __array__ (np.all(a == 1)), as MXNet's
     __array_priority__ = 1000.0
-    __array_ufunc__ = None  # numpy defers to NDArray's reflected operators
     _ver: list | None = None  # the write counter shared with views (made on first need)
     _number = False           # an array made from a number operand of arithmetic
     _is_view = False          # made by _view: shares another array's storage
