@@ -10,7 +10,9 @@ whose variables are the leaves) and binds it for training with the compiler ``bi
 keyed by the recording's structure (operators, params, modes, how the entries connect, the
 leaves' shapes and dtypes and grad_reqs, which head gradients are given), so a training loop
 recording the same computation every step compiles its backward once and then only fills in the
-leaves' values and calls it.
+leaves' values and calls it. The :data:`MAX_PROGRAMS` most recently used programs are kept, as
+long as the arrays and temporaries they hold stay under :data:`MAX_PROGRAM_BYTES` together (the
+newest is always kept), so big one-off recordings do not pin their memory.
 
 Each entry holds its outputs' values (views of their storage, kept until a backward pass without
 ``retain_graph`` frees the recording), and the compiled program is the recording's gradient only
@@ -52,6 +54,8 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from .autograd_graph import gradient_symbol
 from .autograd_methods import detach, method_hook
 from .autograd_tape import (
@@ -88,6 +92,7 @@ __all__ = ["record", "pause", "train_mode", "predict_mode", "is_recording", "is_
 
 GRAD_REQS = ("write", "add", "null")
 MAX_PROGRAMS = 64       # compiled backward programs kept (least recently used dropped)
+MAX_PROGRAM_BYTES = 1 << 30  # the memory they may hold together (the newest is always kept)
 _PROGRAMS: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
 _STATS = {"compiles": 0, "gradients": 0}
 
@@ -471,7 +476,8 @@ def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None,
     prog = _PROGRAMS.get(key)
     if prog is None:
         prog = _PROGRAMS[key] = (_HeldProgram if held else _Program)(tape, given, mask)
-        while len(_PROGRAMS) > MAX_PROGRAMS:
+        while len(_PROGRAMS) > MAX_PROGRAMS or len(_PROGRAMS) > 1 and \
+                sum(map(_program_bytes, _PROGRAMS.values())) > MAX_PROGRAM_BYTES:
             _PROGRAMS.popitem(last=False)
     else:
         _PROGRAMS.move_to_end(key)
@@ -719,6 +725,18 @@ class Function:
 def compiles() -> int:
     """How many backward programs this process has compiled (a repeated recording reuses one)."""
     return _STATS["compiles"]
+
+
+def _program_bytes(prog: Any) -> int:
+    """The bytes a kept program holds: its executor's arrays and planned temporaries."""
+    held = getattr(prog, "held_bytes", None)
+    if held is None:
+        exe = getattr(prog, "exe", None)
+        arrays = [] if exe is None else [*exe.arg_arrays, *exe.grad_arrays, *exe.aux_arrays, *exe.outputs]
+        held = (0 if exe is None else exe.planned_bytes) + sum(
+            a.size * np.dtype(a.dtype).itemsize for a in arrays if a is not None)
+        prog.held_bytes = held
+    return held
 
 
 def cached_programs() -> int:

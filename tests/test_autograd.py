@@ -498,3 +498,26 @@ def test_retained_recording_reads_its_held_values_twice():
     y.backward()
     np.testing.assert_allclose(first, [3.0, 0.0])
     np.testing.assert_allclose(x.grad.asnumpy(), first)
+
+
+def test_kept_backward_programs_are_bounded_by_the_memory_they_hold(monkeypatch):
+    def step(n):
+        x = mx.nd.ones((n, 64))
+        x.attach_grad()
+        with ag.record():
+            y = (x * 2).sum()
+        y.backward()
+        return x.grad.asnumpy()
+
+    ag.clear_programs()
+    monkeypatch.setattr(ag, "MAX_PROGRAM_BYTES", 1 << 30)
+    step(256)
+    step(512)
+    assert ag.cached_programs() == 2
+    ag.clear_programs()
+    monkeypatch.setattr(ag, "MAX_PROGRAM_BYTES", 64 * 1024)   # below one program's arrays
+    step(256)
+    assert ag.cached_programs() == 1                          # the newest is kept
+    np.testing.assert_array_equal(step(512), np.full((512, 64), 2.0, np.float32))
+    assert ag.cached_programs() == 1                          # the older one was dropped
+    ag.clear_programs()

@@ -53,6 +53,22 @@ class CachedGraph:
         key = hashlib.sha1(out.tojson().encode()).hexdigest()[:16]
         self.op = autograd.GraphOp(out, key)
         self.executors: dict[tuple, tuple] = {}
+        self.hook: tuple | None = None      # the block's op hook, set at each call
+
+    def _watch(self, exe: Any) -> None:
+        """Hand the block's op hook (``register_op_hook``) each watched value with the name of
+        the operator whose node the value's name starts with."""
+        if self.hook is None:
+            exe.set_monitor_callback(None)
+            return
+        callback, monitor_all = self.hook
+        names = sorted(((n.name, n.op.name) for n in self.symbol._topo() if n.op is not None),
+                       key=lambda item: -len(item[0]))
+
+        def report(name: str, arr: NDArray) -> None:
+            op = next((o for n, o in names if name.startswith(n + "_")), "")
+            callback(name, op, arr)
+        exe.set_monitor_callback(report, monitor_all)
 
     def finish_init(self, block: Any, args: tuple, ctx: Any) -> None:
         try:
@@ -81,6 +97,7 @@ class CachedGraph:
             hit = self.executors[key] = (exe, pdata, [data[n] for n in self.data_names], [0],
                                          [grads.get(n) for n in self.inputs])
         exe, _, bufs, runs, grads = hit
+        self._watch(exe)
         for src, dst in zip(flat, bufs):
             src._copyto(dst)
         outs = [o.copy() for o in exe.forward(is_train=MODE.training)]
@@ -110,6 +127,7 @@ def call_cached(block: Any, *args: Any) -> Any:
     if block._cached is None:
         block._cached = CachedGraph(block, inputs, out)
     graph = block._cached
+    graph.hook = block._op_hook
     graph.finish_init(block, args, ctx)
     if MODE.recording and MODE.training and graph.random:
         params = {k: v.data(ctx) for k, v in block._reg_params.items()}
