@@ -268,3 +268,21 @@ def test_hand_written_kernels_recompile_when_a_file_they_inline_changes(tmp_path
     assert edited != text
     steps.write_text(edited)
     assert run() == ["0.0", "_KernelsInTree"]   # numba's own stamp alone: 0.5 again
+
+
+def test_kernels_imported_under_another_name_do_not_share_cached_code():
+    """Cached machine code names the module it was compiled in: a kernel imported as top-level
+    ``kernels`` (a doctest from the source tree) gets another stamp than the same file imported
+    as ``symjit.kernels``, so neither loads the other's entries."""
+    import types
+
+    from symjit.kernels.cpu import _cache_stamp, optim
+    fn = optim.sgd_update.py_func
+    twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    twin.__module__ = fn.__module__.removeprefix("symjit.")
+    assert twin.__module__ != fn.__module__
+    a = _cache_stamp._KernelsInTree.from_function(fn, fn.__code__.co_filename)
+    b = _cache_stamp._KernelsInTree.from_function(twin, fn.__code__.co_filename)
+    assert a is not None and b is not None
+    assert a.get_source_stamp()[:2] == b.get_source_stamp()[:2]
+    assert a.get_source_stamp() != b.get_source_stamp()

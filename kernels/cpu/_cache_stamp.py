@@ -41,14 +41,24 @@ def _inside(py_file: str) -> bool:
 
 
 class _PackageStamp:
-    """The source stamp of numba's locator, with the package's digest beside it."""
+    """The source stamp of numba's locator, with the package's digest and the kernel's module
+    name beside it: cached code refers to its module by the name it was imported under, so a
+    process that imported the package as top-level ``kernels`` (a doctest run from the source
+    tree) must not load what ``symjit.kernels`` cached, nor the reverse."""
+
+    _module = ""
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        return super().from_function(py_func, py_file) if _inside(py_file) else None
+        if not _inside(py_file):
+            return None
+        self = super().from_function(py_func, py_file)
+        if self is not None:
+            self._module = getattr(py_func, "__module__", "") or ""
+        return self
 
     def get_source_stamp(self):
-        return (super().get_source_stamp(), kernels_digest())
+        return (super().get_source_stamp(), kernels_digest(), self._module)
 
 
 def _numba_locator(name: str) -> type:
