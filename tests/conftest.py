@@ -20,6 +20,11 @@ os.environ.setdefault("SYMJIT_AOT", "off")
 # Each module they test keeps faster tests in the default tier; a full run (CI) runs them all.
 # Node ids, or a prefix ending in "[" for every parameter of a test but the ones listed plainly.
 EXHAUSTIVE = (
+    "tests/test_gluon_rnn.py::test_fused_layer_matches_its_unfused_cells[",
+    "tests/test_gluon_rnn.py::test_cell_unroll_gradients_match_mx_rnn_symbols[",
+    "tests/test_gluon_rnn.py::test_hybridized_cells_unroll_like_imperative_ones",
+    "tests/test_gluon_rnn.py::test_conv_rnn_cell_matches_numpy_and_conv_cells_have_their_shapes",
+    "tests/test_gluon_rnn.py::test_valid_length_masks_outputs_and_keeps_the_last_valid_states",
     "tests/test_imperative_shapes.py::test_reductions_on_random_axes_match_numpy[float16]",
     "tests/test_aot.py::test_warm_process_runs_without_numba_and_matches",
     "tests/test_aot.py::test_threaded_kernels_stay_out_of_entries_and_run_threaded",
@@ -99,6 +104,8 @@ EXHAUSTIVE = (
     "tests/test_rnn.py::test_bucketing_example_reads_a_text_file",
 )
 KEEP = (   # the one parameter of a test above that stays in the default tier
+    "tests/test_gluon_rnn.py::test_fused_layer_matches_its_unfused_cells[lstm]",
+    "tests/test_gluon_rnn.py::test_cell_unroll_gradients_match_mx_rnn_symbols[lstm]",
     "tests/test_optimizer_host.py::test_fused_on_a_gpu_equals_the_cpu[nadam]",
     "tests/test_random_ops.py::test_moments_on_the_cuda_target[uniform]",
     "tests/test_rnn.py::test_fused_cell_matches_its_unfused_cells[lstm-True-NTC]",
