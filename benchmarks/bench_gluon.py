@@ -6,10 +6,10 @@ Two workloads, each framework in a process of its own, the processes alternated 
 * ``mlp``: MXNet's tutorial MLP (784-128-64-10, batch 100) trained with ``autograd.record``,
   ``loss.backward()`` and ``gluon.Trainer`` (SGD, momentum 0.9), samples/s on MNIST. symjit runs it
   with the net not hybridized (every operator called from Python, the recorded backward compiled
-  once) and hybridized; PyTorch eager and ``torch.compile`` run the same net with
-  ``torch.optim.SGD`` (``--peer-python``, an interpreter that has torch), MXNet 1.9.1's Gluon the
-  same program as symjit's (``--mxnet-python``; its own venv, numpy < 1.24, with
-  ``OMP_NUM_THREADS`` unset and 2).
+  once) and hybridized; PyTorch eager (its default threads, and one thread) and ``torch.compile``
+  run the same net with ``torch.optim.SGD`` (``--peer-python``, an interpreter that has torch),
+  MXNet 1.9.1's Gluon the same program as symjit's (``--mxnet-python``; its own venv, numpy <
+  1.24, with ``OMP_NUM_THREADS`` unset and 2).
 * ``resnet18``: one training step of the model zoo's ResNet-18 v1 (``--batch`` images of 224 x
   224, 10 classes, SGD with momentum), ms per step: the hybridized Gluon net under
   ``autograd.record`` with a ``Trainer``, against the same net's symbol with a ``SoftmaxOutput``
@@ -75,9 +75,11 @@ def gluon_mlp_worker(x, y, who: str, hybrid: bool) -> float:
     return timed(step, x, y, MLP)
 
 
-def torch_mlp_worker(x, y, compiled: bool) -> float:
+def torch_mlp_worker(x, y, compiled: bool, threads: int = 0) -> float:
     import torch
     from torch import nn
+    if threads:
+        torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
                           nn.Linear(64, 10))
@@ -157,6 +159,7 @@ WORKERS = {
     "symjit-gluon-hybrid": lambda x, y, a: gluon_mlp_worker(x, y, "symjit", True),
     "torch-eager": lambda x, y, a: torch_mlp_worker(x, y, False),
     "torch-compile": lambda x, y, a: torch_mlp_worker(x, y, True),
+    "torch-eager-1t": lambda x, y, a: torch_mlp_worker(x, y, False, 1),
     "mxnet-gluon": lambda x, y, a: gluon_mlp_worker(x, y, "mxnet", False),
     "mxnet-gluon-hybrid": lambda x, y, a: gluon_mlp_worker(x, y, "mxnet", True),
     "resnet-gluon-hybrid": lambda x, y, a: resnet_gluon_worker(a.batch, a.steps),
@@ -182,6 +185,7 @@ def _runs(args) -> dict[str, list[tuple[str, str, dict]]]:
            ("symjit gluon hybridized", "symjit-gluon-hybrid", sys.executable, {})]
     if args.peer_python:
         mlp += [("torch eager", "torch-eager", args.peer_python, {}),
+                ("torch eager, 1 thread", "torch-eager-1t", args.peer_python, {}),
                 ("torch.compile", "torch-compile", args.peer_python, {})]
     if args.mxnet_python:
         for omp in (None, "2"):
