@@ -9,7 +9,8 @@ the axes of size 1 of the result dropped; a reduction needs the runs of reduced 
 merged (axes of size 1 dropped). :func:`canonical` gives that call, and
 :func:`symjit.imperative.invoke_now` runs it on views of the same memory, its outputs seen with
 the original call's shapes: the same elements in the same order, so the same results, from a few
-kernel forms per operator and dtype.
+kernel forms per operator and dtype. An optimizer update that steps each element of the weight
+on its own (``sgd_update``, ``adam_update``, ...) runs on the flat weight and states too.
 
 >>> c = canonical('broadcast_add', {}, [(2, 3, 1, 4), (3, 5, 4)])
 >>> c.op, c.in_shapes, c.out_shapes
@@ -72,7 +73,8 @@ def _merge(out: tuple, flags: list[tuple]) -> tuple[list[int], list[tuple]]:
 def _out_shapes(op: Any, params: dict, shapes: list[tuple]) -> list[tuple] | None:
     try:
         parsed = op.parse_params(dict(params))
-        _, outs, _ = op.shape(parsed, [tuple(s) for s in shapes], [])
+        n = len(op.list_arguments(parsed))     # the arguments, then the aux states
+        _, outs, _ = op.shape(parsed, [tuple(s) for s in shapes[:n]], [tuple(s) for s in shapes[n:]])
     except (MXNetError, TypeError, ValueError, IndexError, KeyError):
         return None     # the ordinary call reports what is wrong
     if any(o is None or 0 in o for o in outs):
@@ -132,6 +134,14 @@ def _arg(op: str, params: dict, shape: tuple, out: tuple) -> Canonical | None:
     return Canonical(op, {"axis": int(before != 1), "keepdims": True}, [0], [tuple(sizes)], [out])
 
 
+def _elementwise_update(op: Any) -> bool:
+    """An optimizer update called with its scalars in a vector (``_rt_<op>``) whose step updates
+    each element of the weight from the same element of the arrays shaped like it."""
+    spec = op.extra.get("update")
+    return spec is not None and bool(op.extra.get("runtime")) and not spec.group \
+        and spec.style in ("inplace", "out", "mp")
+
+
 def canonical(op_name: str, params: dict, shapes: list[tuple]) -> Canonical | None:
     """The equivalent call of ``op_name`` with ``params`` on arrays of ``shapes`` on fewer axes
     (see the module docstring), or None when there is none or it is the call itself. Calls the
@@ -157,6 +167,14 @@ def canonical(op_name: str, params: dict, shapes: list[tuple]) -> Canonical | No
             params.get("lhs_axes") is not None or params.get("rhs_axes") is not None)):
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _broadcast_to(tuple(shapes[0]), outs[0])
+    elif _elementwise_update(op):
+        outs = _out_shapes(op, params, shapes)
+        weight = tuple(shapes[0])
+        if outs is None or any(o != weight for o in outs) or len(weight) == 1:
+            return None
+        flat = (_size(weight),)
+        found = Canonical(op_name, dict(params), list(range(len(shapes))),
+                          [flat if tuple(s) == weight else tuple(s) for s in shapes], outs)
     elif name in _REDUCE and len(shapes) == 1:
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _reduce(op_name, params, tuple(shapes[0]), outs[0])

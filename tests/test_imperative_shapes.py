@@ -139,3 +139,24 @@ def test_numpy_functions_read_an_ndarray_and_numpy_operands_defer_to_it():
     assert np.all(a == 50000001)
     assert isinstance(np.ones(2) + mx.nd.ones((2,)), mx.nd.NDArray)
     assert isinstance(np.float32(2) * mx.nd.ones((2,)), mx.nd.NDArray)
+
+
+def test_elementwise_updates_run_on_the_flat_weight_and_states():
+    rng = np.random.RandomState(11)
+    imperative.clear_calls()
+    for shape in [(2, 3, 4), (24,), (4, 6), (1, 2, 3, 4, 1)]:
+        w, g, m, v = (rng.rand(24) for _ in range(4))
+        flat = [mx.nd.array(x) for x in (w, g, m, v)]
+        shaped = [mx.nd.array(x.reshape(shape)) for x in (w, g, m, v)]
+        for arrays in (flat, shaped):
+            mx.nd.adam_update(*arrays, out=arrays[0], lr=0.1, wd=0.01, rescale_grad=0.5)
+        for f, s in zip(flat, shaped):
+            assert s.shape == shape
+            np.testing.assert_array_equal(s.asnumpy().ravel(), f.asnumpy())
+        assert not np.array_equal(shaped[2].asnumpy().ravel(), m)     # the mean state moved
+        mom = mx.nd.zeros(shape)
+        out = mx.nd.sgd_mom_update(shaped[0], shaped[1], mom, lr=0.1, momentum=0.9)
+        assert out.shape == shape and mom.shape == shape
+        np.testing.assert_allclose(mom.asnumpy(), -0.1 * shaped[1].asnumpy(), rtol=1e-6)
+    updates = [key for key in imperative._CALLS if key[0].startswith("_rt_")]
+    assert len(updates) == 2, updates      # one flat call each for the four shapes
