@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DTypeError, MXNetError, ParamError, ShapeError, np_dtype, shape_str
+from ..base import DTypeError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import Context
 from ..util import is_np_shape
 from . import dispatch, storage
@@ -226,21 +226,26 @@ def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Co
 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
-    """An NDArray on the CPU holding ``ndarray``: the same memory when ``zero_copy`` and the array
-    is C-contiguous (as MXNet's), else a copy.
+    """An NDArray on the CPU holding ``ndarray``: with ``zero_copy`` (a C-contiguous array, as in
+    MXNet) the same memory, and ``ndarray`` itself becomes read-only (MXNet's documentation
+    disallows changing it; writes go through the NDArray and show in it); else a copy.
 
     >>> import numpy as np, symjit as mx
     >>> a = np.arange(3, dtype=np.float32)
     >>> b = mx.nd.from_numpy(a)
-    >>> a[0] = 7
-    >>> b.asnumpy().tolist()
-    [7.0, 1.0, 2.0]
+    >>> b[0] = 7
+    >>> a.tolist(), a.flags.writeable
+    ([7.0, 1.0, 2.0], False)
     """
     if not isinstance(ndarray, np.ndarray):
         raise DTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
     if zero_copy and not ndarray.flags["C_CONTIGUOUS"]:
-        raise MXNetError("from_numpy: zero_copy needs a C-contiguous array; pass zero_copy=False to copy")
-    arr = ndarray if zero_copy else np.array(ndarray, order="C")
+        raise ParamError("from_numpy: zero_copy needs a C-contiguous array; pass zero_copy=False to copy")
+    if zero_copy:
+        arr = ndarray.view()    # the NDArray's own view stays writable
+        ndarray.flags.writeable = False
+    else:
+        arr = np.array(ndarray, order="C")
     return NDArray(arr.reshape(1) if arr.ndim == 0 else arr, storage.check_ctx(None, "from_numpy"))
 
 
