@@ -57,6 +57,14 @@ def test_moveaxis_onehot_encode_from_numpy():
         a[0] = 9
     shared[0] = 9
     assert a[0] == 9 and shared.asnumpy()[0] == 9 and copied.asnumpy()[0] == 0
+    again = mx.nd.from_numpy(a)         # handed over again: the same memory, still writable
+    again[1] = 5
+    assert a[1] == 5 and shared.asnumpy()[1] == 5
+    del shared, again
+    mx.nd.from_numpy(a)[2] = 4          # and once the arrays holding it are gone
+    assert a[2] == 4 and not a.flags.writeable
+    with pytest.raises(ValueError, match="writable"):
+        mx.nd.from_numpy(np.broadcast_to(np.ones(1), (1,)))
     with pytest.raises(ValueError, match="C-contiguous"):   # an MXNetError too
         mx.nd.from_numpy(np.ones((3, 3))[:, ::2])
 

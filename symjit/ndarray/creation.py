@@ -14,7 +14,9 @@ make zero-size and 0-d arrays (and ``array`` of a number or a 0-d array a 0-d ar
 """
 from __future__ import annotations
 
+import ctypes
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -225,6 +227,18 @@ def linspace(start: float, stop: float, num: int, endpoint: bool = True, ctx: Co
     return dispatch.invoke("_linspace", [], params, where="linspace", ctx=ctx)[0]
 
 
+_LOCKED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # arrays from_numpy made read-only
+
+
+def _writable_view(a: np.ndarray) -> np.ndarray:
+    """A writable view of C-contiguous ``a`` (read-only or not) that keeps ``a`` alive."""
+    if a.size == 0:
+        return a.copy()
+    buf = (ctypes.c_byte * a.nbytes).from_address(a.ctypes.data)
+    buf.owner = a
+    return np.frombuffer(buf, dtype=a.dtype).reshape(a.shape)
+
+
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
     """An NDArray on the CPU holding ``ndarray``: with ``zero_copy`` (a C-contiguous array, as in
     MXNet) the same memory, and ``ndarray`` itself becomes read-only (MXNet's documentation
@@ -242,8 +256,11 @@ def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
     if zero_copy and not ndarray.flags["C_CONTIGUOUS"]:
         raise ParamError("from_numpy: zero_copy needs a C-contiguous array; pass zero_copy=False to copy")
     if zero_copy:
-        arr = ndarray.view()    # the NDArray's own view stays writable
+        if not ndarray.flags.writeable and _LOCKED.get(id(ndarray)) is not ndarray:
+            raise ParamError("from_numpy: zero_copy needs a writable array; pass zero_copy=False to copy")
+        arr = _writable_view(ndarray)
         ndarray.flags.writeable = False
+        _LOCKED[id(ndarray)] = ndarray
     else:
         arr = np.array(ndarray, order="C")
     return NDArray(arr.reshape(1) if arr.ndim == 0 else arr, storage.check_ctx(None, "from_numpy"))
