@@ -30,6 +30,7 @@ import sys
 import warnings
 from typing import Any
 
+from ....base import MXNetError
 from ....context import Context, cpu, gpu, num_gpus
 from ....metric import EvalMetric
 from ....metric import Loss as LossMetric
@@ -156,9 +157,11 @@ class Estimator:
         if not isinstance(context, (list, tuple)) or not all(isinstance(c, Context) for c in context):
             raise ValueError("Estimator: context must be a Context or a list of Context, for example "
                              f"mx.cpu() or [mx.gpu(0), mx.gpu(1)]; got {context!r}")
-        for ctx in context:
-            assert ctx.device_type.startswith("cpu") or (ctx.device_type == "gpu" and ctx.device_id < gpus), \
-                f"Estimator: context {ctx} is not available (mx.cpu() or one of the {gpus} GPUs)"
+        for ctx in context:     # an unavailable device fails an assertion, as MXNet's check does
+            try:
+                ctx.device.check(ctx, "Estimator")
+            except MXNetError as exc:
+                raise AssertionError(f"Estimator: context {ctx} is not available ({exc})") from None
         return list(context)
 
     def _check_batch_processor(self, batch_processor: Any) -> Any:
