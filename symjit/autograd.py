@@ -375,7 +375,8 @@ class _Program:
 class _HeldProgram:
     """A recording's gradients from the values its calls computed: one program of the gradient
     rules' operators (:func:`~symjit.autograd_graph.gradient_symbol`) whose inputs are the leaves,
-    the head gradients and the recorded outputs it reads (``op<j>:out<i>``, held by the entries);
+    the head gradients and the recorded outputs it reads (``<output name>:held``, held by the
+    entries);
     a forward operator runs only where a gradient reads an output the recording does not hold
     (BatchNorm's saved statistics, a traced graph's inner values)."""
 
