@@ -398,9 +398,9 @@ class _HeldProgram:
         self.heads = {h: int(h.lstrip("_")[4:]) for h in heads}
         self.args, self.aux = gsym.list_arguments(), gsym.list_auxiliary_states()
         self.sources = [self._source(n, tape) for n in self.args + self.aux]
-        own = [zeros(a.shape, ctx=a.context, dtype=a.dtype) for a in
-               (self._value(src, tape, [o if o is not None else self.head_ones[k]
-                                        for k, o in enumerate(outs)]) for src in self.sources)]
+        # the program's own arrays, shaped as the values fed in (a head gradient as its head)
+        own = [zeros(a.shape, ctx=a.context, dtype=a.dtype)
+               for a in (self._value(src, tape, outs) for src in self.sources)]
         ctx = own[0].context if own else None
         self.exe = gsym.bind(ctx, own[:len(self.args)], grad_req="null", aux_states=own[len(self.args):])
         _STATS["compiles"] += 1
