@@ -153,3 +153,21 @@ def test_slices_compute_their_known_axes_and_leave_unknown_ones_unknown():
     assert mx.sym.slice_axis(data, axis=1, begin=-5, end=None).infer_shape_partial()[1] == [(0, 5)]
     with pytest.raises(ShapeError, match="selects nothing"):
         mx.sym.slice_axis(data, axis=1, begin=7, end=7).infer_shape_partial()
+
+
+def test_parameters_known_in_part_complete_from_an_op_without_a_partial_rule():
+    # As a Gluon export writes its parameters (sizes left to inference are 0): BatchNorm has no
+    # partial rule, so its gamma waits, then is given as unknown and checked against its known sizes.
+    x = mx.sym.var("data")
+    w = mx.sym.var("c_weight", shape=(8, 0, 3, 3))
+    bn_vars = {k: mx.sym.var(f"b_{k}", shape=(0,)) for k in ("gamma", "beta", "moving_mean", "moving_var")}
+    net = mx.sym.BatchNorm(mx.sym.Convolution(x, w, kernel=(3, 3), num_filter=8, no_bias=True), **bn_vars)
+    arg, out, aux = net.infer_shape(data=(2, 3, 5, 5))
+    assert dict(zip(net.list_arguments(), arg)) == {"data": (2, 3, 5, 5), "c_weight": (8, 3, 3, 3),
+                                                     "b_gamma": (8,), "b_beta": (8,)}
+    assert out == [(2, 8, 3, 3)] and aux == [(8,), (8,)]
+    ex = net.simple_bind(mx.cpu(), data=(2, 3, 5, 5))
+    assert ex.outputs[0].shape == (2, 8, 3, 3)
+    wrong = mx.sym.BatchNorm(x, mx.sym.var("g", shape=(0, 2)), name="bn")
+    with pytest.raises(ShapeError, match=r"BatchNorm 'bn'.*gamma"):
+        wrong.infer_shape(data=(2, 4, 3, 3))

@@ -90,6 +90,7 @@ class _Inference:
         self.known: dict[tuple[int, int], Any] = {}
         # shapes with unknown (-1) dimensions, merged as they become known
         self.partial = partial_dims and what == "shape"
+        self.relaxed = False   # whether ops waiting on inputs known in part run on them as unknown
 
     def get(self, e: Entry) -> Any:
         return self.known.get((id(e[0]), e[1]))
@@ -151,9 +152,13 @@ class _Inference:
                 ins, outs, aux = rule(node.params, vals[:n_args], outs_now, vals[n_args:])
             else:
                 # the ordinary rules see complete shapes only; one that is known in part waits to be
-                # completed (given as unknown, the rule could guess a shape it would then contradict)
+                # completed (given as unknown, the rule could guess a shape it would then contradict),
+                # until nothing else moves: then it is given as unknown, and what the rule infers for
+                # it must agree with its known sizes (a Gluon export's BatchNorm gamma of shape (0,))
                 if self.partial and any(v is not None and not is_complete(v) for v in vals):
-                    return False
+                    if not self.relaxed:
+                        return False
+                    vals = [v if v is None or is_complete(v) else None for v in vals]
                 ins, outs, aux = self.rule(node)(node.params, vals[:n_args], vals[n_args:])
         except RuleError as exc:
             err = ShapeError if self.what == "shape" else DTypeError
@@ -174,7 +179,9 @@ class _Inference:
             for node in ops:
                 changed |= self.step(node)
             if not changed:
-                return
+                if not self.partial or self.relaxed:
+                    return
+                self.relaxed = True   # the waiting ops' turn (see step)
 
 
 def infer_graph(outputs: list[Entry], what: str, known: dict[str, Any],
