@@ -37,7 +37,9 @@ import numpy as np
 
 from . import profiler
 from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
+from .compiler import aot_calls
 from .compiler.binding import bind_phases, value_arrays
+from .compiler.cache import load_program
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
@@ -103,7 +105,7 @@ class _Call:
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
         target = ctx.device.target
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target)
+        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target, load=False)
         g = self.compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
         self.elementwise = op.kind <= Kind.BROADCAST
@@ -130,7 +132,7 @@ class _Call:
         phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
                              storage.stream(ctx))
         self.steps = []
-        module, target = self.compiled.module, ctx.device.target
+        module = self._module(phases.get("forward", []), metas, n_in, cfg)
         for seg, payload in phases.get("forward", []):
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
             if seg.kind == "calls":     # a big program: its kernels called one by one from here
@@ -138,6 +140,20 @@ class _Call:
             else:
                 fn = getattr(module, seg.name)
             self.steps.append((fn, list(payload), fills))
+
+    def _module(self, forward: list, metas: tuple, n_in: int, cfg: Config) -> Any:
+        """The program's functions: from the imperative calls' ahead-of-time entry when it holds
+        them (:mod:`symjit.compiler.aot_calls`: no numba in the process), else numba's module."""
+        def sample(a: Any) -> Any:
+            if not isinstance(a, _Slot):
+                return a
+            shape, dtype = metas[a.index] if a.index < n_in else self.outputs[a.index - n_in]
+            return np.empty(shape if a.shape is None else a.shape, dtype)
+        steps = {"forward": [(seg, [sample(a) for a in payload]) for seg, payload in forward]}
+        module = aot_calls.entries(cfg).module(self.compiled, steps)
+        if module is None:
+            module = self.compiled.module = load_program(self.compiled.program, self.compiled.target, cfg)
+        return module
 
     def run(self, buffers: list) -> None:
         """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
@@ -154,10 +170,10 @@ def _entry(fn: Any, args: list) -> Any:
     """The compiled entry point of dispatcher ``fn`` for the types of ``args`` (the arrays of a
     call just made: C-contiguous NDArray storage), which skips the dispatcher's type resolution
     (~0.1 us); ``fn`` itself when there is none."""
-    from numba import typeof
     overloads = getattr(fn, "overloads", None)
     if overloads is None:
-        return fn
+        return fn       # not a dispatcher (an ahead-of-time entry's function): numba stays out
+    from numba import typeof
     found = overloads.get(tuple(typeof(a) for a in args))
     return fn if found is None else found.entry_point
 

@@ -275,3 +275,31 @@ def test_seeded_samplers_and_dropout_draw_the_same_numbers_from_an_entry(tmp_pat
     assert not np.array_equal(aot1[0], aot1[2])            # another seed
     n = 4 * 16
     assert not np.array_equal(aot1[0][:n], aot1[0][-n:])   # the stream goes on between forwards
+
+
+# Imperative calls: elementwise arithmetic, a reduction, an argmax on its canonical view and a
+# sampler, each a one-operator program (symjit.imperative) served by the imperative calls' entry.
+CALLS = """
+import json, sys, numpy as np, symjit as mx
+x = mx.nd.array(np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 7)
+y = mx.nd.exp(x * 0.1) + 1
+result = [y.asnumpy(), mx.nd.sum(y, axis=1).asnumpy(), mx.nd.argmax(y, axis=2).asnumpy()]
+u = mx.nd.random.uniform(-2, 3, shape=(40, 7)).asnumpy()
+assert u.min() >= -2 and u.max() < 3 and len(np.unique(u)) > 200
+np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
+print(json.dumps({'numba': 'numba' in sys.modules}))
+"""
+
+
+def test_imperative_calls_run_from_their_entry_without_numba(tmp_path):
+    cache = tmp_path / "cache"
+    runs = [_run(cache, "auto", tmp_path / f"r{i}.npy", CALLS) for i in range(4)]
+    # the first run notes the calls' entry (no program of it compiled), the second builds it at
+    # its first call and loads it, the later ones load it
+    assert [r["numba"] for r in runs] == [True, False, False, False]
+    registry = json.loads((cache / "aot" / "kernels-imperative-calls.json").read_text())
+    assert len(registry["units"]) >= 4
+    r0 = np.load(tmp_path / "r0.npy")
+    for i in (1, 2, 3):
+        assert np.array_equal(r0, np.load(tmp_path / f"r{i}.npy"))
+    assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 1
