@@ -39,20 +39,22 @@ def test_tile_gemm_long_sums_are_as_accurate_as_blas(depth):
     assert worst_tile <= 2.0 * worst_blas, (worst_tile, worst_blas)
 
 
-def _direct(x, w, head, pad):
-    """A direct float32 convolution at stride 1 and its data gradient: one float32 GEMM per tap."""
+def _direct(x, w, head, pad, dtype=np.float32):
+    """A direct convolution at stride 1 and its data gradient, one GEMM per tap in ``dtype``
+    (float32: the error to compare with; float64: the reference)."""
     n, c, h, wd = x.shape
     k = w.shape[2]
-    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad), np.float32)
+    x, w, head = (a.astype(dtype) for a in (x, w, head))
+    xp = np.zeros((n, c, h + 2 * pad, wd + 2 * pad), dtype)
     xp[:, :, pad:pad + h, pad:pad + wd] = x
-    out = np.zeros(head.shape, np.float32)
+    out = np.zeros(head.shape, dtype)
     dxp = np.zeros_like(xp)
     oh, ow = head.shape[2:]
     for i in range(k):
         for j in range(k):
             win = (slice(None), slice(None), slice(i, i + oh), slice(j, j + ow))
-            out += np.einsum("fc,nchw->nfhw", w[:, :, i, j], xp[win], dtype=np.float32)
-            dxp[win] += np.einsum("fc,nfhw->nchw", w[:, :, i, j], head, dtype=np.float32)
+            out += np.einsum("fc,nchw->nfhw", w[:, :, i, j], xp[win], dtype=dtype)
+            dxp[win] += np.einsum("fc,nfhw->nchw", w[:, :, i, j], head, dtype=dtype)
     return out, dxp[:, :, pad:pad + h, pad:pad + wd]
 
 
@@ -84,7 +86,7 @@ def test_tile_convolutions_are_as_accurate_as_a_direct_one(x_shape, filters):
     x = np.maximum(rng.standard_normal(x_shape), 0).astype(np.float32)
     w = (rng.standard_normal(w_shape) / np.sqrt(9 * x_shape[1])).astype(np.float32)
     head = rng.standard_normal(out_shape).astype(np.float32)
-    ref_out, ref_dx = _bound(x.astype(np.float64), w.astype(np.float64), head.astype(np.float64), "float64")
+    ref_out, ref_dx = _direct(x, w, head, 1, np.float64)    # numpy's float64 sums: the reference
     out, dx = _bound(x, w, head, "float32")
     direct_out, direct_dx = _direct(x, w, head, 1)
     assert _error(out, ref_out) <= 2.0 * _error(direct_out, ref_out)
