@@ -10,7 +10,8 @@ merged (axes of size 1 dropped). :func:`canonical` gives that call, and
 :func:`symjit.imperative.invoke_now` runs it on views of the same memory, its outputs seen with
 the original call's shapes: the same elements in the same order, so the same results, from a few
 kernel forms per operator and dtype. An optimizer update that steps each element of the weight
-on its own (``sgd_update``, ``adam_update``, ...) runs on the flat weight and states too.
+on its own (``sgd_update``, ``adam_update``, ...) runs on the flat weight and states too, and
+sort, argsort and topk run along the middle axis of a 3-D view.
 
 >>> c = canonical('broadcast_add', {}, [(2, 3, 1, 4), (3, 5, 4)])
 >>> c.op, c.in_shapes, c.out_shapes
@@ -32,6 +33,7 @@ __all__ = ["Canonical", "canonical", "canonical_cached"]
 
 _REDUCE = frozenset({"sum", "mean", "prod", "max", "min", "nansum", "nanprod"})
 _ARG = frozenset({"argmax", "argmin"})
+_SORT = frozenset({"sort", "argsort", "topk"})
 _BROADCAST_TO = frozenset({"broadcast_to", "broadcast_like", "broadcast_axis"})
 
 
@@ -134,6 +136,19 @@ def _arg(op: str, params: dict, shape: tuple, out: tuple) -> Canonical | None:
     return Canonical(op, {"axis": int(before != 1), "keepdims": True}, [0], [tuple(sizes)], [out])
 
 
+def _sorting(op: str, params: dict, shape: tuple, outs: list[tuple]) -> Canonical | None:
+    """sort, argsort and topk along axis 1 of the (rows before, row, rows after) view (positions
+    within a row are the same): one kernel form per operator, parameters and dtypes, whatever the
+    rank and the axis."""
+    from .ops.sort import sort_geometry
+    try:
+        parsed = get_op(op).parse_params(dict(params))
+        geometry = sort_geometry(parsed, shape)
+    except (MXNetError, TypeError, ValueError, IndexError):
+        return None
+    return Canonical(op, {**params, "axis": 1}, [0], [geometry], outs)
+
+
 def _elementwise_update(op: Any) -> bool:
     """An optimizer update called with its scalars in a vector (``_rt_<op>``) whose step updates
     each element of the weight from the same element of the arrays shaped like it."""
@@ -178,6 +193,9 @@ def canonical(op_name: str, params: dict, shapes: list[tuple]) -> Canonical | No
     elif name in _REDUCE and len(shapes) == 1:
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _reduce(op_name, params, tuple(shapes[0]), outs[0])
+    elif name in _SORT and len(shapes) == 1:
+        outs = _out_shapes(op, params, shapes)
+        found = None if outs is None else _sorting(op_name, params, tuple(shapes[0]), outs)
     elif name in _ARG and len(shapes) == 1:
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _arg(op_name, params, tuple(shapes[0]), outs[0])

@@ -160,3 +160,34 @@ def test_elementwise_updates_run_on_the_flat_weight_and_states():
         np.testing.assert_allclose(mom.asnumpy(), -0.1 * shaped[1].asnumpy(), rtol=1e-6)
     updates = [key for key in imperative._CALLS if key[0].startswith("_rt_")]
     assert len(updates) == 2, updates      # one flat call each for the four shapes
+
+
+def test_sort_argsort_and_topk_run_along_the_middle_axis_of_a_3d_view():
+    assert _c("topk", {"axis": 2, "k": 2}, [(2, 3, 4, 5)]) == \
+        ("topk", {"axis": 1, "k": 2}, [0], [(6, 4, 5)], [(2, 3, 2, 5)])
+    assert _c("sort", {"axis": None}, [(2, 3)])[1:4] == ({"axis": 1}, [0], [(1, 6, 1)])
+    assert _c("argsort", {"axis": 1}, [(5, 7, 1)]) is None      # already that call
+    rng = np.random.RandomState(11)
+    x = rng.permutation(120).reshape(2, 3, 4, 5).astype(np.float64)   # distinct: one stable order
+    a = mx.nd.array(x, dtype="float64")
+    imperative.clear_calls()
+    for axis in (0, 1, 2, 3, -1, None):
+        flat = x.reshape(-1) if axis is None else x
+        ax = 0 if axis is None else axis
+        order = np.argsort(flat, axis=ax, kind="stable")
+        np.testing.assert_array_equal(mx.nd.sort(a, axis=axis).asnumpy(), np.sort(flat, axis=ax))
+        np.testing.assert_array_equal(mx.nd.argsort(a, axis=axis, is_ascend=False).asnumpy(),
+                                      np.flip(order, axis=ax).astype(np.float32))
+        top = mx.nd.topk(a, axis=axis, k=2, ret_typ="both")
+        np.testing.assert_array_equal(top[1].asnumpy(),
+                                      np.take(np.flip(order, axis=ax), [0, 1], axis=ax).astype(np.float32))
+        np.testing.assert_array_equal(top[0].asnumpy(), np.take(np.flip(np.sort(flat, axis=ax), axis=ax),
+                                                                [0, 1], axis=ax))
+        mask = mx.nd.topk(a, axis=axis, k=2, ret_typ="mask", is_ascend=True).asnumpy()
+        assert mask.shape == x.shape
+        mask = mask.reshape(-1) if axis is None else mask
+        np.testing.assert_array_equal(mask, np.isin(np.argsort(np.argsort(flat, axis=ax), axis=ax),
+                                                    [0, 1]).astype(np.float32))   # the 2 smallest
+    # one compiled program each for sort, argsort, topk both and topk mask, whatever the axis
+    sources = {call.compiled.program.module_source for call in imperative._CALLS.values()}
+    assert imperative.cached_calls() == 4 * 5 and len(sources) == 4    # axes 3 and -1: one view
