@@ -59,22 +59,24 @@ def _sorted_rows(k, node, data: str, others: list[str]):
     a, b = k.tmp("a"), k.tmp("b")
     k.line(f"{a} = {idx[0]} // ({after})")
     k.line(f"{b} = {idx[0]} % ({after})")
-    k.line(f"{k.module.body(argsort_row)}({x3}, {a}, {b}, {n}, {ind3}, {tmp3}, {bool(p['is_ascend'])})")
+    ascend = k.const(int(bool(p["is_ascend"])))    # a kernel argument: one form for both orders
+    k.line(f"{k.module.body(argsort_row)}({x3}, {a}, {b}, {n}, {ind3}, {tmp3}, {ascend})")
     return target, idx, x3, ind3, views, (a, b, n)
 
 
-def _keep(node, n: str) -> str:
+def _keep(k, node, n: str) -> str:
+    """How many entries of a row of ``n`` the op keeps (topk's ``k``, a kernel argument)."""
     if node.op.name != "topk" and not node.params.get("k"):
         return n
     k_ = node.params["k"]
-    return n if k_ < 1 else f"min({k_}, {n})"
+    return n if k_ < 1 else f"min({k.const(k_)}, {n})"
 
 
 def sort_rows(k, node, ins, outs) -> None:
     p = node.params
     target, idx, x3, ind3, views, (a, b, n) = _sorted_rows(k, node, ins[0], list(outs))
     q = k.tmp("q")
-    keep = _keep(node, n)
+    keep = _keep(k, node, n)
     mode = {"sort": "value", "argsort": "indices"}.get(node.op.name, p.get("ret_typ"))
     if mode == "mask":
         dt = k.info[outs[0]].dtype
