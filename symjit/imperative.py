@@ -150,9 +150,11 @@ class _Call:
             shape, dtype = metas[a.index] if a.index < n_in else self.outputs[a.index - n_in]
             return np.empty(shape if a.shape is None else a.shape, dtype)
         steps = {"forward": [(seg, [sample(a) for a in payload]) for seg, payload in forward]}
-        module = aot_calls.entries(cfg).module(self.compiled, steps)
+        entries = aot_calls.entries(cfg)
+        module = entries.module(self.compiled, steps)
         if module is None:
             module = self.compiled.module = load_program(self.compiled.program, self.compiled.target, cfg)
+            entries.ran_numba(module)
         return module
 
     def run(self, buffers: list) -> None:

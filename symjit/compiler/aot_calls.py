@@ -10,10 +10,9 @@ host, with its argument types) the calls of earlier processes ran, and the entry
 serves later processes. A call whose units the entry lacks runs numba's module and records them;
 when the process exits, the grown registry's entry is noted (``SYMJIT_AOT=auto``: the next process
 builds it at its first call, waiting, together with any noted program entry; ``sync``: built at
-once; ``background``: by a low-priority builder), unless the process compiled a bound program's
-kernels (its next run notes it, as for programs). A process that only made imperative calls notes
-their entry even when it compiled them, so its second run starts from the entry: their kernels are
-a few small ones.
+once; ``background``: by a low-priority builder), unless the process compiled kernels, for a bound
+program or for these calls (its next run notes it, as for programs: a test suite's processes,
+sharing one cache, each compile something, and note nothing).
 
 A process that records more than :data:`MAX_NEW_UNITS` units is a test suite or an exploration
 rather than a script, and records no more; the registry holds at most :data:`MAX_UNITS`. The
@@ -40,7 +39,7 @@ from . import aot
 __all__ = ["CallEntries", "entries", "MAX_NEW_UNITS", "MAX_UNITS"]
 
 MAX_NEW_UNITS = 32    # units one process records at most (more: not a script's few calls)
-MAX_UNITS = 256       # units the registry holds at most
+MAX_UNITS = 64        # units the registry holds at most (an entry's build: ~0.1 s a unit)
 REGISTRY = "kernels-imperative-calls.json"   # read with the update kernels' registries (aot._noted_kernels)
 
 
@@ -59,6 +58,7 @@ class CallEntries:
         self._held = set(self._units) if self._entry is not None else set()
         self._new: set[aot.Unit] = set()
         self._full = False
+        self._numba: list[Any] = []     # numba's modules of the calls the entry lacked
 
     def _read(self) -> list[aot.Unit]:
         try:
@@ -93,6 +93,20 @@ class CallEntries:
         self._record(named)
         return None
 
+    def ran_numba(self, module: Any) -> None:
+        """Note that a call runs numba's ``module`` (the entry lacked it): at exit, a process whose
+        such modules compiled a kernel (numba's cache missed) notes nothing."""
+        if self.enabled:
+            self._numba.append(module)
+
+    def _compiled_here(self) -> bool:
+        for module in self._numba:
+            for fn in vars(module).values():
+                stats = getattr(fn, "stats", None)
+                if stats is not None and hasattr(stats, "cache_misses") and sum(stats.cache_misses.values()):
+                    return True
+        return False
+
     def _record(self, units: list[aot.Unit]) -> None:
         new = set(units) - set(self._units) - self._new
         if not new or self._full:
@@ -105,7 +119,7 @@ class CallEntries:
         self._new |= new
 
     def _note_at_exit(self) -> None:
-        if aot._cold[0] or not self._new:
+        if aot._cold[0] or not self._new or self._compiled_here():
             return      # a process that compiled kernels: its next run notes them
         units = sorted(set(self._read()) | set(self._units) | self._new)
         if len(units) > MAX_UNITS:
