@@ -48,7 +48,7 @@ from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 
-__all__ = ["invoke", "invoke_now", "MODE",
+__all__ = ["invoke", "invoke_now", "MODE", "QUEUE", "queueable",
            "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
            "nd_custom"]
 
@@ -72,6 +72,27 @@ class _Mode(threading.local):
 MODE = _Mode()
 
 
+class _Queue:
+    """Where :func:`nd_function` hands a call the lazy engine may queue (:mod:`symjit.lazy` sets
+    it): ``on`` while the engine queues, ``call(op, called, args, kwargs, out)`` returning the
+    queued call's output, or None to have the call run now."""
+
+    on = False
+    call: Any = None
+
+
+QUEUE = _Queue()
+
+
+def queueable(op: Any) -> bool:
+    """Whether calls of operator ``op`` may wait in the lazy engine's queue: an elementwise or
+    broadcast operator with a scalar body (pure arithmetic, which fuses), one output, no aux
+    states, no random draws and no optimizer update."""
+    return (op.body is not None and op.kind <= Kind.BROADCAST and not op.aux
+            and not callable(op.outputs) and len(op.outputs) == 1
+            and "update" not in op.extra and op.variadic is None)
+
+
 class _Slot:
     """Where a program argument comes from at call time: input/output buffer ``index`` (seen
     with ``shape`` when the plan made the value a view of it)."""
@@ -85,34 +106,15 @@ class _Slot:
         return _Slot(self.index, tuple(shape))
 
 
-class _Call:
-    """One operator compiled for one key, its program bound to a private arena; inputs and
-    outputs are filled in per call."""
+class _Bound:
+    """A compiled program's forward bound to a private arena: the buffers of its arguments
+    (variables named ``names``, in that order) and of its outputs are filled in per call
+    (:meth:`run`). ``where`` names it in errors."""
 
-    def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config,
-                 is_train: bool = False):
-        op = get_op(op_name)
-        parsed = op.parse_params(dict(params))
-        slots = op.list_arguments(parsed) + op.list_aux(parsed)
-        if len(metas) != len(slots):
-            raise MXNetError(f"{op_name}: {len(metas)} input array(s) given, the operator takes "
-                             f"{len(slots)}: {slots}")
-        names = [f"in{i}_{s}" for i, s in enumerate(slots)]
-        sym = make_op_symbol(op_name, *[Variable(n) for n in names], name="imperative",
-                             **params)
-        shapes = {n: m[0] for n, m in zip(names, metas)}
-        dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
-        target = ctx.device.target
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target)
-        g = self.compiled.graph
+    def __init__(self, compiled: Any, names: list[str], ctx: Context, where: str):
+        self.compiled, self.ctx = compiled, ctx
+        g = compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
-        self.elementwise = op.kind <= Kind.BROADCAST
-        lowering = lookup(op, target)
-        self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
-        self.ctx = ctx
-        # aux states a training pass or an optimizer update writes (their write counters move)
-        self.n_written_aux = len(op.list_aux(parsed)) if is_train or "update" in op.extra \
-            or op_name.startswith("_rt_") else 0
         index = {n: i for i, n in enumerate(names)}
         n_in = len(names)
 
@@ -121,16 +123,15 @@ class _Call:
                 return _Slot(n_in + g.outputs.index(vid))
             if v.kind in ("arg", "aux"):
                 return _Slot(index[v.ref])
-            raise MXNetError(f"{op_name}: imperative call needs a '{v.kind}' buffer")
+            raise MXNetError(f"{where}: imperative call needs a '{v.kind}' buffer")
 
-        if any(seg.kind == "host" for seg in self.compiled.program.segments.get("forward", [])):
-            raise MXNetError(f"{op_name}: an operator that runs Python code (Custom) cannot be "
+        if any(seg.kind == "host" for seg in compiled.program.segments.get("forward", [])):
+            raise MXNetError(f"{where}: an operator that runs Python code (Custom) cannot be "
                              "called imperatively yet")
-        arena = storage.arena(self.compiled.plan.planned_bytes, ctx)
-        phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
-                             storage.stream(ctx))
+        arena = storage.arena(compiled.plan.planned_bytes, ctx)
+        phases = bind_phases(compiled, value_arrays(compiled, arena, external), storage.stream(ctx))
         self.steps = []
-        module, target = self.compiled.module, ctx.device.target
+        module, target = compiled.module, ctx.device.target
         for seg, payload in phases.get("forward", []):
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
             if seg.kind == "calls":     # a big program: its kernels called one by one from here
@@ -148,6 +149,34 @@ class _Call:
                     buf = buffers[s.index]
                     args[i] = buf if s.shape is None else buf.reshape(s.shape)
                 fn(*args)
+
+
+class _Call(_Bound):
+    """One operator compiled for one key, its program bound to a private arena; inputs and
+    outputs are filled in per call."""
+
+    def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config,
+                 is_train: bool = False):
+        op = get_op(op_name)
+        parsed = op.parse_params(dict(params))
+        slots = op.list_arguments(parsed) + op.list_aux(parsed)
+        if len(metas) != len(slots):
+            raise MXNetError(f"{op_name}: {len(metas)} input array(s) given, the operator takes "
+                             f"{len(slots)}: {slots}")
+        names = [f"in{i}_{s}" for i, s in enumerate(slots)]
+        sym = make_op_symbol(op_name, *[Variable(n) for n in names], name="imperative",
+                             **params)
+        shapes = {n: m[0] for n, m in zip(names, metas)}
+        dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
+        target = ctx.device.target
+        super().__init__(compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target),
+                         names, ctx, op_name)
+        self.elementwise = op.kind <= Kind.BROADCAST
+        lowering = lookup(op, target)
+        self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
+        # aux states a training pass or an optimizer update writes (their write counters move)
+        self.n_written_aux = len(op.list_aux(parsed)) if is_train or "update" in op.extra \
+            or op_name.startswith("_rt_") else 0
 
 
 def _entry(fn: Any, args: list) -> Any:
@@ -178,7 +207,8 @@ def _plain_step(call: _Call, n_in: int) -> tuple | None:
 def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
     """For a :func:`_plain_step` program: ``run(arrays)`` returning the new output NDArray (a list
     for several), doing only what a call needs (allocate the outputs, fill the argument list, call);
-    None for any other program."""
+    None for any other program. The runners read the storage without waiting for queued work
+    (``NDArray._store``): their caller has run it."""
     step = _plain_step(call, n_in)
     if step is None:
         return None
@@ -193,9 +223,9 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         def run1(arrays: Any) -> NDArray:
             o = empty(shape, dtype)
             a = arrays[j_in]
-            fn(a._data, o)
+            fn(a._store, o)
             r = new(NDArray)
-            r._data = o
+            r._store = o
             r._ctx = a._ctx       # the key says "host storage", not which cpu(i): the input's
             return r
         return run1
@@ -210,11 +240,11 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         def run2(arrays: Any) -> NDArray:
             o = empty(shape, dtype)
             args = [None, None, o]
-            args[i0] = arrays[j0]._data
-            args[i1] = arrays[j1]._data
+            args[i0] = arrays[j0]._store
+            args[i1] = arrays[j1]._store
             fn(*args)
             r = new(NDArray)
-            r._data = o
+            r._store = o
             r._ctx = arrays[j0]._ctx
             return r
         return run2
@@ -223,14 +253,14 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         results = [empty(shape, dtype) for shape, dtype in specs]
         args = base[:]
         for i, j in ins:
-            args[i] = arrays[j]._data
+            args[i] = arrays[j]._store
         for i, j in outs:
             args[i] = results[j]
         fn(*args)
         wrapped = []
         for o in results:
             r = new(NDArray)
-            r._data, r._ctx = o, arrays[0]._ctx
+            r._store, r._ctx = o, arrays[0]._ctx
             wrapped.append(r)
         return wrapped[0] if len(wrapped) == 1 else wrapped
     return run
@@ -248,9 +278,9 @@ def _fast_into(call: _Call, n_in: int) -> Any:
     def run_into(arrays: Any, out: NDArray) -> NDArray:
         args = base[:]
         for i, j in ins:
-            args[i] = arrays[j]._data
+            args[i] = arrays[j]._store
         for i in out_pos:
-            args[i] = out._data
+            args[i] = out._store
         fn(*args)
         out._bump()
         return out
@@ -260,14 +290,14 @@ def _fast_into(call: _Call, n_in: int) -> Any:
 class _Seen:
     """An input of a fast call as its canonical call sees it (what the runners read)."""
 
-    __slots__ = ("_data", "_ctx")
+    __slots__ = ("_store", "_ctx")
 
 
 def _seen(arrays: Any, shapes: list) -> list[_Seen]:
     looks = []
     for a, s in zip(arrays, shapes):
         v = _Seen()
-        v._data, v._ctx = a._data.reshape(s), a._ctx
+        v._store, v._ctx = a._store.reshape(s), a._ctx
         looks.append(v)
     return looks
 
@@ -295,7 +325,7 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
         def seen(arrays: Any) -> Any:
             r = run(_seen(arrays, in_shapes))
             for x, s in zip([r] if isinstance(r, NDArray) else r, out_shapes):
-                x._data = x._data.reshape(s)
+                x._store = x._store.reshape(s)
             return r
         return seen
     out_view = out
@@ -312,7 +342,7 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     in_shapes, out_shape = canon.in_shapes, call.outputs[0][0]
 
     def seen_into(arrays: Any, out: NDArray) -> NDArray:
-        run_into(_seen(arrays, in_shapes), out._view(out._data.reshape(out_shape)))
+        run_into(_seen(arrays, in_shapes), out._view(out._store.reshape(out_shape)))
         return out
     return seen_into
 
@@ -352,7 +382,7 @@ def _is_half(v: Any) -> bool:
 
 
 def _has_half(inputs: list, params: dict) -> bool:
-    return any(a._data.dtype == _HALF for a in inputs) or any(_is_half(v) for v in params.values())
+    return any(a._store.dtype == _HALF for a in inputs) or any(_is_half(v) for v in params.values())
 
 
 @functools.lru_cache(maxsize=256)
@@ -419,7 +449,7 @@ def _check_out(where: str, out: Any, shape: tuple, dtype: np.dtype, ctx: Context
                          f"the result {shape_str(tuple(shape))} {dtype_name(dtype)}")
     if out.context != ctx:
         raise MXNetError(f"{where}: out lives on {out.context}, the inputs on {ctx}")
-    if not storage.is_contiguous(out._data):
+    if not storage.is_contiguous(out._store):
         raise MXNetError(f"{where}: out must be a contiguous array")
     return out
 
@@ -602,22 +632,29 @@ def nd_function(called: str) -> Any:
     fast_ok = "update" not in op.extra
     state = _PROFILER
     mode = MODE
+    queue, lazy_ok, pending = QUEUE, queueable(op), dispatch.PENDING
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        if lazy_ok and queue.on and not mode.busy and not state.running:
+            queued = queue.call(op, called, args, kwargs, out)
+            if queued is not None:
+                return queued
+        if pending:      # queued work runs first; then the storage is read as it is (_store)
+            dispatch.settle()
         key = None
         if out is None and fast_ok:
             try:
                 if kwargs:
                     key = (tuple(kwargs.items()),
-                           *[(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                           *[(a._store.shape, a._store.dtype, type(a._store)) for a in args])
                 elif len(args) == 1:
-                    d = args[0]._data
+                    d = args[0]._store
                     key = (d.shape, d.dtype, type(d))
                 elif len(args) == 2:
-                    d, e = args[0]._data, args[1]._data
+                    d, e = args[0]._store, args[1]._store
                     key = (d.shape, d.dtype, type(d), e.shape, e.dtype, type(e))
                 else:
-                    key = tuple([(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                    key = tuple([(a._store.shape, a._store.dtype, type(a._store)) for a in args])
                 run = fast_get(key)
             except (AttributeError, TypeError):     # a non-NDArray positional, an unhashable param
                 run = key = None
@@ -625,14 +662,14 @@ def nd_function(called: str) -> Any:
                 return run(args)
         elif type(out) is NDArray and fast_ok and not _PROFILER.running and not mode.busy:
             try:
-                od = out._data
+                od = out._store
                 key = ("out", tuple(kwargs.items()), od.shape, od.dtype, type(od),
-                       *[(a._data.shape, a._data.dtype, type(a._data), a._data is od) for a in args])
+                       *[(a._store.shape, a._store.dtype, type(a._store), a._store is od) for a in args])
                 run = fast.get(key)
             except (AttributeError, TypeError):
                 run = key = None
             if run is not None and (any(k[3] for k in key[5:]) or not any(
-                    np.may_share_memory(od, a._data) for a in args)):
+                    np.may_share_memory(od, a._store) for a in args)):
                 return run(args, out)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays + absent_inputs(op, args, n_arrays, kwargs):]
