@@ -237,6 +237,8 @@ class Engine:
             out = out[0]
         if out is not None and type(out) is not NDArray:
             return None
+        if not args or any(type(a) is not NDArray for a in args):
+            return None      # params given positionally, numbers: the call as it is
         try:
             pkey = (called, tuple(kwargs.items()), len(args))
             spec = self._params.get(pkey)
@@ -246,7 +248,10 @@ class Engine:
             if any(isinstance(v, NDArray) for v in kwargs.values()):
                 return None
             params = dict(kwargs)
-            parsed = op.parse_params(dict(params))
+            try:
+                parsed = op.parse_params(dict(params))
+            except MXNetError:
+                return None      # the call as it is reports it
             if len(self._params) >= _MEMO:
                 self._params.clear()
             spec = self._params[pkey] = (params, _params_key(params), len(op.list_arguments(parsed)))
@@ -327,7 +332,7 @@ class Engine:
         ``value``'s shape and dtype (nothing to do when it is ``value``'s own storage); False to
         have it done at once."""
         if not QUEUE.on or MODE.busy or profiler._P.running or type(value) is not NDArray \
-                or not storage._basic(key) or not dst._ctx.device.host_memory:
+                or value._ctx != dst._ctx or not storage._basic(key) or not dst._ctx.device.host_memory:
             return False
         src, buf = value._store, dst._store
         if type(src) is not np.ndarray or type(buf) is not np.ndarray:
@@ -443,13 +448,14 @@ class Engine:
 
     @staticmethod
     def _run_updates(updates: list) -> None:
-        """The queued optimizer updates: one fused call per optimizer and kernel (their arrays
-        are disjoint, so the order between groups does not matter)."""
+        """The queued optimizer updates: one fused call per optimizer, kernel and dtype (their
+        arrays are disjoint, so the order between groups does not matter)."""
         groups: dict[tuple, tuple] = {}
         for opt, kernel, index, rows, scalars in updates:
-            groups.setdefault((id(opt), kernel), (opt, kernel, []))[2].append((index, rows, scalars))
+            groups.setdefault((id(opt), kernel, rows[0]._store.dtype), (opt, kernel, []))[2].append(
+                (index, rows, scalars))
         for opt, kernel, members in groups.values():
-            opt._run_group(kernel, members)
+            opt._run_queued(kernel, members)
 
 
 _COPY: list = [get_op("_copy")]

@@ -242,6 +242,15 @@ class Optimizer:
         for (kernel, _, _), members in groups.items():
             self._run_group(kernel, members)
 
+    def _run_queued(self, kernel: str, members: list) -> None:
+        """The updates the lazy engine queued for ``kernel`` ((index, arrays, scalars) each, one
+        dtype): one kernel call for one, :meth:`_run_group` for more."""
+        if len(members) == 1:
+            idx, (w, g, *sts), scalars = members[0]
+            getattr(_kernels(w), kernel)(*self._flat(idx, w, g, *sts), *scalars)
+            return
+        self._run_group(kernel, members)
+
     def _run_group(self, kernel: str, members: list) -> None:
         """One kernel over ``members`` ((index, arrays, scalars) each), through a cached table."""
         key = (kernel, tuple(m[0] for m in members))
