@@ -74,6 +74,7 @@ MAX_PROGRAMS = 64
 """The most compiled queue programs kept (the least recently run go first)."""
 
 _HALF = np.dtype(np.float16)
+_ALL = slice(None)
 _MEMO = 4096     # the most parsed params and inferred shapes remembered (then forgotten at once)
 
 
@@ -165,6 +166,7 @@ class Engine:
         self.programs: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
         self.seen: collections.OrderedDict[tuple, int] = collections.OrderedDict()
         self.running = False
+        self.addresses: dict[int, tuple] = {}   # storage object -> (weak reference, address)
         self._params: dict[tuple, tuple] = {}
         self._specs: dict[tuple, tuple] = {}
         self.counts = dict.fromkeys(("queued", "updates", "flushes", "programs", "compiles",
@@ -190,40 +192,76 @@ class Engine:
         self.sorted: list[_Buffer] = []   # their buffers in that order
         self.updates: list[tuple] = []
         self.ctx: Context | None = None
+        self.fresh: dict[int, _Buffer] = {}   # the queued calls' outputs, by storage object
 
     # -- the arrays a queue touches ---------------------------------------------------------------
-    def _drop(self, b: _Buffer) -> None:
-        del self.spans[(b.start, b.end)]
-        k = bisect.bisect_left(self.starts, b.start)
-        while self.sorted[k] is not b:
-            k += 1
-        del self.starts[k], self.sorted[k]
+    # Arrays made before the queue are found by their byte span (two views of one array are one
+    # buffer; a partial overlap is a conflict); the outputs of queued calls by their storage object
+    # (a view of one is a conflict: the program could not read it before it is written).
+    def _start(self, store: np.ndarray) -> int:
+        """The address of ``store``'s first byte, remembered per storage object (weakly), and
+        for a view of a whole contiguous array that array's."""
+        addrs = self.addresses
+        hit = addrs.get(id(store))
+        if hit is not None and hit[0]() is store:
+            return hit[1]
+        base = store.base
+        if type(base) is np.ndarray and base.nbytes == store.nbytes and base.flags.c_contiguous:
+            hit = addrs.get(id(base))
+            if hit is not None and hit[0]() is base:
+                return hit[1]
+            store = base        # remembered for the array it views all of (which lives longer)
+        start = store.ctypes.data
+        if len(addrs) >= _MEMO:
+            addrs.clear()
+        addrs[id(store)] = (weakref.ref(store), start)
+        return start
 
-    def _buffer(self, store: np.ndarray, fresh: bool = False) -> _Buffer:
+    def _buffer(self, store: np.ndarray) -> _Buffer:
         """The buffer of ``store``, registered on first sight; _Conflict when it partly overlaps
-        an array the queue touches, or is one seen with another shape or dtype, or an update's."""
-        start = storage.address(store)
-        b = self.spans.get((start, start + store.nbytes))
-        if b is not None:
-            if b.array() is not None:
-                if b.shape != store.shape or b.dtype != store.dtype or b.locked:
-                    raise _Conflict
-                return b
-            self._drop(b)    # a queued call's output that died; its memory is someone else's now
-        end = start + store.nbytes
-        k = bisect.bisect_left(self.starts, end)
-        while k > 0 and self.sorted[k - 1].end > start:
-            other = self.sorted[k - 1]
-            if other.array() is not None:
+        an array the queue touches, views a queued call's output, is an array seen with another
+        shape or dtype, or an update's."""
+        b = self.fresh.get(id(store))
+        if b is not None and b.ref() is store:
+            if b.locked:
                 raise _Conflict
-            self._drop(other)
-            k -= 1
-        b = _Buffer(len(self.bufs), store, start, fresh)
+            return b
+        root = store
+        while type(root.base) is np.ndarray:
+            root = root.base
+        if root is not store:
+            b = self.fresh.get(id(root))
+            if b is not None and b.ref() is root:
+                raise _Conflict
+        start = self._start(store)
+        end = start + store.nbytes
+        b = self.spans.get((start, end))
+        if b is not None:
+            if b.shape != store.shape or b.dtype != store.dtype or b.locked:
+                raise _Conflict
+            return b
+        k = bisect.bisect_left(self.starts, end)
+        if k > 0 and self.sorted[k - 1].end > start:
+            raise _Conflict
+        b = _Buffer(len(self.bufs), store, start, False)
         self.bufs.append(b)
         self.spans[(start, end)] = b
-        k = bisect.bisect_left(self.starts, start)
         self.starts.insert(k, start)
         self.sorted.insert(k, b)
+        return b
+
+    def _fresh(self, store: np.ndarray) -> _Buffer:
+        """The buffer of a queued call's new output ``store`` (held weakly)."""
+        b = _Buffer(len(self.bufs), store, 0, True)
+        self.bufs.append(b)
+        self.fresh[id(store)] = b
+        return b
+
+    def _private(self, store: np.ndarray) -> _Buffer:
+        """The buffer of a number operand of NDArray arithmetic: an array of its own, which
+        nothing else can see or write (no span to check)."""
+        b = _Buffer(len(self.bufs), store, 0, False)
+        self.bufs.append(b)
         return b
 
     # -- queueing -----------------------------------------------------------------------------------
@@ -264,7 +302,7 @@ class Engine:
         metas = []
         for a in args:
             st = getattr(a, "_store", None)
-            if type(a) is not NDArray or a._ctx != ctx or type(st) is not np.ndarray \
+            if type(a) is not NDArray or (a._ctx is not ctx and a._ctx != ctx) or type(st) is not np.ndarray \
                     or not st.flags.c_contiguous or st.dtype == _HALF or st.size == 0:
                 return None
             metas.append((st.shape, st.dtype))
@@ -303,7 +341,7 @@ class Engine:
                shape: tuple, dtype: np.dtype, ctx: Context) -> NDArray:
         if len(self.ops) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
             raise _Conflict
-        ins = [self._buffer(a._store) for a in args]
+        ins = [self._private(a._store) if a._number else self._buffer(a._store) for a in args]
         target = self._buffer(out._store) if out is not None else None
         self.ctx = ctx
         refs = tuple(b.version for b in ins)
@@ -312,7 +350,7 @@ class Engine:
                 b.read = True
         if out is None:
             store = np.empty(shape, dtype)
-            target = self._buffer(store, fresh=True)
+            target = self._fresh(store)
             result = _wrap_fast(store, ctx)
         else:
             result = out
@@ -332,10 +370,15 @@ class Engine:
         ``value``'s shape and dtype (nothing to do when it is ``value``'s own storage); False to
         have it done at once."""
         if not QUEUE.on or MODE.busy or profiler._P.running or type(value) is not NDArray \
-                or value._ctx != dst._ctx or not storage._basic(key) or not dst._ctx.device.host_memory:
+                or value._ctx != dst._ctx:
             return False
         src, buf = value._store, dst._store
         if type(src) is not np.ndarray or type(buf) is not np.ndarray:
+            return False
+        if (src is buf or src.base is buf) and type(key) is slice and key == _ALL and \
+                src.shape == buf.shape and src.dtype == buf.dtype and src.flags.c_contiguous:
+            return True      # w[:] = (a view of all of w): nothing to copy
+        if not storage._basic(key):
             return False
         view = storage.view(buf, key)
         if view is None or view.shape != src.shape or view.dtype != src.dtype or view.size == 0:

@@ -567,7 +567,7 @@ class NDArray:
         if arith.is_scalar(other):
             return arith.scalar_as(other, dt)
         if isinstance(other, np.ndarray) and other.dtype in DTYPE_TO_FLAG:
-            return other.astype(dt, copy=False)
+            return other.astype(dt)     # a copy: the operand is the call's own (it may wait in a queue)
         return None
 
     def _binary(self, other: Any, name: str, reflect: bool = False, where: str | None = None) -> NDArray:
