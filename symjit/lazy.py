@@ -46,7 +46,6 @@ engine is one per process as well). ``stats()`` counts what the engine did.
 from __future__ import annotations
 
 import bisect
-import collections
 import contextlib
 import threading
 import weakref
@@ -71,7 +70,7 @@ __all__ = ["Engine", "ENGINE", "enabled", "flush", "stats", "reset_stats", "MAX_
 MAX_OPS = 256
 """The most calls a queue holds; the next call runs it first."""
 MAX_PROGRAMS = 64
-"""The most compiled queue programs kept (the least recently run go first)."""
+"""The most compiled queue programs kept (the first compiled go first)."""
 
 _HALF = np.dtype(np.float16)
 _ALL = slice(None)
@@ -88,7 +87,7 @@ class _Buffer:
     current version (``-(index + 1)``: as it was before the queue; ``j``: written by call ``j``)."""
 
     __slots__ = ("index", "start", "end", "shape", "dtype", "store", "ref", "read", "writes",
-                 "version", "locked")
+                 "version")
 
     def __init__(self, index: int, store: np.ndarray, start: int, fresh: bool):
         self.index, self.start, self.end = index, start, start + store.nbytes
@@ -98,7 +97,6 @@ class _Buffer:
         self.read = False       # its contents from before the queue are read
         self.writes = 0
         self.version = -(index + 1)
-        self.locked = False     # an optimizer update's: no other call may touch it
 
     def array(self) -> np.ndarray | None:
         """The storage, or None for a queued call's output nobody holds any more."""
@@ -163,8 +161,8 @@ class Engine:
         self.cfg = cfg
         self.replays = 1
         self.lock = threading.RLock()
-        self.programs: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
-        self.seen: collections.OrderedDict[tuple, int] = collections.OrderedDict()
+        self.programs: dict[tuple, _Program] = {}
+        self.seen: dict[tuple, int] = {}
         self.running = False
         self.addresses: dict[int, tuple] = {}   # storage object -> (weak reference, address)
         self._params: dict[tuple, tuple] = {}
@@ -219,12 +217,10 @@ class Engine:
 
     def _buffer(self, store: np.ndarray) -> _Buffer:
         """The buffer of ``store``, registered on first sight; _Conflict when it partly overlaps
-        an array the queue touches, views a queued call's output, is an array seen with another
-        shape or dtype, or an update's."""
+        an array the queue touches, views a queued call's output, or is an array seen with another
+        shape or dtype."""
         b = self.fresh.get(id(store))
         if b is not None and b.ref() is store:
-            if b.locked:
-                raise _Conflict
             return b
         root = store
         while type(root.base) is np.ndarray:
@@ -237,7 +233,7 @@ class Engine:
         end = start + store.nbytes
         b = self.spans.get((start, end))
         if b is not None:
-            if b.shape != store.shape or b.dtype != store.dtype or b.locked:
+            if b.shape != store.shape or b.dtype != store.dtype:
                 raise _Conflict
             return b
         k = bisect.bisect_left(self.starts, end)
@@ -275,8 +271,11 @@ class Engine:
             out = out[0]
         if out is not None and type(out) is not NDArray:
             return None
-        if not args or any(type(a) is not NDArray for a in args):
-            return None      # params given positionally, numbers: the call as it is
+        if not args:
+            return None
+        for a in args:
+            if type(a) is not NDArray:
+                return None      # params given positionally, numbers: the call as it is
         try:
             pkey = (called, tuple(kwargs.items()), len(args))
             spec = self._params.get(pkey)
@@ -294,22 +293,27 @@ class Engine:
                 self._params.clear()
             spec = self._params[pkey] = (params, _params_key(params), len(op.list_arguments(parsed)))
         params, key, n_args = spec
-        if len(args) != n_args or not args:
+        if len(args) != n_args:
             return None
-        ctx = args[0]._ctx if type(args[0]) is NDArray else None
-        if ctx is None or not ctx.device.host_memory:
+        ctx = args[0]._ctx
+        if not ctx.device.host_memory:
             return None
         metas = []
         for a in args:
-            st = getattr(a, "_store", None)
-            if type(a) is not NDArray or (a._ctx is not ctx and a._ctx != ctx) or type(st) is not np.ndarray \
+            st = a._store
+            if (a._ctx is not ctx and a._ctx != ctx) or type(st) is not np.ndarray \
                     or not st.flags.c_contiguous or st.dtype == _HALF or st.size == 0:
                 return None
             metas.append((st.shape, st.dtype))
         shape, dtype = self._spec(called, params, key, tuple(metas))
         if out is not None:
-            _check_out(called, out, shape, dtype, ctx)
-            if type(out._store) is not np.ndarray or out._store.size == 0:
+            ost = out._store
+            if type(ost) is not np.ndarray or ost.shape != shape or ost.dtype != dtype \
+                    or out._ctx != ctx or not ost.flags.c_contiguous:
+                _check_out(called, out, shape, dtype, ctx)     # its error, if it has one
+                if type(ost) is not np.ndarray:
+                    return None
+            if ost.size == 0:
                 return None
         with self.lock:
             try:
@@ -339,7 +343,7 @@ class Engine:
 
     def _place(self, called: str, params: dict, key: tuple, args: tuple, out: NDArray | None,
                shape: tuple, dtype: np.dtype, ctx: Context) -> NDArray:
-        if len(self.ops) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
+        if self.updates or len(self.ops) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
             raise _Conflict
         ins = [self._private(a._store) if a._number else self._buffer(a._store) for a in args]
         target = self._buffer(out._store) if out is not None else None
@@ -390,7 +394,8 @@ class Engine:
     def update(self, opt: Any, index: Any, kernel: str, rows: tuple, scalars: tuple) -> bool:
         """Queue optimizer ``opt``'s update of ``index`` by its kernel ``kernel`` on ``rows``
         (weight, gradient, states: NDArrays already checked) with ``scalars``; False to have it
-        run now (GPU arrays, or arrays the queue touches in two roles)."""
+        run now (GPU arrays). Updates and other calls do not share a queue: one after the other
+        runs the queue first (so the updates' arrays need no tracking: they run in order)."""
         if not QUEUE.on or MODE.busy or profiler._P.running:
             return False
         ctx = rows[0]._ctx
@@ -409,14 +414,8 @@ class Engine:
 
     def _place_update(self, opt: Any, index: Any, kernel: str, rows: tuple, scalars: tuple,
                       ctx: Context) -> None:
-        if len(self.ops) + len(self.updates) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
+        if self.ops or len(self.updates) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
             raise _Conflict
-        known = len(self.bufs)
-        found = [self._buffer(a._store) for a in rows]
-        if any(b.index < known for b in found) or len({b.index for b in found}) != len(found):
-            raise _Conflict       # touched by the queue already, or twice here
-        for b in found:
-            b.locked = True
         self.ctx = ctx
         self.updates.append((opt, kernel, index, tuple(rows), tuple(scalars)))
         self.counts["updates"] += 1
@@ -457,22 +456,19 @@ class Engine:
             return
         sig = (tuple(key), tuple((b.shape, b.dtype.str, b.store is None, b.read, arrays[b.index] is not None)
                                  for b in bufs), ctx)
-        seen = self.seen.get(sig, 0) + 1
-        self.seen[sig] = seen
-        self.seen.move_to_end(sig)
-        while len(self.seen) > 4 * MAX_PROGRAMS:
-            self.seen.popitem(last=False)
-        if len(ops) == 1 or seen <= self.replays:
-            self._replay(ops, arrays, ctx)
-            return
-        program = self.programs.get(sig)
+        program = self.programs.get(sig) if len(ops) > 1 else None
         if program is None:
+            seen = self.seen.pop(sig, 0) + 1
+            self.seen[sig] = seen          # the most recent last
+            while len(self.seen) > 4 * MAX_PROGRAMS:
+                del self.seen[next(iter(self.seen))]
+            if len(ops) == 1 or seen <= self.replays:
+                self._replay(ops, arrays, ctx)
+                return
             program = self.programs[sig] = _Program(ops, bufs, outs, ctx, self.cfg)
             self.counts["compiles"] += 1
-            while len(self.programs) > MAX_PROGRAMS:
-                self.programs.popitem(last=False)
-        else:
-            self.programs.move_to_end(sig)
+            while len(self.programs) > MAX_PROGRAMS:     # the first compiled goes first
+                del self.programs[next(iter(self.programs))]
         try:
             program.run(arrays)
         except MXNetError as exc:
@@ -491,13 +487,15 @@ class Engine:
 
     @staticmethod
     def _run_updates(updates: list) -> None:
-        """The queued optimizer updates: one fused call per optimizer, kernel and dtype (their
-        arrays are disjoint, so the order between groups does not matter)."""
-        groups: dict[tuple, tuple] = {}
+        """The queued optimizer updates in order: one fused call for each run of updates by
+        one optimizer, kernel and dtype (which keeps the order where their arrays overlap)."""
+        runs: list[tuple] = []
         for opt, kernel, index, rows, scalars in updates:
-            groups.setdefault((id(opt), kernel, rows[0]._store.dtype), (opt, kernel, []))[2].append(
-                (index, rows, scalars))
-        for opt, kernel, members in groups.values():
+            key = (id(opt), kernel, rows[0]._store.dtype)
+            if not runs or runs[-1][0] != key:
+                runs.append((key, opt, kernel, []))
+            runs[-1][3].append((index, rows, scalars))
+        for _, opt, kernel, members in runs:
             opt._run_queued(kernel, members)
 
 
