@@ -37,10 +37,10 @@ import numpy as np
 
 from . import profiler
 from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
-from .compiler.binding import bind_phases, value_arrays
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
+from .imperative_bound import BoundProgram
 from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
 from .ndarray import NDArray, dispatch, storage
@@ -93,65 +93,7 @@ def queueable(op: Any) -> bool:
             and "update" not in op.extra and op.variadic is None)
 
 
-class _Slot:
-    """Where a program argument comes from at call time: input/output buffer ``index`` (seen
-    with ``shape`` when the plan made the value a view of it)."""
-
-    __slots__ = ("index", "shape")
-
-    def __init__(self, index: int, shape: tuple | None = None):
-        self.index, self.shape = index, shape
-
-    def reshape(self, shape: tuple) -> _Slot:
-        return _Slot(self.index, tuple(shape))
-
-
-class _Bound:
-    """A compiled program's forward bound to a private arena: the buffers of its arguments
-    (variables named ``names``, in that order) and of its outputs are filled in per call
-    (:meth:`run`). ``where`` names it in errors."""
-
-    def __init__(self, compiled: Any, names: list[str], ctx: Context, where: str):
-        self.compiled, self.ctx = compiled, ctx
-        g = compiled.graph
-        self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
-        index = {n: i for i, n in enumerate(names)}
-        n_in = len(names)
-
-        def external(vid: int, v: Any) -> Any:
-            if v.kind == "out":
-                return _Slot(n_in + g.outputs.index(vid))
-            if v.kind in ("arg", "aux"):
-                return _Slot(index[v.ref])
-            raise MXNetError(f"{where}: imperative call needs a '{v.kind}' buffer")
-
-        if any(seg.kind == "host" for seg in compiled.program.segments.get("forward", [])):
-            raise MXNetError(f"{where}: an operator that runs Python code (Custom) cannot be "
-                             "called imperatively yet")
-        arena = storage.arena(compiled.plan.planned_bytes, ctx)
-        phases = bind_phases(compiled, value_arrays(compiled, arena, external), storage.stream(ctx))
-        self.steps = []
-        module, target = compiled.module, ctx.device.target
-        for seg, payload in phases.get("forward", []):
-            fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
-            if seg.kind == "calls":     # a big program: its kernels called one by one from here
-                fn = _host_calls(module, target, seg, len(payload) - len(seg.vids))
-            else:
-                fn = getattr(module, seg.name)
-            self.steps.append((fn, list(payload), fills))
-
-    def run(self, buffers: list) -> None:
-        """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
-        with storage.device_scope(self.ctx):
-            for fn, template, fills in self.steps:
-                args = list(template)
-                for i, s in fills:
-                    buf = buffers[s.index]
-                    args[i] = buf if s.shape is None else buf.reshape(s.shape)
-                fn(*args)
-
-
-class _Call(_Bound):
+class _Call(BoundProgram):
     """One operator compiled for one key, its program bound to a private arena; inputs and
     outputs are filled in per call."""
 
@@ -345,14 +287,6 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
         run_into(_seen(arrays, in_shapes), out._view(out._store.reshape(out_shape)))
         return out
     return seen_into
-
-
-def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
-    """A function running a ``calls`` segment's kernels on the arguments of this call."""
-    def run(*args: Any) -> None:
-        for fn, call_args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, args[lead:]))):
-            fn(*call_args)
-    return run
 
 
 def _params_key(params: dict) -> tuple:

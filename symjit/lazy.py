@@ -24,13 +24,14 @@ structure (operators, params, the data flow between calls, shapes, dtypes, which
 written and kept): a training loop's per-step sequence compiles once. The first time a structure
 is seen (``replays`` times) its calls run one by one through the imperative calls' kernels
 instead, so that one-off sequences never wait for a compilation; a queue of one call always does.
-The optimizer updates of a queue run together, one call of the fused multi-parameter update
-kernel per optimizer and update rule (as ``Module`` updates), after the queue's program.
+Optimizer updates never share a queue with other calls (one after the other runs the queue
+first); a queue of updates runs them in order, one call of the fused multi-parameter update kernel
+for each run of updates by one optimizer, rule and dtype (as ``Module`` updates).
 
-Results are those of running each call at once: a fused group computes every operator's scalar
-body in the operator's dtype, as the unfused kernels do. The queue is one per process, guarded by
-a lock, so an array queued by one thread and read by another is current there too (MXNet's
-engine is one per process as well). ``stats()`` counts what the engine did.
+Results are those of running each call at once: a fused group rounds every value another of its
+operators reads to that value's dtype, as the unfused kernels' stores do. The queue is one per
+process, guarded by a lock, so an array queued by one thread and read by another is current there
+too (MXNet's engine is one per process as well). ``stats()`` counts what the engine did.
 
 >>> import symjit as mx
 >>> from symjit import lazy
@@ -59,7 +60,8 @@ from .base import MXNetError
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context
-from .imperative import MODE, QUEUE, _Bound, _check_out, _params_key, invoke_now
+from .imperative import MODE, QUEUE, _check_out, _params_key, invoke_now
+from .imperative_bound import BoundProgram
 from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import _wrap_fast
 from .ops.registry import get_op
@@ -119,7 +121,7 @@ class _Program:
         shapes = {f"b{i}": bufs[i].shape for i in self.reads if f"b{i}" in used}
         dtypes = {f"b{i}": bufs[i].dtype for i in self.reads if f"b{i}" in used}
         compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=ctx.device.target)
-        self.bound = _Bound(compiled, [f"b{i}" for i in self.reads], ctx, "lazy engine")
+        self.bound = BoundProgram(compiled, [f"b{i}" for i in self.reads], ctx, "lazy engine")
         if [(tuple(s), np.dtype(d)) for s, d in self.bound.outputs] != [(b.shape, b.dtype) for b in outs]:
             raise MXNetError("lazy engine: the compiled queue's outputs differ from the arrays "
                              f"it writes: {self.bound.outputs}")
@@ -155,7 +157,17 @@ def _writes_in_place(ops: list, b: _Buffer) -> bool:
 
 
 class Engine:
-    """The queue and what runs it (see the module docstring); one per process, :data:`ENGINE`."""
+    """The queue and what runs it (see the module docstring); one per process, :data:`ENGINE`.
+
+    >>> import symjit as mx
+    >>> with enabled() as engine:
+    ...     x = mx.nd.ones((2,)) + 1
+    ...     pending = len(engine.ops)
+    ...     engine.flush()
+    ...     done = len(engine.ops)
+    >>> pending, done, x.asnumpy().tolist()
+    (1, 0, [2.0, 2.0])
+    """
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
