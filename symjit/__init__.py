@@ -23,6 +23,7 @@ from . import (  # noqa: E402
     initializer,
     io,
     kvstore,
+    lazy,
     lr_scheduler,
     metric,
     model,
@@ -86,6 +87,6 @@ __all__ = ["MXNetError", "Context", "cpu", "gpu", "cpu_pinned", "current_context
            "symbol", "sym", "name", "AttrScope",
            "ndarray", "nd", "random", "waitall", "io", "initializer", "init", "lr_scheduler",
            "callback", "metric", "monitor", "mon", "operator", "optimizer", "kvstore", "kv", "viz",
-           "model", "module", "mod", "imperative", "executor",
+           "model", "module", "mod", "imperative", "executor", "lazy",
            "autograd", "test_utils", "dist", "recordio", "image", "profiler",
            "rnn", "onnx", "gluon", "visualization", "runtime", "libinfo", "engine", "util"]

@@ -52,6 +52,10 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
 ``SYMJIT_INTERPRET_CALLS``
     the most forward passes such a program runs interpreted before it compiles (default: no
     limit but the time; ``0`` is ``SYMJIT_INTERPRET=0``).
+``SYMJIT_LAZY``
+    ``1`` queues NDArray arithmetic and optimizer updates on the CPU and runs each queue, when a
+    value is read, as one compiled fused program (see :mod:`symjit.lazy`); ``0`` (the default
+    for now) runs every call at once.
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -139,6 +143,7 @@ class Config:
     eliminate_common_expr: bool = True    # merge repeated computations at bind (symbol.cse)
     progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress
     progress_interval: float = 5.0        # seconds between two progress lines on a non-terminal
+    lazy: bool = False                    # queue NDArray calls, run them fused at a read (symjit.lazy)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:
@@ -159,6 +164,7 @@ class Config:
             interpret=_flag(env, "SYMJIT_INTERPRET", True),
             interpret_calls=_count(env, "SYMJIT_INTERPRET_CALLS"),
             eliminate_common_expr=_flag(env, "MXNET_ELIMINATE_COMMON_EXPR", True),
+            lazy=_flag(env, "SYMJIT_LAZY", cls.lazy),
         )
 
     def replace(self, **changes: object) -> Config:

@@ -42,7 +42,7 @@ from .executor_args import (
     simple_bind_arrays,
 )
 from .lower.target import get_target
-from .ndarray import NDArray, storage
+from .ndarray import NDArray, dispatch, storage
 from .ndarray import zeros as nd_zeros
 from .symbol.cse import eliminate_common_expr
 from .symbol.symbol import register_executor
@@ -319,6 +319,7 @@ class Executor:
         steps = self._arrays(mode).get(phase)
         if not steps:
             return
+        dispatch.settle()    # queued NDArray work (symjit.lazy) runs before the program reads or writes
         with storage.device_scope(self._ctx):
             if phase == "forward" and self._tier.spent(mode):   # interpreted passes done: compile
                 self._tier.stop(mode)

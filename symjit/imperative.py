@@ -37,12 +37,10 @@ import numpy as np
 
 from . import profiler
 from .base import DTypeError, MXNetError, ShapeError, dtype_name, shape_str
-from .compiler import aot_calls
-from .compiler.binding import bind_phases, value_arrays
-from .compiler.cache import load_program
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
+from .imperative_bound import BoundProgram
 from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
 from .ndarray import NDArray, dispatch, storage
@@ -50,7 +48,7 @@ from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 
-__all__ = ["invoke", "invoke_now", "MODE",
+__all__ = ["invoke", "invoke_now", "MODE", "QUEUE", "queueable",
            "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
            "nd_custom"]
 
@@ -74,20 +72,28 @@ class _Mode(threading.local):
 MODE = _Mode()
 
 
-class _Slot:
-    """Where a program argument comes from at call time: input/output buffer ``index`` (seen
-    with ``shape`` when the plan made the value a view of it)."""
+class _Queue:
+    """Where :func:`nd_function` hands a call the lazy engine may queue (:mod:`symjit.lazy` sets
+    it): ``on`` while the engine queues, ``call(op, called, args, kwargs, out)`` returning the
+    queued call's output, or None to have the call run now."""
 
-    __slots__ = ("index", "shape")
-
-    def __init__(self, index: int, shape: tuple | None = None):
-        self.index, self.shape = index, shape
-
-    def reshape(self, shape: tuple) -> _Slot:
-        return _Slot(self.index, tuple(shape))
+    on = False
+    call: Any = None
 
 
-class _Call:
+QUEUE = _Queue()
+
+
+def queueable(op: Any) -> bool:
+    """Whether calls of operator ``op`` may wait in the lazy engine's queue: an elementwise or
+    broadcast operator with a scalar body (pure arithmetic, which fuses), one output, no aux
+    states, no random draws and no optimizer update."""
+    return (op.body is not None and op.kind <= Kind.BROADCAST and not op.aux
+            and not callable(op.outputs) and len(op.outputs) == 1
+            and "update" not in op.extra and op.variadic is None)
+
+
+class _Call(BoundProgram):
     """One operator compiled for one key, its program bound to a private arena; inputs and
     outputs are filled in per call."""
 
@@ -105,67 +111,14 @@ class _Call:
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
         target = ctx.device.target
-        self.compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target, load=False)
-        g = self.compiled.graph
-        self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
+        super().__init__(compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target, load=False),
+                         names, ctx, op_name, cfg)
         self.elementwise = op.kind <= Kind.BROADCAST
         lowering = lookup(op, target)
         self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
-        self.ctx = ctx
         # aux states a training pass or an optimizer update writes (their write counters move)
         self.n_written_aux = len(op.list_aux(parsed)) if is_train or "update" in op.extra \
             or op_name.startswith("_rt_") else 0
-        index = {n: i for i, n in enumerate(names)}
-        n_in = len(names)
-
-        def external(vid: int, v: Any) -> Any:
-            if v.kind == "out":
-                return _Slot(n_in + g.outputs.index(vid))
-            if v.kind in ("arg", "aux"):
-                return _Slot(index[v.ref])
-            raise MXNetError(f"{op_name}: imperative call needs a '{v.kind}' buffer")
-
-        if any(seg.kind == "host" for seg in self.compiled.program.segments.get("forward", [])):
-            raise MXNetError(f"{op_name}: an operator that runs Python code (Custom) cannot be "
-                             "called imperatively yet")
-        arena = storage.arena(self.compiled.plan.planned_bytes, ctx)
-        phases = bind_phases(self.compiled, value_arrays(self.compiled, arena, external),
-                             storage.stream(ctx))
-        self.steps = []
-        module = self._module(phases.get("forward", []), metas, n_in, cfg)
-        for seg, payload in phases.get("forward", []):
-            fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
-            if seg.kind == "calls":     # a big program: its kernels called one by one from here
-                fn = _host_calls(module, target, seg, len(payload) - len(seg.vids))
-            else:
-                fn = getattr(module, seg.name)
-            self.steps.append((fn, list(payload), fills))
-
-    def _module(self, forward: list, metas: tuple, n_in: int, cfg: Config) -> Any:
-        """The program's functions: from the imperative calls' ahead-of-time entry when it holds
-        them (:mod:`symjit.compiler.aot_calls`: no numba in the process), else numba's module."""
-        def sample(a: Any) -> Any:
-            if not isinstance(a, _Slot):
-                return a
-            shape, dtype = metas[a.index] if a.index < n_in else self.outputs[a.index - n_in]
-            return np.empty(shape if a.shape is None else a.shape, dtype)
-        steps = {"forward": [(seg, [sample(a) for a in payload]) for seg, payload in forward]}
-        entries = aot_calls.entries(cfg)
-        module = entries.module(self.compiled, steps)
-        if module is None:
-            module = self.compiled.module = load_program(self.compiled.program, self.compiled.target, cfg)
-            entries.ran_numba(module)
-        return module
-
-    def run(self, buffers: list) -> None:
-        """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
-        with storage.device_scope(self.ctx):
-            for fn, template, fills in self.steps:
-                args = list(template)
-                for i, s in fills:
-                    buf = buffers[s.index]
-                    args[i] = buf if s.shape is None else buf.reshape(s.shape)
-                fn(*args)
 
 
 def _entry(fn: Any, args: list) -> Any:
@@ -196,7 +149,8 @@ def _plain_step(call: _Call, n_in: int) -> tuple | None:
 def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
     """For a :func:`_plain_step` program: ``run(arrays)`` returning the new output NDArray (a list
     for several), doing only what a call needs (allocate the outputs, fill the argument list, call);
-    None for any other program."""
+    None for any other program. The runners read the storage without waiting for queued work
+    (``NDArray._store``): their caller has run it."""
     step = _plain_step(call, n_in)
     if step is None:
         return None
@@ -211,9 +165,9 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         def run1(arrays: Any) -> NDArray:
             o = empty(shape, dtype)
             a = arrays[j_in]
-            fn(a._data, o)
+            fn(a._store, o)
             r = new(NDArray)
-            r._data = o
+            r._store = o
             r._ctx = a._ctx       # the key says "host storage", not which cpu(i): the input's
             return r
         return run1
@@ -228,11 +182,11 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         def run2(arrays: Any) -> NDArray:
             o = empty(shape, dtype)
             args = [None, None, o]
-            args[i0] = arrays[j0]._data
-            args[i1] = arrays[j1]._data
+            args[i0] = arrays[j0]._store
+            args[i1] = arrays[j1]._store
             fn(*args)
             r = new(NDArray)
-            r._data = o
+            r._store = o
             r._ctx = arrays[j0]._ctx
             return r
         return run2
@@ -241,14 +195,14 @@ def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
         results = [empty(shape, dtype) for shape, dtype in specs]
         args = base[:]
         for i, j in ins:
-            args[i] = arrays[j]._data
+            args[i] = arrays[j]._store
         for i, j in outs:
             args[i] = results[j]
         fn(*args)
         wrapped = []
         for o in results:
             r = new(NDArray)
-            r._data, r._ctx = o, arrays[0]._ctx
+            r._store, r._ctx = o, arrays[0]._ctx
             wrapped.append(r)
         return wrapped[0] if len(wrapped) == 1 else wrapped
     return run
@@ -266,9 +220,9 @@ def _fast_into(call: _Call, n_in: int) -> Any:
     def run_into(arrays: Any, out: NDArray) -> NDArray:
         args = base[:]
         for i, j in ins:
-            args[i] = arrays[j]._data
+            args[i] = arrays[j]._store
         for i in out_pos:
-            args[i] = out._data
+            args[i] = out._store
         fn(*args)
         out._bump()
         return out
@@ -278,14 +232,14 @@ def _fast_into(call: _Call, n_in: int) -> Any:
 class _Seen:
     """An input of a fast call as its canonical call sees it (what the runners read)."""
 
-    __slots__ = ("_data", "_ctx")
+    __slots__ = ("_store", "_ctx")
 
 
 def _seen(arrays: Any, shapes: list) -> list[_Seen]:
     looks = []
     for a, s in zip(arrays, shapes):
         v = _Seen()
-        v._data, v._ctx = a._data.reshape(s), a._ctx
+        v._store, v._ctx = a._store.reshape(s), a._ctx
         looks.append(v)
     return looks
 
@@ -313,7 +267,7 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
         def seen(arrays: Any) -> Any:
             r = run(_seen(arrays, in_shapes))
             for x, s in zip([r] if isinstance(r, NDArray) else r, out_shapes):
-                x._data = x._data.reshape(s)
+                x._store = x._store.reshape(s)
             return r
         return seen
     out_view = out
@@ -330,17 +284,9 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     in_shapes, out_shape = canon.in_shapes, call.outputs[0][0]
 
     def seen_into(arrays: Any, out: NDArray) -> NDArray:
-        run_into(_seen(arrays, in_shapes), out._view(out._data.reshape(out_shape)))
+        run_into(_seen(arrays, in_shapes), out._view(out._store.reshape(out_shape)))
         return out
     return seen_into
-
-
-def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
-    """A function running a ``calls`` segment's kernels on the arguments of this call."""
-    def run(*args: Any) -> None:
-        for fn, call_args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, args[lead:]))):
-            fn(*call_args)
-    return run
 
 
 def _params_key(params: dict) -> tuple:
@@ -370,7 +316,7 @@ def _is_half(v: Any) -> bool:
 
 
 def _has_half(inputs: list, params: dict) -> bool:
-    return any(a._data.dtype == _HALF for a in inputs) or any(_is_half(v) for v in params.values())
+    return any(a._store.dtype == _HALF for a in inputs) or any(_is_half(v) for v in params.values())
 
 
 @functools.lru_cache(maxsize=256)
@@ -437,7 +383,7 @@ def _check_out(where: str, out: Any, shape: tuple, dtype: np.dtype, ctx: Context
                          f"the result {shape_str(tuple(shape))} {dtype_name(dtype)}")
     if out.context != ctx:
         raise MXNetError(f"{where}: out lives on {out.context}, the inputs on {ctx}")
-    if not storage.is_contiguous(out._data):
+    if not storage.is_contiguous(out._store):
         raise MXNetError(f"{where}: out must be a contiguous array")
     return out
 
@@ -620,22 +566,29 @@ def nd_function(called: str) -> Any:
     fast_ok = "update" not in op.extra
     state = _PROFILER
     mode = MODE
+    queue, lazy_ok, pending = QUEUE, queueable(op), dispatch.PENDING
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        if lazy_ok and queue.on and not mode.busy and not state.running:
+            queued = queue.call(op, called, args, kwargs, out)
+            if queued is not None:
+                return queued
+        if pending:      # queued work runs first; then the storage is read as it is (_store)
+            dispatch.settle()
         key = None
         if out is None and fast_ok:
             try:
                 if kwargs:
                     key = (tuple(kwargs.items()),
-                           *[(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                           *[(a._store.shape, a._store.dtype, type(a._store)) for a in args])
                 elif len(args) == 1:
-                    d = args[0]._data
+                    d = args[0]._store
                     key = (d.shape, d.dtype, type(d))
                 elif len(args) == 2:
-                    d, e = args[0]._data, args[1]._data
+                    d, e = args[0]._store, args[1]._store
                     key = (d.shape, d.dtype, type(d), e.shape, e.dtype, type(e))
                 else:
-                    key = tuple([(a._data.shape, a._data.dtype, type(a._data)) for a in args])
+                    key = tuple([(a._store.shape, a._store.dtype, type(a._store)) for a in args])
                 run = fast_get(key)
             except (AttributeError, TypeError):     # a non-NDArray positional, an unhashable param
                 run = key = None
@@ -643,14 +596,14 @@ def nd_function(called: str) -> Any:
                 return run(args)
         elif type(out) is NDArray and fast_ok and not _PROFILER.running and not mode.busy:
             try:
-                od = out._data
+                od = out._store
                 key = ("out", tuple(kwargs.items()), od.shape, od.dtype, type(od),
-                       *[(a._data.shape, a._data.dtype, type(a._data), a._data is od) for a in args])
+                       *[(a._store.shape, a._store.dtype, type(a._store), a._store is od) for a in args])
                 run = fast.get(key)
             except (AttributeError, TypeError):
                 run = key = None
             if run is not None and (any(k[3] for k in key[5:]) or not any(
-                    np.may_share_memory(od, a._data) for a in args)):
+                    np.may_share_memory(od, a._store) for a in args)):
                 return run(args, out)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays + absent_inputs(op, args, n_arrays, kwargs):]

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from . import lazy
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str
-from .ndarray import NDArray, storage, zeros_like
+from .ndarray import NDArray, dispatch, storage, zeros_like
 from .ndarray.optim_ops import MultiUpdate, update_kernels
 
 __all__ = ["Optimizer", "SchedulerConflictError", "register", "create"]
@@ -208,9 +209,14 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__}.update")
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        """Update ``weight`` (and ``state``) in place from ``grad``: one kernel call."""
+        """Update ``weight`` (and ``state``) in place from ``grad``: one kernel call (queued by
+        the lazy engine when it is on, :mod:`symjit.lazy`: the updates of a queue run as one
+        fused call per kernel)."""
         kernel, states, scalars = self._plan(index, weight, state)
         arrays = self._flat(index, weight, grad, *states)
+        if lazy.ENGINE.update(self, index, kernel, (weight, grad, *states), scalars):
+            return
+        dispatch.settle()
         getattr(_kernels(weight), kernel)(*arrays, *scalars)
 
     def _fusable(self) -> bool:
@@ -236,6 +242,15 @@ class Optimizer:
         for (kernel, _, _), members in groups.items():
             self._run_group(kernel, members)
 
+    def _run_queued(self, kernel: str, members: list) -> None:
+        """The updates the lazy engine queued for ``kernel`` ((index, arrays, scalars) each, one
+        dtype): one kernel call for one, :meth:`_run_group` for more."""
+        if len(members) == 1:
+            idx, (w, g, *sts), scalars = members[0]
+            getattr(_kernels(w), kernel)(*self._flat(idx, w, g, *sts), *scalars)
+            return
+        self._run_group(kernel, members)
+
     def _run_group(self, kernel: str, members: list) -> None:
         """One kernel over ``members`` ((index, arrays, scalars) each), through a cached table."""
         key = (kernel, tuple(m[0] for m in members))
@@ -246,6 +261,7 @@ class Optimizer:
                 self._flat(idx, w, g, *sts)           # the per-index checks, with their errors
             table = MultiUpdate("multi_" + kernel, rows) if MultiUpdate.disjoint(rows) else None
             self._tables[key] = table
+        dispatch.settle()
         if table is None:   # some parameters share memory: one call each, in order
             for idx, (w, g, *sts), scalars in members:
                 getattr(_kernels(w), kernel)(*self._flat(idx, w, g, *sts), *scalars)
@@ -298,7 +314,7 @@ class Optimizer:
         given = (weight, grad, *states)
         known = self._views.get(index)
         if known is not None and len(known[0]) == len(given) and all(
-                a is b and getattr(a, "_data", None) is d for a, b, d in zip(given, known[0], known[1])):
+                a is b and getattr(a, "_store", None) is d for a, b, d in zip(given, known[0], known[1])):
             return known[2]
         where = f"{type(self).__name__}.update (index {index!r})"
         if not isinstance(weight, NDArray):
@@ -311,7 +327,7 @@ class Optimizer:
                   _check_array(self, index, "grad", grad, weight)]
         arrays += [_check_array(self, index, f"state[{i}]", s, weight) for i, s in enumerate(states)]
         flat = [a.reshape(-1) for a in arrays]
-        self._views[index] = (given, tuple(a._data for a in given), flat)
+        self._views[index] = (given, tuple(a._store for a in given), flat)
         return flat
 
     def _states(self, index: Any, state: Any, n: int) -> tuple:
@@ -336,7 +352,7 @@ def _check_array(opt: Optimizer, index: Any, what: str, arr: Any, weight: NDArra
                          f"weight's {np.dtype(weight.dtype).name}")
     if arr.context != weight.context:
         raise MXNetError(f"{where}: {what} lives on {arr.context}, the weight on {weight.context}")
-    data = arr._data
+    data = arr._store      # its elements are not read here (a queued write may be pending)
     if not storage.is_contiguous(data):
         raise MXNetError(f"{where}: {what} must be a contiguous array")
     return data

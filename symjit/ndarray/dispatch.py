@@ -17,11 +17,39 @@ from typing import Any
 from ..base import MXNetError
 
 __all__ = ["install", "invoke", "invoke1", "on_gpu", "install_function", "function",
-           "install_recorder", "recorded", "plain"]
+           "install_recorder", "recorded", "plain", "PENDING", "settle", "install_assign", "assign"]
 
 _INVOKE: list[Callable[..., list]] = []
 _FUNCTIONS: dict[str, Callable[..., Any]] = {}
 _RECORDER: list[Callable[..., Any]] = []
+_ASSIGN: list[Callable[..., bool]] = []
+
+PENDING: list[Callable[[], None]] = []
+"""The flush of the lazy engine's queue (:mod:`symjit.lazy`) while it holds work, else empty:
+reading an NDArray's storage (``NDArray._data``) runs it first, so every value read is current."""
+
+
+def settle() -> None:
+    """Run whatever NDArray work is queued (nothing when the queue is empty).
+
+    >>> settle()
+    """
+    try:
+        flush = PENDING[0]
+    except IndexError:      # nothing queued (or another thread ran it just now)
+        return
+    flush()
+
+
+def install_assign(fn: Callable[..., bool]) -> None:
+    """Make ``fn(dst, key, value) -> bool`` the hook :func:`assign` asks (the lazy engine's)."""
+    _ASSIGN[:] = [fn]
+
+
+def assign(dst: Any, key: Any, value: Any) -> bool:
+    """Hand ``dst[key] = value`` (``value`` an NDArray) to the installed hook, which queues it
+    and returns True, or returns False to have it done at once."""
+    return bool(_ASSIGN) and _ASSIGN[0](dst, key, value)
 
 
 def install_recorder(fn: Callable[..., Any]) -> None:
@@ -88,6 +116,6 @@ def on_gpu(*arrays: Any) -> bool:
     """True when the first NDArray among ``arrays`` lives on a GPU (the operator then runs there)."""
     for a in arrays:
         ctx = getattr(a, "context", None)
-        if ctx is not None and hasattr(a, "_data"):
+        if ctx is not None and hasattr(a, "_store"):
             return not ctx.device.host_memory
     return False

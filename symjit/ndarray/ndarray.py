@@ -1,10 +1,13 @@
 """The NDArray class: MXNet 1.x's imperative n-dimensional array.
 
-Storage sits in ``_data`` (a C-contiguous numpy array on CPU, a numba.cuda device array on GPU;
-see :mod:`symjit.ndarray.storage`). Its memory never moves after creation: every write
-(``a[:] = ...``, ``a += b``, ``copyto``) goes into the existing buffer, so the compiled executor
-can use user arrays as its own storage. Slicing along the first axis returns a view, as in MXNet.
-MXNet 1.x has no 0-d arrays: full reductions and integer indexing of a 1-D array give shape (1,).
+Storage sits in ``_store`` (a C-contiguous numpy array on CPU, a numba.cuda device array on GPU;
+see :mod:`symjit.ndarray.storage`) and is read through ``_data``, which first runs the work the
+lazy engine has queued (:mod:`symjit.lazy`; nothing to do when it is off or its queue is empty),
+so a read always sees the current elements; shapes, dtypes and views need no such wait. Its
+memory never moves after creation: every write (``a[:] = ...``, ``a += b``, ``copyto``) goes into
+the existing buffer, so the compiled executor can use user arrays as its own storage. Slicing
+along the first axis returns a view, as in MXNet. MXNet 1.x has no 0-d arrays: full reductions
+and integer indexing of a 1-D array give shape (1,).
 
 >>> import symjit as mx
 >>> a = mx.nd.array([[1, 2], [3, 4]])
@@ -30,6 +33,7 @@ import numpy as np
 from ..base import DTYPE_TO_FLAG, DTypeError, MXNetError, ShapeError, np_dtype, shape_str
 from ..context import Context
 from . import arith, dispatch, storage
+from .dispatch import PENDING as _PENDING
 
 __all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap", "py_slice"]
 
@@ -184,7 +188,7 @@ def _value_host(value: Any, where: str) -> Any:
 def _wrap_fast(data: np.ndarray, ctx: Context) -> NDArray:
     """An NDArray over a fresh contiguous host array (no checks)."""
     r = NDArray.__new__(NDArray)
-    r._data = data
+    r._store = data
     r._ctx = ctx
     return r
 
@@ -210,10 +214,22 @@ class NDArray:
     def __init__(self, data: Any, ctx: Context | None = None):
         if isinstance(data, np.ndarray) and not data.flags.c_contiguous:
             data = np.ascontiguousarray(data)  # views and reshape rely on C order
-        self._data = data
+        self._store = data
         self._ctx = ctx if ctx is not None else Context("cpu", 0)
 
     # -- storage access (the only places that touch _data) ------------------------------------
+    @property
+    def _data(self) -> Any:
+        """The storage, for reading or writing its elements: queued work runs first
+        (:func:`symjit.ndarray.dispatch.settle`)."""
+        if _PENDING:
+            dispatch.settle()
+        return self._store
+
+    @_data.setter
+    def _data(self, data: Any) -> None:
+        self._store = data
+
     def _host(self) -> np.ndarray:
         """The elements as numpy: the storage itself on CPU (do not keep), a copy on GPU."""
         return storage.to_host(self._data)
@@ -247,12 +263,12 @@ class NDArray:
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape, a tuple of ints."""
-        return tuple(int(d) for d in self._data.shape)
+        return tuple(int(d) for d in self._store.shape)
 
     @property
     def dtype(self) -> type:
         """The element type as a numpy type class (``numpy.float32``), as MXNet returns it."""
-        return np.dtype(self._data.dtype).type
+        return np.dtype(self._store.dtype).type
 
     @property
     def size(self) -> int:
@@ -262,7 +278,7 @@ class NDArray:
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return len(self._data.shape)
+        return len(self._store.shape)
 
     @property
     def context(self) -> Context:
@@ -368,12 +384,14 @@ class NDArray:
             return dispatch.recorded("astype", self._new(self._host().astype(dt)), self, dt)
 
     def wait_to_read(self) -> None:
-        """Block until the work queued on this array's device has finished (on the CPU everything
-        is synchronous: nothing to wait for)."""
+        """Block until the work queued on this array's device has finished (on the CPU: until the
+        lazy engine's queue has run)."""
+        dispatch.settle()
         storage.synchronize(self._ctx)
 
     def wait_to_write(self) -> None:
         """Block until pending reads and writes of this array's device finish."""
+        dispatch.settle()
         storage.synchronize(self._ctx)
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
@@ -387,7 +405,7 @@ class NDArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         new = infer_reshape(self.shape, shape, reverse, "NDArray.reshape")
-        return dispatch.recorded("reshape", self._view(storage.reshape_view(self._data, new)), self, new)
+        return dispatch.recorded("reshape", self._view(storage.reshape_view(self._store, new)), self, new)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.asnumpy()
@@ -500,16 +518,16 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             i = self._int_index(int(key))
-            row = storage.view(self._data, slice(i, i + 1))
+            row = storage.view(self._store, slice(i, i + 1))
             return dispatch.recorded("getitem", self._view(storage.reshape_view(row, self.shape[1:] or (1,))),
                                      self, i)
         if isinstance(key, slice) and key.step in (None, 1):
-            part = storage.view(self._data, key)
+            part = storage.view(self._store, key)
             if part is not None:
                 return dispatch.recorded("getitem", self._view(part), self, key)
         key = _index_array(key)
         try:
-            part = storage.view(self._data, key)
+            part = storage.view(self._store, key)
             if part is not None:
                 return dispatch.recorded("getitem", self._view(part), self, key)
             return dispatch.recorded("getitem", self._new(np.ascontiguousarray(self._host()[key])), self, key)
@@ -524,6 +542,9 @@ class NDArray:
         where = "NDArray.__setitem__"
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
             key = self._int_index(int(key))
+        if isinstance(value, NDArray) and dispatch.assign(self, key, value):   # queued (symjit.lazy)
+            self._bump()
+            return
         if isinstance(value, NDArray) and value.context == self._ctx and dispatch.on_gpu(self):
             if storage.overlaps(value._data, self._data):
                 value = value.copy()     # the device assignment must not read what it writes
@@ -535,7 +556,7 @@ class NDArray:
     def _operand(self, other: Any, where: str) -> Any:
         """``other`` as an operand of this array's compiled operator: an NDArray as it is, a number
         or numpy array in this array's dtype; None for unsupported types."""
-        dt = self._data.dtype
+        dt = self._store.dtype
         if type(other) is float and dt.kind == "f":     # the common case, without scalar_as's checks
             return np.array((other,), dt)
         if isinstance(other, NDArray):
@@ -546,12 +567,12 @@ class NDArray:
         if arith.is_scalar(other):
             return arith.scalar_as(other, dt)
         if isinstance(other, np.ndarray) and other.dtype in DTYPE_TO_FLAG:
-            return other.astype(dt, copy=False)
+            return other.astype(dt)     # a copy: the operand is the call's own (it may wait in a queue)
         return None
 
     def _binary(self, other: Any, name: str, reflect: bool = False, where: str | None = None) -> NDArray:
-        if type(other) is NDArray and other._data.shape == self._data.shape \
-                and other._data.dtype == self._data.dtype and other._ctx == self._ctx:
+        if type(other) is NDArray and other._store.shape == self._store.shape \
+                and other._store.dtype == self._store.dtype and other._ctx == self._ctx:
             a, b = (other, self) if reflect else (self, other)       # the common case, checked here
             return dispatch.function(arith.ARRAY_OP[name])(a, b)
         where = where or f"NDArray {arith.BINARY[name][0]}"
@@ -573,12 +594,12 @@ class NDArray:
             rhs = wrap(np.ascontiguousarray(rhs.reshape(-1) if rhs.ndim == 0 else rhs), self._ctx) \
                 if rhs.ndim != 1 or not self._ctx.device.host_memory else _wrap_fast(rhs, self._ctx)
             rhs._number = number
-        elif rhs._data.dtype != self._data.dtype:
+        elif rhs._store.dtype != self._store.dtype:
             raise DTypeError(f"{where}: operands have different dtypes "
                              f"{np.dtype(self.dtype).name} and {np.dtype(rhs.dtype).name}; "
                              "convert one with astype()")
         a, b = (rhs, self) if reflect else (self, rhs)
-        if a._data.shape != b._data.shape and rhs._data.shape != (1,):    # (1,): a scalar, or as one
+        if a._store.shape != b._store.shape and rhs._store.shape != (1,):    # (1,): a scalar, or as one
             arith.broadcast_shape(where, a.shape, b.shape)
         fn = dispatch.function(arith.ARRAY_OP[name])
         return fn(a, b) if out is None else fn(a, b, out=out)
@@ -588,10 +609,10 @@ class NDArray:
         rhs = self._operand(other, where)
         if rhs is None:
             raise DTypeError(f"{where}: unsupported operand type {type(other).__name__}")
-        rs = rhs._data.shape if isinstance(rhs, NDArray) else rhs.shape
-        shape = self._data.shape if rs in (self._data.shape, (), (1,)) else \
+        rs = rhs._store.shape if isinstance(rhs, NDArray) else rhs.shape
+        shape = self._store.shape if rs in (self._store.shape, (), (1,)) else \
             arith.broadcast_shape(where, self.shape, tuple(rs))
-        if shape != self._data.shape:
+        if shape != self._store.shape:
             raise ShapeError(f"{where}: the result of shape {shape_str(shape)} does not fit the "
                              f"array of shape {shape_str(self.shape)} updated in place")
         self._device_binary(rhs, name, False, where, self)

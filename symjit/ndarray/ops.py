@@ -38,11 +38,13 @@ def need_nd(x: Any, where: str, arg: str = "data") -> NDArray:
 
 
 def waitall() -> None:
-    """Wait until the work queued on every GPU has finished (the CPU computes synchronously).
+    """Wait until the work queued on every GPU has finished, and the NDArray work the lazy engine
+    queued on the CPU (:mod:`symjit.lazy`) has run.
 
     >>> import symjit as mx
     >>> mx.nd.waitall()
     """
+    dispatch.settle()
     storage.synchronize()
 
 

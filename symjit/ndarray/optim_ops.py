@@ -48,7 +48,7 @@ class MultiUpdate:
 
     def __init__(self, kernel: str, rows: list[tuple[NDArray, ...]]):
         self.rows = [tuple(r) for r in rows]
-        self.storages = [tuple(a._data for a in r) for r in self.rows]
+        self.storages = [tuple(a._store for a in r) for r in self.rows]
         self.ctx = self.rows[0][0].context
         self.kernel = getattr(update_kernels(self.ctx), kernel)
         addrs = np.array([[storage.address(d) for d in r] for r in self.storages], np.int64)
@@ -66,7 +66,7 @@ class MultiUpdate:
             if len(row) != len(mine):
                 return False
             for a, b, d in zip(row, mine, datas):
-                if a is not b or a._data is not d:
+                if a is not b or a._store is not d:
                     return False
         return True
 
@@ -80,8 +80,8 @@ class MultiUpdate:
         >>> MultiUpdate.disjoint([(a, b)]), MultiUpdate.disjoint([(a,), (a,)])
         (True, False)
         """
-        spans = sorted((storage.address(a._data), storage.address(a._data) + a._data.nbytes, r)
-                       for r, row in enumerate(rows) for a in row if a._data.nbytes)
+        spans = sorted((storage.address(a._store), storage.address(a._store) + a._store.nbytes, r)
+                       for r, row in enumerate(rows) for a in row if a._store.nbytes)
         best = second = (-1, -1)   # (end, row): the furthest end, and the furthest of another row
         for start, end, r in spans:
             if start < (best[0] if best[1] != r else second[0]):

@@ -116,12 +116,19 @@ def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr],
         value = expr(idx)
         emitted |= len(k.lines) > before
         k.line(f"{regs[vid]} = {value}")
+    # a value another op of this loop reads is rounded to its dtype first, as its store would
+    # round it: a fused chain computes what the unfused kernels compute (a body may return a
+    # wider float than its dtype: 1.0 / x of a float32 is a float64 in numba)
+    read_here = {i for op, r in ops for i in _loaded(op, r)} | {op.inputs[0] for op, _ in reds}
     for op, r in ops:
         fn, consts = op.op.body(op.params)
         dtype = g.values[op.outputs[0]].dtype
         args = [regs[i] for i in _loaded(op, r)] + [literal(c, dtype) for c in consts]
         regs[op.outputs[0]] = k.tmp("t")
-        k.line(f"{regs[op.outputs[0]]} = {k.module.body(fn)}({', '.join(args)})")
+        call = f"{k.module.body(fn)}({', '.join(args)})"
+        if op.outputs[0] in read_here and dtype.kind == "f":
+            call = f"np.{dtype.name}({call})"
+        k.line(f"{regs[op.outputs[0]]} = {call}")
     for o in store:   # stores last
         k.line(f"{vname(o)}[{', '.join(idx)}] = {regs[o]}")
     for op, _ in reds:
