@@ -286,6 +286,13 @@ class Executor:
             prog.module = aot.load_program(prog, self._arrays(mode), self._cfg)
         return prog.module is None and self._tier.start(mode, prog)
 
+    def _tier_switches(self) -> int:
+        """How many of this executor's programs ran interpreted and compile from now on
+        (:mod:`symjit.compiler.tier`): passes with a switch between them ran on different tiers,
+        whose float results may differ in their last roundings (what a finite difference of two
+        passes must not see)."""
+        return self._tier.switches
+
     def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
         """Load (or compile) every compiled function of the program's phases; ``progress`` counts
         the kernel calls of hosted segments (targets without units, see :meth:`_precompile`)."""
@@ -661,6 +668,9 @@ class HalfExecutor(Executor):
                                                for n, a in zip(self._arg_names, self.arg_arrays)})
         self.outputs = [nd_zeros(o.shape, ctx=ctx, dtype=_HALF) if np.dtype(t) == _HALF else o
                         for o, t in zip(self._inner.outputs, out_types or [None] * len(self._inner.outputs))]
+
+    def _tier_switches(self) -> int:
+        return self._inner._tier_switches()
 
     def _widen(self, a: NDArray | None) -> NDArray | None:
         if a is None or np.dtype(a.dtype) != _HALF:
