@@ -338,7 +338,7 @@ def _backward_embedding(k, node, ins, outs) -> ElemExpr:
 
 def _arange(k, node, ins, outs) -> ElemExpr:
     """``start + (i // repeat) * step``; for an integer dtype ``start`` and ``step`` are that
-    integer first (truncated toward zero, as MXNet casts them: ``arange(1.3, 5, 1.3)`` as int32 is
+    integer first (truncated toward zero, as MXNet casts them: ``arange(1.3, 5.3, 1.3)`` as int32 is
     1, 2, 3, 4), the length still ``ceil((stop - start) / step)`` of the given values."""
     p = node.params
     start, step = (0.0, p["step"]) if p["stop"] is None else (p["start"], p["step"])
