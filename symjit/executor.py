@@ -528,7 +528,8 @@ class Executor:
                 **kwargs: Any) -> Executor:
         """A new executor for new input shapes, sharing memory with this one as MXNet's does: an
         array of the same shape is shared, a smaller one is a view of the first elements of this
-        one's (outputs too), a larger one new (only with ``allow_up_sizing``); kernels reused.
+        one's (outputs too), a larger one new (only with ``allow_up_sizing``); kernels reused. A
+        monitor callback (:meth:`set_monitor_callback`) is installed on the new executor too.
 
         >>> import symjit as mx
         >>> ex = mx.sym.relu(mx.sym.Variable('x')).simple_bind(mx.cpu(), x=(4,), grad_req='null')
@@ -561,6 +562,7 @@ class Executor:
         aux = [pick(a, s, n) for a, s, n in zip(self.aux_arrays, aux_s, self._aux_names)]
         ex = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg,
                       _outputs=self.outputs)
+        ex._monitor = getattr(self, "_monitor", None)   # a monitor callback stays installed
         return ex
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False,
