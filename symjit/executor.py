@@ -286,6 +286,13 @@ class Executor:
             prog.module = aot.load_program(prog, self._arrays(mode), self._cfg)
         return prog.module is None and self._tier.start(mode, prog)
 
+    def _tier_switches(self) -> int:
+        """How many of this executor's programs ran interpreted and compile from now on
+        (:mod:`symjit.compiler.tier`): passes with a switch between them ran on different tiers,
+        whose float results may differ in their last roundings (what a finite difference of two
+        passes must not see)."""
+        return self._tier.switches
+
     def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
         """Load (or compile) every compiled function of the program's phases; ``progress`` counts
         the kernel calls of hosted segments (targets without units, see :meth:`_precompile`)."""
@@ -522,7 +529,8 @@ class Executor:
                 **kwargs: Any) -> Executor:
         """A new executor for new input shapes, sharing memory with this one as MXNet's does: an
         array of the same shape is shared, a smaller one is a view of the first elements of this
-        one's (outputs too), a larger one new (only with ``allow_up_sizing``); kernels reused.
+        one's (outputs too), a larger one new (only with ``allow_up_sizing``); kernels reused. A
+        monitor callback (:meth:`set_monitor_callback`) is installed on the new executor too.
 
         >>> import symjit as mx
         >>> ex = mx.sym.relu(mx.sym.Variable('x')).simple_bind(mx.cpu(), x=(4,), grad_req='null')
@@ -555,6 +563,7 @@ class Executor:
         aux = [pick(a, s, n) for a, s, n in zip(self.aux_arrays, aux_s, self._aux_names)]
         ex = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, self._cfg,
                       _outputs=self.outputs)
+        ex._monitor = getattr(self, "_monitor", None)   # a monitor callback stays installed
         return ex
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False,
@@ -662,6 +671,9 @@ class HalfExecutor(Executor):
                                                for n, a in zip(self._arg_names, self.arg_arrays)})
         self.outputs = [nd_zeros(o.shape, ctx=ctx, dtype=_HALF) if np.dtype(t) == _HALF else o
                         for o, t in zip(self._inner.outputs, out_types or [None] * len(self._inner.outputs))]
+
+    def _tier_switches(self) -> int:
+        return self._inner._tier_switches()
 
     def _widen(self, a: NDArray | None) -> NDArray | None:
         if a is None or np.dtype(a.dtype) != _HALF:

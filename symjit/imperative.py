@@ -47,6 +47,7 @@ from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
+from .symbol.symbol import without_absent_inputs as without_absent
 
 __all__ = ["invoke", "invoke_now", "MODE", "QUEUE", "queueable",
            "MAX_CALLS", "cached_calls", "clear_calls", "nd_function", "install_nd_functions",
@@ -605,6 +606,7 @@ def nd_function(called: str) -> Any:
             if run is not None and (any(k[3] for k in key[5:]) or not any(
                     np.may_share_memory(od, a._store) for a in args)):
                 return run(args, out)
+        kwargs = without_absent(op, kwargs)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays + absent_inputs(op, args, n_arrays, kwargs):]
         if any(isinstance(a, NDArray) for a in extra) or (extra and n_arrays < min_inputs(op, kwargs)):

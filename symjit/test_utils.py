@@ -233,7 +233,10 @@ def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any
     """Central differences ``(f(x + eps/2) - f(x - eps/2)) / eps`` of the sum of ``executor``'s
     outputs, for every element of every array in ``location`` (written into the executor). The two
     runs' outputs are subtracted element by element before they are summed (as MXNet does), so
-    the elements a change does not reach add no rounding noise."""
+    the elements a change does not reach add no rounding noise, and the two runs of a difference
+    are on one tier (:mod:`symjit.compiler.tier`: a pair split by the program's compile is run
+    again)."""
+    tier_switches = getattr(executor, "_tier_switches", lambda: 0)
     for name, value in location.items():
         executor.arg_dict[name][:] = value
     grads = {}
@@ -243,11 +246,15 @@ def numeric_grad(executor: Any, location: dict[str, np.ndarray], aux_states: Any
         arr = executor.arg_dict[name]
         for i in range(flat.size):
             old = flat[i]
-            runs = []
-            for sign in (0.5, -0.5):
-                flat[i] = old + sign * eps
-                arr[:] = flat.reshape(arr.shape)
-                runs.append([o.asnumpy() for o in executor.forward(is_train=use_forward_train)])
+            for _ in range(2):   # a pair the interpreted tier's end split is run again, compiled
+                switches = tier_switches()
+                runs = []
+                for sign in (0.5, -0.5):
+                    flat[i] = old + sign * eps
+                    arr[:] = flat.reshape(arr.shape)
+                    runs.append([o.asnumpy() for o in executor.forward(is_train=use_forward_train)])
+                if tier_switches() == switches:
+                    break
             flat[i] = old
             grad[i] = sum(float((p - m).astype(np.float64).sum()) for p, m in zip(*runs)) / eps
         arr[:] = flat.reshape(arr.shape)

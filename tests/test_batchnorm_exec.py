@@ -64,3 +64,24 @@ def test_float32_training_step():
     want = (data - mean[:, None]) / np.sqrt(var[:, None] + 1e-3) * gamma[:, None] + beta[:, None]
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ex.aux_dict["bn_moving_var"].asnumpy(), mv * 0.9 + var * 0.1, rtol=1e-5)
+
+
+@pytest.mark.parametrize("op, third", [
+    ("BatchNorm", lambda var, eps: 1.0 / np.sqrt(var + eps)),
+    ("SyncBatchNorm", lambda var, eps: var),
+])
+def test_output_mean_var_third_output(op, third):
+    # with output_mean_var a training pass also gives the batch mean and, third, BatchNorm's
+    # inverse standard deviation 1/sqrt(var + eps) but SyncBatchNorm's (biased) variance
+    data = R.uniform(-1.0, 2.0, (5, 3, 4))
+    fn = mx.nd.BatchNorm if op == "BatchNorm" else mx.nd.contrib.SyncBatchNorm
+    gamma, beta = mx.nd.ones((3,), dtype="float64"), mx.nd.zeros((3,), dtype="float64")
+    mm, mv = mx.nd.zeros((3,), dtype="float64"), mx.nd.ones((3,), dtype="float64")
+    x = mx.nd.array(data, dtype="float64")
+    with mx.autograd.record():
+        out, mean, last = fn(x, gamma, beta, mm, mv, eps=0.01, fix_gamma=False, output_mean_var=True)
+    var = data.var(axis=(0, 2))
+    np.testing.assert_allclose(mean.asnumpy(), data.mean(axis=(0, 2)), rtol=1e-10)
+    np.testing.assert_allclose(last.asnumpy(), third(var, 0.01), rtol=1e-9)
+    np.testing.assert_allclose(out.asnumpy(), (data - data.mean(axis=(0, 2), keepdims=True))
+                               / np.sqrt(data.var(axis=(0, 2), keepdims=True) + 0.01), rtol=1e-9)

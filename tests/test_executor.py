@@ -189,6 +189,21 @@ def test_copy_params_from_and_monitor():
     assert "fc_output" in seen
 
 
+def test_a_reshaped_executor_keeps_the_monitor_callback():
+    # the callback installed on an executor is called by the executors its reshape makes, with the
+    # new shapes (a Module fed batches of another shape reshapes its executors)
+    ex = fc_net().simple_bind(mx.cpu(), data=(3, 5))
+    seen = {}
+    ex.set_monitor_callback(lambda name, arr: seen.setdefault(name, arr.shape), monitor_all=True)
+    small = ex.reshape(data=(2, 5))
+    small.forward(data=np.ones((2, 5)))
+    assert seen["fc_data"] == (2, 5) and seen["fc_output"] == (2, 4)
+    ex.set_monitor_callback(None)
+    seen.clear()
+    ex.reshape(data=(1, 5)).forward(data=np.ones((1, 5)))
+    assert not seen
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int32", "uint8"])
 def test_an_integer_dtype_a_float_op_cannot_take_is_a_clear_bind_error(dtype):
     with pytest.raises(mx.MXNetError) as err:

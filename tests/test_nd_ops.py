@@ -96,6 +96,19 @@ def test_arange() -> None:
         mx.nd.arange(2, 1)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+@pytest.mark.parametrize("start, stop, step", [(1.3, 456.6, 1.3), (50, -50, -2), (-2.5, 10, 2.9)])
+def test_arange_integer_dtype_casts_start_and_step_first(dtype, start, stop, step) -> None:
+    # an integer arange counts from int(start) in steps of int(step) (both truncated toward zero),
+    # for ceil((stop - start) / step) values of the given floats
+    n = int(np.ceil((stop - start) / step))
+    want = (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dtype)
+    for repeat in (1, 2):
+        got = mx.nd.arange(start, stop, step, repeat=repeat, dtype=dtype).asnumpy()
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, np.repeat(want, repeat))
+
+
 # -- elementwise math ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, ref", [

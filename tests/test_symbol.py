@@ -353,6 +353,22 @@ def test_unknown_input_name_for_op():
                               num_hidden=2, name='fc1')
 
 
+def test_an_input_given_as_none_is_not_given():
+    # an operator's generated function takes every input by keyword with None for "not given"
+    x = mx.sym.Variable("x")
+    rev = mx.sym.SequenceReverse(data=x, sequence_length=None, use_sequence_length=False)
+    assert rev.list_arguments() == ["x"]
+    fc = mx.sym.FullyConnected(data=x, bias=None, no_bias=True, num_hidden=2, name="fc")
+    assert fc.list_arguments() == ["x", "fc_weight"]
+    data = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    got = mx.nd.SequenceReverse(mx.nd.array(data), sequence_length=None).asnumpy().tolist()
+    assert got == data[::-1]
+    with pytest.raises(ParamError, match=r"relu: unknown parameter\(s\) \['foo'\]"):
+        mx.sym.relu(data=x, foo=None)   # a None for a name that is no input is still an error
+    with pytest.raises(ParamError, match=r"unknown parameter\(s\) \['foo'\]"):
+        mx.nd.relu(mx.nd.ones((2,)), foo=None)
+
+
 def test_positional_non_symbol_is_rejected():
     with pytest.raises(TypeError, match="FullyConnected"):
         mx.sym.FullyConnected(3, num_hidden=2)

@@ -177,3 +177,44 @@ def test_numeric_gradient_of_many_float32_outputs_is_not_rounding_noise():
         x = mx.sym.Variable("x")
         wrong = mx.sym.BlockGrad(mx.sym.sin(x)) + x * 0.5
         tu.check_numeric_gradient(wrong, [data[:20]], numeric_eps=1e-3, rtol=1e-2, atol=1e-4)
+
+
+class _SwitchingExecutor:
+    """An executor of ``y = 2 x`` whose results carry a small offset once its program has
+    switched tiers (after its ``at``-th forward pass), as an interpreted program's float32
+    roundings may differ from the compiled one's."""
+
+    def __init__(self, n: int, at: int):
+        self.arg_dict = {"x": mx.nd.zeros((n,))}
+        self.calls, self.at = 0, at
+
+    def _tier_switches(self) -> int:
+        return int(self.calls >= self.at)
+
+    def forward(self, is_train: bool = False) -> list:
+        self.calls += 1
+        offset = 1e-4 if self.calls > self.at else 0.0
+        return [mx.nd.array(2.0 * self.arg_dict["x"].asnumpy() + offset)]
+
+
+def test_numeric_grad_runs_a_difference_split_by_the_tier_switch_again():
+    # the program compiles between the two runs of element 1's difference: that difference is run
+    # again on the compiled tier, so no element sees the other tier's rounding
+    ex = _SwitchingExecutor(4, at=3)
+    grad = tu.numeric_grad(ex, {"x": np.zeros(4, np.float32)}, eps=2.0 ** -9)["x"]
+    np.testing.assert_allclose(grad, np.full(4, 2.0), rtol=1e-6)
+    assert ex.calls == 10   # 4 pairs and the one run again
+
+
+def test_numeric_gradient_across_the_interpreted_tiers_end():
+    # a program that compiles after its first interpreted pass: the check still agrees closely
+    from symjit.config import Config
+    from symjit.executor import Executor
+
+    cfg = Config.from_env().replace(interpret=True, interpret_calls=1)
+    x = mx.sym.Variable("x")
+    data = np.random.RandomState(1).uniform(-1, 1, (6,)).astype(np.float32)
+    ex = Executor(mx.sym.tanh(x) * 3, mx.cpu(), {"x": mx.nd.array(data)}, None, "null", config=cfg)
+    grad = tu.numeric_grad(ex, {"x": data}, eps=2.0 ** -9)["x"]
+    assert ex._tier_switches() == 1
+    np.testing.assert_allclose(grad, 3 * (1 - np.tanh(data.astype(np.float64)) ** 2), rtol=1e-3)

@@ -128,6 +128,7 @@ class Tier:
         self._left: dict[str, tuple[float, float]] = {}   # mode -> (passes, seconds) left
         self._fns: dict[str, dict[str, Callable]] = {}
         self._done: set[str] = set()
+        self.switches = 0   # programs that ran interpreted and compile from now on
 
     def start(self, mode: str, compiled: Any) -> bool:
         """Run the program of ``mode`` interpreted if it can be (see the module docstring);
@@ -161,6 +162,7 @@ class Tier:
 
     def stop(self, mode: str) -> None:
         """From now on ``mode`` runs compiled."""
+        self.switches += mode in self._fns
         self._fns.pop(mode, None)
         self._left.pop(mode, None)
 

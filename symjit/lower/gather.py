@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..ops.rules import norm_axes, norm_axis, norm_insert_axis
 from ..ops.shape_grad import clip_index, slice_bounds, swap_perm, transpose_perm
 from .emit import flat_index, literal
@@ -335,9 +337,16 @@ def _backward_embedding(k, node, ins, outs) -> ElemExpr:
 
 
 def _arange(k, node, ins, outs) -> ElemExpr:
+    """``start + (i // repeat) * step``; for an integer dtype ``start`` and ``step`` are that
+    integer first (truncated toward zero, as MXNet casts them: ``arange(1.3, 5.3, 1.3)`` as int32 is
+    1, 2, 3, 4), the length still ``ceil((stop - start) / step)`` of the given values."""
     p = node.params
     start, step = (0.0, p["step"]) if p["stop"] is None else (p["start"], p["step"])
-    return lambda idx: f"({float(start)!r} + ({idx[0]} // {p['repeat']}) * {float(step)!r})"
+    if np.dtype(k.info[outs[0]].dtype).kind in "iu":
+        start, step = int(start), int(step)
+    else:
+        start, step = float(start), float(step)
+    return lambda idx: f"({start!r} + ({idx[0]} // {p['repeat']}) * {step!r})"
 
 
 def _eye(k, node, ins, outs) -> ElemExpr:

@@ -294,6 +294,7 @@ def _moments_shape(p: dict, ins: list, aux: list):
     axes = _moments_axes(p, len(data))
     out = tuple(1 if i in axes else d for i, d in enumerate(data)) if p["keepdims"] else \
         tuple(d for i, d in enumerate(data) if i not in axes)
+    out = out or (1,)   # every axis reduced: shape (1,), as the reductions'
     return [data], [out, out], []
 
 
@@ -312,7 +313,8 @@ _composite(OpDef(
             Param("keepdims", "bool", False, doc="keep reduced axes as size-1 dimensions")),
     shape=_moments_shape, dtype=lambda p, ins, aux: (list(ins), [ins[0], ins[0]], []),
     expand=_moments_expand,
-    doc="The mean and the (biased) variance of ``data`` over ``axes``.",
+    doc="The mean and the (biased) variance of ``data`` over ``axes`` (shape (1,) when every axis is "
+        "reduced without ``keepdims``).",
 ))
 
 

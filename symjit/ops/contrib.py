@@ -12,7 +12,8 @@ that, else as records with a scalar body or an index map.
 * ``index_array``: each element's own index (over ``axes``) as a trailing axis.
 * ``allclose``: 1 (float32, shape (1,)) when ``|a - b| <= atol + rtol * |b|`` everywhere.
 * ``BatchNormWithReLU`` and ``SyncBatchNorm``: BatchNorm (then relu); one device, so
-  SyncBatchNorm's statistics are the device's batch statistics.
+  SyncBatchNorm's statistics are the device's batch statistics, and its third output (with
+  ``output_mean_var``) is the variance where BatchNorm's is ``1 / sqrt(var + eps)``.
 * ``index_copy``: ``old_tensor`` with the rows ``index_vector`` replaced by ``new_tensor``'s rows.
 * ``interleaved_matmul_selfatt_qk`` / ``_valatt`` and ``interleaved_matmul_encdec_qk`` /
   ``_valatt``: the attention products on MXNet's interleaved (seq, batch, heads * (3 or 2) * dim)
@@ -186,12 +187,18 @@ _contrib(OpDef(
 # ---------------------------------------------------------------------------------------------
 # BatchNormWithReLU, SyncBatchNorm
 
-def _bn_expand(relu: bool):
+def _bn_expand(relu: bool, variance: bool):
+    """BatchNorm's outputs (its data output through relu when ``relu``); the third is
+    BatchNorm's inverse standard deviation ``1 / sqrt(var + eps)``, or with ``variance`` the
+    variance itself (SyncBatchNorm's ``output_mean_var``)."""
     def expand(b, ins: list[int], p: dict) -> list[int]:
         bn = {k: p[k] for k in ("eps", "momentum", "fix_gamma", "use_global_stats", "output_mean_var",
                                 "axis")}
-        out, mean, var = b.add("BatchNorm", ins, **bn)
-        return [b.add1("relu", out) if relu else out, mean, var]
+        out, mean, inv_std = b.add("BatchNorm", ins, **bn)
+        if variance:
+            var_eps = b.add1("reciprocal", b.add1("square", inv_std))
+            inv_std = b.add1("_minus_scalar", var_eps, scalar=p["eps"])
+        return [b.add1("relu", out) if relu else out, mean, inv_std]
     return expand
 
 
@@ -200,12 +207,15 @@ for _name, _relu, _extra_params, _doc in (
     ("_contrib_BatchNormWithReLU", True, (), "BatchNorm followed by relu (fused in MXNet's oneDNN build)."),
     ("_contrib_SyncBatchNorm", False, _SYNC,
      "BatchNorm whose statistics MXNet synchronises across devices; symjit runs an executor on one "
-     "device, so they are that device's batch statistics (ndev and key are accepted)."),
+     "device, so they are that device's batch statistics (ndev and key are accepted). With "
+     "``output_mean_var`` its outputs are the mean and the variance (BatchNorm's: the mean and "
+     "``1 / sqrt(var + eps)``)."),
 ):
     _contrib(OpDef(
         name=_name, params=tuple(BatchNorm.params) + _extra_params, arguments=BatchNorm.arguments,
         aux=BatchNorm.aux, outputs=BatchNorm.outputs, visible_outputs=BatchNorm.visible_outputs,
-        shape=BatchNorm.shape, dtype=BatchNorm.dtype, expand=_bn_expand(_relu),
+        shape=BatchNorm.shape, dtype=BatchNorm.dtype,
+        expand=_bn_expand(_relu, variance=_name == "_contrib_SyncBatchNorm"),
         extra=dict(BatchNorm.extra), doc=_doc,
     ))
 

@@ -516,19 +516,47 @@ def absent_inputs(op: Any, args: tuple, n_inputs: int, params: dict) -> int:
     return skip
 
 
+def possible_inputs(op: Any, given: dict) -> set[str]:
+    """The names an operator's inputs may have: its argument list, or for a list that depends on
+    params, the lists the ``given`` params give with each flag set either way."""
+    if not callable(op.arguments):
+        return set(op.arguments)
+    found: set[str] = set()
+    flips = [{}] + [{p.name: v} for p in op.params if p.kind == "bool" for v in (True, False)]
+    for flip in flips:
+        try:
+            found.update(op.list_arguments(op.parse_params({**given, **flip})))
+        except MXNetError:
+            continue
+    return found
+
+
+def without_absent_inputs(op: Any, kwargs: dict) -> dict:
+    """``kwargs`` without the inputs given as ``None`` (not given, as MXNet's generated functions
+    take them: ``SequenceReverse(data=x, sequence_length=None)``); a ``None`` for a name that is
+    no input stays, for the params' checks."""
+    if all(v is not None for v in kwargs.values()):
+        return kwargs
+    params = {p.name for p in op.params}
+    inputs = possible_inputs(op, {k: v for k, v in kwargs.items() if k in params and v is not None})
+    return {k: v for k, v in kwargs.items() if v is not None or k in params or k not in inputs}
+
+
 def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
                    attr: dict[str, str] | None = None, **kwargs: Any) -> Symbol:
     """Apply the registered operator ``op_name`` (or an alias) to symbols and params.
 
     Symbols may come positionally (in argument order; all of them for a variadic op such as
-    Concat) or by argument name; everything else is a param, by keyword or positionally after the
-    symbols (in the operator's parameter order, as MXNet's generated functions take them). Inputs
+    Concat) or by argument name (``None`` for an input: not given); everything else is a param, by
+    keyword or positionally after the symbols (in the operator's parameter order, as MXNet's
+    generated functions take them). Inputs
     not given become variables named ``{name}_{argument}`` (``fc1_weight``, ``softmax_label``,
     ``bn1_moving_mean``) carrying a copy of the op's attributes, as in MXNet.
     ``op.extra['input_var_attrs']`` (slot -> attrs) adds attributes to the variables read in those
     slots (BatchNorm's ``__init__`` of its moving stats).
     """
     op = get_op(op_name)
+    kwargs = without_absent_inputs(op, kwargs)
     sym_kwargs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
     raw_params, kw_attrs = split_attr_kwargs(
         op_name, {k: v for k, v in kwargs.items() if not isinstance(v, Symbol)})

@@ -132,6 +132,8 @@ CASES = [
          lambda x: [x.mean(axis=(0, 2)), x.var(axis=(0, 2))]),
     Case("moments", lambda v: mx.sym.moments(v["x"], axes=(1,), keepdims=True), {"x": rnd(3, 4)},
          lambda x: [x.mean(axis=1, keepdims=True), x.var(axis=1, keepdims=True)], id="keepdims"),
+    Case("moments", lambda v: mx.sym.moments(v["x"]), {"x": rnd(3, 4)},   # every axis: shape (1,)
+         lambda x: [x.mean().reshape(1), x.var().reshape(1)], id="all_axes"),
     Case("LRN", lambda v: mx.sym.LRN(v["x"], nsize=3, alpha=0.5, beta=0.75, knorm=1.5),
          {"x": rnd(2, 5, 2, 2)},
          _lrn(3, alpha=0.5, knorm=1.5)),
