@@ -16,6 +16,7 @@ _os.environ.update(dist.thread_settings())
 _os.environ.update(threads.idle_settings())   # before OpenMP and scipy's OpenBLAS load
 from . import (  # noqa: E402
     autograd,
+    cached_op,
     callback,
     executor,
     fluent,
@@ -48,6 +49,7 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
+cached_op.install(ndarray)                 # mx.nd.CachedOp: a symbol called on NDArrays
 fluent.install(symbol.Symbol, symbol)      # x.sum(), x.reshape(...), ...: MXNet's fluent methods
 fluent.install(ndarray.NDArray, ndarray)
 unsupported.install(symbol, ndarray)       # sparse storage and quantization: clear errors

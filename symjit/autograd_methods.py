@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .autograd_tape import Entry, constant, no_variable_write, source_of, tracked
+from .autograd_tape import Entry, constant, history, no_variable_write, source_of, tracked
 from .base import MXNetError
 from .context import Context
 from .imperative import MODE
@@ -75,7 +75,7 @@ def _setitem(_: None, x: NDArray, key: Any, value: Any) -> None:
         x._setitem(key, value)
         return
     no_variable_write(x, where)
-    if getattr(x, "_ag_node", None) is not None:
+    if history(x) is not None:
         old = source_of(x, where)
     else:                                    # an array no recording reached: its values as they were
         snap = x._copyto(x.context)

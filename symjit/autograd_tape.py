@@ -27,9 +27,9 @@ from .imperative import MODE
 from .ndarray import NDArray
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
-__all__ = ["Entry", "GraphState", "is_cut", "cut_outputs", "check_unchanged", "tracked", "source_of",
-           "mark", "constant", "no_variable_write", "record_entry", "GRAPH", "FUNCTION", "GraphOp",
-           "record_graph", "storage_overlaps", "Tape", "output_of"]
+__all__ = ["Entry", "GraphState", "is_cut", "cut_outputs", "check_unchanged", "tracked", "history",
+           "source_of", "mark", "constant", "no_variable_write", "record_entry", "GRAPH", "FUNCTION",
+           "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
 
 FUNCTION = "_function"  # the op name of an entry whose gradient is an autograd.Function's backward
 
@@ -101,15 +101,22 @@ def cut_outputs(e: Entry) -> tuple[list, list]:
     return e.saved.outputs, e.saved.versions
 
 
+def history(a: Any) -> tuple | None:
+    """The entry output ``a`` was recorded as, unless a backward pass freed that recording (its
+    history cleared, as MXNet's: a later recording reads ``a`` as a constant)."""
+    node = getattr(a, "_ag_node", None)
+    return None if node is None or node[0].freed else node
+
+
 def tracked(a: Any) -> bool:
-    return getattr(a, "_ag_node", None) is not None or getattr(a, "_ag_req", None) is not None
+    return history(a) is not None or getattr(a, "_ag_req", None) is not None
 
 
 def source_of(a: NDArray, where: str) -> tuple[Any, int | None]:
     """Where input ``a`` comes from: its entry's output, or ``a`` itself as a leaf, with the
     leaf's write count. An array written in place after it was recorded (through a view, or by
     a call that was not recorded) is an error: its recording no longer describes its values."""
-    node = getattr(a, "_ag_node", None)
+    node = history(a)
     if node is None:
         return a, a._cell()[0]
     if a._ver is not None and a._ver[0] != a._ag_ver:

@@ -192,6 +192,26 @@ def test_backward_errors():
         ag.mark_variables([x], [mx.nd.zeros(2)], "sum")
 
 
+def test_a_freed_recordings_output_is_a_constant_in_a_later_recording():
+    """A backward without retain_graph clears the history of what it differentiated: a new
+    recording reads such an array as a constant, so gradients stop there (MXNet's behaviour)."""
+    x, w = _var(np.array([1.0, 2.0])), _var(np.array([3.0, 4.0]))
+    with ag.record():
+        shifted = x + 1
+    shifted.backward()
+    with ag.record():
+        y = (shifted + 1) * w
+    y.backward()
+    assert w.grad.asnumpy().tolist() == [3.0, 4.0]      # shifted + 1 as recorded
+    assert x.grad.asnumpy().tolist() == [1.0, 1.0]      # left from the first backward
+    with pytest.raises(mx.MXNetError, match="already used by a backward pass and freed"):
+        shifted.backward()
+    with ag.record():
+        shifted[0] = w[1]                    # an assignment keeps the constant's old values
+    shifted.backward()
+    assert w.grad.asnumpy().tolist() == [0.0, 1.0]
+
+
 def test_grad_returns_new_arrays_and_namespaces():
     x = _var(np.array([3.0]))
     with ag.record():

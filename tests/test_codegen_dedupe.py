@@ -112,6 +112,30 @@ def test_convolutions_differing_only_in_geometry_share_a_kernel():
     np.testing.assert_allclose(outs[1], maxpool(conv(xs, ws["b"], 2, 0), 3, 1), rtol=1e-4, atol=1e-4)
 
 
+def test_slices_at_different_offsets_share_a_kernel_and_keep_their_own_offsets():
+    """A slice's start is a kernel argument: the pieces of one flat vector (the packed weights of
+    an RNN layer) and their gradients share kernels, each reading and writing its own place."""
+    x = mx.sym.Variable("data")
+    pieces = [mx.sym.slice_axis(x, axis=0, begin=b, end=b + 3, name=f"p{b}") for b in (0, 3, 7)]
+    parts = [mx.sym.slice(x, begin=(b,), end=(b + 2,), name=f"s{b}") for b in (1, 6)]
+    net = mx.sym.Group([p * (i + 2) for i, p in enumerate(pieces + parts)])
+    xs = np.arange(10, dtype=np.float32)
+    grad = mx.nd.zeros((10,))
+    ex = net.bind(mx.cpu(), {"data": mx.nd.array(xs)}, args_grad={"data": grad})
+    outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+    for i, (lo, n) in enumerate([(0, 3), (3, 3), (7, 3), (1, 2), (6, 2)]):
+        np.testing.assert_array_equal(outs[i], xs[lo:lo + n] * (i + 2))
+    ex.backward([mx.nd.ones(o.shape) for o in outs])
+    want = np.zeros(10, np.float32)
+    for i, (lo, n) in enumerate([(0, 3), (3, 3), (7, 3), (1, 2), (6, 2)]):
+        want[lo:lo + n] += i + 2
+    np.testing.assert_array_equal(grad.asnumpy(), want)
+    prog = ex._programs["train"]
+    fns = {grp.ops[0].name: prog.program.kernel_of[f"k{grp.id}"] for grp in prog.groups
+           if not grp.view and grp.ops[0].op.name in ("slice_axis", "slice")}
+    assert len({fns[f"p{b}"] for b in (0, 3, 7)}) == 1 and fns["s1"] == fns["s6"], fns
+
+
 def test_an_output_in_place_over_an_input_is_one_parameter():
     """A kernel whose output the plan puts in place over one of its inputs takes that array once,
     under the input's name (two names for one buffer made LLVM run the loop's scalar fallback);

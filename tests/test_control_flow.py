@@ -131,3 +131,53 @@ def test_backward_hawkesll_equals_the_bound_gradient():
     ex.backward(heads)
     for g, n in zip(got, wrt):
         np.testing.assert_allclose(g.asnumpy(), ex.grad_dict[n].asnumpy(), rtol=1e-12)
+
+
+def _sized_by_the_body():
+    w = mx.sym.var("w")
+
+    def step(x, states):
+        h = mx.sym.FullyConnected(x, weight=w, no_bias=True, num_hidden=4) + states[0]
+        return h * 2, [h]
+    return mx.sym.contrib.foreach(step, mx.sym.var("data"), [mx.sym.var("h")])
+
+
+def test_foreach_shapes_with_unknown_sizes_flow_through_the_body():
+    (out, [last]) = _sized_by_the_body()
+    net = mx.sym.Group([out, last])
+    assert net.list_arguments() == ["data", "h", "w"]
+    # the weight's input size from the data slice, the state's shape from what the body makes of it
+    args, outs, _ = net.infer_shape_partial(data=(5, 2, 3))
+    assert args == [(5, 2, 3), (2, 4), (4, 3)] and outs == [(5, 2, 4), (2, 4)]
+    # a partly known weight is completed; the steps stay unknown while the data's are
+    args, outs, _ = net.infer_shape_partial(data=(0, 2, 3), w=(4, 0))
+    assert args == [(0, 2, 3), (2, 4), (4, 3)] and outs == [(0, 2, 4), (2, 4)]
+    assert net.infer_shape(data=(0, 2, 3)) == (None, None, None)
+    with pytest.raises(mx.MXNetError, match="_foreach.*in the loop body.*FullyConnected"):
+        net.infer_shape_partial(data=(5, 2, 3), w=(4, 7))
+
+
+def test_a_hybridized_block_unrolling_with_foreach_initializes_its_deferred_weights():
+    from symjit.gluon.contrib.rnn.rnn_cell import dynamic_unroll
+
+    class Unrolled(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__(prefix="unr_")
+            with self.name_scope():
+                self.cell = mx.gluon.rnn.GRUCell(4)        # input size left to inference
+
+        def hybrid_forward(self, F, x, h):
+            return dynamic_unroll(self.cell, x, [h], layout="NTC")
+
+    x = mx.nd.array(np.random.default_rng(2).uniform(-1, 1, (2, 5, 3)))
+    h = mx.nd.zeros((2, 4))
+    results = []
+    for hybrid in (False, True):
+        net = Unrolled()
+        net.initialize(mx.init.Constant(0.3))
+        net.hybridize(hybrid)
+        out, [last] = net(x, h)
+        assert net.cell.i2h_weight.shape == (12, 3)
+        results.append((out.asnumpy(), last.asnumpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][0][:, -1], rtol=1e-5, atol=1e-6)

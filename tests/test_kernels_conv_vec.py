@@ -22,6 +22,8 @@ from symjit.kernels.cpu.conv_vec import (
 )
 from symjit.kernels.cpu.gemm import KernelArgError
 
+from symjit.ops.registry import get_op
+
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
 
 CASES = [   # x shape, w shape, pad
@@ -208,6 +210,23 @@ def test_which_layers_prefer_the_tile_kernels():
     assert not prefers_vec(*s1[:2], (2, 64, 28, 28), (2, 2), (1, 1), (1, 1), 1, "float32")
     assert not prefers_vec((2, 64, 56, 56), (64, 32, 3, 3), (2, 64, 56, 56), (1, 1), (1, 1), (1, 1), 2,
                            "float32")
+
+
+def test_a_window_nearly_as_big_as_its_image_keeps_the_gemm_kernels():
+    """The tiles run over the padded input plane: a window as big as the image (one output
+    position) would do thousands of times its multiply-adds, so every pass keeps im2col + GEMM,
+    while the same layer with a 3 x 3 window still gets the tiles."""
+    from symjit.lower.cpu.nn import _forward_kind, _gradient_kind
+    geo = ((1, 1), (0, 0), (1, 1), 1)
+    whole = ((4, 3, 224, 224), (256, 3, 224, 224), (4, 256, 1, 1))
+    for gradient in (False, True, "weight"):
+        assert not prefers_vec(*whole, *geo, "float32", gradient)
+    small = ((4, 3, 224, 224), (256, 3, 3, 3), (4, 256, 222, 222))
+    assert prefers_vec(*small, *geo, "float32") and prefers_vec(*small, *geo, "float32", "weight")
+    p = get_op("Convolution").parse_params({"kernel": "(224, 224)", "num_filter": "256"})
+    f32 = np.dtype(np.float32)
+    assert not _forward_kind(*whole, p, f32).endswith("_vec")
+    assert _gradient_kind("backward_weight", *whole, p, f32) == "backward_weight"
 
 
 def test_the_flat_forward_needs_the_batch_in_one_block():

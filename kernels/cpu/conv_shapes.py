@@ -28,7 +28,7 @@ __all__ = [
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "WINOGRAD_SCRATCH_MIN", "VEC_BLOCK_IMAGES",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
-    "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
+    "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_COVER", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
     "is_small", "prefers_small", "prefers_small_wide", "SMALL_WIDE_S1_COLS", "prefers_small_rows",
@@ -553,6 +553,15 @@ Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeN
 windows keep their GEMM (Inception's 17 x 17 768 -> 192 layer: tiles 0.8x forward and data
 gradient, 0.3x weight gradient)."""
 
+VEC_MIN_COVER = 4
+"""The tile kernels run over the flat positions of the padded input plane (the weight gradient
+over all of them, the forward over its output rows' full width), so their work grows with the
+input plane while a convolution's multiply-adds grow with its output plane: :func:`prefers_vec`
+gives them only convolutions whose output plane is at least 1 / :data:`VEC_MIN_COVER` of the
+padded input plane (LeNet's 5 x 5 window over 12 x 12: 0.44). In tiles, the weight gradient of
+a window as big as its image (224 x 224 over 224 x 224, one output position) would do 50176 times
+its multiply-adds."""
+
 VEC_MIN_MACS = 64_000_000
 VEC_SMALL_MAX_POSITIONS = 1024
 """Forwards over smaller planes (:func:`prefers_vec`): the tiles also take those of at least
@@ -586,6 +595,9 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     False
     """
     if not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype):
+        return False
+    padded = (x_shape[2] + 2 * pad[0]) * (x_shape[3] + 2 * pad[1])
+    if out_shape[2] * out_shape[3] * VEC_MIN_COVER < padded:
         return False
     if gradient == "weight":
         return x_shape[2] * x_shape[3] >= VEC_MIN_PLANE_WEIGHT and w_shape[3] >= 3

@@ -19,14 +19,11 @@ a recomputation would draw another mask.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from .. import autograd
-from ..autograd_tape import GraphState, tracked
 from ..base import MXNetError
+from ..cached_op import BoundGraph
 from ..imperative import MODE
-from ..ndarray import NDArray, zeros
 from .nest import _flatten, _regroup
 from .parameter import DeferredInitializationError
 
@@ -36,7 +33,8 @@ _RANDOM = ("Dropout", "_random_", "_sample_", "_shuffle")
 
 
 class CachedGraph:
-    """A block's traced symbol, its parameters by variable name and its bound executors."""
+    """A block's traced symbol, its parameters by variable name and its executors (a
+    :class:`~symjit.cached_op.BoundGraph` copying the data inputs, the parameters bound as they are)."""
 
     def __init__(self, block: Any, inputs: list, out: Any):
         self.symbol = out
@@ -48,27 +46,9 @@ class CachedGraph:
             raise MXNetError(f"{block.name}: the traced graph uses variables {missing} that are "
                                  "neither inputs nor parameters of the block")
         self.params = {n: params[n] for n in self.inputs if n not in self.data_names}
-        self.aux = set(out.list_auxiliary_states())
         self.random = any(n.op is not None and n.op.name.startswith(_RANDOM) for n in out._topo())
-        key = hashlib.sha1(out.tojson().encode()).hexdigest()[:16]
-        self.op = autograd.GraphOp(out, key)
-        self.executors: dict[tuple, tuple] = {}
-        self.hook: tuple | None = None      # the block's op hook, set at each call
-
-    def _watch(self, exe: Any) -> None:
-        """Hand the block's op hook (``register_op_hook``) each watched value with the name of
-        the operator whose node the value's name starts with."""
-        if self.hook is None:
-            exe.set_monitor_callback(None)
-            return
-        callback, monitor_all = self.hook
-        names = sorted(((n.name, n.op.name) for n in self.symbol._topo() if n.op is not None),
-                       key=lambda item: -len(item[0]))
-
-        def report(name: str, arr: NDArray) -> None:
-            op = next((o for n, o in names if name.startswith(n + "_")), "")
-            callback(name, op, arr)
-        exe.set_monitor_callback(report, monitor_all)
+        self.bound = BoundGraph(out, self.data_names)
+        self.op = self.bound.op
 
     def finish_init(self, block: Any, args: tuple, ctx: Any) -> None:
         try:
@@ -78,31 +58,6 @@ class CachedGraph:
             block._deferred_infer_shape(*args)
             for p in self.params.values():
                 p._finish_deferred_init()
-
-    def run(self, flat: list[NDArray], ctx: Any, need: tuple | None = None) -> tuple[list, GraphState | None]:
-        """The outputs of a call on ``flat`` (copies), and with ``need`` (the variables whose
-        gradients a recorded training call needs) the call's forward pass kept for its
-        backward by an executor bound with those gradients."""
-        pdata = {n: p.data(ctx) for n, p in self.params.items()}
-        key = (tuple((a.shape, str(a.dtype)) for a in flat), ctx, need)
-        hit = self.executors.get(key)
-        if hit is None or any(hit[1][n] is not a for n, a in pdata.items()):
-            data = {n: zeros(a.shape, ctx=ctx, dtype=a.dtype) for n, a in zip(self.data_names, flat)}
-            args = {n: a for n, a in {**data, **pdata}.items() if n not in self.aux}
-            aux = {n: a for n, a in pdata.items() if n in self.aux}
-            grads = {n: zeros(args[n].shape, ctx=ctx, dtype=args[n].dtype) for n in need or ()}
-            exe = self.symbol.bind(ctx, args, args_grad=grads or None,
-                                   grad_req={n: "write" if n in grads else "null" for n in args},
-                                   aux_states=aux)
-            hit = self.executors[key] = (exe, pdata, [data[n] for n in self.data_names], [0],
-                                         [grads.get(n) for n in self.inputs])
-        exe, _, bufs, runs, grads = hit
-        self._watch(exe)
-        for src, dst in zip(flat, bufs):
-            src._copyto(dst)
-        outs = [o.copy() for o in exe.forward(is_train=MODE.training)]
-        runs[0] += 1
-        return outs, None if need is None else GraphState(exe, runs, grads, outs)
 
 
 def _trimmed(fmt: Any) -> Any:
@@ -127,18 +82,12 @@ def call_cached(block: Any, *args: Any) -> Any:
     if block._cached is None:
         block._cached = CachedGraph(block, inputs, out)
     graph = block._cached
-    graph.hook = block._op_hook
+    graph.bound.hook = block._op_hook
     graph.finish_init(block, args, ctx)
     if MODE.recording and MODE.training and graph.random:
         params = {k: v.data(ctx) for k, v in block._reg_params.items()}
         from .. import ndarray
         return block.hybrid_forward(ndarray, *args, **params)
     by_name = {**dict(zip(graph.data_names, flat)), **{n: p.data(ctx) for n, p in graph.params.items()}}
-    inputs = [by_name[n] for n in graph.inputs]
-    need = None     # a recorded training call keeps its forward pass for its backward
-    if MODE.recording and MODE.training and any(tracked(a) for a in inputs):
-        need = tuple(n for n, a in zip(graph.inputs, inputs) if n not in graph.aux and tracked(a)) or None
-    with autograd.pause(train_mode=MODE.training):
-        outs, saved = graph.run(flat, ctx, need)
-    autograd.record_graph(graph.op, inputs, outs, saved)
+    outs = graph.bound.call([by_name[n] for n in graph.inputs], ctx)
     return _regroup(outs, block._out_format)[0]

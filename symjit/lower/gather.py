@@ -94,7 +94,8 @@ def slice_starts(k, x: str, bounds: list[tuple[int | None, int]]) -> list[tuple[
         if b is None:
             k.line(f"{v} = {'0' if s > 0 else f'{n} - 1'}")
         else:
-            k.line(f"{v} = {b} + {n} if {b} < 0 else {b}")
+            c = k.const(b)      # an argument: slices at other offsets share the kernel
+            k.line(f"{v} = {c} + {n} if {c} < 0 else {c}")
             lo, hi = ("0", n) if s > 0 else ("-1", f"{n} - 1")
             k.line(f"{v} = min(max({v}, {lo}), {hi})")
         starts.append((v, s))
@@ -121,7 +122,7 @@ def _slice(k, node, ins, outs) -> ElemExpr:
 def _slice_axis(k, node, ins, outs) -> ElemExpr:
     x = ins[0]
     ax = norm_axis(node.params["axis"], _ndim(k, x))
-    s, b = k.tmp("s"), node.params["begin"]
+    s, b = k.tmp("s"), k.const(node.params["begin"])
     k.line(f"{s} = {b} + {x}.shape[{ax}] if {b} < 0 else {b}")
     return gather(x, lambda idx: [f"{s} + {i}" if d == ax else i for d, i in enumerate(idx)])
 

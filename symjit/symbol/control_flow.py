@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..base import MXNetError, shape_str
+from ..ops.partial_shape import merge, merge_all
 from ..ops.registry import Kind, OpDef, Param, RuleError, register
 from .infer import infer_graph
 from .naming import current_name_manager
@@ -147,6 +148,40 @@ def _foreach_rule(what: str):
     return rule
 
 
+def _foreach_partial(p: dict, ins: list, outs: list, aux: list):
+    """Shapes with unknown sizes through the loop: the body is inferred on the placeholders'
+    partial shapes (a data input without its first axis, a state as it enters and leaves, an
+    outside input as given), again while a state's shape leaving the body tells more of the state
+    entering it; what the body learns of its placeholders (the weights an op sizes from its data)
+    flows back to the loop node's inputs, and the number of steps is shared by the data inputs and
+    the stacked outputs."""
+    nd, ns, n_out = p["num_data"], p["num_states"], p["num_out_data"]
+    if any(s is not None and len(s) < 1 for s in ins[:nd]):
+        raise RuleError("every data input must have a first axis (the steps)")
+    steps = merge_all([(-1,) if s is None else s[:1] for s in [*ins[:nd], *outs[:n_out]]])
+    places = [None if s is None else tuple(s[1:]) for s in ins[:nd]]
+    places += [merge(i, o) for i, o in zip(ins[nd:nd + ns], outs[n_out:])] + list(ins[nd + ns:])
+    body = _graph(p["body"])
+    variables = {n.name: n for n in topo_order(body._outputs) if n.is_variable}
+    for _ in range(ns + 1):
+        known = {f"{_PH}{k}": v for k, v in enumerate(places) if v is not None}
+        try:
+            got = infer_graph(body._outputs, "shape", known, partial_dims=True)
+        except MXNetError as exc:
+            raise RuleError(f"in the loop body: {exc}") from None
+        body_outs = [got.get((id(n), i)) for n, i in body._outputs]
+        new = [merge(v, got.get((id(variables[f"{_PH}{k}"]), 0)) if f"{_PH}{k}" in variables else v)
+               for k, v in enumerate(places)]
+        for k in range(ns):
+            new[nd + k] = merge(new[nd + k], body_outs[n_out + k])
+        if new == places:
+            break
+        places = new
+    new_ins = [None if v is None else (*steps, *v) for v in places[:nd]] + places[nd:]
+    new_outs = [None if o is None else (*steps, *o) for o in body_outs[:n_out]] + places[nd:nd + ns]
+    return new_ins, new_outs, []
+
+
 def _inline(b: Any, body: Symbol, inputs: list[int]) -> list[int]:
     """Append the body's ops to the graph builder with its placeholders bound to ``inputs``."""
     vals: dict[tuple[int, int], int] = {}
@@ -199,6 +234,7 @@ register(OpDef(
     outputs=lambda p: [f"output{k}" for k in range(p["num_out_data"])] + [f"state{k}" for k in
                                                                             range(p["num_states"])],
     shape=_foreach_rule("shape"), dtype=_foreach_rule("dtype"), kind=Kind.OPAQUE, expand=_foreach_expand,
+    shape_partial=_foreach_partial,
     hint="foreach",
     doc="contrib.foreach: the body subgraph run on each slice of the data along axis 0, threading the "
         "states; outputs the step outputs stacked along axis 0, then the final states. Unrolled at bind.",
