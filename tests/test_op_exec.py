@@ -118,18 +118,19 @@ def float32_fusions(case, target: str, fusion: bool, exhaustive: bool) -> tuple[
     """The float32 programs (their fusion) the variant (case, target, fusion) checks against a
     float64 program it has bound (``opcheck.check_float32``): the test that already binds the
     case's training program (its inference program when it has no gradient) runs it again on the
-    rounded inputs, so each check adds only a float32 program. With ``exhaustive``: every case
-    fused on the CPU, and unfused each op's and each family's first case (the other cases of an
-    op run its kernels in other forms); both from the fused CPU variant, which keeps them out of
-    the unfused variants CI compiles again at -O3. On CUDA, each variant of a case of an op with a
-    CUDA lowering of its own, and of each family's first case (the other ops' CUDA kernels come
-    from the target-neutral lowering, whose float32 arithmetic the CPU checks). The default tier
-    checks each family's first case so."""
+    rounded inputs, so each check adds only a float32 program. With ``exhaustive``: each op's and
+    each family's first case, fused and unfused on the CPU (the other cases of an op run the same
+    scalar bodies and building blocks in other forms; the oracle over every case doubled the
+    op-case phase of CI), both from the fused CPU variant, which keeps them out of the unfused
+    variants CI compiles again at -O3. On CUDA, each variant of a case of an op with a CUDA
+    lowering of its own, and of each family's first case (the other ops' CUDA kernels come from
+    the target-neutral lowering, whose float32 arithmetic the CPU checks). The default tier checks
+    each family's first case so."""
     first = id(case) in FIRST_OF_FAMILY
     if not (exhaustive or first):
         return ()
     if target == "cpu":
-        return () if not fusion else (True, False) if first or id(case) in FIRST_OF_OP else (True,)
+        return (True, False) if fusion and (first or id(case) in FIRST_OF_OP) else ()
     return (fusion,) if first or id(case) in CUDA_OWN else ()
 
 
