@@ -189,7 +189,8 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
     """Run forward (training mode) and backward with head gradients ``out_grads`` and compare the
     argument gradients with ``expected`` (a list in argument order, or a dict). With
     ``grad_req='add'`` the gradient arrays start from random values, which the comparison adds to
-    ``expected``. Returns the gradients by name.
+    ``expected``. A list of ``out_grads`` longer than the outputs gives the first ones their head
+    gradients (the rest are not used, as by MXNet's backward). Returns the gradients by name.
 
     >>> import symjit as mx
     >>> x = mx.sym.Variable('x')
@@ -213,8 +214,11 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
     ex = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs,
                   aux_states=_aux(sym, aux_states, ctx, dtype, where))
     ex.forward(is_train=True)
-    heads = out_grads if isinstance(out_grads, Mapping) else _by_name(out_grads, sym.list_outputs(), where,
-                                                                      "out_grads")
+    outs = sym.list_outputs()
+    listed = isinstance(out_grads, Sequence) and not isinstance(out_grads, (str, bytes))
+    if listed and len(out_grads) > len(outs):
+        out_grads = out_grads[:len(outs)]   # one head gradient per output, as MXNet's backward takes them
+    heads = out_grads if isinstance(out_grads, Mapping) else _by_name(out_grads, outs, where, "out_grads")
     ex.backward([_array(_np(heads[n], where, f"out_grads[{n!r}]"), ctx, dtype) for n in sym.list_outputs()])
     got = {n: g.asnumpy() for n, g in grads.items()}
     for n, value in want.items():

@@ -218,3 +218,14 @@ def test_numeric_gradient_across_the_interpreted_tiers_end():
     grad = tu.numeric_grad(ex, {"x": data}, eps=2.0 ** -9)["x"]
     assert ex._tier_switches() == 1
     np.testing.assert_allclose(grad, 3 * (1 - np.tanh(data.astype(np.float64)) ** 2), rtol=1e-3)
+
+
+def test_check_symbolic_backward_uses_one_out_grad_per_output():
+    # a list of head gradients longer than the outputs: the outputs take the first ones
+    x = mx.sym.Variable("x")
+    data = np.array([1.0, -2.0, 3.0])
+    tu.check_symbolic_backward(x * 2, [data], [np.full(3, 0.5), np.ones(7)], [np.ones(3)])
+    with pytest.raises(AssertionError):   # the first one is the head gradient used
+        tu.check_symbolic_backward(x * 2, [data], [np.ones(3), np.full(3, 0.5)], [np.ones(3)])
+    with pytest.raises(MXNetError, match="out_grads"):   # fewer than the outputs stays an error
+        tu.check_symbolic_backward(mx.sym.Group([x * 2, x * 3]), [data], [np.ones(3)], [np.ones(3)])
