@@ -7,6 +7,7 @@
 >>> len(stack.state_info)
 4
 """
+from .conv_cell import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused import FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint
@@ -27,6 +28,6 @@ from .rnn_cell import (
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "SequentialRNNCell",
            "BidirectionalCell", "DropoutCell", "ModifierCell", "ZoneoutCell", "ResidualCell", "ZeroState",
-           "FusedRNNCell",
+           "FusedRNNCell", "BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell",
            "BucketSentenceIter", "encode_sentences", "save_rnn_checkpoint", "load_rnn_checkpoint",
            "do_rnn_checkpoint"]

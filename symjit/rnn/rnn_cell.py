@@ -6,9 +6,10 @@ and ``<prefix>h2h_bias`` (gates stacked in the rows: LSTM ``i, f, c, o``, GRU ``
 by every step, so the parameters of an unrolled graph, checkpoints and :meth:`unpack_weights`
 follow MXNet's names.
 
-Begin states: MXNet's default ``begin_state`` makes ``symbol.zeros`` of shape ``(0, num_hidden)``
-and lets shape inference fill the batch size. symjit's default begin states are
-:class:`ZeroState` markers instead: a step that receives one builds the zeros from its input,
+Begin states: the default ``begin_state`` makes ``symbol.zeros`` of the ``state_info`` shape,
+``(0, num_hidden)``, and lets shape inference fill the batch size, as MXNet does; a cell defined
+by the user (its own ``__call__``) receives these symbols. symjit's ``RNNCell``, ``LSTMCell`` and
+``GRUCell`` get :class:`ZeroState` markers instead: their step builds the zeros from its input,
 ``broadcast_axis(sum(zeros_like(x), axis=1, keepdims=True), axis=1, size=num_hidden)``, so the
 batch size follows the data without inference from consumers. ``begin_state(func=mx.sym.Variable)``
 makes the states inputs of the graph, as in MXNet.
@@ -135,16 +136,20 @@ class BaseRNNCell:
         return ()
 
     def begin_state(self, func: Callable | None = None, **kwargs: Any) -> list:
-        """The states before the first step: zeros (:class:`ZeroState`) by default, else
-        ``func(name='<prefix>begin_state_<n>', shape=..., __layout__=..., **kwargs)``."""
+        """The states before the first step, ``func(name='<prefix>begin_state_<n>', shape=...,
+        __layout__=..., **kwargs)`` each; by default ``symbol.zeros`` of the ``state_info`` shape
+        (its 0 batch completed by shape inference), or :class:`ZeroState` markers for the cells
+        whose steps size them from their input (symjit's ``RNNCell``, ``LSTMCell``, ``GRUCell``)."""
         if self._modified:
             raise MXNetError(f"{type(self).__name__}: after wrapping in a modifier cell, call begin_state "
                              "on the modifier")
+        markers = func is None and _takes_markers(self)
+        func = symbol.zeros if func is None else func
         states = []
         for info in self.state_info:
             self._init_counter += 1
             name = f"{self._prefix}begin_state_{self._init_counter}"
-            if func is None:
+            if markers:
                 states.append(ZeroState(name, info["shape"][1]))
             else:
                 states.append(func(name=name, **{**kwargs, **(info or {})}))
@@ -303,6 +308,12 @@ class GRUCell(BaseRNNCell):
         return next_h, [next_h]
 
 
+def _takes_markers(cell: BaseRNNCell) -> bool:
+    """Whether ``cell``'s step is one of symjit's that turns :class:`ZeroState` into zeros (a
+    subclass defining its own step gets real symbols)."""
+    return type(cell).__call__ in (RNNCell.__call__, LSTMCell.__call__, GRUCell.__call__)
+
+
 def _cells_state_info(cells: list[BaseRNNCell]) -> list[dict]:
     return sum((c.state_info for c in cells), [])
 
@@ -426,6 +437,8 @@ class ModifierCell(BaseRNNCell):
     def begin_state(self, func: Callable | None = None, **kwargs: Any) -> list:
         if self._modified:
             raise MXNetError(f"{type(self).__name__}: call begin_state on the outer modifier cell")
+        if func is None and type(self).__call__ not in (ZoneoutCell.__call__, ResidualCell.__call__):
+            func = symbol.zeros  # a user-defined modifier's step sees the states themselves
         self.base_cell._modified = False
         begin = self.base_cell.begin_state(func=func, **kwargs)
         self.base_cell._modified = True
