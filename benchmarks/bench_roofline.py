@@ -111,7 +111,7 @@ def profile_net(sym, data_shape: tuple, runs: int) -> dict[str, dict]:
         ex.forward(is_train=False)[0].wait_to_read()
     mx.profiler.set_state("stop")
     stats = json.loads(mx.profiler.dumps(reset=True, format="json"))
-    return stats.get("kernel", stats)
+    return stats["Time"].get("kernel", {})
 
 
 def kernel_ops(label: str, nodes: dict) -> list[str]:
@@ -152,12 +152,12 @@ def main() -> None:
         rows, total_ms, total_flops = [], 0.0, 0.0
         for label, st in stats.items():
             ops = kernel_ops(label, nodes)
-            ms = st["total"] / max(st["count"], 1) * (st["count"] / args.runs)   # per forward
+            ms = st["Total"] / args.runs                                          # per forward
             flops = sum(node_work(nodes[o], shapes)[0] for o in ops)
             nbytes = max(sum(node_work(nodes[o], shapes)[1] for o in ops), 1)
             bound = min(peak, flops / nbytes * bandwidth) if flops else bandwidth
             rate = flops / (ms / 1e3) / 1e9 if flops else nbytes / (ms / 1e3) / 1e9
-            kernel = label.split(" ")[0].removeprefix("kernel:")
+            kernel = label.split(" ")[0]
             rows.append((ms, kernel, describe(ops, nodes, shapes), flops, nbytes, rate, bound))
             total_ms += ms
             total_flops += flops

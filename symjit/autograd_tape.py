@@ -25,6 +25,7 @@ import numpy as np
 from .base import MXNetError
 from .imperative import MODE
 from .ndarray import NDArray
+from .ndarray.arith import SCALAR_OPS
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
 __all__ = ["Entry", "GraphState", "is_cut", "cut_outputs", "check_unchanged", "tracked", "history",
@@ -343,22 +344,6 @@ class Tape:
         heads = [output_of(made[j], i, self.entries[j]) for j, i in self.heads]
         return heads[0] if len(heads) == 1 else Group(heads)
 
-
-# broadcast op -> (its scalar op with the number on the right, with the number on the left)
-SCALAR_OPS = {
-    "broadcast_add": ("_plus_scalar", "_plus_scalar"), "broadcast_sub": ("_minus_scalar", "_rminus_scalar"),
-    "broadcast_mul": ("_mul_scalar", "_mul_scalar"), "broadcast_div": ("_div_scalar", "_rdiv_scalar"),
-    "broadcast_mod": ("_mod_scalar", "_rmod_scalar"), "broadcast_power": ("_power_scalar", "_rpower_scalar"),
-    "broadcast_maximum": ("_maximum_scalar", "_maximum_scalar"),
-    "broadcast_minimum": ("_minimum_scalar", "_minimum_scalar"),
-    "broadcast_hypot": ("_hypot_scalar", "_hypot_scalar"),
-    "broadcast_equal": ("_equal_scalar", "_equal_scalar"),
-    "broadcast_not_equal": ("_not_equal_scalar", "_not_equal_scalar"),
-    "broadcast_greater": ("_greater_scalar", "_lesser_scalar"),
-    "broadcast_greater_equal": ("_greater_equal_scalar", "_lesser_equal_scalar"),
-    "broadcast_lesser": ("_lesser_scalar", "_greater_scalar"),
-    "broadcast_lesser_equal": ("_lesser_equal_scalar", "_greater_equal_scalar"),
-}
 
 
 def scalar_form(e: Entry, refs: list, leaves: list) -> tuple[str, tuple, float] | None:

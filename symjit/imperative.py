@@ -43,7 +43,7 @@ from .context import Context, current_context
 from .imperative_bound import BoundProgram
 from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
-from .ndarray import NDArray, dispatch, storage
+from .ndarray import NDArray, arith, dispatch, storage
 from .ndarray.ndarray import wrap
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
@@ -420,7 +420,7 @@ def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
     try:
         return _invoke(op, inputs, params, out, where, ctx)
     finally:
-        profiler.record(op, "imperative", start, time.perf_counter())
+        profiler.record_op(arith.scalar_op_name(op, inputs), start, time.perf_counter())
 
 
 def _invoke(op: str, inputs: list, params: dict | None, out: Any, where: str | None,
@@ -786,7 +786,8 @@ def nd_custom(*inputs: NDArray, op_type: str | None = None, out: Any = None, nam
         [empty(s, ctx=ctx, dtype=t) for s, t in zip(shapes, dtypes)]
     operator = prop.create_operator(ctx, [list(a.shape) for a in args], [a.dtype for a in args])
     try:
-        operator.forward(False, ["write"] * len(outs), args, outs, aux)
+        with profiler.custom_op(op_type):
+            operator.forward(False, ["write"] * len(outs), args, outs, aux)
     except MXNetError:
         raise
     except Exception as exc:  # noqa: BLE001 - user code: report it, naming the op

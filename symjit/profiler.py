@@ -6,15 +6,20 @@ While the profiler runs (``set_state('run')``), symjit records complete events (
   (``k<group> op1+op2``; ``profile_symbolic``). Executors run a *profiled program* meanwhile: the
   same kernels and memory plan, with each kernel called on its own so it can be timed (on a GPU
   each call is synchronized); outside profiling they run one call per phase, as before.
-- ``custom``: each Custom op's Python code between kernels.
-- ``imperative``: each ``mx.nd`` operator call (``profile_imperative``).
+- ``Custom Operator``: each Custom op's Python code (``<op_type>::pure_python``, its backward
+  ``_backward_<op_type>::pure_python``) and the operator calls it makes (``<op_type>::<op>``).
+- ``operator``: each ``mx.nd`` operator call, named by its operator (``profile_imperative``;
+  arithmetic with a number by MXNet's scalar operator, ``_plus_scalar``).
 - ``compile``: each bind that compiles or loads a program, named by its symbol and mode.
 - events of the user's :class:`Domain` objects (:class:`Task`, :class:`Frame`, :class:`Event`),
   :class:`Counter` values (``ph: 'C'``) and :class:`Marker` instants (``ph: 'i'``).
 
-:func:`dump` writes ``{"traceEvents": [...], "displayTimeUnit": "ms"}`` to the configured file;
-:func:`dumps` returns per-name statistics (count, total, min, max, average in ms) as a table or
-JSON. The profiler is off by default and then costs one flag test per executor call.
+:func:`dump` writes ``{"traceEvents": [...], "displayTimeUnit": "ms"}`` to the configured file.
+With ``set_config(aggregate_stats=True)`` each timed event is also added to per-category, per-name
+statistics that :func:`dumps` returns in MXNet's layout (a table, or JSON
+``{"Time": {category: {name: {"Count", "Total", "Min", "Max", "Avg"}}}, "Memory": {...},
+"Unit": {"Time": "ms", "Memory": "kB"}}``). The profiler is off by default and then costs one flag
+test per executor call.
 
 >>> import json, os, tempfile, symjit as mx
 >>> path = os.path.join(tempfile.mkdtemp(), 'trace.json')
@@ -55,6 +60,8 @@ class _Profiler:
         self.running = False
         self.paused = False
         self.events: list[dict] = []
+        self.stats: dict[str, dict[str, list[float]]] = {}   # category -> name -> [count, total, min, max]
+        self.local = threading.local()                        # .custom: the Custom op running (a stack)
         self.lock = threading.Lock()
         self.t0 = time.perf_counter()
 
@@ -64,6 +71,12 @@ class _Profiler:
     def add(self, event: dict) -> None:
         with self.lock:
             self.events.append(event)
+            if event["ph"] == "X" and self.config.get("aggregate_stats"):
+                ms = event["dur"] / 1e3
+                s = self.stats.setdefault(event["cat"], {}).setdefault(event["name"], [0, 0.0, ms, ms])
+                s[0] += 1
+                s[1] += ms
+                s[2], s[3] = min(s[2], ms), max(s[3], ms)
 
     def complete(self, name: str, cat: str, start: float, end: float, args: dict | None = None) -> None:
         event = {"name": name, "cat": cat, "ph": "X", "ts": round((start - self.t0) * 1e6, 3),
@@ -99,6 +112,41 @@ class scope:
     def __exit__(self, *exc: object) -> None:
         if active(self.what):
             record(self.name, self.cat, self.start, time.perf_counter())
+
+
+CUSTOM = "Custom Operator"
+
+
+def record_op(op: str, start: float, end: float) -> None:
+    """Record an operator call: category ``operator``, or inside a Custom op's Python code
+    ``Custom Operator`` named ``<op_type>::<op>``."""
+    running = getattr(_P.local, "custom", None)
+    if running:
+        _P.complete(f"{running[-1]}::{op}", CUSTOM, start, end)
+    else:
+        _P.complete(op, "operator", start, end)
+
+
+class custom_op:
+    """``with profiler.custom_op(op_type, backward):`` runs a Custom op's Python code: recorded as
+    ``<op_type>::pure_python`` (``_backward_<op_type>::pure_python``) in ``Custom Operator`` while
+    symbolic or imperative profiling is on; operator calls inside are named after it."""
+
+    def __init__(self, op_type: str, backward: bool = False):
+        self.name = f"_backward_{op_type}" if backward else str(op_type)
+
+    def __enter__(self) -> custom_op:
+        stack = getattr(_P.local, "custom", None)
+        if stack is None:
+            stack = _P.local.custom = []
+        stack.append(self.name)
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _P.local.custom.pop()
+        if active("profile_symbolic") or active("profile_imperative"):
+            _P.complete(f"{self.name}::pure_python", CUSTOM, self.start, time.perf_counter())
 
 
 def set_config(**kwargs: Any) -> None:
@@ -161,39 +209,63 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
     write_atomic(_P.config["filename"], json.dumps(doc).encode())
 
 
-def _stats() -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    with _P.lock:
-        events = [e for e in _P.events if e["ph"] == "X"]
-    for e in events:
-        key = f"{e['cat']}:{e['name']}"
-        ms = e["dur"] / 1e3
-        s = out.setdefault(key, {"count": 0, "total": 0.0, "min": ms, "max": ms})
-        s["count"] += 1
-        s["total"] += ms
-        s["min"], s["max"] = min(s["min"], ms), max(s["max"], ms)
-    for s in out.values():
-        s["avg"] = s["total"] / s["count"]
-    return out
+_FIELDS = ("Count", "Total", "Min", "Max", "Avg")
+_SORT = {"count": 0, "total": 1, "min": 2, "max": 3, "avg": 4}
+
+
+def _rows(names: dict[str, list[float]], sort_by: str, ascending: bool) -> list[tuple[str, tuple]]:
+    """``(name, (count, total, min, max, avg))`` per name, ordered by ``sort_by`` (ties by name)."""
+    rows = [(name, (int(c), t, lo, hi, t / c)) for name, (c, t, lo, hi) in names.items()]
+    rows.sort(key=lambda r: r[0])
+    rows.sort(key=lambda r: r[1][_SORT[sort_by]], reverse=not ascending)
+    return rows
 
 
 def dumps(reset: bool = False, format: str = "table", sort_by: str = "total", ascending: bool = False) -> str:
-    """Per-event-name statistics in milliseconds: a text table or JSON; ``reset`` drops the events."""
+    """The aggregate statistics (``set_config(aggregate_stats=True)``) in MXNet's layout: per
+    category (``kernel``, ``operator``, ``Custom Operator``, ``compile``, a user's domain), per
+    event name its Count and Total/Min/Max/Avg milliseconds, each category's names ordered by
+    ``sort_by`` ('total', 'avg', 'min', 'max', 'count'), largest first unless ``ascending``;
+    ``format`` 'table' or 'json'; ``reset`` then clears the statistics (not the trace's events).
+
+    >>> import json, symjit as mx
+    >>> mx.profiler.set_config(aggregate_stats=True, profile_api=True)
+    >>> _ = mx.profiler.dumps(reset=True)
+    >>> mx.profiler.set_state('run')
+    >>> with mx.profiler.Task(mx.profiler.Domain('data'), 'load'):
+    ...     pass
+    >>> mx.profiler.set_state('stop')
+    >>> doc = json.loads(mx.profiler.dumps(format='json', reset=True))
+    >>> sorted(doc), doc['Time']['data']['load']['Count'], doc['Unit']['Time']
+    (['Memory', 'Time', 'Unit'], 1, 'ms')
+    >>> mx.profiler.set_config(aggregate_stats=False)
+    """
     if format not in ("table", "json"):
         raise ParamError(f"profiler.dumps: format must be 'table' or 'json', got {format!r}")
-    if sort_by not in ("total", "avg", "min", "max", "count"):
+    if sort_by not in _SORT:
         raise ParamError(f"profiler.dumps: sort_by must be total, avg, min, max or count, got {sort_by!r}")
-    stats = _stats()
-    if reset:
-        with _P.lock:
-            _P.events.clear()
-    rows = sorted(stats.items(), key=lambda kv: kv[1][sort_by], reverse=not ascending)
+    if not isinstance(ascending, bool) or not isinstance(reset, bool):
+        raise ParamError(f"profiler.dumps: reset and ascending must be True or False, got "
+                         f"reset={reset!r}, ascending={ascending!r}")
+    with _P.lock:
+        stats = {cat: {name: list(s) for name, s in names.items()} for cat, names in _P.stats.items()}
+        if reset:
+            _P.stats.clear()
+    cats = [(cat, _rows(stats[cat], sort_by, ascending)) for cat in sorted(stats)]
     if format == "json":
-        return json.dumps({name: s for name, s in rows}, indent=1)
-    lines = ["Profile Statistics (ms)", f"{'Name':<60} {'Count':>7} {'Total':>11} {'Min':>9} {'Max':>9} "
-             f"{'Avg':>9}"]
-    lines += [f"{name[:60]:<60} {int(s['count']):>7} {s['total']:>11.3f} {s['min']:>9.3f} {s['max']:>9.3f} "
-              f"{s['avg']:>9.3f}" for name, s in rows]
+        time_ = {cat: {name: dict(zip(_FIELDS, (v[0],) + tuple(round(x, 6) for x in v[1:])))
+                       for name, v in rows} for cat, rows in cats}
+        return json.dumps({"Time": time_, "Memory": {}, "Unit": {"Time": "ms", "Memory": "kB"}}, indent=4)
+    width = max([25] + [len(name) + 1 for _, rows in cats for name, _ in rows])
+    lines = ["", "Profile Statistics:", "\tNote the difference in units for different entries."]
+    for cat, rows in cats:
+        lines += [cat, "=================",
+                  f"{'Name':<{width}}{'Total Count':>16} {'Time (ms)':>16} {'Min Time (ms)':>16} "
+                  f"{'Max Time (ms)':>16} {'Avg Time (ms)':>16}",
+                  f"{'----':<{width}}{'-----------':>16} {'---------':>16} {'-------------':>16} "
+                  f"{'-------------':>16} {'-------------':>16}"]
+        lines += [f"{name:<{width}}{v[0]:>16} " + " ".join(f"{x:>16.4f}" for x in v[1:]) for name, v in rows]
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError, dtype_name, shape_str
 
-__all__ = ["broadcast_shape", "scalar_as", "is_scalar", "BINARY", "ARRAY_OP"]
+__all__ = ["broadcast_shape", "scalar_as", "is_scalar", "BINARY", "ARRAY_OP", "SCALAR_OPS",
+           "scalar_op_name"]
 
 
 def _flag(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], int]:
@@ -56,6 +57,39 @@ ARRAY_OP: dict[str, str] = {
     "lt": "broadcast_lesser", "le": "broadcast_lesser_equal", "maximum": "broadcast_maximum",
     "minimum": "broadcast_minimum", "hypot": "broadcast_hypot",
 }
+
+
+# MXNet's scalar operator for arithmetic of an array with a number:
+# broadcast op -> (the number on the right, the number on the left)
+SCALAR_OPS: dict[str, tuple[str, str]] = {
+    "broadcast_add": ("_plus_scalar", "_plus_scalar"), "broadcast_sub": ("_minus_scalar", "_rminus_scalar"),
+    "broadcast_mul": ("_mul_scalar", "_mul_scalar"), "broadcast_div": ("_div_scalar", "_rdiv_scalar"),
+    "broadcast_mod": ("_mod_scalar", "_rmod_scalar"), "broadcast_power": ("_power_scalar", "_rpower_scalar"),
+    "broadcast_maximum": ("_maximum_scalar", "_maximum_scalar"),
+    "broadcast_minimum": ("_minimum_scalar", "_minimum_scalar"),
+    "broadcast_hypot": ("_hypot_scalar", "_hypot_scalar"),
+    "broadcast_equal": ("_equal_scalar", "_equal_scalar"),
+    "broadcast_not_equal": ("_not_equal_scalar", "_not_equal_scalar"),
+    "broadcast_greater": ("_greater_scalar", "_lesser_scalar"),
+    "broadcast_greater_equal": ("_greater_equal_scalar", "_lesser_equal_scalar"),
+    "broadcast_lesser": ("_lesser_scalar", "_greater_scalar"),
+    "broadcast_lesser_equal": ("_lesser_equal_scalar", "_greater_equal_scalar"),
+}
+
+
+def scalar_op_name(op: str, inputs: list) -> str:
+    """MXNet's name for the call ``op(*inputs)``: a broadcast operator with a number operand (an
+    array marked ``_number``) is its scalar operator (``x + 1``: ``_plus_scalar``).
+
+    >>> scalar_op_name('broadcast_sub', [object(), object()])
+    'broadcast_sub'
+    """
+    ops = SCALAR_OPS.get(op)
+    if ops is not None and len(inputs) == 2:
+        for k in (1, 0):
+            if getattr(inputs[k], "_number", False):
+                return ops[1 - k]
+    return op
 
 
 def is_scalar(x: Any) -> bool:

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import profiler
 from ..base import MXNetError, ParamError, dtype_name, shape_str
 from .registry import Kind, OpDef, Param, RuleError, register
 
@@ -299,7 +300,8 @@ def host_call(node, ins: list[np.ndarray], outs: list[np.ndarray], reqs: list[st
 
         def run() -> None:
             op = _operator(node, env, fwd_ins)
-            op.forward(node.train, list(reqs), in_data, nd_outs, aux)
+            with profiler.custom_op(p["op_type"]):
+                op.forward(node.train, list(reqs), in_data, nd_outs, aux)
         return _guarded(node, "forward", run)
     skip = n_outs if _need_top_grad(p) else 0
     if skip:
@@ -314,7 +316,8 @@ def host_call(node, ins: list[np.ndarray], outs: list[np.ndarray], reqs: list[st
 
     def run_backward() -> None:
         op = _operator(node, env, fwd_ins)
-        op.backward(list(reqs), out_grad, in_data, out_data, nd_outs, aux)
+        with profiler.custom_op(p["op_type"], backward=True):
+            op.backward(list(reqs), out_grad, in_data, out_data, nd_outs, aux)
     return _guarded(node, "backward", run_backward)
 
 
