@@ -198,6 +198,40 @@ def test_leaky_relu_prelu_and_rrelu():
     assert shapes(leaky, data=(3, 4))[1] == [(3, 4)]
 
 
+@pytest.mark.parametrize("dshape,gshape", [((3, 4), (3, 4)), ((3, 4, 2, 5), (3, 4)),
+                                           ((3, 4, 2), (1, 4)), ((3, 4, 2), (3, 1))])
+def test_prelu_gamma_along_batch_and_channel(dshape, gshape):
+    """A gamma of shape (N, C) (or 1 along one of them) gives each (sample, channel) its slope;
+    its gradient sums over the other axes."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, dshape)
+    gamma = rng.uniform(0.1, 0.5, gshape)
+    g_b = gamma.reshape(gshape + (1,) * (len(dshape) - 2))
+    sym = mx.sym.LeakyReLU(V("x"), V("g"), act_type="prelu")
+    assert sym.infer_shape(x=dshape, g=gshape)[1] == [dshape]
+    ex = sym.simple_bind(mx.cpu(), x=dshape, g=gshape, type_dict={"x": "float64", "g": "float64"})
+    ex.arg_dict["x"][:] = x
+    ex.arg_dict["g"][:] = gamma
+    out = ex.forward(is_train=True)[0].asnumpy()
+    np.testing.assert_allclose(out, np.where(x > 0, x, g_b * x), rtol=1e-12)
+    head = rng.uniform(-1, 1, dshape)
+    ex.backward(mx.nd.array(head, dtype="float64"))
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), np.where(x > 0, head, head * g_b),
+                               rtol=1e-12)
+    contrib = np.where(x > 0, 0.0, head * x)
+    keep = tuple(a for a, n in enumerate(gshape) if n != 1)
+    want = contrib.sum(axis=tuple(a for a in range(len(dshape)) if a not in keep), keepdims=True)
+    np.testing.assert_allclose(ex.grad_dict["g"].asnumpy(), want.reshape(gshape), rtol=1e-12)
+
+
+def test_prelu_gamma_that_does_not_broadcast_is_refused():
+    sym = mx.sym.LeakyReLU(V("x"), V("g"), act_type="prelu", name="pr")
+    with pytest.raises(MXNetError, match=r"LeakyReLU 'pr'.*'gamma'.*\(4,3\).*\(3,4\)"):
+        sym.infer_shape(x=(3, 4), g=(4, 3))
+    with pytest.raises(MXNetError, match=r"'gamma'.*\(2,3,4\)"):
+        sym.infer_shape(x=(2, 3, 4), g=(2, 3, 4))
+
+
 def test_activation_shape_and_type():
     sym = mx.sym.Activation(V("data"), act_type="relu", name="a")
     assert shapes(sym, data=(3, 4, 5))[1] == [(3, 4, 5)]

@@ -457,3 +457,17 @@ def test_reshape_minus_one_and_zero_match_numpy(shape, data):
     want = arr.reshape(first, -1).shape
     assert mx.sym.reshape(x, shape=(first, -1)).infer_shape(x=shape)[1] == [want]
     assert mx.sym.Flatten(x).infer_shape(x=shape)[1] == [arr.reshape(shape[0], -1).shape]
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 4), (3, 4, 6), (2, 3, 2, 5)])
+def test_unravel_and_ravel_agree_with_numpy_including_leading_minus_one(shape):
+    """unravel_index gives numpy's index rows; a leading -1 in ``shape`` lets the first row take
+    whatever the flat position leaves over, and ravel_multi_index accepts it too."""
+    rng = np.random.default_rng(5)
+    rows = np.stack([rng.integers(0, n, 40) for n in shape])
+    flat = np.ravel_multi_index(rows, shape)
+    for form in (shape, (-1,) + shape[1:]):
+        got = mx.nd.unravel_index(mx.nd.array(flat, dtype="int64"), shape=form).asnumpy()
+        np.testing.assert_array_equal(got, rows)
+        back = mx.nd.ravel_multi_index(mx.nd.array(rows, dtype="int64"), shape=form).asnumpy()
+        np.testing.assert_array_equal(back, flat)

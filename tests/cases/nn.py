@@ -234,7 +234,8 @@ def _lrelu_np(kind, slope=0.25, lower=0.125, upper=0.334):
         if kind == "gelu":
             return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
         if kind == "prelu":
-            g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma
+            lead = (1,) if gamma.ndim == 1 else ()
+            g = gamma.reshape(lead + gamma.shape + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma
             return np.where(x > 0, x, g * x)
         out = np.where(x > 0, x, neg[kind])
         return _SELU_L * out if kind == "selu" else out
@@ -260,6 +261,8 @@ LRELU_CASES = [
     _lrelu_case("rrelu", "rrelu", {"data": rnd(3, 4)}, lower=0.2, upper=0.4),
     _lrelu_case("prelu", "prelu", {"data": rnd(2, 3, 4), "gamma": R.uniform(0.1, 0.5, 3)}),
     _lrelu_case("prelu_2d", "prelu", {"data": rnd(4, 3), "gamma": R.uniform(0.1, 0.5, 3)}),
+    _lrelu_case("prelu_full", "prelu", {"data": rnd(4, 3), "gamma": R.uniform(0.1, 0.5, (4, 3))}),
+    _lrelu_case("prelu_nc", "prelu", {"data": rnd(2, 3, 4), "gamma": R.uniform(0.1, 0.5, (2, 3))}),
     _lrelu_case("prelu_shared", "prelu", {"data": rnd(2, 3, 2), "gamma": R.uniform(0.1, 0.5, 1)}),
     Case("LeakyReLU", lambda v: mx.sym.tanh(mx.sym.LeakyReLU(v["data"], act_type="elu")),
          {"data": rnd(3, 4)}, lambda data: np.tanh(_lrelu_np("elu")(data)), id="elu_then_tanh"),
