@@ -78,7 +78,7 @@ SHAPE_CASES: dict[str, list] = {
         ({"shape": (-1, 0)}, {"data": (10, 5, 4)}, [(40, 5)]),
         ({"shape": (-1, 0), "reverse": True}, {"data": (10, 5, 4)}, [(50, 4)]),
         ({"shape": (0, -1)}, {"data": (2, 3, 4)}, [(2, 12)]),
-        ({"shape": (0, -4, -1, 2), "reverse": True}, {"data": (3, 8)}, [(3, 4, 2)]),
+        ({"shape": (0, 2, -1, -4), "reverse": True}, {"data": (3, 8)}, [(3, 2, 4)]),
         ({"shape": (-1, 2), "reverse": True}, {"data": (3, 8)}, [(12, 2)]),
         ({"shape": (-3,), "reverse": True}, {"data": (3, 8)}, [(24,)]),
         ({"shape": (-3, 0), "reverse": True}, {"data": (2, 3, 4)}, [(6, 4)]),
@@ -495,3 +495,30 @@ def test_norm_over_more_than_two_axes(ord_, axis, keepdims):
     head = rng.uniform(0.5, 1.5, y.shape)
     y.backward(mx.nd.array(head, dtype="float64"))
     np.testing.assert_allclose(a.grad.asnumpy(), dnorm * head.reshape(want.shape), rtol=1e-12)
+
+
+@pytest.mark.parametrize("src,spec,reverse,dst", [
+    ((2, 3, 5, 5), (0, -1), False, (2, 75)),
+    ((2, 3, 5, 6), (-3, -1), False, (6, 30)),
+    ((64, 1, 2, 3), (-4, 16, -1, -2), False, (16, 4, 1, 2, 3)),
+    ((2, 3, 4, 5), (3, -1, 0), True, (3, 8, 5)),
+    ((2, 3, 5, 6), (-2, 1, 30), True, (2, 3, 1, 30)),
+    ((1, 2, 3, 64), (-2, -1, 16, -4), True, (1, 2, 3, 4, 16)),
+])
+def test_reshape_infers_an_unknown_input_dimension_from_its_output(src, spec, reverse, dst):
+    """With one input dimension unknown (0) and the output's shape known from the op reading it,
+    Reshape gives the input dimension the size the output's elements leave for it."""
+    assert mx.sym.Variable("d").reshape(spec, reverse=reverse).infer_shape(d=src)[1] == [dst]
+    for i in range(len(src)):
+        held = src[:i] + (0,) + src[i + 1:]
+        net = mx.sym.Variable("d").reshape(spec, reverse=reverse) + mx.sym.ones(shape=dst)
+        ins, outs, _ = net.infer_shape(d=held)
+        assert (ins, outs) == ([src], [dst]), held
+
+
+def test_reshape_reverse_reads_the_codes_right_to_left():
+    """reverse=True reverses the codes too: a -4 comes after the two sizes it splits into."""
+    x = mx.sym.Variable("d")
+    assert x.reshape((16, -1, -4), reverse=True).infer_shape(d=(64,))[1] == [(16, 4)]
+    with pytest.raises(ShapeError, match="-4"):
+        x.reshape((-4, 16, -1), reverse=True).infer_shape(d=(64,))
