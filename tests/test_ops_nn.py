@@ -592,3 +592,31 @@ def test_correlation_absolute_difference_gradient_at_ties():
                     g2[y1 + dy, x1 + dx] -= s
     np.testing.assert_allclose(ex.grad_dict["a"].asnumpy()[0, 0], g1[pad:-pad, pad:-pad], rtol=1e-12)
     np.testing.assert_allclose(ex.grad_dict["b"].asnumpy()[0, 0], g2[pad:-pad, pad:-pad], rtol=1e-12)
+
+
+@pytest.mark.parametrize("pad", [(0, 0, 0), (0,), ()])
+def test_same_pooling_takes_a_pad_of_zeros_of_any_length(pad):
+    """pooling_convention='same' uses no pad, so zeros of any length are accepted (as MXNet);
+    ceil(W / stride) windows, the last one cut short; the gradient goes to each window's max."""
+    rng = np.random.default_rng(2)
+    x = rng.permutation(2 * 11).reshape(1, 2, 11).astype(np.float64)
+    sym = mx.sym.Pooling(V("x"), kernel=(2,), stride=(2,), pad=pad, pool_type="max",
+                         pooling_convention="same")
+    ex = sym.simple_bind(mx.cpu(), x=x.shape, type_dict={"x": "float64"})
+    ex.arg_dict["x"][:] = x
+    out = ex.forward(is_train=True)[0].asnumpy()
+    starts = range(0, 11, 2)
+    want = np.array([[[x[0, c, s:s + 2].max() for s in starts] for c in range(2)]])
+    np.testing.assert_array_equal(out, want)
+    ex.backward(mx.nd.ones(out.shape, dtype="float64"))
+    grad = np.zeros_like(x)
+    for c in range(2):
+        for s in starts:
+            grad[0, c, s + int(np.argmax(x[0, c, s:s + 2]))] += 1.0
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), grad)
+
+
+def test_same_pooling_refuses_a_nonzero_pad():
+    with pytest.raises(ParamError, match=r"'same'.*pad.*\(0,1,0\)"):
+        mx.nd.Pooling(mx.nd.ones((1, 1, 10)), kernel=(2,), stride=(2,), pad=(0, 1, 0),
+                      pooling_convention="same")

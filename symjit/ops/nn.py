@@ -336,9 +336,10 @@ def _pool_check(p: dict) -> None:
     k = p["kernel"]
     if not k and not p["global_pool"]:
         raise ParamError("Pooling: parameter 'kernel' is required unless global_pool=True")
-    if k:
-        _check_geometry("Pooling", p, ("stride", "pad"))
-    if p["pooling_convention"] == "same":
+    same = p["pooling_convention"] == "same"
+    if k:   # 'same' takes no pad: any number of zeros is accepted, as MXNet (pad=(0, 0, 0))
+        _check_geometry("Pooling", p, ("stride",) if same else ("stride", "pad"))
+    if same:
         if len(k) != 1:
             raise ParamError(f"Pooling: pooling_convention='same' is for 1-D pooling (a kernel of one "
                              f"entry), got kernel {shape_str(k)}")

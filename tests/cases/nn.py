@@ -181,6 +181,8 @@ POOL_CASES = [
     _pool_case("max1d", (2, 3, 7), kernel=(3,), stride=(2,)),
     _pool_case("avg1d_pad", (2, 3, 6), kernel=(2,), pad=(1,), pool_type="avg"),
     _pool_case("max1d_same", (2, 3, 11), kernel=(3,), stride=(2,), pooling_convention="same"),
+    _pool_case("max1d_same_zero_pad", (1, 2, 10), kernel=(2,), stride=(2,), pad=(0, 0, 0),
+               pooling_convention="same"),
     _pool_case("global_avg1d", (2, 3, 5), global_pool=True, pool_type="avg"),
     _pool_case("lp1", (1, 2, 4, 4), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=1),
     _pool_case("lp2", (1, 2, 4, 4), kernel=(2, 2), stride=(1, 1), pool_type="lp", p_value=2),
