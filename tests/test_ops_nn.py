@@ -198,6 +198,40 @@ def test_leaky_relu_prelu_and_rrelu():
     assert shapes(leaky, data=(3, 4))[1] == [(3, 4)]
 
 
+@pytest.mark.parametrize("dshape,gshape", [((3, 4), (3, 4)), ((3, 4, 2, 5), (3, 4)),
+                                           ((3, 4, 2), (1, 4)), ((3, 4, 2), (3, 1))])
+def test_prelu_gamma_along_batch_and_channel(dshape, gshape):
+    """A gamma of shape (N, C) (or 1 along one of them) gives each (sample, channel) its slope;
+    its gradient sums over the other axes."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, dshape)
+    gamma = rng.uniform(0.1, 0.5, gshape)
+    g_b = gamma.reshape(gshape + (1,) * (len(dshape) - 2))
+    sym = mx.sym.LeakyReLU(V("x"), V("g"), act_type="prelu")
+    assert sym.infer_shape(x=dshape, g=gshape)[1] == [dshape]
+    ex = sym.simple_bind(mx.cpu(), x=dshape, g=gshape, type_dict={"x": "float64", "g": "float64"})
+    ex.arg_dict["x"][:] = x
+    ex.arg_dict["g"][:] = gamma
+    out = ex.forward(is_train=True)[0].asnumpy()
+    np.testing.assert_allclose(out, np.where(x > 0, x, g_b * x), rtol=1e-12)
+    head = rng.uniform(-1, 1, dshape)
+    ex.backward(mx.nd.array(head, dtype="float64"))
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), np.where(x > 0, head, head * g_b),
+                               rtol=1e-12)
+    contrib = np.where(x > 0, 0.0, head * x)
+    keep = tuple(a for a, n in enumerate(gshape) if n != 1)
+    want = contrib.sum(axis=tuple(a for a in range(len(dshape)) if a not in keep), keepdims=True)
+    np.testing.assert_allclose(ex.grad_dict["g"].asnumpy(), want.reshape(gshape), rtol=1e-12)
+
+
+def test_prelu_gamma_that_does_not_broadcast_is_refused():
+    sym = mx.sym.LeakyReLU(V("x"), V("g"), act_type="prelu", name="pr")
+    with pytest.raises(MXNetError, match=r"LeakyReLU 'pr'.*'gamma'.*\(4,3\).*\(3,4\)"):
+        sym.infer_shape(x=(3, 4), g=(4, 3))
+    with pytest.raises(MXNetError, match=r"'gamma'.*\(2,3,4\)"):
+        sym.infer_shape(x=(2, 3, 4), g=(2, 3, 4))
+
+
 def test_activation_shape_and_type():
     sym = mx.sym.Activation(V("data"), act_type="relu", name="a")
     assert shapes(sym, data=(3, 4, 5))[1] == [(3, 4, 5)]
@@ -558,3 +592,31 @@ def test_correlation_absolute_difference_gradient_at_ties():
                     g2[y1 + dy, x1 + dx] -= s
     np.testing.assert_allclose(ex.grad_dict["a"].asnumpy()[0, 0], g1[pad:-pad, pad:-pad], rtol=1e-12)
     np.testing.assert_allclose(ex.grad_dict["b"].asnumpy()[0, 0], g2[pad:-pad, pad:-pad], rtol=1e-12)
+
+
+@pytest.mark.parametrize("pad", [(0, 0, 0), (0,), ()])
+def test_same_pooling_takes_a_pad_of_zeros_of_any_length(pad):
+    """pooling_convention='same' uses no pad, so zeros of any length are accepted (as MXNet);
+    ceil(W / stride) windows, the last one cut short; the gradient goes to each window's max."""
+    rng = np.random.default_rng(2)
+    x = rng.permutation(2 * 11).reshape(1, 2, 11).astype(np.float64)
+    sym = mx.sym.Pooling(V("x"), kernel=(2,), stride=(2,), pad=pad, pool_type="max",
+                         pooling_convention="same")
+    ex = sym.simple_bind(mx.cpu(), x=x.shape, type_dict={"x": "float64"})
+    ex.arg_dict["x"][:] = x
+    out = ex.forward(is_train=True)[0].asnumpy()
+    starts = range(0, 11, 2)
+    want = np.array([[[x[0, c, s:s + 2].max() for s in starts] for c in range(2)]])
+    np.testing.assert_array_equal(out, want)
+    ex.backward(mx.nd.ones(out.shape, dtype="float64"))
+    grad = np.zeros_like(x)
+    for c in range(2):
+        for s in starts:
+            grad[0, c, s + int(np.argmax(x[0, c, s:s + 2]))] += 1.0
+    np.testing.assert_array_equal(ex.grad_dict["x"].asnumpy(), grad)
+
+
+def test_same_pooling_refuses_a_nonzero_pad():
+    with pytest.raises(ParamError, match=r"'same'.*pad.*\(0,1,0\)"):
+        mx.nd.Pooling(mx.nd.ones((1, 1, 10)), kernel=(2,), stride=(2,), pad=(0, 1, 0),
+                      pooling_convention="same")

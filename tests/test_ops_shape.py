@@ -44,6 +44,7 @@ SHAPE_CASES: dict[str, list] = {
         ({"axis": 1}, {"data": (2, 3)}, [(2,)]),
         ({"ord": 1, "axis": 0}, {"data": (2, 3)}, [(3,)]),
         ({"axis": (0, 1), "keepdims": True}, {"data": (2, 3, 4)}, [(1, 1, 4)]),
+        ({"axis": (0, 1, 3)}, {"data": (2, 3, 4, 5)}, [(4,)]),
     ],
     "argmax": [
         ({"axis": 1}, {"data": (2, 3)}, [(2,)]),
@@ -77,7 +78,7 @@ SHAPE_CASES: dict[str, list] = {
         ({"shape": (-1, 0)}, {"data": (10, 5, 4)}, [(40, 5)]),
         ({"shape": (-1, 0), "reverse": True}, {"data": (10, 5, 4)}, [(50, 4)]),
         ({"shape": (0, -1)}, {"data": (2, 3, 4)}, [(2, 12)]),
-        ({"shape": (0, -4, -1, 2), "reverse": True}, {"data": (3, 8)}, [(3, 4, 2)]),
+        ({"shape": (0, 2, -1, -4), "reverse": True}, {"data": (3, 8)}, [(3, 2, 4)]),
         ({"shape": (-1, 2), "reverse": True}, {"data": (3, 8)}, [(12, 2)]),
         ({"shape": (-3,), "reverse": True}, {"data": (3, 8)}, [(24,)]),
         ({"shape": (-3, 0), "reverse": True}, {"data": (2, 3, 4)}, [(6, 4)]),
@@ -319,7 +320,6 @@ PARAM_ERRORS = [
     ("Concat", {"num_args": 0}, ["Concat", "num_args"]),
     ("SliceChannel", {}, ["SliceChannel", "num_outputs", "missing"]),
     ("norm", {"ord": 3}, ["norm", "ord"]),
-    ("norm", {"axis": (0, 1, 2)}, ["norm", "axis"]),
     ("one_hot", {"depth": 3, "dtype": "bool"}, ["one_hot", "dtype"]),
     ("one_hot", {"depth": -1}, ["one_hot", "depth"]),
     ("take", {"mode": "nearest"}, ["take", "mode"]),
@@ -457,3 +457,68 @@ def test_reshape_minus_one_and_zero_match_numpy(shape, data):
     want = arr.reshape(first, -1).shape
     assert mx.sym.reshape(x, shape=(first, -1)).infer_shape(x=shape)[1] == [want]
     assert mx.sym.Flatten(x).infer_shape(x=shape)[1] == [arr.reshape(shape[0], -1).shape]
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 4), (3, 4, 6), (2, 3, 2, 5)])
+def test_unravel_and_ravel_agree_with_numpy_including_leading_minus_one(shape):
+    """unravel_index gives numpy's index rows; a leading -1 in ``shape`` lets the first row take
+    whatever the flat position leaves over, and ravel_multi_index accepts it too."""
+    rng = np.random.default_rng(5)
+    rows = np.stack([rng.integers(0, n, 40) for n in shape])
+    flat = np.ravel_multi_index(rows, shape)
+    for form in (shape, (-1,) + shape[1:]):
+        got = mx.nd.unravel_index(mx.nd.array(flat, dtype="int64"), shape=form).asnumpy()
+        np.testing.assert_array_equal(got, rows)
+        back = mx.nd.ravel_multi_index(mx.nd.array(rows, dtype="int64"), shape=form).asnumpy()
+        np.testing.assert_array_equal(back, flat)
+
+
+@pytest.mark.parametrize("ord_,axis,keepdims", [(2, (0, 1, 2), False), (2, (0, 2, 3), True),
+                                                (1, (1, 2, 3), False), (2, (0, 1, 2, 3), True)])
+def test_norm_over_more_than_two_axes(ord_, axis, keepdims):
+    """norm reduces any set of axes: ord=2 the square root of the sum of squares, ord=1 the sum
+    of absolute values; its gradient is x / norm (ord 2) or sign(x) (ord 1) times the head's."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.2, 1.0, (2, 3, 2, 4)) * rng.choice([-1.0, 1.0], (2, 3, 2, 4))
+    if ord_ == 2:
+        want = np.sqrt((x * x).sum(axis=axis, keepdims=True))
+        dnorm = x / want
+    else:
+        want = np.abs(x).sum(axis=axis, keepdims=True)
+        dnorm = np.sign(x)
+    a = mx.nd.array(x, dtype="float64")
+    a.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.norm(a, ord=ord_, axis=axis, keepdims=keepdims)
+    shape = want.shape if keepdims else tuple(n for i, n in enumerate(x.shape) if i not in axis)
+    np.testing.assert_allclose(y.asnumpy(), want.reshape(shape or (1,)), rtol=1e-12)
+    head = rng.uniform(0.5, 1.5, y.shape)
+    y.backward(mx.nd.array(head, dtype="float64"))
+    np.testing.assert_allclose(a.grad.asnumpy(), dnorm * head.reshape(want.shape), rtol=1e-12)
+
+
+@pytest.mark.parametrize("src,spec,reverse,dst", [
+    ((2, 3, 5, 5), (0, -1), False, (2, 75)),
+    ((2, 3, 5, 6), (-3, -1), False, (6, 30)),
+    ((64, 1, 2, 3), (-4, 16, -1, -2), False, (16, 4, 1, 2, 3)),
+    ((2, 3, 4, 5), (3, -1, 0), True, (3, 8, 5)),
+    ((2, 3, 5, 6), (-2, 1, 30), True, (2, 3, 1, 30)),
+    ((1, 2, 3, 64), (-2, -1, 16, -4), True, (1, 2, 3, 4, 16)),
+])
+def test_reshape_infers_an_unknown_input_dimension_from_its_output(src, spec, reverse, dst):
+    """With one input dimension unknown (0) and the output's shape known from the op reading it,
+    Reshape gives the input dimension the size the output's elements leave for it."""
+    assert mx.sym.Variable("d").reshape(spec, reverse=reverse).infer_shape(d=src)[1] == [dst]
+    for i in range(len(src)):
+        held = src[:i] + (0,) + src[i + 1:]
+        net = mx.sym.Variable("d").reshape(spec, reverse=reverse) + mx.sym.ones(shape=dst)
+        ins, outs, _ = net.infer_shape(d=held)
+        assert (ins, outs) == ([src], [dst]), held
+
+
+def test_reshape_reverse_reads_the_codes_right_to_left():
+    """reverse=True reverses the codes too: a -4 comes after the two sizes it splits into."""
+    x = mx.sym.Variable("d")
+    assert x.reshape((16, -1, -4), reverse=True).infer_shape(d=(64,))[1] == [(16, 4)]
+    with pytest.raises(ShapeError, match="-4"):
+        x.reshape((-4, 16, -1), reverse=True).infer_shape(d=(64,))

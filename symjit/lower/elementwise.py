@@ -5,13 +5,16 @@ the same loop on every target.
 """
 from __future__ import annotations
 
-from ..ops.nn_grad import prelu_data_grad, prelu_forward, rrelu_slope
+from ..ops.nn_grad import prelu_data_grad, prelu_forward, prelu_gamma_axes, rrelu_slope
 from .emit import elem_index, literal
 from .rules import ANY, rule
 
 
-def _channel(k, gamma: str, idx: list[str]) -> str:
-    return "0" if k.info[gamma].shape == (1,) or len(idx) < 2 else idx[1]
+def _channel(k, data: str, gamma: str, idx: list[str]) -> str:
+    """The index of gamma's element for data element ``idx`` (gamma lies along axes 0 and 1)."""
+    gshape = k.info[gamma].shape
+    axes = prelu_gamma_axes(k.info[data].shape, gshape)
+    return ", ".join("0" if n == 1 else idx[a] for a, n in zip(axes, gshape))
 
 
 def lrelu_lower(k, node, ins, outs):
@@ -22,7 +25,7 @@ def lrelu_lower(k, node, ins, outs):
     dt = k.info[out].dtype
     if p["act_type"] == "prelu":
         leaky, gamma = k.module.body(prelu_forward), ins[1]
-        return lambda idx: f"{leaky}({x}[{elem_index(idx)}], {gamma}[{_channel(k, gamma, idx)}])"
+        return lambda idx: f"{leaky}({x}[{elem_index(idx)}], {gamma}[{_channel(k, x, gamma, idx)}])"
     fn, consts = node.op.body(p)
     alias = k.module.body(fn)
     args = "".join(f", {literal(c, dt)}" for c in consts)
@@ -38,7 +41,7 @@ def prelu_data_lower(k, node, ins, outs):
     g, x, gamma = ins
     sel = k.module.body(prelu_data_grad)
     return lambda idx: (f"{sel}({g}[{elem_index(idx)}], {x}[{elem_index(idx)}], "
-                        f"{gamma}[{_channel(k, gamma, idx)}])")
+                        f"{gamma}[{_channel(k, x, gamma, idx)}])")
 
 
 # the loop reads x[i] before it writes out[i] (prelu's gamma is read by channel: no pair)

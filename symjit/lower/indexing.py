@@ -338,10 +338,11 @@ def _unravel(k, node, ins, outs) -> ElemExpr:
     def expr(idx: list[str]) -> str:
         v, j = k.tmp("v"), idx[0]
         k.line(f"{v} = int({_at(data, idx[1:])})")
-        out = f"{v} % {shape[-1]}"
+        out = "0"
         stride = 1
         for d in range(len(shape) - 1, -1, -1):
-            out_d = f"({v} // {stride}) % {shape[d]}"
+            # the leading row keeps the whole quotient (as MXNet): shape[0] may be -1
+            out_d = f"({v} // {stride})" if d == 0 else f"({v} // {stride}) % {shape[d]}"
             out = out_d if d == len(shape) - 1 else f"({out_d} if {j} == {d} else {out})"
             stride *= shape[d]
         return out

@@ -336,9 +336,10 @@ def _pool_check(p: dict) -> None:
     k = p["kernel"]
     if not k and not p["global_pool"]:
         raise ParamError("Pooling: parameter 'kernel' is required unless global_pool=True")
-    if k:
-        _check_geometry("Pooling", p, ("stride", "pad"))
-    if p["pooling_convention"] == "same":
+    same = p["pooling_convention"] == "same"
+    if k:   # 'same' takes no pad: any number of zeros is accepted, as MXNet (pad=(0, 0, 0))
+        _check_geometry("Pooling", p, ("stride",) if same else ("stride", "pad"))
+    if same:
         if len(k) != 1:
             raise ParamError(f"Pooling: pooling_convention='same' is for 1-D pooling (a kernel of one "
                              f"entry), got kernel {shape_str(k)}")
@@ -567,12 +568,17 @@ def _lrelu_shape(p: dict, ins: list, aux: list):
     if p["act_type"] != "prelu":
         return [data], outs, []
     gamma = ins[1]
-    if gamma is not None and len(gamma) != 1:
-        raise RuleError(f"argument 'gamma' must be 1-D (C,) or (1,), got shape {shape_str(gamma)}")
-    if data is None or gamma == (1,):  # (1,): one slope shared by every channel (Gluon's PReLU)
+    if data is None:
         return [data, gamma], outs, []
-    need_rank(data, "data", 2, " for act_type='prelu' (channel axis 1)")
-    return [data, (data[1],)], outs, []
+    if gamma is None:  # as MXNet: one slope per channel (axis 1)
+        need_rank(data, "data", 2, " for act_type='prelu' (channel axis 1)")
+        return [data, (data[1],)], outs, []
+    if len(gamma) == 0 or nl.prelu_gamma_axes(data, gamma) is None:
+        forms = f"(C,) = {shape_str(data[1:2])}, (1,)" + (
+            f" or (N, C) = {shape_str(data[:2])}" if len(data) > 1 else "")
+        raise RuleError(f"argument 'gamma' of shape {shape_str(gamma)} does not broadcast to data "
+                        f"of shape {shape_str(data)}: it must be {forms}, or 1 along an axis")
+    return [data, gamma], outs, []
 
 
 LeakyReLU = register(OpDef(
@@ -592,7 +598,8 @@ LeakyReLU = register(OpDef(
     grad=nl.lrelu_grad,
     # as MXNet: prelu's gamma, unless its variable says otherwise, starts at 0.25
     extra={"input_var_attrs": {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}},
-    doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1), "
+    doc="Leaky rectifiers: leaky (x>0 ? x : slope*x), prelu (slope gamma per channel, axis 1; "
+        "gamma (C,), (1,) or (N, C) as axes 0 and 1 of data), "
         "rrelu (symjit: always the mean slope (lower_bound+upper_bound)/2, MXNet's inference "
         "behaviour; MXNet samples a random slope per element in training), "
         "elu (slope*(exp(x)-1) for x<=0), selu and gelu (erf form).",

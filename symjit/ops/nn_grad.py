@@ -52,6 +52,24 @@ def rrelu_slope(p: dict) -> float:
     return (p["lower_bound"] + p["upper_bound"]) / 2.0
 
 
+def prelu_gamma_axes(data: tuple, gamma: tuple) -> tuple | None:
+    """The data axis each axis of prelu's ``gamma`` lies along, or None when it does not fit.
+
+    As MXNet, gamma is matched from its last axis backwards against the data's axes 1 and 0 (in
+    that order): an axis of gamma equal to the data's, or of length 1, takes it; a data axis it
+    does not fit is skipped. So (C,) and (1,) lie along axis 1 and (N, C) along axes 0 and 1.
+
+    >>> prelu_gamma_axes((3, 4, 5), (4,)), prelu_gamma_axes((3, 4), (3, 4))
+    ((1,), (0, 1))
+    """
+    axes, s = [], len(gamma) - 1
+    for i in range(min(1, len(data) - 1), -1, -1):
+        if s >= 0 and gamma[s] in (data[i], 1):
+            axes.append(i)
+            s -= 1
+    return tuple(reversed(axes)) if s == -1 else None
+
+
 def prelu_forward(x: float, gamma: float) -> float:
     """x if x > 0 else gamma * x (the scalar body of prelu)."""
     return x if x > 0.0 else gamma * x
@@ -71,8 +89,13 @@ def lrelu_grad(b, node, ograds):
     gamma = node.inputs[1]
     dx = b.add1("_backward_PReLU_data", dout, x, gamma)
     contrib = b.add1("_backward_PReLU_gamma", dout, x)
-    if b.g.values[gamma].shape == (1,):
+    gshape = b.g.values[gamma].shape
+    axes = prelu_gamma_axes(b.g.values[x].shape, gshape)
+    kept = tuple(a for a, n in zip(axes, gshape) if n != 1)
+    if not kept:
         dg = b.add("sum", [contrib], params={}, raw=True)[0]
     else:
-        dg = b.add1("sum", contrib, axis=(1,), exclude=True)
+        dg = b.add1("sum", contrib, axis=kept, exclude=True)
+    if b.g.values[dg].shape != tuple(gshape):
+        dg = b.add1("Reshape", dg, shape=tuple(gshape))
     return [dx, dg]

@@ -14,7 +14,7 @@ side's size; two different sizes are an error). Ops without such a rule have the
 ``shape`` rule run once all their inputs are complete.
 
 The rules here: every elementwise op (all shapes equal), FullyConnected, Convolution, Concat,
-SliceChannel, dot, batch_dot, Embedding, pick, transpose, slice, slice_axis, where and the filled
+SliceChannel, dot, batch_dot, Embedding, pick, transpose, slice, slice_axis, where, Reshape and the filled
 sources (``_zeros``, ``_ones``, ``_full`` with unknown sizes in ``shape``), the ops MXNet's own
 partial-inference tests exercise.
 
@@ -33,7 +33,8 @@ from .registry import RuleError
 from .rules import norm_axis, window_out_len, window_params
 
 __all__ = ["UNKNOWN", "merge", "merge_all", "is_complete", "partial_same", "fc", "convolution", "concat",
-           "split", "dot", "batch_dot", "embedding", "pick", "permuted", "axiswise", "where", "fixed"]
+           "split", "dot", "batch_dot", "embedding", "pick", "permuted", "axiswise", "where", "fixed",
+           "size_kept"]
 
 Partial = tuple[int, ...] | None
 UNKNOWN = -1
@@ -344,6 +345,30 @@ def permuted(perm_of: Callable[[dict, int], tuple[int, ...]]) -> Callable:
             back[a] = out[i]
         return [tuple(back)], [out], []
     return rule
+
+
+def size_kept(rule: Callable) -> Callable:
+    """The partial rule of an op whose one output holds its one input's elements in another shape
+    (Reshape), ``rule`` its ordinary shape rule: with the output complete, an input whose one
+    unknown dimension is all it lacks gets the size the output's elements leave for it (as
+    MXNet's Reshape infers its input back); the output then follows from ``rule``.
+
+    >>> flat = lambda p, ins, aux: (list(ins), [(ins[0][0] * ins[0][1],)], [])
+    >>> size_kept(flat)({}, [(-1, 4)], [(12,)], [])
+    ([(3, 4)], [(12,)], [])
+    """
+    def partial(p: dict, ins: list, outs: list, aux: list):
+        data, out = ins[0], outs[0]
+        if data is None or not is_complete(out):
+            return _unchanged(ins, outs, aux)
+        missing = [i for i, d in enumerate(data) if d < 0]
+        known = _known_prod([d for d in data if d >= 0])
+        total = _known_prod(out)
+        if len(missing) != 1 or known <= 0 or total % known:
+            return _unchanged(ins, outs, aux)
+        data = tuple(total // known if d < 0 else d for d in data)
+        return rule(p, [data, *ins[1:]], aux)
+    return partial
 
 
 _PROBE = 1 << 40    # stands in for an unknown size where an ordinary rule reads axes one by one

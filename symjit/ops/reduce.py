@@ -219,16 +219,14 @@ del _name
 
 
 # ---------------------------------------------------------------------------------------------
-# norm: L1 or L2 norm over all elements, one axis (vector norm) or two axes (ord=2: Frobenius;
-# ord=1: the sum of absolute values, as MXNet computes it, not the induced matrix 1-norm).
+# norm: L1 or L2 norm over all elements or over any axes (ord=2: the square root of the sum of
+# squares, Frobenius over two axes; ord=1: the sum of absolute values, as MXNet computes it, not
+# the induced matrix 1-norm).
 
 _NORM_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8")
 
 
 def _norm_check(p: dict) -> None:
-    axis = p["axis"]
-    if axis is not None and len(axis) > 2:
-        raise ParamError(f"norm: parameter 'axis'={axis} must name one or two axes")
     if p["out_dtype"] is not None and p["out_dtype"] not in _NORM_DTYPES:
         raise ParamError(f"norm: parameter 'out_dtype'={p['out_dtype']!r} is not one of {list(_NORM_DTYPES)}")
 
@@ -257,7 +255,7 @@ norm = register(OpDef(
     name="norm",
     params=(
         Param("ord", "int", 2, check=lambda v: v in (1, 2), check_msg="1 or 2", doc="order of the norm"),
-        Param("axis", "shape", None, nullable=True, doc="one axis (vector norm) or two (matrix norm)"),
+        Param("axis", "shape", None, nullable=True, doc="the axes reduced (any number; default all)"),
         Param("out_dtype", "dtype", None, nullable=True, doc="dtype of the result (default: input's)"),
         Param("keepdims", "bool", False, doc="keep reduced axes as size-1 dimensions"),
     ),

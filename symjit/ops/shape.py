@@ -150,18 +150,21 @@ def reshape_shape(dshape: Shape, spec: Shape, reverse: bool = False) -> Shape:
 
     >>> reshape_shape((2, 3, 4), (-4, 1, 2, -2)), reshape_shape((10, 5, 4), (-1, 0), reverse=True)
     ((1, 2, 3, 4), (50, 4))
+    >>> reshape_shape((1, 2, 3, 64), (-2, -1, 16, -4), reverse=True)
+    (1, 2, 3, 4, 16)
     """
-    groups = _code_groups(tuple(spec))
     if reverse:
-        groups = [(g[0], g[2], g[1]) if g[0] == -4 else g for g in reversed(groups)]
+        # as MXNet: the codes and the input are both reversed, read left to right, and the result
+        # reversed back (so a -4 is followed by its two values in the reversed codes)
         rev = tuple(reversed(dshape))
         try:
+            groups = _code_groups(tuple(reversed(spec)))
             out = _apply_codes(groups, rev, tuple(spec))[::-1]
         except RuleError as exc:
             raise RuleError(f"{exc} (reverse=True: the codes are applied right to left, i.e. to the "
                             f"reversed input {shape_str(rev)})") from None
     else:
-        out = _apply_codes(groups, tuple(dshape), tuple(spec))
+        out = _apply_codes(_code_groups(tuple(spec)), tuple(dshape), tuple(spec))
     return tuple(out)
 
 
@@ -199,6 +202,7 @@ Reshape = register(OpDef(
     ),
     check=_reshape_check,
     shape=_reshape_rule,
+    shape_partial=partial_shape.size_kept(_reshape_rule),
     kind=Kind.INJECTIVE,
     grad=GRAD["reshape"],
     aliases=("reshape",),

@@ -181,6 +181,8 @@ POOL_CASES = [
     _pool_case("max1d", (2, 3, 7), kernel=(3,), stride=(2,)),
     _pool_case("avg1d_pad", (2, 3, 6), kernel=(2,), pad=(1,), pool_type="avg"),
     _pool_case("max1d_same", (2, 3, 11), kernel=(3,), stride=(2,), pooling_convention="same"),
+    _pool_case("max1d_same_zero_pad", (1, 2, 10), kernel=(2,), stride=(2,), pad=(0, 0, 0),
+               pooling_convention="same"),
     _pool_case("global_avg1d", (2, 3, 5), global_pool=True, pool_type="avg"),
     _pool_case("lp1", (1, 2, 4, 4), kernel=(2, 2), stride=(2, 2), pool_type="lp", p_value=1),
     _pool_case("lp2", (1, 2, 4, 4), kernel=(2, 2), stride=(1, 1), pool_type="lp", p_value=2),
@@ -234,7 +236,8 @@ def _lrelu_np(kind, slope=0.25, lower=0.125, upper=0.334):
         if kind == "gelu":
             return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
         if kind == "prelu":
-            g = gamma.reshape((1, -1) + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma
+            lead = (1,) if gamma.ndim == 1 else ()
+            g = gamma.reshape(lead + gamma.shape + (1,) * (x.ndim - 2)) if gamma.size > 1 else gamma
             return np.where(x > 0, x, g * x)
         out = np.where(x > 0, x, neg[kind])
         return _SELU_L * out if kind == "selu" else out
@@ -260,6 +263,8 @@ LRELU_CASES = [
     _lrelu_case("rrelu", "rrelu", {"data": rnd(3, 4)}, lower=0.2, upper=0.4),
     _lrelu_case("prelu", "prelu", {"data": rnd(2, 3, 4), "gamma": R.uniform(0.1, 0.5, 3)}),
     _lrelu_case("prelu_2d", "prelu", {"data": rnd(4, 3), "gamma": R.uniform(0.1, 0.5, 3)}),
+    _lrelu_case("prelu_full", "prelu", {"data": rnd(4, 3), "gamma": R.uniform(0.1, 0.5, (4, 3))}),
+    _lrelu_case("prelu_nc", "prelu", {"data": rnd(2, 3, 4), "gamma": R.uniform(0.1, 0.5, (2, 3))}),
     _lrelu_case("prelu_shared", "prelu", {"data": rnd(2, 3, 2), "gamma": R.uniform(0.1, 0.5, 1)}),
     Case("LeakyReLU", lambda v: mx.sym.tanh(mx.sym.LeakyReLU(v["data"], act_type="elu")),
          {"data": rnd(3, 4)}, lambda data: np.tanh(_lrelu_np("elu")(data)), id="elu_then_tanh"),

@@ -127,6 +127,7 @@ NORM_CASES = [
     _norm_case(away(2, 3, 4), "l2-keepdims", axis=(0,), keepdims=True),
     _norm_case(away(2, 3, 4), "l1-keepdims", ord=1, axis=(2,), keepdims=True),
     _norm_case(away(2, 3, 4), "frobenius", axis=(0, 2)),
+    _norm_case(away(2, 3, 2, 3), "l2-three-axes", axis=(0, 1, 3), keepdims=True),
     _norm_case(away(3, 4), "out-float32", grad="none", rtol=1e-6, axis=(1,), out_dtype="float32"),
 ]
 

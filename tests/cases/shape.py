@@ -26,6 +26,8 @@ RESHAPE_LIKE = [
     _unary("Reshape", (2, 3, 4), lambda x: x.reshape(2, 12), "keep-infer", shape=(0, -1)),
     _unary("Reshape", (2, 3, 4), lambda x: x.reshape(1, 2, 3, 4), "split", shape=(-4, 1, 2, -2)),
     _unary("Reshape", (3, 2, 4), lambda x: x.reshape(6, 4), "reverse", shape=(-1, 0), reverse=True),
+    _unary("Reshape", (1, 2, 12), lambda x: x.reshape(1, 2, 3, 4), "reverse-split",
+           shape=(-2, -1, 4, -4), reverse=True),
     _unary("Reshape", (2, 6), lambda x: x.reshape(2, 3, 2), "legacy", target_shape=(0, 2),
            keep_highest=True),
     _unary("expand_dims", (2, 3), lambda x: x[:, None, :], "mid", axis=1),
