@@ -114,7 +114,7 @@ def parts(batch: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--batches", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=5)
