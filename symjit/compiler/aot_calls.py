@@ -96,8 +96,12 @@ class CallEntries:
     def ran_numba(self, module: Any) -> None:
         """Note that a call runs numba's ``module`` (the entry lacked it): at exit, a process whose
         such modules compiled a kernel (numba's cache missed) notes nothing."""
-        if self.enabled:
-            self._numba.append(module)
+        if not self.enabled or self._full:
+            return
+        if len(self._numba) >= 4 * MAX_NEW_UNITS:
+            self._full = True     # that many calls: not a script's few (and the list stays short)
+            return
+        self._numba.append(module)
 
     def _compiled_here(self) -> bool:
         for module in self._numba:
