@@ -66,7 +66,7 @@ def node_work(node, shapes: dict) -> tuple[float, float]:
     return 2.0 * int(np.prod(outs[0])) * int(np.prod(w[1:])), nbytes
 
 
-def graph_nodes(sym, data_shape: tuple) -> dict[str, dict]:
+def graph_nodes(sym, data_shape: tuple) -> tuple[dict[str, dict], dict]:
     """Each operator of the symbol by name: op, input entries, outputs, and the shapes of every
     entry (from shape inference on the internals)."""
     doc = json.loads(sym.tojson())
@@ -153,8 +153,9 @@ def main() -> None:
         for label, st in stats.items():
             ops = kernel_ops(label, nodes)
             ms = st["Total"] / args.runs                                          # per forward
-            flops = sum(node_work(nodes[o], shapes)[0] for o in ops)
-            nbytes = max(sum(node_work(nodes[o], shapes)[1] for o in ops), 1)
+            work = [node_work(nodes[o], shapes) for o in ops]
+            flops = sum(f for f, _ in work)
+            nbytes = max(sum(b for _, b in work), 1)
             bound = min(peak, flops / nbytes * bandwidth) if flops else bandwidth
             rate = flops / (ms / 1e3) / 1e9 if flops else nbytes / (ms / 1e3) / 1e9
             kernel = label.split(" ")[0]
