@@ -304,11 +304,11 @@ class Executor:
                     by_vid = dict(zip(seg.vids, arrays))
                     calls = target.prepare_calls(prog.module, seg.launches, by_vid)
                     if progress is not None:
-                        progress.expect(id(fn) for fn, _ in calls)
+                        progress.expect(id(target.unit(fn)) for fn, _ in calls)
                     for fn, args in calls:
-                        target.warm(fn, list(args))
+                        target.warm(target.unit(fn), list(args))
                         if progress is not None:
-                            progress.done(id(fn))
+                            progress.done(id(target.unit(fn)))
 
     def _precompile(self, target: Any, prog: Compiled, mode: str,
                     progress: Progress) -> workers.Origins | None:

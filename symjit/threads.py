@@ -118,7 +118,8 @@ class BlasThreads:
     or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load.
     ``numba_threads``, when given, sets the same count for numba's threaded kernels in each
     thread that runs an executor, once numba is loaded (a process running ahead-of-time modules
-    only never loads it)."""
+    only never loads it); the parts of generated kernels split into parts (:mod:`symjit.parts`)
+    follow it in every such thread, numba loaded or not."""
 
     def __init__(self, set_threads: Callable[[int], None], probe: LoadProbe | None,
                  cores: int, fixed: int | None = None, interval: float = INTERVAL,
@@ -141,7 +142,11 @@ class BlasThreads:
     def _sync_numba(self) -> None:
         n = self.current if self.current is not None else self.cores
         tid = threading.get_ident()
-        if self.numba_threads is None or self._numba_current.get(tid) == n or "numba" not in sys.modules:
+        if self._numba_current.get(tid) == n:
+            return
+        from .parts import set_parts  # the split kernels' parts (symjit.parts), numba or not
+        set_parts(n)
+        if self.numba_threads is None or "numba" not in sys.modules:
             return
         self.numba_threads(n)
         self._numba_current[tid] = n

@@ -303,3 +303,29 @@ def test_imperative_calls_run_from_their_entry_without_numba(tmp_path):
     for i in (1, 2, 3):
         assert np.array_equal(r0, np.load(tmp_path / f"r{i}.npy"))
     assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 1
+
+
+# A map loop of 2^17 elements or more is split into parts: serial code, which an entry holds, run
+# in parts by the host's threads there too.
+PARTS = """
+import json, sys, numpy as np, symjit as mx, symjit.parts as parts
+ran = []
+run = parts.POOL.run
+parts.POOL.run = lambda fn, args, n: (ran.append(n), run(fn, args, n))
+a = mx.sym.Variable('a')
+ex = (mx.sym.exp(a * 0.5) + 1.0).simple_bind(mx.cpu(), a=(2, 300, 400), grad_req='null')
+ex.arg_dict['a'][:] = np.random.default_rng(0).standard_normal((2, 300, 400)).astype(np.float32)
+np.save(sys.argv[1], ex.forward()[0].asnumpy())
+print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.items()},
+                  'numba': 'numba' in sys.modules, 'parts': len(ran)}))
+"""
+
+
+def test_a_loop_in_parts_runs_from_an_entry_without_numba(tmp_path):
+    cache, logs = tmp_path / "cache", []
+    first = _run(cache, "sync", tmp_path / "r1.npy", PARTS, logs)    # compiles, builds the entry
+    second = _run(cache, "sync", tmp_path / "r2.npy", PARTS, logs)   # loads it
+    assert first["kinds"] == {"infer": "module"} and first["parts"] == 1
+    assert second == {"kinds": {"infer": "Loaded"}, "numba": False, "parts": 1}, logs[-1]
+    r1, r2 = np.load(tmp_path / "r1.npy"), np.load(tmp_path / "r2.npy")
+    assert np.array_equal(r1, r2)

@@ -200,13 +200,13 @@ def test_conv_bias_grad_threaded_matches_serial(shape):
     np.testing.assert_allclose(a, dout.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)
 
 
-# Generated loops on threads (CPUTarget.open_map_loop): every branch of the split of the loop's
-# axes, against numpy, with operands broadcast along the merged and the inner axes.
+# Generated loops in parts (CPUTarget.open_map_loop, symjit.parts): every branch of the split of
+# the loop's axes, against numpy, with operands broadcast along the merged and the inner axes.
 MAP_SHAPES = [
-    (140000,),              # one axis: prange over it
-    (2, 70000),             # few leading iterations: serial axis 0, prange over the last
-    (300, 500),             # prange over axis 0
-    (2, 3, 30000),          # axes 0-1 make 6 < MAP_PARTS: serial loops, prange over the last
+    (140000,),              # one axis: parts of it
+    (2, 70000),             # few leading iterations: serial axis 0, parts of the last
+    (300, 500),             # parts of axis 0
+    (2, 3, 30000),          # axes 0-1 make 6 < MAP_PARTS: serial loops, parts of the last
     (2, 64, 32, 33),        # axes 0-1 merged (128 iterations)
     (16, 3, 50, 60),        # axis 0 alone (16 iterations)
     (1, 2, 3, 4, 7000),     # axes 0-3 merged (24 iterations)
@@ -215,9 +215,20 @@ MAP_SHAPES = [
 
 
 @pytest.mark.parametrize("shape", MAP_SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_generated_map_loops_on_threads_match_numpy(shape):
+@pytest.mark.parametrize("parts", [2, 3])
+def test_generated_map_loops_in_parts_match_numpy(shape, parts, monkeypatch):
+    import symjit.parts
     from symjit.lower.cpu import MAP_PARTS
-    assert np.prod(shape) >= SPLIT_MIN
+    from symjit.lower.writer import PARTS_SUFFIX
+    assert np.prod(shape) >= SPLIT_MIN and MAP_PARTS >= 2
+    ran = []
+    run = symjit.parts.POOL.run
+
+    def counted(fn, args, n):
+        ran.append(n)
+        return run(fn, args, n)
+    monkeypatch.setattr(symjit.parts, "parts_for_thread", lambda: parts)
+    monkeypatch.setattr(symjit.parts.POOL, "run", counted)
     a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
     net = mx.sym.relu(mx.sym.broadcast_add(a * 2.0, b) - 1.0)
     rows = (1,) * (len(shape) - 2) + shape[-2:-1] + (1,) if len(shape) > 1 else (1,)
@@ -227,9 +238,11 @@ def test_generated_map_loops_on_threads_match_numpy(shape):
     ex.forward(a=x, b=y)
     want = np.maximum(x * np.float32(2) + y - np.float32(1), 0)
     np.testing.assert_array_equal(ex.outputs[0].asnumpy(), want)
-    source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
-    assert "numba.prange(" in source and "parallel=True" in source
-    assert MAP_PARTS >= 2
+    prog = next(iter(ex._programs.values())).program
+    source = "\n".join(prog.kernel_modules.values())
+    assert "prange" not in source and "parallel=True" not in source and "_nparts" in source
+    assert any(fn.endswith(PARTS_SUFFIX) for fn in prog.kernel_texts)
+    assert ran and set(ran) == {parts}
 
 
 def test_small_loops_and_accumulating_anchors_stay_serial():
@@ -237,7 +250,7 @@ def test_small_loops_and_accumulating_anchors_stay_serial():
     a = mx.sym.Variable("a")
     small = (mx.sym.exp(a) + 1.0).simple_bind(mx.cpu(), a=(4, 100), grad_req="null")
     src = "\n".join(text for p in small._programs.values() for text in p.program.kernel_modules.values())
-    assert "prange" not in src and "parallel=True" not in src
+    assert "_nparts" not in src
     # a reduction anchor sums over its axis inside the loop: that loop stays serial
     big = (2, 300, 400)
     red = mx.sym.sum(a, axis=1, keepdims=True) * 2.0
@@ -246,11 +259,27 @@ def test_small_loops_and_accumulating_anchors_stay_serial():
     ex.forward(a=x)
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), x.astype(np.float64).sum(axis=1, keepdims=True) * 2,
                                rtol=1e-4, atol=1e-3)
-    # a threaded loop is named as such to the ahead-of-time builder
+    # a loop in parts is serial code, which an ahead-of-time entry holds
     ex = mx.sym.exp(a).simple_bind(mx.cpu(), a=(2, 300, 400), grad_req="null")
     prog = next(iter(ex._programs.values())).program
-    assert threaded_kernels(prog) == {fn for fn, (_, text) in prog.kernel_texts.items() if "prange" in text}
-    assert threaded_kernels(prog)
+    assert not threaded_kernels(prog) and any("_nparts" in text for _, text in prog.kernel_texts.values())
+
+
+def test_anchors_with_statements_before_the_loop_keep_it_whole():
+    """Every part runs the statements before its loop: a kernel whose anchor computes there (a
+    GEMM) or draws a seed keeps one call, and its result is computed once."""
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    fc = mx.sym.relu(mx.sym.FullyConnected(x, w, num_hidden=600, no_bias=True))
+    ex = fc.simple_bind(mx.cpu(), x=(300, 40), w=(600, 40), grad_req="null")
+    xv = RNG.standard_normal((300, 40)).astype(np.float32)
+    wv = RNG.standard_normal((600, 40)).astype(np.float32)
+    ex.forward(x=xv, w=wv)
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), np.maximum(xv @ wv.T, 0), rtol=1e-4, atol=1e-4)
+    drawn = mx.sym.random.uniform(shape=(400, 400)) * 2.0
+    for e in (ex, drawn.simple_bind(mx.cpu())):
+        texts = [text for p in e._programs.values() for text in p.program.kernel_modules.values()]
+        busy = [t for t in texts if "gemm" in t or "np.random" in t]
+        assert busy and not any("_nparts" in t for t in busy)
 
 
 def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
@@ -277,7 +306,7 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
         ex.forward(a=x)
         np.testing.assert_array_equal(ex.outputs[0].asnumpy(), x.T)
         source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
-        assert "_s" in source and "prange" not in source and "parallel=True" not in source
+        assert "_s" in source and "_nparts" not in source
     finally:
         del rules._RULES[key]
         if keep is not None:
@@ -326,31 +355,45 @@ def test_parallel_loops_get_names_no_other_loop_has():
     assert len(forked) == 2
 
 
-def test_generated_parallel_kernels_name_their_gufuncs_apart(tmp_path, monkeypatch):
-    """Two generated threaded kernels compiled in one process (an empty kernel cache): their
-    gufuncs' names differ in the LLVM IR (the names a cached kernel's library defines when it is
-    loaded beside others)."""
-    import re
-    import sys
+def test_part_pool_runs_every_part_and_raises_a_parts_error():
+    from symjit.parts import POOL, PartsCall
+    seen = []
 
-    monkeypatch.setenv("SYMJIT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("SYMJIT_COMPILE_WORKERS", "1")   # compiled here, so their IR is here
+    def fill(out, part, parts):
+        seen.append((part, parts))
+        n = out.shape[0]
+        out[part * n // parts:(part + 1) * n // parts] = part
+    out = np.full(9, -1)
+    PartsCall(fill, parts=3)(out, 0, 1)
+    assert sorted(seen) == [(0, 3), (1, 3), (2, 3)] and out.tolist() == [0] * 3 + [1] * 3 + [2] * 3
 
-    def gufuncs(shape):
-        rows = (1,) * (len(shape) - 2) + shape[-2:-1] + (1,)
-        a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
-        net = mx.sym.relu(mx.sym.broadcast_sub(a * 5.0, b) + 3.0)   # kernels no other test loads
-        ex = net.simple_bind(mx.cpu(), a=shape, b=rows, grad_req="null")
-        ex.forward()
-        names = set()
-        for prog in ex._programs.values():
-            for name in prog.program.kernel_modules:
-                module = sys.modules[name]
-                for fn in vars(module).values():
-                    if hasattr(fn, "inspect_llvm") and getattr(fn, "signatures", None):
-                        for ir in fn.inspect_llvm().values():
-                            names |= set(re.findall(r"__numba_parfor_gufunc_[0-9a-fx_]+", ir))
-        return names
+    def bad(part, parts):
+        if part == parts - 1:
+            raise ValueError(f"part {part} failed")
+    with pytest.raises(ValueError, match="part 2 failed"):
+        POOL.run(bad, (), 3)
+    POOL.run(fill, (out,), 1)   # one part: the caller alone
+    assert out.tolist() == [0] * 9
 
-    first, second = gufuncs((2, 64, 32, 33)), gufuncs((16, 3, 50, 60))
-    assert first and second and not first & second
+
+def test_part_pool_works_in_a_forked_child():
+    """A forked child has none of its parent's threads: its pool makes its own workers."""
+    import os
+
+    from symjit.parts import POOL
+    out = np.zeros(4)
+
+    def fill(part, parts):
+        out[part] = part + 1
+    POOL.run(fill, (), 2)   # the parent's workers exist now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: run in parts, report, and leave without pytest's exit handlers
+        try:
+            POOL.run(fill, (), 4)
+            os.write(write, b"ok" if out.tolist() == [1, 2, 3, 4] else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    assert os.read(read, 16) == b"ok" and status == 0

@@ -458,6 +458,8 @@ class Loaded:
         for i, (name, _, args, fns) in enumerate(_segment_calls(target, seg, payload)):
             if self._fits(name, args):
                 fn = getattr(self.module, name)
+                if seg.kind == "calls":   # a kernel split into parts runs them at the same time
+                    fn = target.run_call(fns[0], fn)
                 if not self.drawing.isdisjoint(fns):
                     fn = functools.partial(_shared_stream, self.module, fn)
                 calls.append((fn, args))

@@ -74,7 +74,8 @@ def units(target: Any, module: Any, bound: dict[str, list]) -> tuple[list[Unit],
         for seg, arrays in steps:
             if seg.kind not in ("njit", "calls"):
                 continue
-            for fn, args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, arrays))):
+            for call, args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, arrays))):
+                fn = target.unit(call)
                 if (sig := target.signature(args)) is not None:
                     kernels.setdefault((id(fn), sig), (fn, sig))
             if seg.kind == "njit":

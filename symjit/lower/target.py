@@ -103,6 +103,17 @@ class Target:
         :attr:`kernel_modules`), ``by_vid`` the bound array of each value id."""
         raise NotImplementedError(f"the {self.name} target runs no host-driven kernel calls")
 
+    def run_call(self, name: str, fn: Callable) -> Callable:
+        """What runs kernel ``name``'s compiled function ``fn`` on the arguments
+        :meth:`bound_calls` gives it (``fn`` itself, unless the target runs such a kernel its own
+        way: the CPU's kernels split into parts)."""
+        return fn
+
+    def unit(self, fn: Callable) -> Callable:
+        """The compiled function a call from :meth:`prepare_calls` runs: what compile workers and
+        warm-up compile for it (the call itself, unless the target wraps its kernels)."""
+        return fn
+
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes

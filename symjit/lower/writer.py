@@ -9,26 +9,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KernelWriter", "ModuleWriter"]
+__all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "PART_PARAMS"]
+
+PARTS_SUFFIX = "_parts"
+"""The name ending of a kernel function that runs one part of its loop (:attr:`KernelWriter.parts`):
+the host calls it in parts at the same time (:mod:`symjit.parts`)."""
+PART_PARAMS = ("_part", "_nparts")
+"""The trailing parameters of such a kernel: which part it runs, of how many (``0, 1``: all)."""
 
 
 class ModuleWriter:
     """The generated module: imports, body wrappers and functions."""
 
-    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: Any = None,
-                 parallel_decorator: str | None = None):
+    def __init__(self, decorator: str, body_wrapper: str, preamble: tuple[str, ...] = (), target: Any = None):
         self.target = target       # the Target writing it (symjit.lower.target), asked by the rules
         self.decorator = decorator
-        # the decorator of a kernel whose loop runs on threads (KernelWriter.parallel), where the
-        # target has such loops
-        self.parallel_decorator = parallel_decorator
         self.preamble = preamble   # extra import lines of the target (``from numba import cuda``)
         self.body_wrapper = body_wrapper
         self.imports: dict[tuple[str, str], str] = {}
         self.checks: list[str] = []   # messages of the data checks its kernels emit (code = index + 1)
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
-        self.threaded = False   # holds a kernel with a loop on threads (KernelWriter.parallel)
         # imports a building block that runs on threads: set by the target's writer (the CPU's) as
         # a kernel of its own module is written, read through KernelWriter.threaded
         self.calls_threaded = False
@@ -62,10 +63,6 @@ class ModuleWriter:
         for (module, name), alias in self.bodies.items():
             lines.append(f"{alias} = {self.body_wrapper}({self.imports[(module, name)]})")
         lines.append("")
-        if self.threaded:   # machine code with parallel loops links against numba's threading layer,
-            # which must run before it loads from numba's cache (else LLVM aborts the process:
-            # "Symbol not found: allocate_sched")
-            lines += ["numba.get_num_threads()", ""]
         for fn in self.functions:
             lines += ["", fn]
         return "\n".join(lines) + "\n"
@@ -101,9 +98,9 @@ class KernelWriter:
         # instead of being linked and re-optimised by numba inside each fused epilogue's kernel.
         self.prior: list[tuple[list[str], Callable[[KernelWriter], None]]] = []
         self._direct: tuple[str, str, str, list[str]] | None = None   # see ``call``
-        # set by a target that opened a loop running on threads (Target.open_map_loop): the kernel
-        # then takes the module's parallel decorator
-        self.parallel = False
+        # set by a target that split the kernel's loop into parts (Target.open_map_loop): the
+        # kernel then takes PART_PARAMS last and runs only its part of the loop's outer iterations
+        self.parts = False
         self.loop_indents: list[int] = []   # indentation levels of each open loop (CPU target)
         self.name = name
         self.params = params
@@ -118,10 +115,10 @@ class KernelWriter:
 
     @property
     def threaded(self) -> bool:
-        """Whether the kernel runs on threads: a loop on threads (:attr:`parallel`), or a call of a
-        threaded building block (its module's writer says so, on targets whose kernels each have
-        a module of their own): what an ahead-of-time module cannot hold."""
-        return self.parallel or self.module.calls_threaded
+        """Whether the kernel calls a threaded building block (its module's writer says so, on
+        targets whose kernels each have a module of their own): what an ahead-of-time module
+        cannot hold. A kernel split into :attr:`parts` is serial code, which one can."""
+        return self.module.calls_threaded
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)
@@ -166,10 +163,7 @@ class KernelWriter:
 
     def finish(self, decorator: str | None = None) -> str:
         deco = self.module.decorator if decorator is None else decorator
-        if decorator is None and self.parallel and self.module.parallel_decorator:
-            deco = self.module.parallel_decorator
-            self.module.threaded = True
         body = self.lines or ["    pass"]
         head = [deco] if deco else []
-        params = self.params + [c for c, _ in self.consts]
+        params = self.params + [c for c, _ in self.consts] + (list(PART_PARAMS) if self.parts else [])
         return "\n".join(head + [f"def {self.name}({', '.join(params)}):"] + body)

@@ -28,7 +28,7 @@ import re
 from ...base import MXNetError
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
-from ...lower.writer import KernelWriter, ModuleWriter
+from ...lower.writer import PARTS_SUFFIX, KernelWriter, ModuleWriter
 from ...ops.registry import Kind
 from ..cache import module_name
 from ..graph import Graph, OpNode
@@ -201,22 +201,24 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
     text = _one_name(k.finish(), same)
     direct = k.direct if target.kernel_modules else None
     form = f"{direct[0]}.{direct[1]}" if direct else canonical_form(text, k.name, k.params)
-    fn = forms.setdefault(form, k.name)
+    first = form not in forms
+    # a kernel split into parts says so by its name, which the host calls read (symjit.parts)
+    fn = forms.setdefault(form, k.name + (PARTS_SUFFIX if k.parts else ""))
     if k.threaded:
         threaded.add(fn)
     if direct:   # only a building block's call: the program calls it on the arrays it takes
         params = [dict(zip(k.params, params))[a] for a in direct[2]]
-    if fn == k.name and direct:
+    if first and direct:
         mw.imp_as(direct[0], direct[1], fn)
-        kmods.setdefault("", {})[k.name] = (direct[0], text)
-    elif fn == k.name and target.kernel_modules:   # the first group of this form: a module of its own
+        kmods.setdefault("", {})[fn] = (direct[0], text)
+    elif first and target.kernel_modules:   # the first group of this form: a module of its own
         source = _kernel_module(k.module, form, target)
         name = module_name(source, target.name)
         kmods[name] = source
-        kmods.setdefault("", {})[k.name] = (name, source.replace(form, text))   # value names, to read
+        kmods.setdefault("", {})[fn] = (name, source.replace(form, text))   # value names, to read
         mw.imp_as(name, "KERNEL", fn)
-    elif fn == k.name:      # ... or its kernel goes into the program's module
-        mw.functions.append(text)
+    elif first:      # ... or its kernel goes into the program's module
+        mw.functions.append(text if fn == k.name else text.replace(f"def {k.name}(", f"def {fn}(", 1))
     spans[k.name] = _static_span(grp, k)
     kernel_of[k.name] = fn
     host = [(module, f) for _, module, f in k.host_args]
@@ -324,8 +326,9 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                                            threaded))
     entries, segments = {}, {}
 
-    def hosted(step: list) -> bool:
-        return target.kernel_modules and (profile or len(step) > limit)
+    def hosted(step: list) -> bool:   # a kernel in parts runs them from the host (symjit.parts)
+        return target.kernel_modules and (profile or len(step) > limit
+                                          or any(fn.endswith(PARTS_SUFFIX) for fn, *_ in step))
 
     for phase, steps in runs.items():
         if not steps:

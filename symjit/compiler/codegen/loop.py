@@ -84,14 +84,14 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
     ldims = loop_dims(g, grp)
     if k.loop is None and not reds:   # a map: the target may spread it over threads
-        saved = (len(k.lines), len(k.consts), len(k.prior), k.parallel, k.indent, list(k.loop_indents))
+        saved = (len(k.lines), len(k.consts), len(k.prior), k.parts, k.indent, list(k.loop_indents))
         emitted = _body(k, g, grp, ops, elem, store, ldims,
                         lambda k, dims: target.open_map_loop(k, dims, shape), target.close_loop)
-        if not (emitted and k.parallel and not saved[3]):
+        if not (emitted and k.parts and not saved[3]):
             return
         # the anchor emitted statements into the loop (an accumulation): keep it a plain loop
         del k.lines[saved[0]:], k.consts[saved[1]:], k.prior[saved[2]:]
-        k.parallel, k.indent, k.loop_indents = saved[3:]
+        k.parts, k.indent, k.loop_indents = saved[3:]
     open_loop, close_loop = k.loop or (target.open_loop, target.close_loop)
     _body(k, g, grp, ops, elem, store, ldims, open_loop, close_loop, reds, rviews)
 

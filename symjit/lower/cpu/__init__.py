@@ -2,12 +2,14 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
+import re
+
 from ...discovery import import_submodules
 from ...ops.random_ops import SEED_BOUND
 from ...threads import SPLIT_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
-from ..writer import KernelWriter, ModuleWriter
+from ..writer import PART_PARAMS, PARTS_SUFFIX, KernelWriter, ModuleWriter
 from .interpret import interpret
 from .overloads import register_overloads
 from .threaded import CPUModuleWriter, place_gemms
@@ -21,14 +23,36 @@ def const_arg(value):
 
 def bound_calls(launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
     """``(kernel name, arguments)`` of each call ``(name, value ids, consts)`` of a ``calls``
-    segment, ``by_vid`` the bound array of each value id."""
-    return [(fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]))
+    segment, ``by_vid`` the bound array of each value id; a kernel split into parts
+    (:data:`~symjit.lower.writer.PARTS_SUFFIX`) gets ``0, 1`` last, the whole loop's pair
+    (:meth:`CPUTarget.run_call` runs it in parts)."""
+    return [(fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]
+                       + ([const_arg(0), const_arg(1)] if fn.endswith(PARTS_SUFFIX) else [])))
             for fn, vids, consts in launches]
 
 
+_PURE_CALLS = re.compile(r"\b(?:min|max)\(|\.reshape\(")
+_ASSIGN = re.compile(r"^\s*_\w+ = (.*)$")
+
+
+def _no_effect(line: str) -> bool:
+    """Whether a statement before a loop only names a value: an assignment calling nothing but
+    ``min``, ``max`` and ``reshape`` (a view of an argument, an index bound). Every part of a
+    kernel split into parts runs the statements before its loop, so a kernel whose anchor did
+    more there (a GEMM, a seed drawn) keeps its loop whole.
+
+    >>> _no_effect("    _y1 = a8[0, :a7.shape[1] * a7.shape[0]].reshape(a7.shape[1], a7.shape[0])")
+    True
+    >>> _no_effect("    _g2(_y1, a0, _w3)"), _no_effect("    _s1 = np.random.randint(0, 9)")
+    (False, False)
+    """
+    m = _ASSIGN.match(line)
+    return m is not None and "(" not in _PURE_CALLS.sub("", m.group(1))
+
+
 MAP_PARTS = 8
-"""Iterations the parallel axis of a threaded loop has at least (:meth:`CPUTarget.open_map_loop`):
-enough for numba to hand both threads even shares."""
+"""Iterations the split axis of a loop in parts has at least (:meth:`CPUTarget.open_map_loop`):
+enough to hand both threads even shares."""
 
 
 class CPUTarget(Target):
@@ -41,7 +65,7 @@ class CPUTarget(Target):
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
         return CPUModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
-                               target=self, parallel_decorator=f"@numba.njit({flags}, parallel=True)")
+                               target=self)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]
@@ -52,31 +76,36 @@ class CPUTarget(Target):
         return idx
 
     def open_map_loop(self, k: KernelWriter, dims: list[str], sizes: tuple[int, ...]) -> list[str]:
-        """A loop over at least :data:`~symjit.threads.SPLIT_MIN` elements runs on numba's
-        threads (``prange``; the kernel is compiled ``parallel``): its leading axes merged into
-        one parallel axis of at least :data:`MAP_PARTS` iterations (the last axis stays an inner
-        loop, which LLVM vectorizes), or, when all but the last axis make fewer, the last axis
-        itself. Smaller loops are :meth:`open_loop`'s."""
+        """A loop over at least :data:`~symjit.threads.SPLIT_MIN` elements is split into parts
+        that run at the same time on the host's threads (:mod:`symjit.parts`; the kernel takes
+        :data:`~symjit.lower.writer.PART_PARAMS` last and is named with
+        :data:`~symjit.lower.writer.PARTS_SUFFIX`): its leading axes merged into one axis of at
+        least :data:`MAP_PARTS` iterations, each part a run of them (the last axis stays an inner
+        loop, which LLVM vectorizes), or, when all but the last axis make fewer, runs of the last
+        axis itself. Smaller loops are :meth:`open_loop`'s."""
         n = 1
         for d in sizes:
             n *= d
-        if n < SPLIT_MIN or not sizes:
+        if n < SPLIT_MIN or not sizes or not all(_no_effect(line) for line in k.lines):
             return self.open_loop(k, dims)
         idx = [f"i{d}" for d in range(len(dims))]
         merged, m = 1, 0
         while m < len(sizes) - 1 and merged < MAP_PARTS:
             merged *= sizes[m]
             m += 1
-        if merged < MAP_PARTS:   # all but the last axis are few: serial loops, the last one parallel
+        k.parts = True
+        if merged < MAP_PARTS:   # all but the last axis are few: serial loops, the last one in parts
+            lo, hi = self._part_bounds(k, f"({dims[-1]})")
             for i, d in zip(idx[:-1], dims[:-1]):
                 k.line(f"for {i} in range({d}):")
                 k.indent += 1
-            k.line(f"for {idx[-1]} in numba.prange({dims[-1]}):")
+            k.line(f"for {idx[-1]} in range({lo}, {hi}):")
             k.indent += 1
             k.loop_indents.append(len(dims))
         else:
             t = k.tmp("p")
-            k.line(f"for {t} in numba.prange({' * '.join(f'({d})' for d in dims[:m])}):")
+            lo, hi = self._part_bounds(k, " * ".join(f"({d})" for d in dims[:m]))
+            k.line(f"for {t} in range({lo}, {hi}):")
             k.indent += 1
             for a in range(m):   # index a of the merged axes: (t // the later axes' extents) % its own
                 inner = " * ".join(f"({d})" for d in dims[a + 1:m])
@@ -86,8 +115,17 @@ class CPUTarget(Target):
                 k.line(f"for {i} in range({d}):")
                 k.indent += 1
             k.loop_indents.append(1 + len(dims) - m)
-        k.parallel = True
         return idx
+
+    @staticmethod
+    def _part_bounds(k: KernelWriter, extent: str) -> tuple[str, str]:
+        """Emit the bounds of this kernel's part of ``extent`` iterations (even runs)."""
+        part, parts = PART_PARAMS
+        n, lo, hi = k.tmp("n"), k.tmp("lo"), k.tmp("hi")
+        k.line(f"{n} = {extent}")
+        k.line(f"{lo} = {part} * {n} // {parts}")
+        k.line(f"{hi} = ({part} + 1) * {n} // {parts}")
+        return lo, hi
 
     def close_loop(self, k: KernelWriter, idx: list[str]) -> None:
         k.indent -= k.loop_indents.pop() if k.loop_indents else len(idx)
@@ -113,8 +151,23 @@ class CPUTarget(Target):
         fn.compile(self.signature(arrays))
 
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
-        """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once."""
-        return [(getattr(module, fn), args) for fn, args in bound_calls(launches, by_vid)]
+        """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once (a kernel split
+        into parts through :func:`run_call`)."""
+        return [(self.run_call(fn, getattr(module, fn)), args) for fn, args in bound_calls(launches, by_vid)]
+
+    def run_call(self, name: str, fn):
+        """``fn``, or for a kernel split into parts (``name`` ends in
+        :data:`~symjit.lower.writer.PARTS_SUFFIX`) a :class:`~symjit.parts.PartsCall` running its
+        parts at the same time."""
+        if not name.endswith(PARTS_SUFFIX):
+            return fn
+        from ...parts import PartsCall
+        return PartsCall(fn)
+
+    def unit(self, fn):
+        """The compiled function a prepared call runs (what is compiled ahead for it)."""
+        from ...parts import PartsCall
+        return fn.fn if isinstance(fn, PartsCall) else fn
 
     def bound_calls(self, launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
         return bound_calls(launches, by_vid)
@@ -141,7 +194,8 @@ class CPUTarget(Target):
         for fn, vs, _, _, host, consts in launches:
             if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
                 raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
-            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts])})")
+            whole = ["0", "1"] if fn.endswith(PARTS_SUFFIX) else []   # a split kernel's whole loop
+            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts] + whole)})")
         mw.functions.append(k.finish())
         return params
 
