@@ -80,16 +80,19 @@ class PartPool:
         self._tasks: list[queue.SimpleQueue] = []
         self._pid = os.getpid()
         self._flag = np.zeros(1, np.int64)   # raised with every task handed out: spinning workers watch it
+        self.spin: Callable | None = None     # the workers' spin, loaded by a caller (never a worker)
 
     def _workers(self, n: int) -> list[queue.SimpleQueue]:
         """At least ``n`` workers' task queues (made as needed; remade after a fork)."""
         if self._pid != os.getpid():   # a forked child: the parent's workers are not here
             self._tasks, self._pid = [], os.getpid()
+        if self.spin is None:
+            self.spin = _spinner()
         if len(self._tasks) < n:
             with self._lock:
                 while len(self._tasks) < n:
                     tasks: queue.SimpleQueue = queue.SimpleQueue()
-                    threading.Thread(target=_work, args=(tasks, self._flag), daemon=True,
+                    threading.Thread(target=_work, args=(self, tasks), daemon=True,
                                      name=f"symjit-parts-{len(self._tasks)}").start()
                     self._tasks.append(tasks)
         return self._tasks
@@ -119,17 +122,18 @@ class PartPool:
 
 
 def _spinner() -> Callable | None:
-    """The compiled spin (:mod:`symjit.kernels.cpu.spin`) once numba is loaded, else None."""
+    """The compiled spin (:mod:`symjit.kernels.cpu.spin`) once numba is loaded, else None. Loaded
+    by a calling thread: a worker that compiled could hold numba's lock across a fork."""
     if "numba" not in sys.modules:
         return None
     from symjit.kernels.cpu.spin import TICKS, spin_while
     return lambda flag, seen: spin_while(flag, seen, TICKS)
 
 
-def _work(tasks: queue.SimpleQueue, flag: np.ndarray) -> None:
-    spin = None
+def _work(pool: PartPool, tasks: queue.SimpleQueue) -> None:
+    flag = pool._flag
     while True:
-        spin = spin or _spinner()
+        spin = pool.spin
         if spin is not None:
             seen = int(flag[0])
             if tasks.empty():   # a task put before this read is in the queue; a later one raises the flag
