@@ -13,7 +13,8 @@ Why not numba's ``prange``: a kernel compiled ``parallel=True`` took ~0.63 s to 
 BatchNorm epilogue with a warm compiler), and numba's ahead-of-time compiler cannot compile one,
 so such kernels made cold binds slow and kept numba in every warm process.
 
-An idle worker first spins on a counter the pool raises with each task it hands out, without the
+An idle worker first spins on a counter the pool raises with each task it hands out, and a caller
+done with its own part on a counter the workers raise as they finish, both without the
 GIL (:func:`symjit.kernels.cpu.spin.spin_while`, ~0.4 ms, as long as numba's OpenMP threads and
 OpenBLAS's spin), then blocks on its queue: waking a blocked thread costs tens of microseconds,
 as much as a split loop of 2^17 elements saves. It spins only in a process that has numba loaded
@@ -104,16 +105,21 @@ class PartPool:
             fn(*args, 0, 1)
             return
         done: queue.SimpleQueue = queue.SimpleQueue()
+        finished = np.zeros(1, np.int64)   # raised by each worker after it has put its outcome
         workers = self._workers(parts - 1)
         for t in range(1, parts):
-            workers[t - 1].put((fn, args, t, parts, done))
+            workers[t - 1].put((fn, args, t, parts, done, finished))
         self._flag[0] += 1
         error = None
         try:
             fn(*args, 0, parts)
         except BaseException as e:   # wait for the other parts before raising: they use the arrays
             error = e
+        spin = self.spin
         for _ in range(parts - 1):
+            seen = int(finished[0])
+            if spin is not None and done.empty():   # spin first: a blocked caller wakes late
+                spin(finished, seen)
             e = done.get()
             if e is not None and error is None:
                 error = e
@@ -138,13 +144,14 @@ def _work(pool: PartPool, tasks: queue.SimpleQueue) -> None:
             seen = int(flag[0])
             if tasks.empty():   # a task put before this read is in the queue; a later one raises the flag
                 spin(flag, seen)
-        fn, args, t, parts, done = tasks.get()
+        fn, args, t, parts, done, finished = tasks.get()
         try:
             fn(*args, t, parts)
         except BaseException as e:  # noqa: BLE001  (handed to the caller, which raises it)
             done.put(e)
         else:
             done.put(None)
+        finished[0] += 1
 
 
 POOL = PartPool()
