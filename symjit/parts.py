@@ -132,8 +132,8 @@ def _spinner() -> Callable | None:
     by a calling thread: a worker that compiled could hold numba's lock across a fork."""
     if "numba" not in sys.modules:
         return None
-    from symjit.kernels.cpu.spin import TICKS, spin_while
-    return lambda flag, seen: spin_while(flag, seen, TICKS)
+    from symjit.kernels.cpu.spin import SETTLE, TICKS, spin_while
+    return lambda flag, seen: spin_while(flag, seen, TICKS, SETTLE)
 
 
 def _work(pool: PartPool, tasks: queue.SimpleQueue) -> None:

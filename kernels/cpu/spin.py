@@ -25,10 +25,13 @@ from numba.extending import intrinsic
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 
-__all__ = ["spin_while", "TICKS"]
+__all__ = ["spin_while", "TICKS", "SETTLE"]
 
 TICKS = 1_000_000
 """Time-stamp counter ticks a worker spins before it blocks: ~0.3-0.5 ms at our machines' 2-3.4 GHz."""
+SETTLE = 8_000
+"""Ticks a spinning thread waits once its counter moved (~3 us): the raising thread's next release
+of the GIL (entering its own kernel, or its own spin) comes within them."""
 _MOST_READS = 1 << 26
 """Reads at most, wherever the counter does not advance (a processor without one reads 0)."""
 
@@ -58,13 +61,20 @@ def _ticks(typingctx):
 
 
 @numba.njit(cache=True, nogil=True)
-def spin_while(flag, seen, ticks):
+def spin_while(flag, seen, ticks, settle=0):
     """``flag[0]`` once it differs from ``seen``, or ``seen`` after ``ticks`` of the time-stamp
-    counter (at most :data:`_MOST_READS` reads)."""
+    counter (at most :data:`_MOST_READS` reads). Once it differs, ``settle`` more ticks pass
+    before it returns: the thread that raised it is then past its next release of the GIL, which
+    the returning thread takes without sleeping (a sleeping thread wakes tens of microseconds
+    later)."""
     start = _ticks()
     for _ in range(_MOST_READS):
         v = _load_acquire(flag, 0)
         if v != seen:
+            now = _ticks()
+            for _ in range(_MOST_READS):
+                if _ticks() - now > settle:
+                    break
             return v
         if _ticks() - start > ticks:
             break
