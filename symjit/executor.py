@@ -416,6 +416,24 @@ class Executor:
             self._report(mode, "forward")
         return self.outputs
 
+    def compiled_program(self, is_train: bool = False) -> Compiled | None:  # noqa: FBT001, FBT002
+        """The compiled program a forward pass in this mode runs, with its module loaded (numba's,
+        or an ahead-of-time entry's), once one has run compiled: None before, and while it runs
+        interpreted (:mod:`symjit.compiler.tier`).
+
+        >>> import symjit as mx
+        >>> x = mx.sym.var('x')
+        >>> exe = (x * 2).bind(mx.cpu(), {'x': mx.nd.ones((2,))}, grad_req='null')
+        >>> exe.compiled_program() is None
+        True
+        """
+        mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
+        prog = self._programs.get(mode)
+        if prog is None or prog.module is None or self._tier.active(mode) \
+                or (mode, "forward") not in self._calls:
+            return None
+        return prog
+
     def _set_arg(self, name: str, value: Any) -> None:
         if name not in self._arg_names:
             raise MXNetError(f"forward: unknown argument {name!r}; arguments: {self._arg_names}")
