@@ -315,19 +315,20 @@ def _token(opdef: Any, params: dict, where: str) -> _Token | None:
 
 
 def _record_fast(token: _Token, inputs: Any, run: Any) -> NDArray:
-    """:func:`_record` for a call with a token: ``run(inputs)`` makes its one output."""
+    """:func:`_record` for a call with a token: ``run(inputs)`` makes its one output, recorded
+    when an input depends on a variable (a recorded value, or a variable itself)."""
+    where = token.where
+    sources, vers, hit = [], [], False
     for a in inputs:
-        if tracked(a):
-            break
-    else:
-        out = run(inputs)
+        s, v = source_of(a, where)
+        sources.append(s)
+        vers.append(v)
+        hit = hit or v is None or getattr(a, "_ag_req", None) is not None
+    out = run(inputs)
+    if not hit:
         out._ag_node = None
         return out
-    where = token.where
-    pairs = [source_of(a, where) for a in inputs]
-    out = run(inputs)
-    mark([out], Entry(token.name, token.params, [s for s, _ in pairs], 1, MODE.training,
-                      [v for _, v in pairs], sig=token.sig))
+    mark([out], Entry(token.name, token.params, sources, 1, MODE.training, vers, sig=token.sig))
     return out
 
 

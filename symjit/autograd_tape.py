@@ -290,33 +290,41 @@ class Tape:
         self.entries = entries if entries is not None else [
             e for e in walk([n[0] for n in nodes], where, graphs=graphs) if not is_cut(e, graphs)]
         index = {id(e): j for j, e in enumerate(self.entries)}
+        cuts = entries is None      # a walk given here met no cut entry
+        leaves = self.leaves
         for e in self.entries:
             refs = []
             for s, v in zip(e.sources, e.vers):
-                if isinstance(s, tuple) and is_cut(s[0], graphs):
-                    outs, vers = cut_outputs(s[0])
-                    out, ver = outs[s[1]], vers[s[1]]
-                    if out._cell()[0] != ver:
-                        what = "an autograd.Function" if s[0].op == FUNCTION else "a hybridized block"
-                        raise MXNetError(f"{where}: an output of shape {out.shape} of "
-                                         f"{what} was changed in place after it was "
-                                         "recorded; its gradient would be wrong")
-                    if id(out) not in leaf_index:
-                        leaf_index[id(out)] = len(self.leaves)
-                        self.cuts[len(self.leaves)] = s
-                        self.leaves.append(out)
-                    refs.append(("l", leaf_index[id(out)]))
-                elif isinstance(s, tuple):
-                    refs.append(("e", index[id(s[0])], s[1]))
-                else:
-                    check_unchanged(s, v, e, where)
-                    if id(s) not in leaf_index:
-                        leaf_index[id(s)] = len(self.leaves)
-                        self.leaves.append(s)
-                    refs.append(("l", leaf_index[id(s)]))
+                if isinstance(s, tuple):
+                    if cuts and is_cut(s[0], graphs):
+                        refs.append(("l", self._cut_leaf(s, leaf_index, where)))
+                    else:
+                        refs.append(("e", index[id(s[0])], s[1]))
+                    continue
+                if v is not None and s._cell()[0] != v:
+                    check_unchanged(s, v, e, where)     # the error
+                j = leaf_index.get(id(s))
+                if j is None:
+                    j = leaf_index[id(s)] = len(leaves)
+                    leaves.append(s)
+                refs.append(("l", j))
             self.refs.append(refs)
         self.heads = [(index[id(e)], i) for e, i in nodes]
         self.reqs = [getattr(a, "_ag_req", None) or "null" for a in self.leaves]
+
+    def _cut_leaf(self, s: tuple, leaf_index: dict, where: str) -> int:
+        """The leaf index of a cut entry's output ``s`` ((entry, output)), made on first use."""
+        outs, vers = cut_outputs(s[0])
+        out, ver = outs[s[1]], vers[s[1]]
+        if out._cell()[0] != ver:
+            what = "an autograd.Function" if s[0].op == FUNCTION else "a hybridized block"
+            raise MXNetError(f"{where}: an output of shape {out.shape} of {what} was changed in "
+                             "place after it was recorded; its gradient would be wrong")
+        if id(out) not in leaf_index:
+            leaf_index[id(out)] = len(self.leaves)
+            self.cuts[len(self.leaves)] = s
+            self.leaves.append(out)
+        return leaf_index[id(out)]
 
     def key(self, given: list[bool], wanted: list[bool] | None) -> tuple:
         ops = []
