@@ -673,7 +673,7 @@ def clear_programs() -> None:
     _PROGRAMS.clear()
 
 
-MODE.recorder = _record
+type(MODE).recorder = staticmethod(_record)    # every thread's (MODE is thread-local)
 RECORDED.token, RECORDED.call = _token, _record_fast
 dispatch.install_recorder(method_hook)
 install(NDArray)

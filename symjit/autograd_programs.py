@@ -170,14 +170,16 @@ class HeldProgram:
         exe = self.exe
         if self.ctx is None or not self.ctx.device.host_memory:
             return False
-        compiled = exe.compiled_program(self.train)
-        if compiled is None:
+        found = exe.compiled_program(self.train)
+        if found is None:
             return None
+        compiled, arena = found
         if not isinstance(compiled.module, types.ModuleType):
             return False
         self.threads = self.ctx.device.thread_policy(self.cfg.blas_threads)
         self.dtypes = [np.dtype(a.dtype) for a in exe.arg_arrays + exe.aux_arrays]
-        return BoundProgram(compiled, self.args + self.aux, self.ctx, "backward", self.cfg)
+        # the executor's temporaries' buffer: the two never run at once
+        return BoundProgram(compiled, self.args + self.aux, self.ctx, "backward", self.cfg, arena)
 
     def _run_direct(self, tape: Tape, values: list, into: bool) -> dict[int, NDArray]:  # noqa: FBT001
         if dispatch.PENDING:

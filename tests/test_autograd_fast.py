@@ -158,3 +158,24 @@ def test_dropout_and_samplers_are_recorded_each_call():
         masks.append(y.asnumpy())
         np.testing.assert_array_equal(x.grad.asnumpy(), y.asnumpy())
     assert not np.array_equal(masks[1], masks[2])
+
+
+def test_a_thread_records_its_own_calls():
+    """The recording state is the thread's own; every thread records (the fast path and the
+    first call alike)."""
+    import threading
+    got = []
+
+    def train():
+        x = mx.nd.array([1.0, 2.0])
+        x.attach_grad()
+        for _ in range(3):
+            with ag.record():
+                y = mx.nd.relu(x) * x
+            y.backward()
+            got.append(x.grad.asnumpy().tolist())
+    t = threading.Thread(target=train)
+    t.start()
+    t.join()
+    assert got == [[2.0, 4.0]] * 3
+    assert not ag.is_recording()
