@@ -16,12 +16,13 @@ newest is always kept), so big one-off recordings do not pin their memory.
 
 Each entry holds its outputs' values (views of their storage, kept until a backward pass without
 ``retain_graph`` frees the recording), and the compiled program is the recording's gradient only
-(:class:`_HeldProgram`): its inputs are the leaves, the head gradients and the held values its
-gradient rules read, so the forward operators do not run again, except where a rule reads an
-output the call did not return (BatchNorm's saved statistics). Where a held value was written
-since (an intermediate assigned to in place after its consumers were recorded) or a higher-order
-gradient is asked for, the training program computes the forward pass again from the leaves
-(:class:`_Program`). A backward also stops at *cuts*: an
+(:class:`~symjit.autograd_programs.HeldProgram`): its inputs are the leaves, the head gradients
+and the held values its gradient rules read, so the forward operators do not run again, except
+where a rule reads an output the call did not return (BatchNorm's saved statistics). Where a
+held value was written since (an intermediate assigned to in place after its consumers were
+recorded) or a higher-order gradient is asked for, the training program computes the forward
+pass again from the leaves (:class:`~symjit.autograd_programs.Program`). A backward also stops at
+*cuts*: an
 ``autograd.Function``'s entry, and a hybridized block's training call whose executor still holds
 its forward pass (:class:`~symjit.autograd_tape.GraphState`). A backward over cuts compiles the
 parts between them and calls each cut's own backward (the Function's, or the block executor's)
@@ -54,10 +55,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
-from .autograd_graph import gradient_symbol
 from .autograd_methods import detach, method_hook
+from .autograd_programs import STATS as _STATS
+from .autograd_programs import HeldProgram as _HeldProgram
+from .autograd_programs import Program as _Program
+from .autograd_programs import program_bytes as _program_bytes
 from .autograd_tape import (
     FUNCTION,
     GRAPH,
@@ -72,13 +74,14 @@ from .autograd_tape import (
     no_variable_write,
     record_entry,
     record_graph,
+    signature,
     source_of,
     storage_overlaps,
     tracked,
     walk,
 )
 from .base import MXNetError
-from .imperative import MODE, invoke_now
+from .imperative import MODE, RECORDED, invoke_now
 from .ndarray import NDArray, dispatch
 from .ndarray.creation import ones, zeros
 from .ops.registry import get_op
@@ -94,7 +97,6 @@ GRAD_REQS = ("write", "add", "null")
 MAX_PROGRAMS = 64       # compiled backward programs kept (least recently used dropped)
 MAX_PROGRAM_BYTES = 1 << 30  # the memory they may hold together (the newest is always kept)
 _PROGRAMS: collections.OrderedDict[tuple, _Program] = collections.OrderedDict()
-_STATS = {"compiles": 0, "gradients": 0}
 
 
 # --- modes ------------------------------------------------------------------------------------
@@ -292,6 +294,44 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
     return outs
 
 
+class _Token:
+    """What a repeated recorded call of one operator, params and mode records (see
+    :class:`symjit.imperative._Recorded`): the entry's operator name, params and signature (shared
+    by the entries of such calls, never changed) and where errors name it."""
+
+    __slots__ = ("name", "params", "sig", "where")
+
+    def __init__(self, name: str, params: dict, where: str):
+        self.name, self.params, self.where = name, params, where
+        self.sig = signature(name, params, MODE.training)
+
+
+def _token(opdef: Any, params: dict, where: str) -> _Token | None:
+    """The token of a call :func:`_record` records as it is (no sampler, Dropout or RNN, no aux
+    states): None for the others, which always take :func:`_record`."""
+    if opdef.aux or opdef.name in ("Dropout", "RNN") or _draws(opdef, params):
+        return None
+    return _Token(opdef.name, dict(params), where)
+
+
+def _record_fast(token: _Token, inputs: Any, run: Any) -> NDArray:
+    """:func:`_record` for a call with a token: ``run(inputs)`` makes its one output, recorded
+    when an input depends on a variable (a recorded value, or a variable itself)."""
+    where = token.where
+    sources, vers, hit = [], [], False
+    for a in inputs:
+        s, v = source_of(a, where)
+        sources.append(s)
+        vers.append(v)
+        hit = hit or v is None or getattr(a, "_ag_req", None) is not None
+    out = run(inputs)
+    if not hit:
+        out._ag_node = None
+        return out
+    mark([out], Entry(token.name, token.params, sources, 1, MODE.training, vers, sig=token.sig))
+    return out
+
+
 def _attach_grad(self: NDArray, grad_req: str = "write", stype: Any = None) -> None:
     """Give this array a gradient buffer of zeros (``.grad``) and make it a variable.
 
@@ -319,120 +359,11 @@ def install(cls: type) -> None:
     cls.detach = detach
 
 
-class _Program:
-    """A recording's training program bound to arrays of its own."""
-
-    def __init__(self, tape: Tape, given: list[bool], wanted: list[bool] | None):
-        sym = tape.symbol()
-        self.args, self.aux = sym.list_arguments(), sym.list_auxiliary_states()
-        leaf = {f"leaf{i}": a for i, a in enumerate(tape.leaves)}
-        ctx = tape.leaves[0].context if tape.leaves else None
-        # the program writes each gradient into an array of its own; backward() adds or copies it
-        reqs = dict(zip(leaf, ["null" if r == "null" else "write" for r in tape.reqs] if wanted is None
-                        else ["write" if w else "null" for w in wanted]))
-
-        def own(name: str) -> NDArray:
-            a = leaf[name]
-            return zeros(a.shape, ctx=a.context, dtype=a.dtype)
-        args = {n: own(n) for n in self.args}
-        grads = {n: own(n) for n in self.args if reqs[n] != "null"}
-        self.exe = sym.bind(ctx, args, args_grad=grads, grad_req={n: reqs[n] if n in grads else "null"
-                                                                  for n in self.args},
-                            aux_states={n: own(n) for n in self.aux})
-        self.train = any(e.train for e in tape.entries)
-        self.head_ones = [None if g else ones(o.shape, ctx=o.context, dtype=o.dtype)
-                          for g, o in zip(given, self.exe.outputs)]
-        self.sym, self.wanted = sym, [n for n in self.args if n in grads]
-        self.grad_op: GraphOp | None = None
-        # leaves the graph does not read (an unread input of a traced entry): zero gradients
-        self.unread = {int(n[4:]): own(n) for n in leaf
-                       if reqs[n] != "null" and n not in self.args + self.aux}
-        _STATS["compiles"] += 1
-
-    def gradient_op(self, tape: Tape) -> GraphOp:
-        """The gradient computation as one traced operator (made once): its inputs the leaves
-        and head gradients it reads, its outputs the gradients of :attr:`wanted` in order."""
-        if self.grad_op is None:
-            shapes = {f"leaf{i}": a.shape for i, a in enumerate(tape.leaves)}
-            dtypes = {f"leaf{i}": a.dtype for i, a in enumerate(tape.leaves)}
-            sym, heads = gradient_symbol(self.sym, shapes, dtypes, self.wanted, self.train)
-            _STATS["gradients"] += 1
-            self.grad_op = GraphOp(sym, f"gradient{_STATS['gradients']}")
-            self.grad_op.heads = {h: int(h.lstrip("_")[4:]) for h in heads}
-        return self.grad_op
-
-    def run(self, tape: Tape, head_grads: list) -> dict[int, NDArray]:
-        """Feed the leaves, run forward and backward; the gradient array of each leaf index that
-        has one."""
-        exe = self.exe
-        for name, dst in zip(self.args + self.aux, exe.arg_arrays + exe.aux_arrays):
-            tape.leaves[int(name[4:])].copyto(dst)
-        exe.forward(is_train=self.train)
-        exe.backward([g if g is not None else o for g, o in zip(head_grads, self.head_ones)])
-        return {**{int(n[4:]): g for n, g in zip(self.args, exe.grad_arrays) if g is not None}, **self.unread}
-
-
-class _HeldProgram:
-    """A recording's gradients from the values its calls computed: one program of the gradient
-    rules' operators (:func:`~symjit.autograd_graph.gradient_symbol`) whose inputs are the leaves,
-    the head gradients and the recorded outputs it reads (``<output name>:held``, held by the
-    entries);
-    a forward operator runs only where a gradient reads an output the recording does not hold
-    (BatchNorm's saved statistics, a traced graph's inner values)."""
-
-    def __init__(self, tape: Tape, given: list[bool], wanted: list[bool] | None):
-        sym = tape.symbol()
-        leaf = {f"leaf{i}": a for i, a in enumerate(tape.leaves)}
-        reqs = dict(zip(leaf, tape.reqs if wanted is None else ["write" if w else "null" for w in wanted]))
-        self.wanted = [n for n in sym.list_arguments() if reqs[n] != "null"]
-        self.train = any(e.train for e in tape.entries)
-        nodes = {n.name: n for n in sym._topo()}
-        self.held = {nodes[f"op{j}"].output_name(i): (j, i) for j, e in enumerate(tape.entries)
-                     if e.op != GRAPH for i in range(e.n_out)}
-        gsym, heads = gradient_symbol(sym, {n: a.shape for n, a in leaf.items()},
-                                      {n: a.dtype for n, a in leaf.items()}, self.wanted, self.train,
-                                      set(self.held))
-        outs = [tape.entries[j].held[i] for j, i in tape.heads]
-        self.head_ones = [None if g else ones(o.shape, ctx=o.context, dtype=o.dtype)
-                          for g, o in zip(given, outs)]
-        self.heads = {h: int(h.lstrip("_")[4:]) for h in heads}
-        self.args, self.aux = gsym.list_arguments(), gsym.list_auxiliary_states()
-        self.sources = [self._source(n, tape) for n in self.args + self.aux]
-        # the program's own arrays, shaped as the values fed in (a head gradient as its head)
-        own = [zeros(a.shape, ctx=a.context, dtype=a.dtype)
-               for a in (self._value(src, tape, outs) for src in self.sources)]
-        ctx = own[0].context if own else None
-        self.exe = gsym.bind(ctx, own[:len(self.args)], grad_req="null", aux_states=own[len(self.args):])
-        _STATS["compiles"] += 1
-
-    def _source(self, name: str, tape: Tape) -> tuple:
-        if name in self.heads:
-            return ("head", self.heads[name])
-        if name.endswith(":held"):
-            return ("held", *self.held[name[:-5]])
-        return ("leaf", int(name[4:]))
-
-    def _value(self, src: tuple, tape: Tape, head_grads: list) -> NDArray:
-        if src[0] == "head":
-            g = head_grads[src[1]]
-            return g if g is not None else self.head_ones[src[1]]
-        if src[0] == "leaf":
-            return tape.leaves[src[1]]
-        return tape.entries[src[1]].held[src[2]]
-
-    def run(self, tape: Tape, head_grads: list) -> dict[int, NDArray]:
-        """Feed the leaves, head gradients and held values; run: each wanted leaf's gradient."""
-        exe = self.exe
-        for src, dst in zip(self.sources, exe.arg_arrays + exe.aux_arrays):
-            self._value(src, tape, head_grads)._copyto(dst)
-        outs = exe.forward(is_train=self.train)
-        return {int(n[4:]): g for n, g in zip(self.wanted, outs)}
-
-
 def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: FBT001
-         wanted: list | None = None, create_graph: bool = False) -> dict[int, tuple[NDArray, NDArray]]:  # noqa: FBT001, FBT002
+         wanted: list | None = None, create_graph: bool = False,  # noqa: FBT001, FBT002
+         into: bool = False) -> dict[int, tuple[NDArray, NDArray]]:  # noqa: FBT001, FBT002
     """Differentiate: ``{id(leaf): (leaf, gradient)}`` for each variable (each of ``wanted``
-    when given) a gradient reaches."""
+    when given) a gradient reaches; ``into``: see :func:`_compiled`."""
     heads = [heads] if isinstance(heads, NDArray) else list(heads)
     if head_grads is None:
         head_grads = [None] * len(heads)
@@ -452,9 +383,9 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: F
                              "supported by symjit (its backward is Python code, not recorded)")
         out = _run_functions(nodes, head_grads, ids, every, where)
     else:
-        tape = Tape(heads, where, nodes)
+        tape = Tape(heads, where, nodes, entries=every)
         mask = None if ids is None else [id(a) in ids for a in tape.leaves]
-        prog, grads = _compiled(tape, head_grads, mask, create_graph)
+        prog, grads = _compiled(tape, head_grads, mask, create_graph, into)
         if create_graph:
             grads = _record_gradients(prog, tape, head_grads, grads)
         out = {id(tape.leaves[i]): (tape.leaves[i], g) for i, g in grads.items()}
@@ -464,12 +395,14 @@ def _run(heads: Any, head_grads: Any, retain_graph: bool, where: str,  # noqa: F
     return out
 
 
-def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None,
-              create_graph: bool = False) -> tuple[Any, dict[int, NDArray]]:  # noqa: FBT001, FBT002
+def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None, create_graph: bool = False,  # noqa: FBT001, FBT002
+              into: bool = False) -> tuple[Any, dict[int, NDArray]]:  # noqa: FBT001, FBT002
     """Run the tape's gradient program (compiled once per structure): the gradients by leaf
-    index. It reads the values the recorded calls kept (:class:`_HeldProgram`) unless a
-    higher-order gradient is asked for or one of them was written since; then the training
-    program recomputes the forward pass (:class:`_Program`)."""
+    index. It reads the values the recorded calls kept
+    (:class:`~symjit.autograd_programs.HeldProgram`) unless a higher-order gradient is asked for
+    or one of them was written since; then the training program recomputes the forward pass
+    (:class:`~symjit.autograd_programs.Program`). ``into``: a held program may write gradients
+    straight into the leaves' gradient buffers (see its ``run``)."""
     given = [g is not None for g in head_grads]
     held = not create_graph and all(e.op == GRAPH or e.kept() is not None for e in tape.entries) \
         and all(tape.entries[j].op != GRAPH for j, _ in tape.heads)
@@ -483,7 +416,7 @@ def _compiled(tape: Tape, head_grads: list, mask: list[bool] | None,
     else:
         _PROGRAMS.move_to_end(key)
     with _scope(False, None):
-        return prog, prog.run(tape, head_grads)
+        return prog, (prog.run(tape, head_grads, into) if held else prog.run(tape, head_grads))
 
 
 def _run_functions(nodes: list, head_grads: list, ids: set | None, every: list,
@@ -586,11 +519,13 @@ def backward(heads: Any, head_grads: Any = None, retain_graph: bool = False,  # 
     >>> mx.autograd.backward([y], [mx.nd.array([1.0, 10.0])]); x.grad.asnumpy().tolist()
     [2.0, 40.0]
     """
-    grads = _run(heads, head_grads, retain_graph, "backward")
+    grads = _run(heads, head_grads, retain_graph, "backward", into=True)
     with _scope(False, None):
         for leaf, g in grads.values():
             dst = leaf._ag_grad
-            if leaf._ag_req == "add":
+            if g is dst:            # the program wrote it there
+                dst._bump()
+            elif leaf._ag_req == "add":
                 dst += g
             else:
                 g.copyto(dst)
@@ -728,18 +663,6 @@ def compiles() -> int:
     return _STATS["compiles"]
 
 
-def _program_bytes(prog: Any) -> int:
-    """The bytes a kept program holds: its executor's arrays and planned temporaries."""
-    held = getattr(prog, "held_bytes", None)
-    if held is None:
-        exe = getattr(prog, "exe", None)
-        arrays = [] if exe is None else [*exe.arg_arrays, *exe.grad_arrays, *exe.aux_arrays, *exe.outputs]
-        held = (0 if exe is None else exe.planned_bytes) + sum(
-            a.size * np.dtype(a.dtype).itemsize for a in arrays if a is not None)
-        prog.held_bytes = held
-    return held
-
-
 def cached_programs() -> int:
     """How many compiled backward programs are kept."""
     return len(_PROGRAMS)
@@ -750,6 +673,7 @@ def clear_programs() -> None:
     _PROGRAMS.clear()
 
 
-MODE.recorder = _record
+type(MODE).recorder = staticmethod(_record)    # every thread's (MODE is thread-local)
+RECORDED.token, RECORDED.call = _token, _record_fast
 dispatch.install_recorder(method_hook)
 install(NDArray)

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .base import MXNetError
 from .imperative import MODE
 from .ndarray import NDArray
 from .ndarray.arith import SCALAR_OPS
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
-__all__ = ["Entry", "GraphState", "is_cut", "cut_outputs", "check_unchanged", "tracked", "history",
-           "source_of", "mark", "constant", "no_variable_write", "record_entry", "GRAPH", "FUNCTION",
-           "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
+__all__ = ["Entry", "GraphState", "signature", "is_cut", "cut_outputs", "check_unchanged", "tracked",
+           "history", "source_of", "mark", "constant", "no_variable_write", "record_entry", "GRAPH",
+           "FUNCTION", "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
 
 FUNCTION = "_function"  # the op name of an entry whose gradient is an autograd.Function's backward
 
@@ -41,11 +39,12 @@ class Entry:
     outputs, mode; ``freed`` once a backward without ``retain_graph`` used it."""
 
     __slots__ = ("op", "params", "sources", "vers", "n_out", "train", "freed", "saved", "held",
-                 "held_vers")
+                 "held_vers", "sig")
 
     def __init__(self, op: str, params: dict, sources: list, n_out: int, train: bool,
-                 vers: list | None = None, saved: Any = None):
+                 vers: list | None = None, saved: Any = None, sig: tuple | None = None):
         self.op, self.params, self.sources, self.n_out, self.train = op, params, sources, n_out, train
+        self.sig = sig          # (op, params, mode) as a recording's key has it; made on first need
         self.vers = vers if vers is not None else [None] * len(sources)
         self.freed = False
         self.saved = saved      # a traced graph's forward pass kept for its backward (GraphState)
@@ -86,6 +85,12 @@ class GraphState:
                 check_unchanged(s, v, e, where)
         self.exe.backward(ograds)
         return self.grads
+
+
+def signature(op: str, params: dict, train: bool) -> tuple:  # noqa: FBT001
+    """An entry's part of a recording's structure key: its operator, params (by their reprs) and
+    mode."""
+    return op, tuple(sorted((k, repr(v)) for k, v in params.items())), train
 
 
 def is_cut(e: Entry, graphs: bool) -> bool:  # noqa: FBT001
@@ -275,48 +280,60 @@ class Tape:
     leaves too (``cuts``: leaf index -> (entry, output)): its gradient is not compiled."""
 
     def __init__(self, heads: list[NDArray], where: str, nodes: list[tuple[Entry, int]] | None = None,
-                 graphs: bool = False):  # noqa: FBT001, FBT002
+                 graphs: bool = False, entries: list[Entry] | None = None):  # noqa: FBT001, FBT002
         self.leaves: list[NDArray] = []
         leaf_index: dict[int, int] = {}
         self.refs: list[list] = []       # per entry: ("e", entry, output) or ("l", leaf) per input
         self.cuts: dict[int, tuple[Entry, int]] = {}
         nodes = check_heads(heads, where) if nodes is None else nodes
-        self.entries = [e for e in walk([n[0] for n in nodes], where, graphs=graphs)
-                        if not is_cut(e, graphs)]
+        # ``entries``: the walk from the heads' entries already made, when it met no cut entry
+        self.entries = entries if entries is not None else [
+            e for e in walk([n[0] for n in nodes], where, graphs=graphs) if not is_cut(e, graphs)]
         index = {id(e): j for j, e in enumerate(self.entries)}
+        cuts = entries is None      # a walk given here met no cut entry
+        leaves = self.leaves
         for e in self.entries:
             refs = []
             for s, v in zip(e.sources, e.vers):
-                if isinstance(s, tuple) and is_cut(s[0], graphs):
-                    outs, vers = cut_outputs(s[0])
-                    out, ver = outs[s[1]], vers[s[1]]
-                    if out._cell()[0] != ver:
-                        what = "an autograd.Function" if s[0].op == FUNCTION else "a hybridized block"
-                        raise MXNetError(f"{where}: an output of shape {out.shape} of "
-                                         f"{what} was changed in place after it was "
-                                         "recorded; its gradient would be wrong")
-                    if id(out) not in leaf_index:
-                        leaf_index[id(out)] = len(self.leaves)
-                        self.cuts[len(self.leaves)] = s
-                        self.leaves.append(out)
-                    refs.append(("l", leaf_index[id(out)]))
-                elif isinstance(s, tuple):
-                    refs.append(("e", index[id(s[0])], s[1]))
-                else:
-                    check_unchanged(s, v, e, where)
-                    if id(s) not in leaf_index:
-                        leaf_index[id(s)] = len(self.leaves)
-                        self.leaves.append(s)
-                    refs.append(("l", leaf_index[id(s)]))
+                if isinstance(s, tuple):
+                    if cuts and is_cut(s[0], graphs):
+                        refs.append(("l", self._cut_leaf(s, leaf_index, where)))
+                    else:
+                        refs.append(("e", index[id(s[0])], s[1]))
+                    continue
+                if v is not None and s._cell()[0] != v:
+                    check_unchanged(s, v, e, where)     # the error
+                j = leaf_index.get(id(s))
+                if j is None:
+                    j = leaf_index[id(s)] = len(leaves)
+                    leaves.append(s)
+                refs.append(("l", j))
             self.refs.append(refs)
         self.heads = [(index[id(e)], i) for e, i in nodes]
         self.reqs = [getattr(a, "_ag_req", None) or "null" for a in self.leaves]
 
+    def _cut_leaf(self, s: tuple, leaf_index: dict, where: str) -> int:
+        """The leaf index of a cut entry's output ``s`` ((entry, output)), made on first use."""
+        outs, vers = cut_outputs(s[0])
+        out, ver = outs[s[1]], vers[s[1]]
+        if out._cell()[0] != ver:
+            what = "an autograd.Function" if s[0].op == FUNCTION else "a hybridized block"
+            raise MXNetError(f"{where}: an output of shape {out.shape} of {what} was changed in "
+                             "place after it was recorded; its gradient would be wrong")
+        if id(out) not in leaf_index:
+            leaf_index[id(out)] = len(self.leaves)
+            self.cuts[len(self.leaves)] = s
+            self.leaves.append(out)
+        return leaf_index[id(out)]
+
     def key(self, given: list[bool], wanted: list[bool] | None) -> tuple:
-        ops = tuple((e.op, tuple(sorted((k, repr(v)) for k, v in e.params.items())), e.train,
-                     tuple(r)) for e, r in zip(self.entries, self.refs))
-        leaves = tuple((a.shape, np.dtype(a.dtype).str, a.context) for a in self.leaves)
-        return ops, leaves, tuple(self.reqs), tuple(self.heads), tuple(given), \
+        ops = []
+        for e, r in zip(self.entries, self.refs):
+            if e.sig is None:
+                e.sig = signature(e.op, e.params, e.train)
+            ops.append((e.sig, tuple(r)))
+        leaves = tuple((a._store.shape, a._store.dtype.str, a._ctx) for a in self.leaves)
+        return tuple(ops), leaves, tuple(self.reqs), tuple(self.heads), tuple(given), \
             None if wanted is None else tuple(wanted)
 
     def symbol(self, numbers: bool = False) -> Symbol:  # noqa: FBT001, FBT002

@@ -138,6 +138,7 @@ class Executor:
         self._check_arrays()
         self._programs: dict[str, Compiled] = dict(_compiled or {})
         self._bound: dict[str, tuple] = {}
+        self._arenas: dict[str, Any] = {}       # mode -> the buffer its temporaries are carved from
         self._calls: dict[tuple[str, str], list] = {}   # (mode, phase) -> prepared segment calls
         self._monitor: tuple | None = None
         self._lookup: dict[str, Any] = {}       # mode -> value id -> its numpy array
@@ -219,7 +220,7 @@ class Executor:
             return self._bound[mode]
         prog = self._program(mode, load=False)
         g = prog.graph
-        arena = storage.arena(prog.plan.planned_bytes, self._ctx)
+        arena = self._arenas[mode] = storage.arena(prog.plan.planned_bytes, self._ctx)
         ext = {"arg": dict(zip(self._arg_names, self.arg_arrays)),
                "aux": dict(zip(self._aux_names, self.aux_arrays)),
                "grad": dict(zip(self._arg_names, self.grad_arrays))}
@@ -415,6 +416,27 @@ class Executor:
         if mode.endswith("_mon"):
             self._report(mode, "forward")
         return self.outputs
+
+    def compiled_program(self, is_train: bool = False) -> tuple[Compiled, Any] | None:  # noqa: FBT001, FBT002
+        """The compiled program a forward pass in this mode runs, with its module loaded (numba's,
+        or an ahead-of-time entry's), and the buffer its temporaries are carved from, once one
+        has run compiled: None before, and while it runs interpreted
+        (:mod:`symjit.compiler.tier`). A caller running the program on buffers of its own
+        (:class:`~symjit.imperative_bound.BoundProgram`) may share that buffer while it does not
+        run this executor at the same time.
+
+        >>> import symjit as mx
+        >>> x = mx.sym.var('x')
+        >>> exe = (x * 2).bind(mx.cpu(), {'x': mx.nd.ones((2,))}, grad_req='null')
+        >>> exe.compiled_program() is None
+        True
+        """
+        mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
+        prog = self._programs.get(mode)
+        if prog is None or prog.module is None or self._tier.active(mode) \
+                or (mode, "forward") not in self._calls or mode not in self._arenas:
+            return None
+        return prog, self._arenas[mode]
 
     def _set_arg(self, name: str, value: Any) -> None:
         if name not in self._arg_names:

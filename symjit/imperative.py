@@ -41,6 +41,7 @@ from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context, current_context
 from .imperative_bound import BoundProgram
+from .imperative_runners import fast_into, fast_runner, seen
 from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
 from .ndarray import NDArray, arith, dispatch, storage
@@ -85,6 +86,20 @@ class _Queue:
 QUEUE = _Queue()
 
 
+class _Recorded:
+    """What :mod:`symjit.autograd` installs for repeated recorded ``mx.nd`` calls:
+    ``token(op, params, where)``, what the recorder needs to record a call of registered operator
+    ``op`` with ``params`` in the thread's mode without looking at the operator again (None for a
+    call it records otherwise: samplers, Dropout, aux states...), and ``call(token, inputs, run)``,
+    which records and runs such a call, ``run(inputs)`` computing its one output."""
+
+    token: Any = None
+    call: Any = None
+
+
+RECORDED = _Recorded()
+
+
 def queueable(op: Any) -> bool:
     """Whether calls of operator ``op`` may wait in the lazy engine's queue: an elementwise or
     broadcast operator with a scalar body (pure arithmetic, which fuses), one output, no aux
@@ -122,131 +137,9 @@ class _Call(BoundProgram):
             or op_name.startswith("_rt_") else 0
 
 
-def _entry(fn: Any, args: list) -> Any:
-    """The compiled entry point of dispatcher ``fn`` for the types of ``args`` (the arrays of a
-    call just made: C-contiguous NDArray storage), which skips the dispatcher's type resolution
-    (~0.1 us); ``fn`` itself when there is none."""
-    overloads = getattr(fn, "overloads", None)
-    if overloads is None:
-        return fn       # not a dispatcher (an ahead-of-time entry's function): numba stays out
-    from numba import typeof
-    found = overloads.get(tuple(typeof(a) for a in args))
-    return fn if found is None else found.entry_point
-
-
-def _plain_step(call: _Call, n_in: int) -> tuple | None:
-    """``(function, argument template, [(argument, input)], [(argument, output)])`` of a CPU program
-    of one compiled function whose buffers are the inputs' and outputs' own (no reshaped views);
-    None for any other program."""
-    if not call.ctx.device.host_memory or len(call.steps) != 1:
-        return None
-    fn, template, fills = call.steps[0]
-    if isinstance(fn, functools.partial) or any(s.shape is not None for _, s in fills):
-        return None
-    return (fn, list(template), [(i, s.index) for i, s in fills if s.index < n_in],
-            [(i, s.index - n_in) for i, s in fills if s.index >= n_in])
-
-
-def _fast_runner(call: _Call, n_in: int, sample: list | None = None) -> Any:
-    """For a :func:`_plain_step` program: ``run(arrays)`` returning the new output NDArray (a list
-    for several), doing only what a call needs (allocate the outputs, fill the argument list, call);
-    None for any other program. The runners read the storage without waiting for queued work
-    (``NDArray._store``): their caller has run it."""
-    step = _plain_step(call, n_in)
-    if step is None:
-        return None
-    fn, base, ins, outs = step
-    specs = list(call.outputs)
-    empty, new = np.empty, NDArray.__new__
-    if len(specs) == 1 and len(ins) == 1 and len(outs) == 1 and len(base) == 2 and ins[0][0] == 0:
-        (shape, dtype), j_in = specs[0], ins[0][1]
-        if sample is not None:
-            fn = _entry(fn, [sample[j_in]._data, empty(shape, dtype)])
-
-        def run1(arrays: Any) -> NDArray:
-            o = empty(shape, dtype)
-            a = arrays[j_in]
-            fn(a._store, o)
-            r = new(NDArray)
-            r._store = o
-            r._ctx = a._ctx       # the key says "host storage", not which cpu(i): the input's
-            return r
-        return run1
-
-    if len(specs) == 1 and len(ins) == 2 and len(outs) == 1 and len(base) == 3 and outs[0][0] == 2:
-        (shape, dtype), ((i0, j0), (i1, j1)) = specs[0], ins
-        if sample is not None:
-            probe = [None, None, empty(shape, dtype)]
-            probe[i0], probe[i1] = sample[j0]._data, sample[j1]._data
-            fn = _entry(fn, probe)
-
-        def run2(arrays: Any) -> NDArray:
-            o = empty(shape, dtype)
-            args = [None, None, o]
-            args[i0] = arrays[j0]._store
-            args[i1] = arrays[j1]._store
-            fn(*args)
-            r = new(NDArray)
-            r._store = o
-            r._ctx = arrays[j0]._ctx
-            return r
-        return run2
-
-    def run(arrays: Any) -> Any:
-        results = [empty(shape, dtype) for shape, dtype in specs]
-        args = base[:]
-        for i, j in ins:
-            args[i] = arrays[j]._store
-        for i, j in outs:
-            args[i] = results[j]
-        fn(*args)
-        wrapped = []
-        for o in results:
-            r = new(NDArray)
-            r._store, r._ctx = o, arrays[0]._ctx
-            wrapped.append(r)
-        return wrapped[0] if len(wrapped) == 1 else wrapped
-    return run
-
-
-def _fast_into(call: _Call, n_in: int) -> Any:
-    """Like :func:`_fast_runner` for a one-output program writing into a given array:
-    ``run(arrays, out)``; None for any other program."""
-    step = _plain_step(call, n_in) if len(call.outputs) == 1 else None
-    if step is None:
-        return None
-    fn, base, ins, outs = step
-    out_pos = [i for i, _ in outs]
-
-    def run_into(arrays: Any, out: NDArray) -> NDArray:
-        args = base[:]
-        for i, j in ins:
-            args[i] = arrays[j]._store
-        for i in out_pos:
-            args[i] = out._store
-        fn(*args)
-        out._bump()
-        return out
-    return run_into
-
-
-class _Seen:
-    """An input of a fast call as its canonical call sees it (what the runners read)."""
-
-    __slots__ = ("_store", "_ctx")
-
-
-def _seen(arrays: Any, shapes: list) -> list[_Seen]:
-    looks = []
-    for a, s in zip(arrays, shapes):
-        v = _Seen()
-        v._store, v._ctx = a._store.reshape(s), a._ctx
-        looks.append(v)
-    return looks
-
-
 def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> Any:
-    """The runner of a repeated ``mx.nd`` call (:func:`_fast_runner`, or :func:`_fast_into` for
+    """The runner of a repeated ``mx.nd`` call (:func:`~symjit.imperative_runners.fast_runner`, or
+    :func:`~symjit.imperative_runners.fast_into` for
     one into ``out``; ``aliased``: whether each input is ``out`` itself) made from the call just
     run: on its call on fewer axes when it has one (:mod:`symjit.imperative_shapes`), the inputs and
     outputs seen with that call's shapes; None when there is none."""
@@ -260,17 +153,17 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     else:
         return None
     if out is None:
-        run = _fast_runner(call, len(inputs), views)
+        run = fast_runner(call, len(inputs), views)
         if run is None or canon is None:
             return run
         in_shapes, out_shapes = canon.in_shapes, canon.out_shapes
 
-        def seen(arrays: Any) -> Any:
-            r = run(_seen(arrays, in_shapes))
+        def run_seen(arrays: Any) -> Any:
+            r = run(seen(arrays, in_shapes))
             for x, s in zip([r] if isinstance(r, NDArray) else r, out_shapes):
                 x._store = x._store.reshape(s)
             return r
-        return seen
+        return run_seen
     out_view = out
     if canon is not None:
         if out.shape != canon.out_shapes[0] or not storage.is_contiguous(out._data):
@@ -279,13 +172,13 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     if not all(not al or (i, 0) in call.inplace or call.elementwise for i, al in enumerate(aliased)) \
             or not _safe_target(call, out_view, 0, views):
         return None
-    run_into = _fast_into(call, len(inputs))
+    run_into = fast_into(call, len(inputs))
     if run_into is None or canon is None:
         return run_into
     in_shapes, out_shape = canon.in_shapes, call.outputs[0][0]
 
     def seen_into(arrays: Any, out: NDArray) -> NDArray:
-        run_into(_seen(arrays, in_shapes), out._view(out._store.reshape(out_shape)))
+        run_into(seen(arrays, in_shapes), out._view(out._store.reshape(out_shape)))
         return out
     return seen_into
 
@@ -559,11 +452,15 @@ def nd_function(called: str) -> Any:
     It runs the operator's compiled program on the inputs' device (:func:`invoke`), in inference
     mode (BatchNorm with its moving statistics, Dropout as the identity), as MXNet's NDArray
     functions do outside ``autograd.record``. A repeated call (the same params, input shapes and
-    dtypes, no ``out=``) goes straight to the compiled function (:func:`_fast_runner`); float16
-    calls take :func:`_invoke_half` every time."""
+    dtypes, no ``out=``) goes straight to the compiled function (:mod:`symjit.imperative_runners`),
+    under ``autograd.record`` too (then keyed by the mode as well, and handed to the recorder with
+    what it needs to record it, :class:`_Recorded`); float16 calls take :func:`_invoke_half` every
+    time."""
     op = get_op(called)
-    fast: dict = {}     # (params, each input's shape, dtype, storage type) -> a runner (_fast_runner)
+    fast: dict = {}     # (params, each input's shape, dtype, storage type) -> a runner (fast_runner)
     fast_get = fast.get
+    recorded: dict = {}     # (training, the key of fast) -> (the recorder's token, a runner)
+    recorded_get, rec = recorded.get, RECORDED
     fast_ok = "update" not in op.extra
     state = _PROFILER
     mode = MODE
@@ -590,7 +487,13 @@ def nd_function(called: str) -> Any:
                     key = (d.shape, d.dtype, type(d), e.shape, e.dtype, type(e))
                 else:
                     key = tuple([(a._store.shape, a._store.dtype, type(a._store)) for a in args])
-                run = fast_get(key)
+                if mode.recording:
+                    hit = recorded_get((mode.training, key))
+                    if hit is not None and not state.running:
+                        return rec.call(hit[0], args, hit[1])
+                    run = None
+                else:
+                    run = fast_get(key)
             except (AttributeError, TypeError):     # a non-NDArray positional, an unhashable param
                 run = key = None
             if run is not None and not state.running and not mode.busy:
@@ -646,12 +549,27 @@ def nd_function(called: str) -> Any:
                 runner = _fast_for(called, params, inputs, out, aliased)
                 if runner is not None:
                     fast[key] = runner
+            elif key is not None and inputs and len(outs) == 1 and len(args) == len(inputs) and not given_kw \
+                    and mode.recording and rec.token is not None and len(recorded) < MAX_CALLS \
+                    and not _has_half(inputs, params):
+                _remember_recorded(recorded, (mode.training, key), rec.token(op, params, called),
+                                   called, params, inputs)
         return outs[0] if len(outs) == 1 else outs
 
     fn.__name__ = fn.__qualname__ = called
     fn.__doc__ = (f"{op.doc.strip() or f'The {op.name} operator.'}\n\n"
                   f"NDArray form of ``mx.sym.{called}``; see :func:`symjit.imperative.nd_function`.")
     return fn
+
+
+def _remember_recorded(table: dict, key: tuple, token: Any, called: str, params: dict,
+                       inputs: list) -> None:
+    """Keep the runner of a recorded call just made with its recorder's token (none when the
+    recorder records such calls otherwise, or when the call has no runner)."""
+    if token is not None:
+        runner = _fast_for(called, params, inputs, None, [])
+        if runner is not None:
+            table[key] = (token, runner)
 
 
 def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, where: str) -> list[NDArray]:
@@ -682,6 +600,7 @@ def install_nd_functions(module: Any) -> list[str]:
         setattr(module, n, nd_function(n))
     for n in {*arith.ARRAY_OP.values(), "negative", "abs"}:     # NDArray arithmetic's operators
         dispatch.install_function(n, getattr(module, n))
+    dispatch.install_function("expand_dims", nd_function("expand_dims"))  # mx.nd's checks its axis
     module.__all__ = [*module.__all__, *names]
     module.split_v2 = split_v2
     module.histogram = histogram

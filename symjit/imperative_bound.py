@@ -47,10 +47,12 @@ class BoundProgram:
     (:meth:`run`). ``where`` names it in errors. A program compiled without loading its module
     (``compile_symbol(..., load=False)``) takes its functions from the imperative calls'
     ahead-of-time entry when it holds them (:mod:`symjit.compiler.aot_calls`: no numba in the
-    process), else from numba's module, as ``cfg`` says."""
+    process), else from numba's module, as ``cfg`` says. ``arena``: a buffer of the plan's size
+    to carve the temporaries from (one made here when None), such as the arena of an executor of
+    the same compiled program that never runs at the same time."""
 
     def __init__(self, compiled: Any, names: list[str], ctx: Context, where: str,
-                 cfg: Config | None = None):
+                 cfg: Config | None = None, arena: Any = None):
         self.compiled, self.ctx = compiled, ctx
         g = compiled.graph
         self.outputs = [(g.values[v].shape, g.values[v].dtype) for v in g.outputs]
@@ -71,7 +73,8 @@ class BoundProgram:
         if any(seg.kind == "host" for seg in compiled.program.segments.get("forward", [])):
             raise MXNetError(f"{where}: an operator that runs Python code (Custom) cannot be "
                              "called imperatively yet")
-        arena = storage.arena(compiled.plan.planned_bytes, ctx)
+        if arena is None:
+            arena = storage.arena(compiled.plan.planned_bytes, ctx)
         phases = bind_phases(compiled, value_arrays(compiled, arena, external), storage.stream(ctx))
         self.steps = []
         target = ctx.device.target

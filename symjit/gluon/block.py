@@ -358,11 +358,13 @@ class Block:
 
     # --- calling -----------------------------------------------------------------------------
     def __call__(self, *args: Any) -> Any:
-        for hook in list(self._forward_pre_hooks.values()):
-            hook(self, args)
+        if self._forward_pre_hooks:
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
         out = self.forward(*args)
-        for hook in list(self._forward_hooks.values()):
-            hook(self, args, out)
+        if self._forward_hooks:
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
         return out
 
     def forward(self, *args: Any) -> Any:
@@ -526,6 +528,15 @@ class HybridBlock(Block):
     def forward(self, x: Any, *args: Any) -> Any:
         """Run ``hybrid_forward``: imperatively with ``F = mx.nd``, through the compiled program
         when hybridized, or symbolically (``F = mx.sym``) when ``x`` is a Symbol."""
+        if not args and type(x) is NDArray and not self._active:     # the common imperative call
+            ctx = x.context
+            with ctx:
+                try:
+                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+                except DeferredInitializationError:
+                    params = None       # initialized below
+                if params is not None:
+                    return self.hybrid_forward(ndarray, x, **params)
         given = [a for a in _flatten([x, *args], "input", loose=True)[0] if a is not None]
         flat = [a for a in given if isinstance(a, (NDArray, Symbol))]   # others: numbers, passed on
         if not flat:

@@ -78,8 +78,9 @@ def plain(method: str, result: Any, source: Any, *args: Any) -> Any:
 
 
 def install_function(name: str, fn: Callable[..., Any]) -> None:
-    """Make ``fn`` the ``mx.nd`` function of the registered operator ``name`` NDArray arithmetic
-    calls (with its fast path for repeated calls)."""
+    """Make ``fn`` the ``mx.nd`` function of the registered operator ``name`` that NDArray
+    arithmetic and the hand-written ``mx.nd`` functions call (with its fast path for repeated
+    calls)."""
     _FUNCTIONS[name] = fn
 
 

@@ -168,6 +168,8 @@ def expand_dims(data: NDArray, axis: int, out: NDArray | None = None) -> NDArray
     """
     need_nd(data, "expand_dims")
     ax = _axis(axis, data.ndim + 1, "expand_dims")
+    if out is None:     # the operator's mx.nd function: its fast path for repeated calls
+        return dispatch.function("expand_dims")(data, axis=ax)
     return dispatch.invoke1("expand_dims", [data], {"axis": ax}, out=out, where="expand_dims")
 
 
