@@ -57,6 +57,20 @@ def test_while_loop_symbol_equals_ndarray_loop():
     assert got[1:] == [[6.0], [16.0]] == [i.asnumpy().tolist(), s.asnumpy().tolist()]
 
 
+def test_long_ndarray_loops_stack_their_outputs_through_small_concats():
+    from symjit import imperative
+    imperative.clear_calls()
+    outs, (i, s) = mx.nd.contrib.while_loop(lambda i, s: i <= 37, lambda i, s: ([i * 2], [i + 1, s + i]),
+                                            (mx.nd.array([1]), mx.nd.array([0])), max_iterations=40)
+    assert outs[0].shape == (40, 1) and s.asscalar() == sum(range(38))
+    assert outs[0].asnumpy().ravel().tolist() == [2.0 * k for k in range(1, 38)] + [0.0] * 3
+    steps, _ = mx.nd.contrib.foreach(lambda x, st: (x + st[0], st), mx.nd.arange(35).reshape((35, 1)),
+                                     [mx.nd.ones((1,))])
+    assert steps.asnumpy().ravel().tolist() == list(range(1, 36))
+    widths = [int(dict(key[1])["num_args"]) for key in imperative._CALLS if key[0] == "Concat"]
+    assert widths and max(widths) <= 16      # never an argument per step
+
+
 def test_while_loop_gradient_follows_the_steps_that_ran():
     x = mx.sym.var("x")
     _, final = mx.sym.contrib.while_loop(lambda v: mx.sym.sum(v) < 10, lambda v: ([], [v * 2]), [x],

@@ -381,9 +381,22 @@ def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
 
 
 # --- NDArrays: Python control flow, as MXNet's ------------------------------------------------------
+_FAN_IN = 16
+
+
+def _concat_rows(parts: list) -> Any:
+    """``parts`` (NDArrays) concatenated along axis 0 in groups of at most ``_FAN_IN``, then those
+    results alike: a long loop's outputs need a few small Concat kernels, not one with an argument
+    per step (whose compile time grows with the step count)."""
+    from .. import ndarray as nd
+    while len(parts) > 1:
+        parts = [nd.concat(*parts[i:i + _FAN_IN], dim=0) if len(parts[i:i + _FAN_IN]) > 1 else parts[i]
+                 for i in range(0, len(parts), _FAN_IN)]
+    return parts[0]
+
+
 def nd_foreach(body: Any, data: Any, init_states: Any) -> tuple[Any, Any]:
     """``contrib.foreach`` on NDArrays: a Python loop over axis 0, outputs stacked."""
-    from .. import ndarray as nd
     from ..ndarray import NDArray
     flat_data, data_fmt = _flatten(data, "foreach data", NDArray)
     _flatten(init_states, "foreach init_states", NDArray)
@@ -392,7 +405,7 @@ def nd_foreach(body: Any, data: Any, init_states: Any) -> tuple[Any, Any]:
         outs, states = body(_regroup([d[t] for d in flat_data], data_fmt)[0], states)
         flat, out_fmt = _flatten(outs if outs is not None else [], "foreach output", NDArray)
         per_step.append(flat)
-    stacked = [nd.stack(*items, axis=0) for items in zip(*per_step)]
+    stacked = [_concat_rows([x.expand_dims(0) for x in items]) for items in zip(*per_step)]
     return (_regroup(stacked, out_fmt)[0] if stacked else []), states
 
 
@@ -421,7 +434,7 @@ def nd_while_loop(cond: Any, func: Any, loop_vars: Any,
         if steps < int(max_iterations):
             rows.append(nd.zeros((int(max_iterations) - steps, *items[0].shape), ctx=items[0].context,
                                  dtype=items[0].dtype))
-        stacked.append(nd.concat(*rows, dim=0))
+        stacked.append(_concat_rows(rows))
     return (_regroup(stacked, out_fmt)[0] if out_fmt is not None else []), (vars_[0] if single else vars_)
 
 
