@@ -116,8 +116,26 @@ def test_boolean_mask_on_ndarrays_and_a_clear_error_in_symbols():
         [[1, 3], [4, 6], [7, 9]]
     with pytest.raises(mx.MXNetError, match=r"index must be 1-D with data.shape\[0\] elements"):
         mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0]))
-    with pytest.raises(mx.MXNetError, match="static shapes"):
+    with pytest.raises(mx.base.DataDependentShape, match="static shapes"):
         mx.sym.contrib.boolean_mask(mx.sym.var("d"), mx.sym.var("i"))
+
+
+def test_a_hybridized_block_with_boolean_mask_runs_imperatively_and_says_so():
+    class Masked(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, data, index):     # noqa: N803
+            return F.contrib.boolean_mask(data, index) * 3
+
+    block = Masked()
+    block.hybridize()
+    data = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    data.attach_grad()
+    with pytest.warns(UserWarning, match="Masked is hybridized, but it runs imperatively"):
+        with mx.autograd.record():
+            out = block(data, mx.nd.array([1, 0, 1]))
+    out.backward()
+    assert out.asnumpy().tolist() == [[3, 6], [15, 18]]
+    assert data.grad.asnumpy().tolist() == [[3, 3], [0, 0], [3, 3]]
+    assert block(data, mx.nd.array([0, 1, 0])).asnumpy().tolist() == [[9, 12]]   # no second trace
 
 
 def test_backward_index_copy_is_index_copys_gradient():
