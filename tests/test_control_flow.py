@@ -71,6 +71,29 @@ def test_long_ndarray_loops_stack_their_outputs_through_small_concats():
     assert widths and max(widths) <= 16      # never an argument per step
 
 
+def test_while_loop_keeps_the_structure_of_nested_loop_variables():
+    def cond(total, rest):                       # called with the top-level items, as MXNet does
+        return total.sum() < 20
+
+    def func(total, rest):
+        (pair,) = rest
+        return [total], [total + pair, [pair * 2]]
+
+    outs, (total, [pair]) = mx.nd.contrib.while_loop(
+        cond, func, [mx.nd.array([1.0, 1.0]), [mx.nd.array([1.0, 2.0])]], max_iterations=5)
+    assert total.asnumpy().tolist() == [8.0, 15.0] and pair.asnumpy().tolist() == [8.0, 16.0]
+    assert outs[0].asnumpy().tolist() == [[1, 1], [2, 3], [4, 7], [0, 0], [0, 0]]
+    sym_outs, (s_total, [s_pair]) = mx.sym.contrib.while_loop(
+        cond, func, [mx.sym.var("t"), [mx.sym.var("p")]], max_iterations=5)
+    ex = mx.sym.Group([sym_outs[0], s_total, s_pair]).bind(
+        mx.cpu(), {"t": mx.nd.array([1.0, 1.0]), "p": mx.nd.array([1.0, 2.0])})
+    got = [a.asnumpy().tolist() for a in ex.forward()]
+    assert got == [outs[0].asnumpy().tolist(), [8.0, 15.0], [8.0, 16.0]]
+    with pytest.raises(mx.MXNetError, match="func returned 1 loop variables, expected 2"):
+        mx.nd.contrib.while_loop(cond, lambda t, r: ([], [t]), [mx.nd.ones((2,)), [mx.nd.ones((2,))]],
+                                 max_iterations=2)
+
+
 def test_while_loop_gradient_follows_the_steps_that_ran():
     x = mx.sym.var("x")
     _, final = mx.sym.contrib.while_loop(lambda v: mx.sym.sum(v) < 10, lambda v: ([], [v * 2]), [x],
