@@ -70,6 +70,8 @@ _UTIL = ("is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array
 
 
 def __getattr__(name: str):
+    if name == "img":                 # MXNet's short name of mx.image
+        name = "image"
     if name in _LAZY:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")

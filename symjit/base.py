@@ -64,6 +64,12 @@ class FormatError(MXNetError, ValueError):
     """A malformed file: NDArray list file, ``.params`` checkpoint or symbol JSON."""
 
 
+class DataDependentShape(MXNetError, ValueError):
+    """An operator whose output shape depends on its input values (``contrib.boolean_mask``) used
+    in a Symbol: symjit binds symbols with static shapes, so it runs on NDArrays only (a hybridized
+    Gluon block using it runs imperatively, with a warning)."""
+
+
 class NotImplementedForSymbol(MXNetError, TypeError):
     """An NDArray-only operation asked of a Symbol (``bool(sym)``, ...).
 

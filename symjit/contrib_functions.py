@@ -131,14 +131,14 @@ def boolean_mask_for(ns: Any, symbolic: bool):
     """``contrib.boolean_mask(data, index, axis=0)``: the slices of ``data`` along ``axis`` where
     the 1-D ``index`` is non-zero. Its output shape depends on ``index``'s values, so it runs on
     NDArrays only (the positions are read on the host, then the registered ``take`` gathers); in a
-    symbol it is a clear error, since symjit binds static shapes."""
+    symbol it is a clear error (``DataDependentShape``), since symjit binds static shapes."""
     def boolean_mask(data: Any, index: Any, axis: int = 0, out: Any = None, name: str | None = None) -> Any:
         """The slices of ``data`` along ``axis`` where ``index`` is non-zero (NDArrays only)."""
-        from .base import MXNetError, shape_str
+        from .base import DataDependentShape, MXNetError, shape_str
         if symbolic:
-            raise MXNetError("contrib.boolean_mask: its output shape depends on the values of 'index', and "
-                             "symjit binds symbols with static shapes; call mx.nd.contrib.boolean_mask on "
-                             "NDArrays instead")
+            raise DataDependentShape("contrib.boolean_mask: its output shape depends on the values of "
+                                     "'index', and symjit binds symbols with static shapes; call "
+                                     "mx.nd.contrib.boolean_mask on NDArrays instead")
         import numpy as np
         mask = index.asnumpy()
         ax = axis + data.ndim if axis < 0 else axis

@@ -11,7 +11,7 @@ merged (axes of size 1 dropped). :func:`canonical` gives that call, and
 the original call's shapes: the same elements in the same order, so the same results, from a few
 kernel forms per operator and dtype. An optimizer update that steps each element of the weight
 on its own (``sgd_update``, ``adam_update``, ...) runs on the flat weight and states too, and
-sort, argsort and topk run along the middle axis of a 3-D view.
+sort, argsort and topk run along the middle axis of a 3-D view; ``box_iou`` on (boxes, 4) views.
 
 >>> c = canonical('broadcast_add', {}, [(2, 3, 1, 4), (3, 5, 4)])
 >>> c.op, c.in_shapes, c.out_shapes
@@ -196,6 +196,10 @@ def canonical(op_name: str, params: dict, shapes: list[tuple]) -> Canonical | No
     elif name in _SORT and len(shapes) == 1:
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _sorting(op_name, params, tuple(shapes[0]), outs)
+    elif name == "_contrib_box_iou" and len(shapes) == 2:    # its kernel counts the boxes at run time
+        outs = _out_shapes(op, params, shapes)
+        found = None if outs is None else Canonical(
+            op_name, dict(params), [0, 1], [(_size(tuple(s)[:-1]), 4) for s in shapes], outs)
     elif name in _ARG and len(shapes) == 1:
         outs = _out_shapes(op, params, shapes)
         found = None if outs is None else _arg(op_name, params, tuple(shapes[0]), outs[0])

@@ -57,6 +57,43 @@ def test_while_loop_symbol_equals_ndarray_loop():
     assert got[1:] == [[6.0], [16.0]] == [i.asnumpy().tolist(), s.asnumpy().tolist()]
 
 
+def test_long_ndarray_loops_stack_their_outputs_through_small_concats():
+    from symjit import imperative
+    imperative.clear_calls()
+    outs, (i, s) = mx.nd.contrib.while_loop(lambda i, s: i <= 37, lambda i, s: ([i * 2], [i + 1, s + i]),
+                                            (mx.nd.array([1]), mx.nd.array([0])), max_iterations=40)
+    assert outs[0].shape == (40, 1) and s.asscalar() == sum(range(38))
+    assert outs[0].asnumpy().ravel().tolist() == [2.0 * k for k in range(1, 38)] + [0.0] * 3
+    steps, _ = mx.nd.contrib.foreach(lambda x, st: (x + st[0], st), mx.nd.arange(35).reshape((35, 1)),
+                                     [mx.nd.ones((1,))])
+    assert steps.asnumpy().ravel().tolist() == list(range(1, 36))
+    widths = [int(dict(key[1])["num_args"]) for key in imperative._CALLS if key[0] == "Concat"]
+    assert widths and max(widths) <= 16      # never an argument per step
+
+
+def test_while_loop_keeps_the_structure_of_nested_loop_variables():
+    def cond(total, rest):                       # called with the top-level items, as MXNet does
+        return total.sum() < 20
+
+    def func(total, rest):
+        (pair,) = rest
+        return [total], [total + pair, [pair * 2]]
+
+    outs, (total, [pair]) = mx.nd.contrib.while_loop(
+        cond, func, [mx.nd.array([1.0, 1.0]), [mx.nd.array([1.0, 2.0])]], max_iterations=5)
+    assert total.asnumpy().tolist() == [8.0, 15.0] and pair.asnumpy().tolist() == [8.0, 16.0]
+    assert outs[0].asnumpy().tolist() == [[1, 1], [2, 3], [4, 7], [0, 0], [0, 0]]
+    sym_outs, (s_total, [s_pair]) = mx.sym.contrib.while_loop(
+        cond, func, [mx.sym.var("t"), [mx.sym.var("p")]], max_iterations=5)
+    ex = mx.sym.Group([sym_outs[0], s_total, s_pair]).bind(
+        mx.cpu(), {"t": mx.nd.array([1.0, 1.0]), "p": mx.nd.array([1.0, 2.0])})
+    got = [a.asnumpy().tolist() for a in ex.forward()]
+    assert got == [outs[0].asnumpy().tolist(), [8.0, 15.0], [8.0, 16.0]]
+    with pytest.raises(mx.MXNetError, match="func returned 1 loop variables, expected 2"):
+        mx.nd.contrib.while_loop(cond, lambda t, r: ([], [t]), [mx.nd.ones((2,)), [mx.nd.ones((2,))]],
+                                 max_iterations=2)
+
+
 def test_while_loop_gradient_follows_the_steps_that_ran():
     x = mx.sym.var("x")
     _, final = mx.sym.contrib.while_loop(lambda v: mx.sym.sum(v) < 10, lambda v: ([], [v * 2]), [x],
@@ -102,8 +139,26 @@ def test_boolean_mask_on_ndarrays_and_a_clear_error_in_symbols():
         [[1, 3], [4, 6], [7, 9]]
     with pytest.raises(mx.MXNetError, match=r"index must be 1-D with data.shape\[0\] elements"):
         mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0]))
-    with pytest.raises(mx.MXNetError, match="static shapes"):
+    with pytest.raises(mx.base.DataDependentShape, match="static shapes"):
         mx.sym.contrib.boolean_mask(mx.sym.var("d"), mx.sym.var("i"))
+
+
+def test_a_hybridized_block_with_boolean_mask_runs_imperatively_and_says_so():
+    class Masked(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, data, index):     # noqa: N803
+            return F.contrib.boolean_mask(data, index) * 3
+
+    block = Masked()
+    block.hybridize()
+    data = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    data.attach_grad()
+    with pytest.warns(UserWarning, match="Masked is hybridized, but it runs imperatively"):
+        with mx.autograd.record():
+            out = block(data, mx.nd.array([1, 0, 1]))
+    out.backward()
+    assert out.asnumpy().tolist() == [[3, 6], [15, 18]]
+    assert data.grad.asnumpy().tolist() == [[3, 3], [0, 0], [3, 3]]
+    assert block(data, mx.nd.array([0, 1, 0])).asnumpy().tolist() == [[9, 12]]   # no second trace
 
 
 def test_backward_index_copy_is_index_copys_gradient():

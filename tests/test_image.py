@@ -171,6 +171,8 @@ def test_image_iter_from_list_and_rec(tmp_path):
     assert next(from_rec).data[0].shape == (3, 3, 8, 8)
     with pytest.raises(MXNetError, match="exactly one of"):
         mx.image.ImageIter(2, (3, 8, 8))
+    empty = mx.image.ImageIter(2, (3, 8, 8), imglist=[], rand_crop=True, mean=True)   # an empty epoch
+    assert list(empty) == [] and empty.num_image == 0
 
 
 def _det_rec(path):

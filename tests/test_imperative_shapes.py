@@ -191,3 +191,26 @@ def test_sort_argsort_and_topk_run_along_the_middle_axis_of_a_3d_view():
     # one compiled program each for sort, argsort, topk both and topk mask, whatever the axis
     sources = {call.compiled.program.module_source for call in imperative._CALLS.values()}
     assert imperative.cached_calls() == 4 * 5 and len(sources) == 4    # axes 3 and -1: one view
+
+
+def test_box_iou_on_any_ranks_runs_on_two_dimensional_views_of_one_kernel_form():
+    assert _c("_contrib_box_iou", {"format": "center"}, [(2, 1, 3, 4), (1, 2, 4)]) == \
+        ("_contrib_box_iou", {"format": "center"}, [0, 1], [(6, 4), (2, 4)], [(2, 1, 3, 1, 2)])
+    assert _c("_contrib_box_iou", {}, [(5, 4), (3, 4)]) is None        # already that call
+    rng = np.random.RandomState(5)
+    imperative.clear_calls()
+    for dims_a, dims_b in (((1,), (2,)), ((2, 1), (1, 1, 3)), ((1, 2, 2), (2,)), ((3,), (1,))):
+        lo = rng.rand(*dims_a, 2) * 4
+        a = np.concatenate([lo, lo + rng.rand(*dims_a, 2) * 3 + 0.5], axis=-1)
+        lo = rng.rand(*dims_b, 2) * 4
+        b = np.concatenate([lo, lo + rng.rand(*dims_b, 2) * 3 + 0.5], axis=-1)
+        got = mx.nd.contrib.box_iou(mx.nd.array(a), mx.nd.array(b)).asnumpy()
+        assert got.shape == dims_a + dims_b
+        fa, fb = a.reshape(-1, 1, 4), b.reshape(1, -1, 4)
+        iw = np.clip(np.minimum(fa[..., 2], fb[..., 2]) - np.maximum(fa[..., 0], fb[..., 0]), 0, None)
+        ih = np.clip(np.minimum(fa[..., 3], fb[..., 3]) - np.maximum(fa[..., 1], fb[..., 1]), 0, None)
+        area = lambda x: (x[..., 2] - x[..., 0]) * (x[..., 3] - x[..., 1])     # noqa: E731
+        want = iw * ih / (area(fa) + area(fb) - iw * ih)
+        np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5, atol=1e-6)
+    sources = {call.compiled.program.module_source for call in imperative._CALLS.values()}
+    assert imperative.cached_calls() == 4 and len(sources) == 1      # one program form for every rank

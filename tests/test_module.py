@@ -251,3 +251,29 @@ def test_outputs_merge_and_head_gradients_split_along_the_layout_batch_axis():
     head = np.arange(3 * 8 * 7, dtype=np.float32).reshape(3, 8, 7)
     mod.backward([mx.nd.array(head)])
     np.testing.assert_allclose(mod.get_input_grads()[0].asnumpy(), 2 * head)
+
+
+def test_bucketing_checkpoint_writes_mxnets_files_and_loads_back(tmp_path):
+    def sym_gen(n):
+        total = mx.sym.sum(mx.sym.Variable("data"), axis=1, keepdims=True)    # weights fit every bucket
+        return mx.sym.FullyConnected(total, num_hidden=2, name="fc"), ("data",), ()
+
+    mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=4)
+    mod.bind([("data", (2, 4))], for_training=False)
+    mod.init_params(mx.init.Uniform(1.0))
+    batch = mx.io.DataBatch([mx.nd.ones((2, 3))], bucket_key=3, provide_data=[("data", (2, 3))])
+    mod.forward(batch)
+    want = mod.get_outputs()[0].asnumpy()
+    prefix = str(tmp_path / "net")
+    mod.save_checkpoint(prefix, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["net-0002.params", "net-3-symbol.json", "net-4-symbol.json", "net.buckets"]
+    assert mx.nd.load(prefix + ".buckets")[0].asnumpy().tolist() == [4, 3]
+    back = mx.mod.BucketingModule.load(prefix, 2, sym_gen=sym_gen, default_bucket_key=4)
+    back.bind([("data", (2, 4))], for_training=False)
+    np.testing.assert_array_equal(back.get_params()[0]["fc_weight"].asnumpy(),
+                                  mod.get_params()[0]["fc_weight"].asnumpy())
+    back.forward(batch)
+    np.testing.assert_allclose(back.get_outputs()[0].asnumpy(), want, rtol=1e-6)
+    with pytest.raises(mx.MXNetError, match="sym_gen and default_bucket_key are required"):
+        mx.mod.BucketingModule.load(prefix, 2)

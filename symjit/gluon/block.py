@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import ndarray, symbol
-from ..base import MXNetError
+from ..base import DataDependentShape, MXNetError
 from ..ndarray import NDArray
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
@@ -436,6 +436,7 @@ class HybridBlock(Block):
         super().__init__(prefix=prefix, params=params)
         self._cached_graph: tuple = ()
         self._cached = None
+        self._imperative_only = False
         self._active = False
         self._flags: dict = {}
         self._in_format: Any = None
@@ -462,6 +463,7 @@ class HybridBlock(Block):
     def _clear_cached_op(self) -> None:
         self._cached_graph = ()
         self._cached = None
+        self._imperative_only = False    # set when the trace meets a data-dependent output shape
 
     def hybridize(self, active: bool = True, static_alloc: bool = False,  # noqa: FBT001, FBT002
                   static_shape: bool = False, **kwargs: Any) -> None:  # noqa: FBT001, FBT002
@@ -553,9 +555,14 @@ class HybridBlock(Block):
                     raise ValueError(f"{type(self).__name__}: a hybridized block's inputs must be "
                                      f"NDArrays (or None), got {other}; call it without hybridize() "
                                      "to pass other values")
-                if self._active:
+                if self._active and not self._imperative_only:
                     _one_context(type(self).__name__, flat)
-                    return call_cached(self, x, *args)
+                    try:
+                        return call_cached(self, x, *args)
+                    except DataDependentShape as exc:
+                        self._cached_graph, self._imperative_only = (), True
+                        warnings.warn(f"{type(self).__name__} is hybridized, but it runs imperatively: {exc}",
+                                      stacklevel=2)
                 try:
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}
                 except DeferredInitializationError:

@@ -13,46 +13,8 @@ bicubic and a random choice).
 >>> mx.image.center_crop(img, (32, 32))[0].shape
 (32, 32, 3)
 """
-from .augment import (
-    Augmenter,
-    BrightnessJitterAug,
-    CastAug,
-    CenterCropAug,
-    ColorJitterAug,
-    ColorNormalizeAug,
-    ContrastJitterAug,
-    CreateAugmenter,
-    ForceResizeAug,
-    HorizontalFlipAug,
-    HueJitterAug,
-    LightingAug,
-    RandomCropAug,
-    RandomGrayAug,
-    RandomOrderAug,
-    RandomSizedCropAug,
-    ResizeAug,
-    SaturationJitterAug,
-    SequentialAug,
-)
-from .imageiter import ImageIter
-from .ops import (
-    center_crop,
-    color_normalize,
-    fixed_crop,
-    imdecode,
-    imread,
-    imresize,
-    random_crop,
-    random_size_crop,
-    resize_short,
-    scale_down,
-)
+from . import image
+from .image import *  # noqa: F403  (the names listed in image.__all__)
+from .image import __all__ as _names
 
-__all__ = [
-    "imread", "imdecode", "imresize", "resize_short", "fixed_crop", "center_crop", "random_crop",
-    "random_size_crop", "color_normalize", "scale_down", "Augmenter", "SequentialAug", "RandomOrderAug",
-    "ResizeAug", "ForceResizeAug", "RandomCropAug", "RandomSizedCropAug", "CenterCropAug",
-    "HorizontalFlipAug", "CastAug", "ColorNormalizeAug", "BrightnessJitterAug", "ContrastJitterAug",
-    "SaturationJitterAug", "HueJitterAug", "LightingAug", "ColorJitterAug", "RandomGrayAug",
-    "CreateAugmenter", "ImageIter",
-]
+__all__ = [*_names, "image"]

@@ -138,7 +138,7 @@ class BatchPipeline:
         n = len(source)
         step = n // num_parts
         self.ids = np.arange(step * part_index, n if part_index == num_parts - 1 else step * (part_index + 1))
-        if self.ids.size == 0:
+        if self.ids.size == 0 and n:     # an empty list is an empty epoch, as MXNet's
             raise ParamError(f"{where}: part {part_index} of {num_parts} holds no samples ({n} in all)")
         self.rng = np.random.default_rng(seed)
         self.threads = max(1, int(threads))

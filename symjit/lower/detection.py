@@ -190,6 +190,24 @@ def _bpm_scratch(node, ins, outs):
     return [((int(np.prod(ins[0].shape)),), np.dtype(np.int64))] * 2
 
 
+def box_iou(k, node, ins, outs) -> None:
+    """Every (lhs box, rhs box) pair; the boxes are counted at run time, so one kernel serves every
+    shape of the same ranks (and imperative calls, viewed as (N, 4) x (M, 4), every shape)."""
+    center = node.params["format"] == "center"
+    a, b, o = k.tmp("a"), k.tmp("b"), k.tmp("o")
+    k.line(f"{a} = {ins[0]}.reshape({ins[0]}.size // 4, 4)")
+    k.line(f"{b} = {ins[1]}.reshape({ins[1]}.size // 4, 4)")
+    k.line(f"{o} = {outs[0]}.reshape({a}.shape[0], {b}.shape[0])")
+    target = k.target
+    idx = target.open_loop(k, [f"{a}.shape[0]", f"{b}.shape[0]"])
+    i, j = idx
+    k.line(f"{o}[{i}, {j}] = {k.module.body(dk.corner_iou)}("
+           f"{', '.join(f'{a}[{i}, {c}]' for c in range(4))}, "
+           f"{', '.join(f'{b}[{j}, {c}]' for c in range(4))}, {center})")
+    target.close_loop(k, idx)
+
+
+rule("_contrib_box_iou", ANY, box_iou)
 rule("_contrib_box_nms", ANY, box_nms, workspace=_nms_scratch)
 rule("_backward_contrib_box_nms", ANY, box_nms_backward)
 rule("_contrib_box_encode", ANY, box_encode)

@@ -20,7 +20,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..base import MXNetError, ParamError
+from .. import model as _model
+from .. import ndarray as nd
+from ..base import MXNetError, ParamError, write_atomic
 from ..initializer import Uniform
 from ..symbol.naming import NameManager
 from .module import Module
@@ -53,6 +55,7 @@ class BucketingModule(Module):
         self._monitor = None
         self._grad_req: Any = "write"
         self._bucketing_params_dirty = False
+        self._loaded: tuple | None = None      # (arg, aux) of load(), set at the bind
         self.binded = self.params_initialized = self.optimizer_initialized = False
         self.for_training = self.inputs_need_grad = False
 
@@ -120,7 +123,10 @@ class BucketingModule(Module):
         """Bind the default bucket's module for these shapes (the largest bucket's, usually)."""
         if shared_module is not None:
             raise MXNetError("BucketingModule.bind: shared_module is not supported")
-        params = self.get_params() if self.params_initialized else None
+        if self._loaded is not None:
+            params, self._loaded = self._loaded, None
+        else:
+            params = self.get_params() if self.params_initialized else None
         if force_rebind:
             self._buckets, self._curr_module, self.binded = {}, None, False
         if self.binded:
@@ -253,5 +259,44 @@ class BucketingModule(Module):
         self._curr_module.reshape(data_shapes, label_shapes)
 
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False) -> None:
-        """The default bucket's symbol and the shared parameters."""
-        self._buckets[self._default_bucket_key].save_checkpoint(prefix, epoch, save_optimizer_states)
+        """MXNet's files of a bucketing checkpoint: the shared parameters
+        (``prefix-%04d.params``), each bound bucket's symbol (``prefix-<key>-symbol.json``) and
+        the bucket keys (``prefix.buckets``, int32), with the optimizer states when asked."""
+        if not self._buckets:
+            raise MXNetError("BucketingModule.save_checkpoint: no bucket is bound, nothing to save")
+        default = self._buckets[self._default_bucket_key]
+        default._params_dirty = default._params_dirty or self._bucketing_params_dirty
+        default.save_params(f"{prefix}-{int(epoch):04d}.params")
+        for key in self._buckets:
+            write_atomic(f"{prefix}-{key}-symbol.json", self._call_sym_gen(key)[0].tojson())
+        nd.save(f"{prefix}.buckets", [nd.array(list(self._buckets), dtype="int32")])
+        if save_optimizer_states:
+            default.save_optimizer_states(f"{prefix}-{int(epoch):04d}.states")
+
+    @staticmethod
+    def load(prefix: str, epoch: int, sym_gen: Any = None, default_bucket_key: Any = None,
+             **kwargs: Any) -> BucketingModule:
+        """A BucketingModule over ``sym_gen`` with the parameters of checkpoint ``prefix``/``epoch``
+        (``prefix-%04d.params``), set when it is bound; the buckets bind from ``sym_gen`` as
+        batches need them (the saved bucket symbols are what ``sym_gen`` makes).
+
+        >>> import os, tempfile, symjit as mx
+        >>> def sym_gen(n):
+        ...     return mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=2, name='fc'), ('data',), ()
+        >>> mod = mx.mod.BucketingModule(sym_gen, default_bucket_key=4)
+        >>> mod.bind([('data', (1, 4))], for_training=False); mod.init_params()
+        >>> prefix = os.path.join(tempfile.mkdtemp(), 'net')
+        >>> mod.save_checkpoint(prefix, 1)
+        >>> sorted(os.listdir(os.path.dirname(prefix)))
+        ['net-0001.params', 'net-4-symbol.json', 'net.buckets']
+        >>> back = mx.mod.BucketingModule.load(prefix, 1, sym_gen, 4)
+        >>> back.bind([('data', (1, 4))], for_training=False)
+        >>> bool((back.get_params()[0]['fc_weight'] == mod.get_params()[0]['fc_weight']).asnumpy().all())
+        True
+        """
+        if sym_gen is None or default_bucket_key is None:
+            raise ParamError("BucketingModule.load: sym_gen and default_bucket_key are required")
+        mod = BucketingModule(sym_gen, default_bucket_key, **kwargs)
+        mod._loaded = _model.load_params(prefix, epoch)
+        mod.params_initialized = True
+        return mod

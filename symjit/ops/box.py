@@ -2,7 +2,8 @@
 detection networks contain), with MXNet 1.9.1's parameters; outputs checked against its CPU build.
 
 * ``box_iou(lhs, rhs, format)``: IoU of every box of lhs (..., 4) with every box of rhs (..., 4),
-  shape lhs.shape[:-1] + rhs.shape[:-1]; a composite of broadcast ops (zero gradient, as MXNet).
+  shape lhs.shape[:-1] + rhs.shape[:-1]; one loop over the (lhs boxes, rhs boxes) pairs whose
+  extents are read at run time (zero gradient, as MXNet).
 * ``box_nms`` (``box_non_maximum_suppression``): per batch (leading axes), rows whose score passes
   ``valid_thresh`` (and whose class is not ``background_id``), best first, the ``topk`` best
   suppressing lower ones that overlap more than ``overlap_thresh`` (of their class unless
@@ -42,7 +43,7 @@ def _register(op: OpDef, no_grad: bool = True) -> OpDef:
     return register(op)
 
 
-# --- box_iou (composite) ---------------------------------------------------------------------
+# --- box_iou ---------------------------------------------------------------------------------
 def _iou_shape(p: dict, ins: list, aux: list):
     lhs, rhs = ins
     if lhs is None or rhs is None:
@@ -53,43 +54,11 @@ def _iou_shape(p: dict, ins: list, aux: list):
     return [lhs, rhs], [tuple(lhs[:-1]) + tuple(rhs[:-1])], []
 
 
-def _coords(b, x: int, lead: tuple, center: bool) -> list[int]:
-    """x's boxes as 4 corner arrays reshaped to ``lead`` (a broadcastable shape)."""
-    parts = b.add("SliceChannel", [b.add1("BlockGrad", x)], num_outputs=4, axis=-1, squeeze_axis=True)
-    parts = [b.add1("Reshape", v, shape=lead) for v in parts]
-    if not center:
-        return parts
-    cx, cy, w, h = parts
-    hw, hh = b.add1("_mul_scalar", w, scalar=0.5), b.add1("_mul_scalar", h, scalar=0.5)
-    return [b.add1("elemwise_sub", cx, hw), b.add1("elemwise_sub", cy, hh),
-            b.add1("elemwise_add", cx, hw), b.add1("elemwise_add", cy, hh)]
-
-
-def _iou_expand(b, ins: list[int], p: dict) -> list[int]:
-    lhs, rhs = ins
-    ls, rs = b.g.values[lhs].shape[:-1], b.g.values[rhs].shape[:-1]
-    center = p["format"] == "center"
-    a = _coords(b, lhs, tuple(ls) + (1,) * len(rs), center)
-    c = _coords(b, rhs, (1,) * len(ls) + tuple(rs), center)
-
-    def side(lo: int, hi: int) -> int:
-        return b.add1("relu", b.add1("broadcast_sub", b.add1("broadcast_minimum", a[hi], c[hi]),
-                                     b.add1("broadcast_maximum", a[lo], c[lo])))
-
-    inter = b.add1("elemwise_mul", side(0, 2), side(1, 3))
-    area_a = b.add1("elemwise_mul", b.add1("elemwise_sub", a[2], a[0]), b.add1("elemwise_sub", a[3], a[1]))
-    area_c = b.add1("elemwise_mul", b.add1("elemwise_sub", c[2], c[0]), b.add1("elemwise_sub", c[3], c[1]))
-    union = b.add1("elemwise_sub", b.add1("broadcast_add", area_a, area_c), inter)
-    positive = b.add1("_greater_scalar", union, scalar=0.0)
-    safe = b.add1("elemwise_add", union, b.add1("_rminus_scalar", positive, scalar=1.0))
-    return [b.add1("elemwise_mul", b.add1("elemwise_div", inter, safe), positive)]
-
-
 _register(OpDef(
     name="_contrib_box_iou", hint="box_iou", arguments=("lhs", "rhs"),
     params=(Param("format", "str", "corner", choices=_FORMAT, doc="corner: (xmin, ymin, xmax, ymax); "
                                                                    "center: (x, y, w, h)"),),
-    shape=_iou_shape, dtype=float_outputs(1), expand=_iou_expand,
+    shape=_iou_shape, dtype=float_outputs(1), kind=Kind.OPAQUE,
     doc="Intersection over union of every lhs box with every rhs box.",
 ))
 

@@ -280,8 +280,26 @@ def _FOREACH() -> OpDef:
     return get_op("_foreach")
 
 
-def _as_list(x: Any) -> list:
-    return list(x) if isinstance(x, (list, tuple)) else [x]
+def _loop_vars(loop_vars: Any, kind: type) -> tuple[list, Any]:
+    """A while loop's variables (one, or nested lists) as a flat list and their structure."""
+    flat, fmt = _flatten(loop_vars, "while_loop loop_vars", kind)
+    if not flat:
+        raise MXNetError("while_loop: loop_vars should contain at least one element")
+    return flat, fmt
+
+
+def _call_with(fn: Any, flat: list, fmt: Any) -> Any:
+    """``fn`` called with the loop variables in their structure: the variable itself when there
+    is one, else the top-level items of the (nested) list as its arguments, as MXNet's."""
+    nested = _regroup(flat, fmt)[0]
+    return fn(nested) if fmt == 0 else fn(*nested)
+
+
+def _new_loop_vars(new_vars: Any, count: int, kind: type) -> list:
+    flat, _ = _flatten(new_vars if new_vars is not None else [], "while_loop func's loop variables", kind)
+    if len(flat) != count:
+        raise MXNetError(f"while_loop: func returned {len(flat)} loop variables, expected {count}")
+    return flat
 
 
 # --- _cond: pick one of two lists of values by a one-element predicate ------------------------------
@@ -348,26 +366,20 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
     steps = int(max_iterations)
     if steps < 1:
         raise MXNetError(f"while_loop: max_iterations must be >= 1, got {max_iterations}")
-    single = isinstance(loop_vars, Symbol)
-    vars_ = _as_list(loop_vars)
-    if not vars_:
-        raise MXNetError("while_loop: loop_vars should contain at least one element")
+    vars_, var_fmt = _loop_vars(loop_vars, Symbol)
     active, per_step, out_fmt = None, [], None
     for _ in range(steps):
-        c = make_op_symbol("Cast", cond(*vars_) != 0, dtype="float32")
+        c = make_op_symbol("Cast", _call_with(cond, vars_, var_fmt) != 0, dtype="float32")
         active = c if active is None else active * c
-        step_out, new_vars = func(*vars_)
-        new_vars = _as_list(new_vars if new_vars is not None else [])
-        if len(new_vars) != len(vars_):
-            raise MXNetError(f"while_loop: func returned {len(new_vars)} loop variables, "
-                             f"expected {len(vars_)}")
+        step_out, new_vars = _call_with(func, vars_, var_fmt)
+        new_vars = _new_loop_vars(new_vars, len(vars_), Symbol)
         flat, out_fmt = _flatten(step_out if step_out is not None else [], "while_loop step output", Symbol)
         if flat:
             per_step.append(_select(active, flat, [make_op_symbol("zeros_like", o) for o in flat]))
         vars_ = _select(active, new_vars, vars_)
     stacked = [make_op_symbol("stack", *items, axis=0, num_args=steps) for items in zip(*per_step)]
     outputs = _regroup(stacked, out_fmt)[0] if stacked else []
-    return outputs, (vars_[0] if single else vars_)
+    return outputs, _regroup(vars_, var_fmt)[0]
 
 
 def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
@@ -381,9 +393,22 @@ def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
 
 
 # --- NDArrays: Python control flow, as MXNet's ------------------------------------------------------
+_FAN_IN = 16
+
+
+def _concat_rows(parts: list) -> Any:
+    """``parts`` (NDArrays) concatenated along axis 0 in groups of at most ``_FAN_IN``, then those
+    results alike: a long loop's outputs need a few small Concat kernels, not one with an argument
+    per step (whose compile time grows with the step count)."""
+    from .. import ndarray as nd
+    while len(parts) > 1:
+        parts = [nd.concat(*parts[i:i + _FAN_IN], dim=0) if len(parts[i:i + _FAN_IN]) > 1 else parts[i]
+                 for i in range(0, len(parts), _FAN_IN)]
+    return parts[0]
+
+
 def nd_foreach(body: Any, data: Any, init_states: Any) -> tuple[Any, Any]:
     """``contrib.foreach`` on NDArrays: a Python loop over axis 0, outputs stacked."""
-    from .. import ndarray as nd
     from ..ndarray import NDArray
     flat_data, data_fmt = _flatten(data, "foreach data", NDArray)
     _flatten(init_states, "foreach init_states", NDArray)
@@ -392,7 +417,7 @@ def nd_foreach(body: Any, data: Any, init_states: Any) -> tuple[Any, Any]:
         outs, states = body(_regroup([d[t] for d in flat_data], data_fmt)[0], states)
         flat, out_fmt = _flatten(outs if outs is not None else [], "foreach output", NDArray)
         per_step.append(flat)
-    stacked = [nd.stack(*items, axis=0) for items in zip(*per_step)]
+    stacked = [_concat_rows([x.expand_dims(0) for x in items]) for items in zip(*per_step)]
     return (_regroup(stacked, out_fmt)[0] if stacked else []), states
 
 
@@ -404,14 +429,11 @@ def nd_while_loop(cond: Any, func: Any, loop_vars: Any,
     from ..ndarray import NDArray
     if max_iterations is None:
         raise MXNetError("while_loop: max_iterations should be specified")
-    single = isinstance(loop_vars, NDArray)
-    vars_ = _as_list(loop_vars)
-    if not vars_:
-        raise MXNetError("while_loop: loop_vars should contain at least one element")
+    vars_, var_fmt = _loop_vars(loop_vars, NDArray)
     steps, outputs, out_fmt = 0, [], None
-    while steps < int(max_iterations) and bool(_scalar(cond(*vars_))):
-        step_out, new_vars = func(*vars_)
-        vars_ = _as_list(new_vars if new_vars is not None else [])
+    while steps < int(max_iterations) and bool(_scalar(_call_with(cond, vars_, var_fmt))):
+        step_out, new_vars = _call_with(func, vars_, var_fmt)
+        vars_ = _new_loop_vars(new_vars, len(vars_), NDArray)
         flat, out_fmt = _flatten(step_out if step_out is not None else [], "while_loop output", NDArray)
         outputs.append(flat)
         steps += 1
@@ -421,8 +443,8 @@ def nd_while_loop(cond: Any, func: Any, loop_vars: Any,
         if steps < int(max_iterations):
             rows.append(nd.zeros((int(max_iterations) - steps, *items[0].shape), ctx=items[0].context,
                                  dtype=items[0].dtype))
-        stacked.append(nd.concat(*rows, dim=0))
-    return (_regroup(stacked, out_fmt)[0] if out_fmt is not None else []), (vars_[0] if single else vars_)
+        stacked.append(_concat_rows(rows))
+    return (_regroup(stacked, out_fmt)[0] if out_fmt is not None else []), _regroup(vars_, var_fmt)[0]
 
 
 def _scalar(x: Any) -> Any:

@@ -16,7 +16,6 @@ one kernel, while a hybridized chain would compile a program per size).
 """
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ....base import DTypeError, ParamError, ShapeError
+from ....image.rotate import rotate_np
 from ....ndarray.ndarray import NDArray, wrap
 from ...block import Block, HybridBlock
 
@@ -129,34 +129,6 @@ def _float32(x: Any, name: str) -> np.ndarray:
     return x.asnumpy()
 
 
-def _rotate(img: np.ndarray, degrees: float, zoom_in: bool, zoom_out: bool) -> np.ndarray:
-    """C x H x W ``img`` turned counter-clockwise by ``degrees`` about its centre (bilinear, zeros
-    outside), scaled so that no border shows (``zoom_in``) or the whole image does (``zoom_out``)."""
-    _, h, w = img.shape
-    a = math.radians(degrees)
-    cy, cx = (h - 1) / 2, (w - 1) / 2
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-    ys, xs = ys - cy, xs - cx
-    scale = 1.0
-    if zoom_in or zoom_out:
-        # the rotated frame's bounding box against the frame
-        bw = abs(w * math.cos(a)) + abs(h * math.sin(a))
-        bh = abs(w * math.sin(a)) + abs(h * math.cos(a))
-        scale = max(bw / w, bh / h) if zoom_out else min(w / bw, h / bh)
-    sx = (xs * math.cos(a) - ys * math.sin(a)) * scale + cx
-    sy = (xs * math.sin(a) + ys * math.cos(a)) * scale + cy
-    x0, y0 = np.floor(sx).astype(np.int64), np.floor(sy).astype(np.int64)
-    fx, fy = sx - x0, sy - y0
-    out = np.zeros_like(img)
-    for dy, dx, wgt in ((0, 0, (1 - fy) * (1 - fx)), (0, 1, (1 - fy) * fx), (1, 0, fy * (1 - fx)),
-                        (1, 1, fy * fx)):
-        yy, xx = y0 + dy, x0 + dx
-        ok = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
-        vals = img[:, np.clip(yy, 0, h - 1), np.clip(xx, 0, w - 1)]
-        out += (vals * (wgt * ok)).astype(img.dtype)
-    return out
-
-
 class Rotate(Block):
     """The image (C x H x W float32, or a batch) turned counter-clockwise by
     ``rotation_degrees``; ``zoom_in``: scaled so that no empty corner shows, ``zoom_out``: so
@@ -174,8 +146,8 @@ class Rotate(Block):
 
     def forward(self, x: Any) -> NDArray:
         img = _float32(x, "Rotate")
-        out = (np.stack([_rotate(i, *self._args) for i in img]) if img.ndim == 4
-               else _rotate(img, *self._args))
+        out = (np.stack([rotate_np(i, *self._args) for i in img]) if img.ndim == 4
+               else rotate_np(img, *self._args))
         return wrap(out, x.context)
 
 
@@ -205,7 +177,7 @@ class RandomRotation(Block):
             return x
         img = _float32(x, "RandomRotation")
         many = img if img.ndim == 4 else img[None]
-        out = np.stack([_rotate(i, np.random.uniform(*self._limits), *self._zoom) for i in many])
+        out = np.stack([rotate_np(i, np.random.uniform(*self._limits), *self._zoom) for i in many])
         return wrap(out if img.ndim == 4 else out[0], x.context)
 
 
