@@ -355,3 +355,48 @@ def test_none_inputs_and_mixed_inputs():
     assert Pick()(one, 2).asnumpy().tolist() == [3.0, 3.0]      # imperative: numbers passed on
     assert Pick()([one, one][0], [2][0]).asnumpy().tolist() == [3.0, 3.0]
     assert Pick()(mx.sym.var("a"), 2).list_arguments() == ["a"]
+
+
+class _Wrap(gluon.HybridBlock):
+    """A block around a layer made elsewhere (shared between wrappers made in turn)."""
+
+    def __init__(self, inner, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.inner = inner
+
+    def hybrid_forward(self, F, x):
+        return self.inner(x)
+
+
+def test_child_does_not_keep_its_parent_alive():
+    import gc
+    import weakref
+    inner = nn.Dense(2, in_units=3)
+    inner.initialize()
+    x = _x(4, 3)
+    refs = []
+    for hybrid in (False, True):
+        outer = _Wrap(inner)
+        if hybrid:
+            outer.hybridize()
+        x.attach_grad()
+        with autograd.record():
+            y = outer(x)
+        y.backward()
+        refs.append(weakref.ref(outer))
+        del outer, y
+    gc.collect()
+    # a wrapper left behind would keep its bound graph (input copies, gradients) in memory
+    assert [r() for r in refs] == [None, None]
+
+
+def test_name_scope_reentered_restores_the_enclosing_scope():
+    net = nn.HybridSequential(prefix="net_")
+    with net.name_scope():
+        with net.name_scope():
+            first = nn.Dense(1)
+        second = nn.Dense(1)
+    outside = nn.Dense(1)
+    assert first.prefix.startswith("net_") and second.prefix.startswith("net_")
+    assert not outside.prefix.startswith("net_")

@@ -56,8 +56,9 @@ class _BlockScope:
     def __init__(self, block: Block):
         self._block = block
         self._counter: dict[str, int] = {}
-        self._old: _BlockScope | None = None
-        self._names: Prefix | None = None
+        # per entry (re-entry nests): the scope it replaced and its symbol-name prefix; popped on
+        # exit, so a scope keeps no reference to an enclosing scope (or its block) afterwards
+        self._entries: list[tuple[_BlockScope | None, Prefix]] = []
 
     @staticmethod
     def current() -> _BlockScope | None:
@@ -86,18 +87,18 @@ class _BlockScope:
     def __enter__(self) -> _BlockScope:
         if self._block._empty_prefix:
             return self
-        self._old = _BlockScope.current()
+        names = Prefix(self._block.prefix)
+        self._entries.append((_BlockScope.current(), names))
         _BlockScope._local.value = self
-        self._names = Prefix(self._block.prefix)
-        self._names.__enter__()
+        names.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._block._empty_prefix:
             return
-        self._names.__exit__(*exc)
-        self._names = None
-        _BlockScope._local.value = self._old
+        old, names = self._entries.pop()
+        names.__exit__(*exc)
+        _BlockScope._local.value = old
 
 
 class HookHandle:
