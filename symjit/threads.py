@@ -40,7 +40,7 @@ from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
            "idle_settings", "INTERVAL", "OMP_SPINS", "USER_VARIABLES", "SERIAL_VARIABLE",
-           "SPLIT_MIN"]
+           "SPLIT_MIN", "PARTS_MIN"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
@@ -52,6 +52,12 @@ SPLIT_MIN = 1 << 17
 (:mod:`symjit.kernels.cpu._parallel`): below it, a thread hand-off costs more than the second core
 saves. Here, not there, so that lowering imports no numba (a process running ahead-of-time
 modules never loads it)."""
+PARTS_MIN = 1 << 20
+"""Elements of a generated map loop from which the CPU target splits it into parts run on the host's
+threads (:mod:`symjit.parts`). Each split call costs ~8-10 us more than numba's ``prange`` did
+(the parts are dispatched from Python, and a worker that slept since its last part wakes later),
+so below this a loop in parts ran no faster than the serial loop, or slower after a pause
+(``benchmarks/bench_parts.py``; ``docs/performance.md``, "Generated loops in parts")."""
 OMP_SPINS = 50000
 """``GOMP_SPINCOUNT``: the spins (``pause`` loops) an idle GNU OpenMP thread makes before it
 sleeps, ~0.4 ms on an Intel Xeon of ours (a ``/tmp`` script: the process's CPU time in a sleep

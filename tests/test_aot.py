@@ -305,7 +305,7 @@ def test_imperative_calls_run_from_their_entry_without_numba(tmp_path):
     assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 1
 
 
-# A map loop of 2^17 elements or more is split into parts: serial code, which an entry holds, run
+# A map loop of 2^20 elements or more is split into parts: serial code, which an entry holds, run
 # in parts by the host's threads there too.
 PARTS = """
 import json, sys, numpy as np, symjit as mx, symjit.parts as parts
@@ -313,8 +313,8 @@ ran = []
 run = parts.POOL.run
 parts.POOL.run = lambda fn, args, n: (ran.append(n), run(fn, args, n))
 a = mx.sym.Variable('a')
-ex = (mx.sym.exp(a * 0.5) + 1.0).simple_bind(mx.cpu(), a=(2, 300, 400), grad_req='null')
-ex.arg_dict['a'][:] = np.random.default_rng(0).standard_normal((2, 300, 400)).astype(np.float32)
+ex = (mx.sym.exp(a * 0.5) + 1.0).simple_bind(mx.cpu(), a=(2, 1000, 600), grad_req='null')
+ex.arg_dict['a'][:] = np.random.default_rng(0).standard_normal((2, 1000, 600)).astype(np.float32)
 np.save(sys.argv[1], ex.forward()[0].asnumpy())
 print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.items()},
                   'numba': 'numba' in sys.modules, 'parts': len(ran)}))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from symjit.kernels.cpu import norm, pool
 from symjit.kernels.cpu._parallel import SPLIT_MIN
+from symjit.threads import PARTS_MIN
 
 import symjit as mx
 from symjit import threads
@@ -203,14 +204,14 @@ def test_conv_bias_grad_threaded_matches_serial(shape):
 # Generated loops in parts (CPUTarget.open_map_loop, symjit.parts): every branch of the split of
 # the loop's axes, against numpy, with operands broadcast along the merged and the inner axes.
 MAP_SHAPES = [
-    (140000,),              # one axis: parts of it
-    (2, 70000),             # few leading iterations: serial axis 0, parts of the last
-    (300, 500),             # parts of axis 0
-    (2, 3, 30000),          # axes 0-1 make 6 < MAP_PARTS: serial loops, parts of the last
-    (2, 64, 32, 33),        # axes 0-1 merged (128 iterations)
-    (16, 3, 50, 60),        # axis 0 alone (16 iterations)
-    (1, 2, 3, 4, 7000),     # axes 0-3 merged (24 iterations)
-    (1, 2, 4, 1, 20000),    # axes 0-2 merged (8)
+    (1100000,),             # one axis: parts of it
+    (2, 550000),            # few leading iterations: serial axis 0, parts of the last
+    (1100, 1000),           # parts of axis 0
+    (2, 3, 180000),         # axes 0-1 make 6 < MAP_PARTS: serial loops, parts of the last
+    (2, 64, 96, 90),        # axes 0-1 merged (128 iterations)
+    (16, 3, 150, 160),      # axis 0 alone (16 iterations)
+    (1, 2, 3, 4, 46000),    # axes 0-3 merged (24 iterations)
+    (1, 2, 4, 1, 140000),   # axes 0-2 merged (8)
 ]
 
 
@@ -220,7 +221,7 @@ def test_generated_map_loops_in_parts_match_numpy(shape, parts, monkeypatch):
     import symjit.parts
     from symjit.lower.cpu import MAP_PARTS
     from symjit.lower.writer import PARTS_SUFFIX
-    assert np.prod(shape) >= SPLIT_MIN and MAP_PARTS >= 2
+    assert np.prod(shape) >= PARTS_MIN and MAP_PARTS >= 2
     ran = []
     run = symjit.parts.POOL.run
 
@@ -260,7 +261,7 @@ def test_small_loops_and_accumulating_anchors_stay_serial():
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), x.astype(np.float64).sum(axis=1, keepdims=True) * 2,
                                rtol=1e-4, atol=1e-3)
     # a loop in parts is serial code, which an ahead-of-time entry holds
-    ex = mx.sym.exp(a).simple_bind(mx.cpu(), a=(2, 300, 400), grad_req="null")
+    ex = mx.sym.exp(a).simple_bind(mx.cpu(), a=(2, 1000, 600), grad_req="null")
     prog = next(iter(ex._programs.values())).program
     assert not threaded_kernels(prog) and any("_nparts" in text for _, text in prog.kernel_texts.values())
 
@@ -269,13 +270,13 @@ def test_anchors_with_statements_before_the_loop_keep_it_whole():
     """Every part runs the statements before its loop: a kernel whose anchor computes there (a
     GEMM) or draws a seed keeps one call, and its result is computed once."""
     x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
-    fc = mx.sym.relu(mx.sym.FullyConnected(x, w, num_hidden=600, no_bias=True))
-    ex = fc.simple_bind(mx.cpu(), x=(300, 40), w=(600, 40), grad_req="null")
-    xv = RNG.standard_normal((300, 40)).astype(np.float32)
-    wv = RNG.standard_normal((600, 40)).astype(np.float32)
+    fc = mx.sym.relu(mx.sym.FullyConnected(x, w, num_hidden=1000, no_bias=True))
+    ex = fc.simple_bind(mx.cpu(), x=(1100, 40), w=(1000, 40), grad_req="null")
+    xv = RNG.standard_normal((1100, 40)).astype(np.float32)
+    wv = RNG.standard_normal((1000, 40)).astype(np.float32)
     ex.forward(x=xv, w=wv)
     np.testing.assert_allclose(ex.outputs[0].asnumpy(), np.maximum(xv @ wv.T, 0), rtol=1e-4, atol=1e-4)
-    drawn = mx.sym.random.uniform(shape=(400, 400)) * 2.0
+    drawn = mx.sym.random.uniform(shape=(1100, 1000)) * 2.0
     for e in (ex, drawn.simple_bind(mx.cpu())):
         texts = [text for p in e._programs.values() for text in p.program.kernel_modules.values()]
         busy = [t for t in texts if "gemm" in t or "np.random" in t]
@@ -299,8 +300,8 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
         return expr
     rules.rule("transpose", CPUTarget, emit)
     try:
-        shape = (401, 367)
-        assert np.prod(shape) >= SPLIT_MIN
+        shape = (1031, 1033)
+        assert np.prod(shape) >= PARTS_MIN
         ex = mx.sym.transpose(mx.sym.Variable("a")).simple_bind(mx.cpu(), a=shape, grad_req="null")
         x = RNG.standard_normal(shape).astype(np.float32)
         ex.forward(a=x)

@@ -6,7 +6,7 @@ import re
 
 from ...discovery import import_submodules
 from ...ops.random_ops import SEED_BOUND
-from ...threads import SPLIT_MIN
+from ...threads import PARTS_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import PART_PARAMS, PARTS_SUFFIX, KernelWriter, ModuleWriter
@@ -76,7 +76,7 @@ class CPUTarget(Target):
         return idx
 
     def open_map_loop(self, k: KernelWriter, dims: list[str], sizes: tuple[int, ...]) -> list[str]:
-        """A loop over at least :data:`~symjit.threads.SPLIT_MIN` elements is split into parts
+        """A loop over at least :data:`~symjit.threads.PARTS_MIN` elements is split into parts
         that run at the same time on the host's threads (:mod:`symjit.parts`; the kernel takes
         :data:`~symjit.lower.writer.PART_PARAMS` last and is named with
         :data:`~symjit.lower.writer.PARTS_SUFFIX`): its leading axes merged into one axis of at
@@ -86,7 +86,7 @@ class CPUTarget(Target):
         n = 1
         for d in sizes:
             n *= d
-        if n < SPLIT_MIN or not sizes or not all(_no_effect(line) for line in k.lines):
+        if n < PARTS_MIN or not sizes or not all(_no_effect(line) for line in k.lines):
             return self.open_loop(k, dims)
         idx = [f"i{d}" for d in range(len(dims))]
         merged, m = 1, 0
