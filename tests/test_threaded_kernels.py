@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from symjit.kernels.cpu import norm, pool
 from symjit.kernels.cpu._parallel import SPLIT_MIN
-from symjit.threads import PARTS_MIN
 
 import symjit as mx
 from symjit import threads
+from symjit.threads import PARTS_MIN
 
 RNG = np.random.default_rng(7)
 
