@@ -81,11 +81,8 @@ def _as_list(what: str, value: Any, names: list[str], allow_none: bool) -> list[
             return [None] * len(names)
         raise MXNetError(f"bind: {what} must be given")
     if isinstance(value, dict):
-        # an entry for a name the symbol lacks is an error unless it holds None (MXNet reads only the
-        # symbol's names: a bias slot that no_bias=True removed may still be passed as None)
-        unknown = sorted(n for n in set(value) - set(names) if value[n] is not None)
-        if unknown:
-            raise MXNetError(f"bind: {what} names unknown entries {unknown}; expected {names}")
+        # as MXNet, only the symbol's names are read: entries for names it lacks are ignored (one
+        # dict of a whole net's arrays may bind each of its parts; a bias that no_bias removed)
         missing = [n for n in names if value.get(n) is None]
         if missing and not allow_none:
             raise MXNetError(f"bind: {what} misses {missing}")

@@ -128,11 +128,12 @@ def test_errors_name_argument_and_shapes():
         ex.forward(nope=np.zeros(3))
     with pytest.raises(mx.MXNetError, match="misses"):
         fc_net().bind(mx.cpu(), {"data": mx.nd.zeros((3, 5))})
-    # a name the symbol lacks: an error when it holds an array, left alone when it holds None
+    # a name the symbol lacks is ignored, as in MXNet, whether it holds an array or None
     nobias = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, no_bias=True, name="fc")
     given = {"data": mx.nd.ones((3, 5)), "fc_weight": mx.nd.ones((4, 5))}
-    with pytest.raises(mx.MXNetError, match=r"unknown entries \['fc_bias'\]"):
-        nobias.bind(mx.cpu(), dict(given, fc_bias=mx.nd.zeros((4,))))
+    extra = nobias.bind(mx.cpu(), dict(given, fc_bias=mx.nd.zeros((4,)), other=mx.nd.ones(2)))
+    assert extra.arg_dict.keys() == {"data", "fc_weight"}
+    np.testing.assert_allclose(extra.forward()[0].asnumpy(), np.full((3, 4), 5.0))
     ex = nobias.bind(mx.cpu(), dict(given, fc_bias=None),
                      args_grad={"data": mx.nd.zeros((3, 5)), "fc_bias": None},
                      grad_req={"data": "write", "fc_weight": "null", "fc_bias": "write"})
