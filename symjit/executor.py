@@ -482,10 +482,15 @@ class Executor:
         g = self._program(mode, load=False).graph
         if out_grads is not None:
             grads = [out_grads] if isinstance(out_grads, (NDArray, np.ndarray)) else list(out_grads)
-            if len(grads) != len(g.outputs):
-                raise MXNetError(f"backward: {len(grads)} out_grads for {len(g.outputs)} outputs")
             self._arrays(mode)
             heads = self._head_grads[mode]
+            # as MXNet: fewer out_grads than outputs is fine while every output whose gradient the
+            # backward reads has one (outputs that reach no gradient need none)
+            needed = sorted(i for i in heads if i >= len(grads))
+            if len(grads) > len(g.outputs) or needed:
+                raise MXNetError(f"backward: {len(grads)} out_grads for {len(g.outputs)} outputs"
+                                 + (f"; outputs {[g.output_names[i] for i in needed]} need a head gradient"
+                                    if needed else ""))
             for i, og in enumerate(grads):
                 if i in heads and og is not None:
                     src = og.asnumpy() if isinstance(og, NDArray) else np.asarray(og)

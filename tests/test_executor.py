@@ -345,3 +345,23 @@ def test_simple_bind_ignores_keywords_that_are_not_shapes():
     net = mx.sym.take(mx.sym.Variable("a"), mx.sym.Variable("indices"), axis=1, mode="clip")
     ex = net.simple_bind(mx.cpu(), a=(2, 3), indices=[4], axis=1, mode="clip")
     assert ex.arg_dict["a"].shape == (2, 3) and ex.outputs[0].shape == (2, 4)
+
+
+def test_backward_takes_fewer_out_grads_when_the_rest_reach_no_gradient():
+    """As MXNet: out_grads may stop early where the later outputs reach no gradient; an output
+    that does reach one needs its head gradient, named in the error."""
+    a, b, w = mx.sym.Variable("a"), mx.sym.Variable("b"), mx.sym.Variable("w")
+    net = mx.sym.Group([a * w, b + 1.0])
+    args = {"a": mx.nd.ones((3,)) * 2, "b": mx.nd.ones((3,)), "w": mx.nd.ones((3,))}
+    ex = net.bind(mx.cpu(), args, args_grad={"w": mx.nd.zeros((3,))},
+                  grad_req={"a": "null", "b": "null", "w": "write"})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.ones((3,)) * 5])
+    assert ex.grad_dict["w"].asnumpy().tolist() == [10.0] * 3
+    ex = net.bind(mx.cpu(), args, args_grad={"b": mx.nd.zeros((3,))},
+                  grad_req={"a": "null", "b": "write", "w": "null"})
+    ex.forward(is_train=True)
+    with pytest.raises(mx.MXNetError, match=r"1 out_grads for 2 outputs.*_plusscalar\d+_output.*head gradient"):
+        ex.backward([mx.nd.ones((3,))])
+    with pytest.raises(mx.MXNetError, match="3 out_grads for 2 outputs"):
+        ex.backward([mx.nd.ones((3,))] * 3)
