@@ -20,7 +20,8 @@ import numba
 import numpy as np
 
 import symjit  # noqa: F401  (symjit's thread settings: OMP_WAIT_POLICY, GOMP_SPINCOUNT)
-from symjit.parts import PartsCall, parts_for_thread
+from symjit.parts import PartsCall
+from symjit.threads import parts_for_thread
 
 BODY = """
 def KERNEL(x, mean, invstd, out{extra}):

@@ -17,13 +17,14 @@ An idle worker first spins on a counter the pool raises with each task it hands 
 done with its own part on a counter the workers raise as they finish, both without the
 GIL (:func:`symjit.kernels.cpu.spin.spin_while`, ~0.4 ms, as long as numba's OpenMP threads and
 OpenBLAS's spin), then blocks on its queue: waking a blocked thread costs tens of microseconds,
-as much as a split loop of 2^17 elements saves. It spins only in a process that has numba loaded
+as much as a small split loop saves. It spins only in a process that has numba loaded
 (whose cache holds the spinning function); elsewhere it blocks at once.
 
 How many parts: the count :mod:`symjit.threads`' policy sets for the calling thread
-(:func:`set_parts`, what it also gives BLAS), else ``NUMBA_NUM_THREADS`` where set, else the
-usable cores. The workers are daemon threads, made at the first call that needs them, remade in a
-forked child (whose parent's threads do not exist there), and they only ever run kernels.
+(:func:`symjit.threads.set_parts`, what it also gives BLAS), else ``NUMBA_NUM_THREADS`` where
+set, else the usable cores. The workers are daemon threads, made at the first call that needs
+them, remade in a forked child (whose parent's threads do not exist there), and they only ever
+run kernels.
 
 >>> import numpy as np
 >>> def double(x, out, part, parts):     # a parts kernel, as Python
@@ -46,32 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from .threads import usable_cores
+from . import threads
 
-__all__ = ["PartsCall", "PartPool", "set_parts", "parts_for_thread", "POOL"]
-
-_LOCAL = threading.local()
-
-
-def _default_parts() -> int:
-    env = os.environ.get("NUMBA_NUM_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    return len(usable_cores())
-
-
-def set_parts(n: int) -> None:
-    """The parts a split kernel called from this thread runs in (at least 1)."""
-    _LOCAL.parts = max(1, int(n))
-
-
-def parts_for_thread() -> int:
-    """The parts a split kernel called from this thread runs in (see the module docstring)."""
-    n = getattr(_LOCAL, "parts", None)
-    if n is None:
-        n = _LOCAL.parts = _default_parts()
-    return n
-
+__all__ = ["PartsCall", "PartPool", "POOL"]
 
 class PartPool:
     """Worker threads running parts of split kernels; part 0 runs in the caller."""
@@ -160,9 +138,9 @@ POOL = PartPool()
 
 class PartsCall:
     """A split kernel's call: ``call(*args)`` with ``args`` ending in the ``(part, parts)`` pair
-    of a whole call (``0, 1``) runs ``fn`` in :func:`parts_for_thread` parts on :data:`POOL`
-    (``parts`` fixes the count). ``fn`` is what the call runs (a numba dispatcher, an
-    ahead-of-time entry's function, or Python)."""
+    of a whole call (``0, 1``) runs ``fn`` in :func:`symjit.threads.parts_for_thread` parts on
+    :data:`POOL` (``parts`` fixes the count). ``fn`` is what the call runs (a numba dispatcher,
+    an ahead-of-time entry's function, or Python)."""
 
     __slots__ = ("fn", "parts")
 
@@ -171,7 +149,7 @@ class PartsCall:
         self.parts = parts
 
     def __call__(self, *args: Any) -> None:
-        POOL.run(self.fn, args[:-2], self.parts or parts_for_thread())
+        POOL.run(self.fn, args[:-2], self.parts or threads.parts_for_thread())
 
     def __repr__(self) -> str:
         return f"PartsCall({getattr(self.fn, '__name__', self.fn)!r})"

@@ -40,7 +40,7 @@ from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
            "idle_settings", "INTERVAL", "OMP_SPINS", "USER_VARIABLES", "SERIAL_VARIABLE",
-           "SPLIT_MIN", "PARTS_MIN"]
+           "SPLIT_MIN", "PARTS_MIN", "set_parts", "parts_for_thread"]
 
 INTERVAL = 0.1
 """Seconds between two load readings (and thread count changes): ten ``/proc`` reads a second
@@ -119,6 +119,25 @@ class LoadProbe:
         return max(0.0, ((busy - busy0) - (own - own0)) / self.hz / (now - then))
 
 
+_PARTS = threading.local()
+
+
+def set_parts(n: int) -> None:
+    """The parts a generated kernel split into parts (:mod:`symjit.parts`) runs in when this
+    thread calls it (at least 1): the policy's count, set as it sets BLAS's."""
+    _PARTS.parts = max(1, int(n))
+
+
+def parts_for_thread() -> int:
+    """The parts a kernel split into parts runs in when this thread calls it: what
+    :func:`set_parts` set here, else ``NUMBA_NUM_THREADS`` where set, else the usable cores."""
+    n = getattr(_PARTS, "parts", None)
+    if n is None:
+        env = os.environ.get("NUMBA_NUM_THREADS", "")
+        n = _PARTS.parts = int(env) if env.isdigit() and int(env) > 0 else len(usable_cores())
+    return n
+
+
 class BlasThreads:
     """Keeps BLAS's thread count at :func:`threads_for` of the measured load (``fixed`` is None),
     or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load.
@@ -150,8 +169,7 @@ class BlasThreads:
         tid = threading.get_ident()
         if self._numba_current.get(tid) == n:
             return
-        from .parts import set_parts  # the split kernels' parts (symjit.parts), numba or not
-        set_parts(n)
+        set_parts(n)   # the split kernels' parts (symjit.parts), numba loaded or not
         if self.numba_threads is None or "numba" not in sys.modules:
             return
         self.numba_threads(n)

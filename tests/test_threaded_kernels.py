@@ -219,6 +219,7 @@ MAP_SHAPES = [
 @pytest.mark.parametrize("parts", [2, 3])
 def test_generated_map_loops_in_parts_match_numpy(shape, parts, monkeypatch):
     import symjit.parts
+    import symjit.threads
     from symjit.lower.cpu import MAP_PARTS
     from symjit.lower.writer import PARTS_SUFFIX
     assert np.prod(shape) >= PARTS_MIN and MAP_PARTS >= 2
@@ -228,7 +229,7 @@ def test_generated_map_loops_in_parts_match_numpy(shape, parts, monkeypatch):
     def counted(fn, args, n):
         ran.append(n)
         return run(fn, args, n)
-    monkeypatch.setattr(symjit.parts, "parts_for_thread", lambda: parts)
+    monkeypatch.setattr(symjit.threads, "parts_for_thread", lambda: parts)
     monkeypatch.setattr(symjit.parts.POOL, "run", counted)
     a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
     net = mx.sym.relu(mx.sym.broadcast_add(a * 2.0, b) - 1.0)
