@@ -51,6 +51,7 @@ from . import threads
 
 __all__ = ["PartsCall", "PartPool", "POOL"]
 
+
 class PartPool:
     """Worker threads running parts of split kernels; part 0 runs in the caller."""
 
@@ -63,8 +64,8 @@ class PartPool:
 
     def _workers(self, n: int) -> list[queue.SimpleQueue]:
         """At least ``n`` workers' task queues (made as needed; remade after a fork)."""
-        if self._pid != os.getpid():   # a forked child: the parent's workers are not here
-            self._tasks, self._pid = [], os.getpid()
+        if self._pid != os.getpid():   # a forked child: the parent's workers (and lock holders) are not here
+            self._tasks, self._pid, self._lock = [], os.getpid(), threading.Lock()
         if self.spin is None:
             self.spin = _spinner()
         if len(self._tasks) < n:
