@@ -303,13 +303,14 @@ class Executor:
                     target.warm(getattr(prog.module, seg.name), arrays)
                 elif seg.kind == "calls":
                     by_vid = dict(zip(seg.vids, arrays))
-                    calls = target.prepare_calls(prog.module, seg.launches, by_vid)
+                    calls = [(target.unit(fn), args)
+                             for fn, args in target.prepare_calls(prog.module, seg.launches, by_vid)]
                     if progress is not None:
-                        progress.expect(id(target.unit(fn)) for fn, _ in calls)
+                        progress.expect(id(fn) for fn, _ in calls)
                     for fn, args in calls:
-                        target.warm(target.unit(fn), list(args))
+                        target.warm(fn, list(args))
                         if progress is not None:
-                            progress.done(id(target.unit(fn)))
+                            progress.done(id(fn))
 
     def _precompile(self, target: Any, prog: Compiled, mode: str,
                     progress: Progress) -> workers.Origins | None:

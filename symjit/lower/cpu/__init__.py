@@ -152,7 +152,7 @@ class CPUTarget(Target):
 
     def prepare_calls(self, module, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each call of a ``calls`` segment, bound once (a kernel split
-        into parts through :func:`run_call`)."""
+        into parts through :meth:`run_call`)."""
         return [(self.run_call(fn, getattr(module, fn)), args) for fn, args in bound_calls(launches, by_vid)]
 
     def run_call(self, name: str, fn):
@@ -194,8 +194,7 @@ class CPUTarget(Target):
         for fn, vs, _, _, host, consts in launches:
             if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
                 raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
-            whole = ["0", "1"] if fn.endswith(PARTS_SUFFIX) else []   # a split kernel's whole loop
-            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts] + whole)})")
+            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts])})")
         mw.functions.append(k.finish())
         return params
 
