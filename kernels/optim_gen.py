@@ -158,6 +158,7 @@ from numba.np.arrayobj import populate_array as _populate_array
 from .. import optim_steps as _s
 from ..views import make_view
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 '''
 
 _CPU_JIT = {"python": "_jit", "numpy": "_jit_numpy"}
@@ -190,8 +191,8 @@ def cpu_source() -> str:
     True
     """
     out = _head(_CPU_HEAD, [f"{r.name}_update" for r in UPDATES.values() if r.norm], ["view"])
-    out += ['_jit = numba.njit(cache=True, nogil=True, fastmath=False)',
-            '_jit_numpy = numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")'
+    out += ['_jit = njit(cache=True, nogil=True, fastmath=False)',
+            '_jit_numpy = njit(cache=True, nogil=True, fastmath=False, error_model="numpy")'
             '   # x / 0: inf or nan',
             '_body = numba.njit(inline="always")',
             "view = make_view(_intrinsic, _types, _make_array, _populate_array)", ""]

@@ -24,6 +24,7 @@ from symjit.jitext import unique_parallel_names
 from symjit.threads import SERIAL_VARIABLE, SPLIT_MIN
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 
 unique_parallel_names()   # before any parallel kernel compiles (see there)
 
@@ -34,10 +35,10 @@ PARTS = 32
 """Slices a threaded kernel cuts its planes into (numba's scheduler hands them to the threads in
 even runs; a kernel cannot ask numba for the thread count and stay in numba's disk cache)."""
 
-pjit = numba.njit(cache=not SERIAL, nogil=True, parallel=not SERIAL)
+pjit = njit(cache=not SERIAL, nogil=True, parallel=not SERIAL)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def part_range(t, parts, n):
     """Items ``[start, stop)`` of part ``t`` when ``n`` items are cut into ``parts`` even runs."""
     return t * n // parts, (t + 1) * n // parts

@@ -21,13 +21,13 @@ array([[ 6., 15.],
 """
 from __future__ import annotations
 
-import numba
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 
 __all__ = ["xgemm"]
 
@@ -35,7 +35,7 @@ _CHAR = ir.IntType(8)
 _VOIDP = _CHAR.as_pointer()
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def xgemm(ta, tb, m, n, k, alpha, a, ia, lda, b, ib, ldb, beta, c, ic, ldc):
     """``C = alpha * op(A) @ op(B) + beta * C`` in row-major terms, on flat arrays of one float dtype.
 

@@ -61,7 +61,6 @@ array([[10., 18.],
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 from numba import uint64 as _u
@@ -70,6 +69,7 @@ from symjit.base import shape_str
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .blas import xgemm
 from .conv_bias import check_conv_bias_grad, conv_bias_grad, conv_bias_grad_parallel  # noqa: F401
 from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of this module's API)
@@ -121,8 +121,8 @@ __all__ = [
     "im2col", "col2im", "add_channel_bias",
 ]
 
-_jit = numba.njit(cache=True, nogil=True)
-_pjit = numba.njit(cache=True, nogil=True, parallel=True)
+_jit = njit(cache=True, nogil=True)
+_pjit = njit(cache=True, nogil=True, parallel=True)
 install()   # the scratch-length helpers (conv_shapes) are called by the kernels below
 
 # ---------------------------------------------------------------------------------------------

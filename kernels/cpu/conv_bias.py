@@ -12,7 +12,6 @@ array([ 60.,  92., 124.])
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 from numba import uint64 as _u
@@ -20,12 +19,13 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import pjit
 from .gemm import check_arrays, need_ndim, need_shape
 
 __all__ = ["check_conv_bias_grad", "conv_bias_grad", "conv_bias_grad_parallel"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 def check_conv_bias_grad(dout: np.ndarray, db: np.ndarray) -> None:

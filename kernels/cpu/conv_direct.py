@@ -28,7 +28,6 @@ array([[10., 18.],
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 from numba import uint64 as _u
@@ -36,6 +35,7 @@ from numba import uint64 as _u
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import PARTS, part_range, pjit
 from .conv_shapes import (  # noqa: F401  (re-exported)
     POINTWISE_MIN_PIXELS,
@@ -49,7 +49,7 @@ from .im2col import _valid_range
 __all__ = ["conv2d_forward_depthwise", "conv2d_forward_depthwise_parallel", "conv2d_forward_1x1",
            "check_depthwise", "is_depthwise", "is_pointwise", "POINTWISE_MIN_PIXELS"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 def check_depthwise(x: np.ndarray, w: np.ndarray, out: np.ndarray, stride, pad, dilate) -> None:

@@ -38,13 +38,13 @@ per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import SERIAL, part_range, pjit
 from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows_layout, small_rows_plan
 from .conv_vec import MR, tile_gemm
@@ -54,8 +54,8 @@ __all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel
            "conv2d_backward_weight_small_parallel", "conv2d_forward_rows_small_parallel",
            "conv2d_backward_weight_rows_small_parallel"]
 
-_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+_jit = njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
 install()   # the layout helper (conv_shapes) is called by the kernels below
 
 

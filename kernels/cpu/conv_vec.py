@@ -54,6 +54,7 @@ from numba import prange
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import SERIAL, pjit
 from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
 from .simd import LANES, vadd, vbcast, vload, vmuladd, vstore, vsum, vzero
@@ -62,8 +63,8 @@ __all__ = ["conv2d_forward_vec_parallel", "conv2d_forward_vec_flat_parallel",
            "conv2d_backward_data_vec_parallel",
            "conv2d_backward_weight_vec_parallel", "tile_gemm", "MR", "NR"]
 
-_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+_jit = njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
 """A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 install()   # the layout helpers (conv_shapes) are called by the kernels below
 

@@ -39,12 +39,12 @@ array([[45., 54.],
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import prange
 from numba import uint64 as _u
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import PARTS, SERIAL, SPLIT_MIN, part_range, pjit
 from .blas import xgemm
 from .conv_shapes import winograd_images_per_block, winograd_skew, winograd_sums
@@ -53,8 +53,8 @@ from .sum_blocks import blocks_of, finish, fold, rows_of
 __all__ = ["conv2d_forward_winograd_parallel", "conv2d_backward_data_winograd_parallel",
            "conv2d_backward_weight_winograd_parallel"]
 
-_jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+_jit = njit(cache=True, nogil=True, error_model="numpy")
+_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
 """A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 
 

@@ -30,17 +30,17 @@ array([1., 1., 0., 1.], dtype=float32)
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = ["embedding_forward", "embedding_backward", "clip_index", "check_embedding", "count_out_of_range"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 @_jit

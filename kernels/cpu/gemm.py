@@ -19,12 +19,12 @@ array([[ 3.,  4.,  5.,  6.],
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .errors import KernelArgError
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 # ---------------------------------------------------------------------------------------------

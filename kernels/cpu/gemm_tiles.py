@@ -28,16 +28,16 @@ True
 """
 from __future__ import annotations
 
-import numba
 from numba import prange
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import PARTS, SERIAL, SPLIT_MIN, pjit
 from .conv_vec import MR, tile_gemm
 
 __all__ = ["gemm_nn_tiles_parallel", "gemm_tn_tiles_parallel", "gemm_nt_tiles_parallel"]
 
-_calls_threads = numba.njit(cache=not SERIAL, nogil=True, error_model="numpy")
+_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
 """A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 
 

@@ -20,10 +20,11 @@ import numpy as np
 from numba import uint64 as _u
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 
 __all__ = ["im2col", "col2im"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 # ---------------------------------------------------------------------------------------------
 # im2col / col2im on a block of images, one row (or one input plane) per loop iteration.

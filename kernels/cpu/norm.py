@@ -50,6 +50,7 @@ from numba import prange
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import pjit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
@@ -61,7 +62,7 @@ __all__ = [
     "check_batchnorm", "check_batchnorm_backward", "check_layernorm", "check_layernorm_backward",
 ]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 # ---------------------------------------------------------------------------------------------

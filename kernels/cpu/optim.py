@@ -25,6 +25,7 @@ from numba.np.arrayobj import populate_array as _populate_array
 from .. import optim_steps as _s
 from ..views import make_view
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .optim_norm import lamb_update, lars_mom_update, lars_update, lbsgd_mom_update, lbsgd_update
 
 __all__ = [
@@ -75,8 +76,8 @@ __all__ = [
     "view",
 ]
 
-_jit = numba.njit(cache=True, nogil=True, fastmath=False)
-_jit_numpy = numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")   # x / 0: inf or nan
+_jit = njit(cache=True, nogil=True, fastmath=False)
+_jit_numpy = njit(cache=True, nogil=True, fastmath=False, error_model="numpy")   # x / 0: inf or nan
 _body = numba.njit(inline="always")
 view = make_view(_intrinsic, _types, _make_array, _populate_array)
 

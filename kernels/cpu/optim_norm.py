@@ -19,10 +19,11 @@ import numba
 
 from .. import optim_steps as _s
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 
 __all__ = ["lamb_update", "lars_update", "lars_mom_update", "lbsgd_update", "lbsgd_mom_update"]
 
-_jit = numba.njit(cache=True, nogil=True, fastmath=False)
+_jit = njit(cache=True, nogil=True, fastmath=False)
 _body = numba.njit(inline="always")
 
 _sgd_step = _body(_s.sgd_step)

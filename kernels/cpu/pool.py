@@ -43,6 +43,7 @@ from numba import prange
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from ._parallel import PARTS, part_range, pjit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
@@ -57,7 +58,7 @@ __all__ = [
 POOL_TYPES = ("max", "avg", "sum")
 CONVENTIONS = ("valid", "full")
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 # ---------------------------------------------------------------------------------------------

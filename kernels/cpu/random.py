@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .gemm import KernelArgError, check_arrays, need_shape
 
 __all__ = ["seed", "dropout_mask", "dropout_apply", "check_dropout"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 @_jit

@@ -33,12 +33,12 @@ array([0., 1., 1.])
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
     "check_reduce", "check_broadcast_back", "check_sum_rows", "REDUCE_KERNELS",
 ]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 
 # ---------------------------------------------------------------------------------------------

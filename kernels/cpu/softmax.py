@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
     "check_softmax", "check_softmax_backward", "check_softmax_output", "check_regression",
 ]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 
 NORM_NULL = 0
 NORM_BATCH = 1

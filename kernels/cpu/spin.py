@@ -17,13 +17,13 @@ and OpenBLAS's spin after their regions (:data:`TICKS` of the processor's time-s
 """
 from __future__ import annotations
 
-import numba
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 
 __all__ = ["spin_while", "TICKS", "SETTLE"]
 
@@ -60,7 +60,7 @@ def _ticks(typingctx):
     return types.int64(), codegen
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def spin_while(flag, seen, ticks, settle=0):
     """``flag[0]`` once it differs from ``seen``, or ``seen`` after ``ticks`` of the time-stamp
     counter (at most :data:`_MOST_READS` reads). Once it differs, ``settle`` more ticks pass

@@ -27,16 +27,15 @@ float64 kernels take one block per call (their chains are 2^29 times more precis
 """
 from __future__ import annotations
 
-import numba
-
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
+from ._jit import njit
 from .conv_shapes import SUM_GROUP, SUM_ROWS, sum_block
 
 __all__ = ["blocks_of", "rows_of", "fold", "finish"]
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True)
 install()   # sum_block (conv_shapes) is called by the kernels below
 
 
