@@ -72,7 +72,6 @@ def cases(xs, ws, stride, pad, dilate, groups, dtype):
     oh, ow = conv.conv2d_output_size(xs[2:], ws[2:], stride, pad, dilate)
     out = np.empty((xs[0], ws[0], oh, ow), dtype)
     dx, dw = np.empty_like(x), np.empty_like(w)
-    nt = numba.get_num_threads()
     args = (stride, pad, dilate, groups)
 
     def scratch(kind):
@@ -85,12 +84,9 @@ def cases(xs, ws, stride, pad, dilate, groups, dtype):
 
     yield "fwd direct", lambda: conv.conv2d_forward_direct(x, w, out, cf, *args)
     yield "fwd serial", lambda: conv.conv2d_forward(x, w, out, cf, *args)
-    yield f"fwd prange({nt})", lambda: conv.conv2d_forward_parallel(x, w, out, cf, *args)
     yield "fwd cnhw (+epilogue copy)", lambda: cnhw(conv.conv2d_forward_cnhw)
     yield "bwd-data serial", lambda: conv.conv2d_backward_data(out, w, dx, cd, *args)
-    yield f"bwd-data prange({nt})", lambda: conv.conv2d_backward_data_parallel(out, w, dx, cd, *args)
     yield "bwd-weight serial", lambda: conv.conv2d_backward_weight(out, x, dw, cw, *args)
-    yield f"bwd-weight prange({nt})", lambda: conv.conv2d_backward_weight_parallel(out, x, dw, cw, *args)
     yield "bias-grad", lambda: conv.conv_bias_grad(out, dw[:, 0, 0, 0].copy())
 
 

@@ -20,6 +20,7 @@ Layers beyond ResNet-18's: ``r50`` (ResNet-50's 1024 -> 256 1x1 at 14 x 14), ``r
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import shutil
 import sys
@@ -50,7 +51,13 @@ def load_other(kernels: Path, module: str = "conv"):
 
 
 def _kernel(module, kind: str, winograd: bool):
-    return getattr(module, f"conv2d_{kind}_winograd_parallel" if winograd else f"conv2d_{kind}")
+    from symjit.parts import run_in_parts
+    if not winograd:
+        return getattr(module, f"conv2d_{kind}")
+    parts = getattr(module, f"conv2d_{kind}_winograd_parts", None)
+    if parts is None:   # a checkout from before the kernels ran in parts
+        return getattr(module, f"conv2d_{kind}_winograd_parallel")
+    return functools.partial(run_in_parts, parts)
 
 
 def compare(old, new, layer: str, batch: int, reps: int, kinds=KINDS,

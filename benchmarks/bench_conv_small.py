@@ -82,6 +82,8 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
     of one layer, forward and both gradients, each on its own scratch."""
     from symjit.kernels.cpu import conv, conv_small, conv_vec
     from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_small_rows, prefers_vec
+
+    from symjit.parts import run_in_parts
     x, w, dout, g = _arrays(batch, image, f, k, stride, pad)
     out, dx, dw = np.empty_like(dout), np.empty_like(x), np.empty_like(w)
     limit = conv2d_block_elems(w.shape, 1)
@@ -93,22 +95,24 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
     small = conv_small
     cases = {
         "forward im2col": lambda: conv.conv2d_forward(x, w, out, s["forward"], *g),
-        "forward small": lambda: small.conv2d_forward_small_parallel(x, w, out, s["forward_small"], *g),
+        "forward small": lambda: run_in_parts(small.conv2d_forward_small_parts,
+                                              x, w, out, s["forward_small"], *g),
         "data im2col": lambda: conv.conv2d_backward_data(dout, w, dx, s["backward_data"], *g),
-        "data small": lambda: small.conv2d_backward_data_small_parallel(
+        "data small": lambda: run_in_parts(small.conv2d_backward_data_small_parts,
             dout, w, dx, s["backward_data_small"], *g),
         "weight im2col": lambda: conv.conv2d_backward_weight(dout, x, dw, s["backward_weight"], *g),
-        "weight small": lambda: small.conv2d_backward_weight_small_parallel(
+        "weight small": lambda: run_in_parts(small.conv2d_backward_weight_small_parts,
             dout, x, dw, s["backward_weight_small"], *g),
     }
     if prefers_small_rows(x.shape, w.shape, dout.shape, g[0], 1, "float32"):
         rows, wrows = scratch("forward_rows_small"), scratch("backward_weight_rows_small")
-        cases["forward rows"] = lambda: small.conv2d_forward_rows_small_parallel(x, w, out, rows, *g)
-        cases["weight rows"] = lambda: small.conv2d_backward_weight_rows_small_parallel(
+        cases["forward rows"] = lambda: run_in_parts(small.conv2d_forward_rows_small_parts,
+                                                     x, w, out, rows, *g)
+        cases["weight rows"] = lambda: run_in_parts(small.conv2d_backward_weight_rows_small_parts,
             dout, x, dw, wrows, *g)
     if prefers_vec(x.shape, w.shape, dout.shape, *g, "float32"):
         cv = scratch("forward_vec")
-        cases["forward tiles"] = lambda: conv_vec.conv2d_forward_vec_parallel(x, w, out, cv, *g)
+        cases["forward tiles"] = lambda: run_in_parts(conv_vec.conv2d_forward_vec_parts, x, w, out, cv, *g)
     return cases
 
 
@@ -116,9 +120,12 @@ def pointwise_cases(batch: int, image: tuple, f: int) -> dict:
     """The 1x1 layer's forward by BLAS as the compiler picked it before the tiles, and the tiles."""
     from symjit.kernels.cpu import conv, conv_direct, conv_pointwise
     from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, is_pointwise
+
+    from symjit.parts import run_in_parts
     x, w, dout, g = _arrays(batch, image, f, 1, 1, 0)
     out = np.empty_like(dout)
-    cases = {"forward tiles": lambda: conv_pointwise.conv2d_forward_pointwise_parallel(x, w, out, 1)}
+    pointwise = conv_pointwise.conv2d_forward_pointwise_parts
+    cases = {"forward tiles": lambda: run_in_parts(pointwise, x, w, out, 1)}
     if is_pointwise(x.shape, w.shape, (1, 1), (0, 0)):
         cases["forward BLAS"] = lambda: conv_direct.conv2d_forward_1x1(x, w, out, 1)
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import statistics
 import sys
@@ -49,10 +50,14 @@ def _kernels(kind: str, w_shape: tuple, pad: tuple) -> dict:
     ``'backward_weight'``): name -> (kernel kind, function)."""
     from symjit.kernels.cpu import conv, conv_vec, conv_winograd
     from symjit.kernels.cpu.conv_shapes import is_winograd
+
+    from symjit.parts import run_in_parts
     out = {"im2col": (kind, getattr(conv, f"conv2d_{kind}"))}
     if is_winograd(w_shape, (1, 1), pad, (1, 1), 1):
-        out["winograd"] = (f"{kind}_winograd", getattr(conv_winograd, f"conv2d_{kind}_winograd_parallel"))
-    out["tiles"] = (f"{kind}_vec", getattr(conv_vec, f"conv2d_{kind}_vec_parallel"))
+        winograd = getattr(conv_winograd, f"conv2d_{kind}_winograd_parts")
+        out["winograd"] = (f"{kind}_winograd", functools.partial(run_in_parts, winograd))
+    tiles = getattr(conv_vec, f"conv2d_{kind}_vec_parts")
+    out["tiles"] = (f"{kind}_vec", functools.partial(run_in_parts, tiles))
     return out
 
 

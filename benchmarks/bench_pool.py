@@ -16,6 +16,8 @@ import time
 import numpy as np
 from symjit.kernels.cpu import pool
 
+from symjit.parts import run_in_parts
+
 # (name, x shape, kernel, stride, pad)
 CASES = [
     ("ResNet stem, batch 2", (2, 64, 112, 112), (3, 3), (2, 2), (1, 1)),
@@ -35,7 +37,7 @@ AVG_CASES = [   # Inception v3's branch pools (3x3, stride 1, pad 1, the padding
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=7)
-    ap.add_argument("--backward", action="store_true", help="time max_pool2d_backward_parallel")
+    ap.add_argument("--backward", action="store_true", help="time max_pool2d_backward_parts")
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     if args.backward:
@@ -63,11 +65,11 @@ def backward(rng, calls: int) -> None:
         oh, ow = pool.pool_output_size(shape[2:], kernel, stride, pad, "valid")
         dout = rng.standard_normal(shape[:2] + (oh, ow)).astype(np.float32)
         dx = np.empty_like(x)
-        pool.max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad)
+        run_in_parts(pool.max_pool2d_backward_parts, x, dout, dx, kernel, stride, pad)
         best = float("inf")
         for _ in range(calls):
             t = time.perf_counter()
-            pool.max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad)
+            run_in_parts(pool.max_pool2d_backward_parts, x, dout, dx, kernel, stride, pad)
             best = min(best, time.perf_counter() - t)
         print(f"{name} (gradient): {best * 1e3:.3f} ms")
 

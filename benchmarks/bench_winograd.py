@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import statistics
 import sys
@@ -50,6 +51,8 @@ def best_of_turns(calls: list, reps: int, turns: int = 3) -> list[float]:
 def layers(names: list[str], batch: int, reps: int) -> None:
     from symjit.kernels.cpu import conv, conv_winograd
     from symjit.kernels.cpu.conv_shapes import prefers_winograd
+
+    from symjit.parts import run_in_parts
     rng = np.random.default_rng(0)
     geometry = ((1, 1), (1, 1), (1, 1), 1)
     print(f"batch {batch}: im2col -> Winograd, ms (ratio); 'chosen' marks what the compiler picks")
@@ -67,8 +70,8 @@ def layers(names: list[str], batch: int, reps: int) -> None:
         for kind in KINDS:
             scratch = [np.empty(conv.conv2d_cols_shape(k, x.shape, w.shape, dout.shape, 1, limit),
                                 np.float32) for k in (kind, f"{kind}_winograd")]
-            kernels = (getattr(conv, f"conv2d_{kind}"),
-                       getattr(conv_winograd, f"conv2d_{kind}_winograd_parallel"))
+            winograd = getattr(conv_winograd, f"conv2d_{kind}_winograd_parts")
+            kernels = (getattr(conv, f"conv2d_{kind}"), functools.partial(run_in_parts, winograd))
             calls = [lambda fn=fn, s=s, a=arrays[kind]: fn(*a, s, *geometry)
                      for fn, s in zip(kernels, scratch)]
             t_im2col, t_wino = best_of_turns(calls, reps)

@@ -18,12 +18,10 @@ directly (a test, a notebook) calls :func:`install` first.
 """
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["jitable", "on_install", "install", "installed", "unique_parallel_names"]
+__all__ = ["jitable", "on_install", "install", "installed"]
 
 _pending_jitables: list[tuple[Callable, dict]] = []
 _pending_hooks: list[Callable[[], None]] = []
@@ -60,46 +58,12 @@ def on_install(hook: Callable[[], None]) -> Callable[[], None]:
     return hook
 
 
-def unique_parallel_names() -> None:
-    """Give the gufuncs of numba's parallel loops names no other process gives.
-
-    numba names the gufunc of each ``prange`` loop ``__numba_parfor_gufunc_<hash of the loop>``,
-    and that hash is the loop object's ``id()``: an address, which a later loop of the same process
-    reuses once the first is freed (and another process may repeat). Two disk-cached functions can
-    then each define a gufunc of one name, and once both are loaded into a process, the second's
-    calls reach the first's gufunc, which computes another loop (seen: a generated kernel leaving
-    a quarter of its output unwritten). Compile workers are forked from one process, so they
-    repeat its addresses most of all. Here a loop's hash is drawn once per loop object from a
-    counter mixed with 64 random bits that each process draws anew (forked children too), so no
-    two loops share a name; it stays an identity hash (an object keeps its value; a copy gets its
-    own). Called by :func:`install` and by the threaded kernels' module before anything is
-    compiled; idempotent.
-    """
-    from numba.parfors.parfor import Parfor
-    if "_symjit_salt" in Parfor.__dict__:
-        return
-    salt = [int.from_bytes(os.urandom(8), "little")]
-    counter = itertools.count()
-
-    def loop_hash(self: Any) -> int:
-        mark = self.__dict__.get("_symjit_hash")
-        if mark is None or mark[0] != id(self):
-            mark = (id(self), hash((next(counter), salt[0])))
-            self.__dict__["_symjit_hash"] = mark
-        return mark[1]
-
-    os.register_at_fork(after_in_child=lambda: salt.__setitem__(0, int.from_bytes(os.urandom(8), "little")))
-    Parfor._symjit_salt = salt
-    Parfor.__hash__ = loop_hash
-
-
 def install() -> None:
     """Register every marked helper with numba (once; later calls return at once)."""
     global _installed
     if _installed:
         return
     _installed = True
-    unique_parallel_names()
     for fn, options in _pending_jitables:
         _register(fn, options)
     for hook in _pending_hooks:

@@ -1,12 +1,16 @@
 """Kernels split into parts, run on a small pool of Python threads.
 
-A generated CPU map loop over at least :data:`symjit.threads.SPLIT_MIN` elements is compiled as a
-serial kernel that takes two trailing arguments, ``part`` and ``parts``, and runs only its share
-of the loop's outer iterations (:meth:`symjit.lower.cpu.CPUTarget.open_map_loop`); its function
-name ends in :data:`symjit.lower.writer.PARTS_SUFFIX`. Called with ``(0, 1)`` it runs the whole
-loop, so any caller that knows nothing of parts still gets the right result. A :class:`PartsCall`
-runs part 0 in the calling thread and the others on :class:`PartPool`'s worker threads at the same
-time; the kernels release the GIL (``nogil``), so the parts run on as many cores.
+A generated CPU map loop over at least :data:`symjit.threads.PARTS_MIN` elements is compiled as a
+serial kernel that takes three trailing arguments, ``part``, ``parts`` and ``sync``, and runs only
+its share of the loop's outer iterations (:meth:`symjit.lower.cpu.CPUTarget.open_map_loop`); so do
+the hand-written building blocks of big arrays (BatchNorm, pooling, the convolutions:
+:mod:`symjit.kernels.cpu._parallel`), whose parts meet at barriers between their phases
+(``kernels.cpu.spin.barrier`` on ``sync``). Such a function's name ends in
+:data:`symjit.lower.writer.PARTS_SUFFIX`. Called with ``(0, 1)`` and a barrier state
+(:func:`whole_call`) it runs the whole loop, so any caller that knows nothing of parts still gets
+the right result. A :class:`PartsCall` runs part 0 in the calling thread and the others on
+:class:`PartPool`'s worker threads at the same time; the kernels release the GIL (``nogil``), so
+the parts run on as many cores.
 
 Why not numba's ``prange``: a kernel compiled ``parallel=True`` took ~0.63 s to compile against
 ~0.18 s for the same loop serial (numba's parfor passes and gufunc lowering, measured on a
@@ -27,12 +31,12 @@ them, remade in a forked child (whose parent's threads do not exist there), and 
 run kernels.
 
 >>> import numpy as np
->>> def double(x, out, part, parts):     # a parts kernel, as Python
+>>> def double(x, out, part, parts, sync):     # a parts kernel, as Python
 ...     n = x.shape[0]
 ...     for i in range(part * n // parts, (part + 1) * n // parts):
 ...         out[i] = 2 * x[i]
 >>> x, out = np.arange(10.0), np.zeros(10)
->>> PartsCall(double, parts=3)(x, out, 0, 1)
+>>> PartsCall(double, parts=3)(x, out, *whole_call())
 >>> out.tolist() == (2 * x).tolist()
 True
 """
@@ -49,7 +53,7 @@ import numpy as np
 
 from . import threads
 
-__all__ = ["PartsCall", "PartPool", "POOL"]
+__all__ = ["PartsCall", "PartPool", "POOL", "whole_call", "run_in_parts", "SYNC_LENGTH", "SYNC_ABORT"]
 
 
 class PartPool:
@@ -78,21 +82,25 @@ class PartPool:
         return self._tasks
 
     def run(self, fn: Callable, args: tuple, parts: int) -> None:
-        """``fn(*args, t, parts)`` for every ``t < parts``, at the same time; returns when all
-        have, re-raising the first error any part raised."""
+        """``fn(*args, t, parts, sync)`` for every ``t < parts``, at the same time, ``sync`` this
+        call's barrier state (:func:`whole_call`); returns when all have, re-raising the first
+        error any part raised (after raising ``sync``'s abort flag, so that parts waiting at a
+        barrier for the failed one return)."""
+        sync = np.zeros(SYNC_LENGTH, np.int64)
         if parts <= 1:
-            fn(*args, 0, 1)
+            fn(*args, 0, 1, sync)
             return
         done: queue.SimpleQueue = queue.SimpleQueue()
         finished = np.zeros(1, np.int64)   # raised by each worker after it has put its outcome
         workers = self._workers(parts - 1)
         for t in range(1, parts):
-            workers[t - 1].put((fn, args, t, parts, done, finished))
+            workers[t - 1].put((fn, args, t, parts, sync, done, finished))
         self._flag[0] += 1
         error = None
         try:
-            fn(*args, 0, parts)
+            fn(*args, 0, parts, sync)
         except BaseException as e:   # wait for the other parts before raising: they use the arrays
+            sync[SYNC_ABORT] = 1
             error = e
         spin = self.spin
         for _ in range(parts - 1):
@@ -123,10 +131,11 @@ def _work(pool: PartPool, tasks: queue.SimpleQueue) -> None:
             seen = int(flag[0])
             if tasks.empty():   # a task put before this read is in the queue; a later one raises the flag
                 spin(flag, seen)
-        fn, args, t, parts, done, finished = tasks.get()
+        fn, args, t, parts, sync, done, finished = tasks.get()
         try:
-            fn(*args, t, parts)
+            fn(*args, t, parts, sync)
         except BaseException as e:  # noqa: BLE001  (handed to the caller, which raises it)
+            sync[SYNC_ABORT] = 1
             done.put(e)
         else:
             done.put(None)
@@ -137,9 +146,21 @@ POOL = PartPool()
 """The process's pool (its workers are made at the first split call that needs them)."""
 
 
+SYNC_LENGTH = 3
+"""A call's barrier state (``kernels.cpu.spin.barrier``): arrivals, generation, abort flag."""
+SYNC_ABORT = 2
+"""The abort flag's index in it (as ``kernels.cpu.spin.SYNC_ABORT``)."""
+
+
+def whole_call() -> tuple:
+    """The trailing arguments of a kernel in parts called whole: part 0 of 1, a fresh barrier state
+    (what a ``calls`` segment binds, and what :class:`PartsCall` replaces)."""
+    return np.int64(0), np.int64(1), np.zeros(SYNC_LENGTH, np.int64)
+
+
 class PartsCall:
-    """A split kernel's call: ``call(*args)`` with ``args`` ending in the ``(part, parts)`` pair
-    of a whole call (``0, 1``) runs ``fn`` in :func:`symjit.threads.parts_for_thread` parts on
+    """A split kernel's call: ``call(*args)`` with ``args`` ending in the ``(part, parts, sync)``
+    of a whole call (:func:`whole_call`) runs ``fn`` in :func:`symjit.threads.parts_for_thread` parts on
     :data:`POOL` (``parts`` fixes the count). ``fn`` is what the call runs (a numba dispatcher,
     an ahead-of-time entry's function, or Python)."""
 
@@ -150,7 +171,13 @@ class PartsCall:
         self.parts = parts
 
     def __call__(self, *args: Any) -> None:
-        POOL.run(self.fn, args[:-2], self.parts or threads.parts_for_thread())
+        POOL.run(self.fn, args[:-len(whole_call())], self.parts or threads.parts_for_thread())
 
     def __repr__(self) -> str:
         return f"PartsCall({getattr(self.fn, '__name__', self.fn)!r})"
+
+
+def run_in_parts(fn: Callable, *args: Any, parts: int | None = None) -> None:
+    """``fn`` (a kernel in parts) on ``args`` (without the part arguments) in ``parts`` parts, or
+    as many as :func:`symjit.threads.parts_for_thread` gives, as a compiled program runs it."""
+    POOL.run(fn, args, parts or threads.parts_for_thread())

@@ -1,7 +1,7 @@
 """How symjit's kernels use the cores: GEMMs in BLAS threads, sized to the cores other processes
-leave free; BatchNorm and max pooling on big arrays in numba threads, as many as BLAS gets
-(:mod:`symjit.kernels.cpu._parallel`); everything else (im2col, epilogues, updates, generated
-kernels) in the calling thread.
+leave free; BatchNorm, pooling, the tile convolutions and big generated loops in parts on the
+host's threads, as many parts as BLAS gets threads (:mod:`symjit.kernels.cpu._parallel`,
+:mod:`symjit.parts`); everything else (im2col, small epilogues, updates) in the calling thread.
 
 Measured on our 2-core machines (``docs/performance.md``, "Thread policy"): on an idle machine two
 OpenBLAS threads run the tutorial MLP loop 25% faster and LeNet's step 30% faster than one; with
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["import_scipy_blas", "usable_cores", "threads_for", "LoadProbe", "BlasThreads", "policy",
-           "idle_settings", "INTERVAL", "OMP_SPINS", "USER_VARIABLES", "SERIAL_VARIABLE",
+           "idle_settings", "INTERVAL", "OMP_SPINS", "USER_VARIABLES",
            "SPLIT_MIN", "PARTS_MIN", "set_parts", "parts_for_thread"]
 
 INTERVAL = 0.1
@@ -48,7 +48,7 @@ INTERVAL = 0.1
 a tenth of a core."""
 
 SPLIT_MIN = 1 << 17
-"""Elements of a kernel's input from which the compiler calls its threaded form
+"""Elements of a kernel's input from which the compiler calls its form in parts
 (:mod:`symjit.kernels.cpu._parallel`): below it, a thread hand-off costs more than the second core
 saves. Here, not there, so that lowering imports no numba (a process running ahead-of-time
 modules never loads it)."""
@@ -62,9 +62,6 @@ OMP_SPINS = 50000
 """``GOMP_SPINCOUNT``: the spins (``pause`` loops) an idle GNU OpenMP thread makes before it
 sleeps, ~0.4 ms on an Intel Xeon of ours (a ``/tmp`` script: the process's CPU time in a sleep
 right after an empty parallel region); GNU OpenMP counts it in place of ``OMP_WAIT_POLICY``."""
-SERIAL_VARIABLE = "SYMJIT_SERIAL_KERNELS"
-"""Set to ``1`` by the ahead-of-time builder for its own process, not by users: the threaded
-kernels then compile serially (:mod:`symjit.kernels.cpu._parallel`)."""
 USER_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 """Environment variables by which a user fixes BLAS's threads: symjit then leaves them alone."""
 
@@ -140,21 +137,17 @@ def parts_for_thread() -> int:
 
 class BlasThreads:
     """Keeps BLAS's thread count at :func:`threads_for` of the measured load (``fixed`` is None),
-    or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load.
-    ``numba_threads``, when given, sets the same count for numba's threaded kernels in each
-    thread that runs an executor, once numba is loaded (a process running ahead-of-time modules
-    only never loads it); the parts of generated kernels split into parts (:mod:`symjit.parts`)
-    follow it in every such thread, numba loaded or not."""
+    or at ``fixed``; ``set_threads`` sets the count, ``probe`` measures the others' load. The
+    kernels run in parts (:mod:`symjit.parts`) take the same count of parts in every thread that
+    runs an executor (:func:`set_parts`)."""
 
     def __init__(self, set_threads: Callable[[int], None], probe: LoadProbe | None,
                  cores: int, fixed: int | None = None, interval: float = INTERVAL,
-                 clock: Callable[[], float] = time.monotonic,
-                 numba_threads: Callable[[int], None] | None = None):
+                 clock: Callable[[], float] = time.monotonic):
         self.set_threads, self.probe, self.cores = set_threads, probe, cores
         self.fixed, self.interval, self.clock = fixed, interval, clock
-        self.numba_threads = numba_threads
         self.current: int | None = None
-        self._numba_current: dict[int, int] = {}   # thread id -> the count numba has there
+        self._parts_current: dict[int, int] = {}   # thread id -> the parts it has
         self._next = clock() + interval   # the first reading covers a whole interval
         if fixed is not None:
             self._apply(fixed)
@@ -164,16 +157,12 @@ class BlasThreads:
             self.set_threads(n)
             self.current = n
 
-    def _sync_numba(self) -> None:
+    def _sync_parts(self) -> None:
         n = self.current if self.current is not None else self.cores
         tid = threading.get_ident()
-        if self._numba_current.get(tid) == n:
-            return
-        set_parts(n)   # the split kernels' parts (symjit.parts), numba loaded or not
-        if self.numba_threads is None or "numba" not in sys.modules:
-            return
-        self.numba_threads(n)
-        self._numba_current[tid] = n
+        if self._parts_current.get(tid) != n:
+            set_parts(n)
+            self._parts_current[tid] = n
 
     def adapt(self) -> None:
         """Re-read the load if :attr:`interval` has passed, and set the count it calls for."""
@@ -182,7 +171,7 @@ class BlasThreads:
             if now >= self._next:
                 self._next = now + self.interval
                 self._apply(threads_for(self.cores, self.probe.others()))
-        self._sync_numba()
+        self._sync_parts()
 
 
 _POLICY: list[BlasThreads | None] = []
@@ -275,15 +264,6 @@ def _scipy_blas_setter() -> Callable[[int], None] | None:
     return set_threads
 
 
-def _numba_setter() -> Callable[[int], None]:
-    """Set the threads of numba's ``prange`` loops for the calling thread (at most numba's own
-    limit, ``NUMBA_NUM_THREADS``)."""
-    def set_threads(n: int) -> None:
-        import numba
-        numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
-    return set_threads
-
-
 def idle_settings(env: dict[str, str] | None = None) -> dict[str, str]:
     """The variables symjit sets at import where the user has not, so that idle threads give
     their core back soon: OpenBLAS's threads spin at most 2^20 cycles (~0.4 ms) after a GEMM
@@ -323,6 +303,6 @@ def policy(fixed: int | None = None, env: dict[str, str] | None = None) -> BlasT
         if setter is not None:
             cores = usable_cores()
             probe = LoadProbe(cores) if fixed is None and os.path.exists("/proc/stat") else None
-            result = BlasThreads(setter, probe, len(cores), fixed, numba_threads=_numba_setter())
+            result = BlasThreads(setter, probe, len(cores), fixed)
     _POLICY.append(result)
     return result

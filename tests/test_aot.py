@@ -53,8 +53,8 @@ print(json.dumps({'kinds': kinds, 'numba': 'numba' in sys.modules, 'direct': dir
 """
 
 
-# BatchNorm and max pooling on 2^17 elements run their threaded kernels, which no entry can hold: the
-# forward phase (one compiled function) and that call of the backward's host loop run numba's.
+# BatchNorm and max pooling on 2^17 elements run their kernels in parts (serial code the host runs
+# on its threads): an entry holds them like any other call, so a warm process runs without numba.
 THREADED = """
 import json, logging, sys, numpy as np, symjit as mx
 logging.basicConfig(level=logging.INFO, stream=sys.stderr)
@@ -73,9 +73,9 @@ ex.backward()
 result = [ex.outputs[0].asnumpy()] + [g.asnumpy() for g in ex.grad_arrays if g is not None]
 np.save(sys.argv[1], np.concatenate([r.ravel() for r in result]))
 program = ex._programs['train'].program
-threaded = sorted(k for k, (_, text) in program.kernel_texts.items() if '_parallel(' in text)
+parts = sorted(k for k, (_, text) in program.kernel_texts.items() if '_parts(' in text)
 print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.items()},
-                  'threaded': len(threaded)}))
+                  'parts': len(parts), 'numba': 'numba' in sys.modules}))
 """
 
 
@@ -197,21 +197,19 @@ def test_a_segment_bound_to_other_argument_types_runs_numbas_kernels():
     assert ran == ["aot", "numba", "numba"]
 
 
-def test_threaded_kernels_stay_out_of_entries_and_run_threaded(tmp_path):
+def test_kernels_in_parts_run_from_entries_without_numba(tmp_path):
     cache, logs = tmp_path / "cache", []
     first = _run(cache, "off", tmp_path / "r1.npy", THREADED)      # compiles with numba
-    assert first == {"kinds": {"train": "module"}, "threaded": 4}   # BN, pool: forward, backward
+    assert first == {"kinds": {"train": "module"}, "parts": 4, "numba": True}   # BN, pool: both ways
     second = _run(cache, "sync", tmp_path / "r2.npy", THREADED, logs)   # builds the entry, waits
     third = _run(cache, "sync", tmp_path / "r3.npy", THREADED, logs)    # loads it
-    assert third["kinds"] == {"train": "Loaded"}, logs[-1]
+    assert second["parts"] == 4
+    assert third == {"kinds": {"train": "Loaded"}, "parts": 4, "numba": False}, logs[-1]
     assert "removed" not in "".join(logs) and "could not" not in "".join(logs), logs
     entries = [json.loads(p.read_text()) for p in (cache / "aot").glob("symjit_aot_*.json")]
-    # forward + backward phases but the forward (it calls BN's and the pool's threaded kernels)
-    # and the backward's two threaded calls; the entry holds the rest of the backward's calls.
     assert len(entries) == 1 and entries[0]["units"] > 0, entries
     r1, r2, r3 = (np.load(tmp_path / f"r{i}.npy") for i in (1, 2, 3))
     assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
-    assert second["threaded"] == third["threaded"] == 4
 
 
 def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():

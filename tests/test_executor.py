@@ -292,7 +292,7 @@ def test_batchnorm_relu_backward_rewrite_equals_unfused(conv, fix_gamma):
 
 def test_convolution_lowering_calls_the_serial_whole_batch_kernels():
     """Training a conv net emits the filter-major forward and the serial backward kernels, each on
-    a planned workspace sized by conv2d_cols_shape; the *_parallel kernels are never emitted."""
+    a planned workspace sized by conv2d_cols_shape; none of them in parts."""
     x = mx.sym.Variable("data")
     net = mx.sym.Activation(mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, name="c"), act_type="tanh")
     ex = net.simple_bind(mx.cpu(), data=(2, 3, 6, 6))
@@ -304,7 +304,7 @@ def test_convolution_lowering_calls_the_serial_whole_batch_kernels():
     assert len(ws) == 3 and all(len(graph.values[v].shape) == 2 and graph.values[v].shape[0] == 1 for v in ws)
     for vid in ws:   # each kernel gets its (1, length) scratch row as its fourth argument
         assert re.search(rf"conv2d_\w+\((?:v\d+, ){{3}}v{vid}, ", src), vid
-    assert "_parallel" not in src
+    assert "_parts" not in src
 
 
 def test_group2ctx_on_the_executor_device_binds_and_other_devices_are_a_clear_error():

@@ -14,6 +14,8 @@ from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
 from symjit.lower.cpu.threaded import place_gemms
 
+from .partsrun import in_parts
+
 needs_tile = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has no AVX-512 or AVX2 tile")
 
 # (M, K, N): LeNet's fc1 and fc2, the MLP's, rows and columns off the tile and vector sizes,
@@ -62,12 +64,12 @@ def test_tile_kernels_match_numpy(form, m, k, n, monkeypatch):
     a, b, ref = _operands(m, k, n)
     out = np.full((m, n), np.nan, np.float32)
     if form == "nn":
-        gemm_tiles.gemm_nn_tiles_parallel(a, b, out)
+        in_parts(gemm_tiles.gemm_nn_tiles_parts, a, b, out)
     elif form == "tn":
-        gemm_tiles.gemm_tn_tiles_parallel(np.ascontiguousarray(a.T), b, out)   # (a.T).T @ b
+        in_parts(gemm_tiles.gemm_tn_tiles_parts, np.ascontiguousarray(a.T), b, out)   # (a.T).T @ b
     else:
         scratch = np.full(gemm_shapes.gemm_nt_scratch(m, k, n), np.nan, np.float32)
-        gemm_tiles.gemm_nt_tiles_parallel(a, np.ascontiguousarray(b.T), out, scratch)
+        in_parts(gemm_tiles.gemm_nt_tiles_parts, a, np.ascontiguousarray(b.T), out, scratch)
     _close(out, ref, k)
 
 
@@ -103,10 +105,10 @@ def test_lenet_runs_its_gemms_as_tiles_and_the_mlp_keeps_blas():
     # fc1 and fc2 forwards, fc1's data gradient, both weight gradients (fc2's data gradient has 10
     # columns of depth: gemm_nn of (64, 10) @ (10, 500) does fit)
     for kind in ("nt", "nn", "tn"):
-        assert f"gemm_{kind}_tiles_parallel" in src, kind
+        assert f"gemm_{kind}_tiles_parts" in src, kind
     assert "np.dot(" not in src and "gemm_nt(" not in src
     dense = _compiled(mlp(), (100, 784)).program.source
-    assert "tiles_parallel" not in dense and "np.dot(" in dense
+    assert "tiles_parts" not in dense and "np.dot(" in dense
 
 
 @needs_tile
@@ -121,7 +123,7 @@ def test_lenet_step_matches_the_blas_gemms(monkeypatch):
         params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
         ex = net.simple_bind(mx.cpu(), data=x.shape, grad_req={n: "write" for n in params})
         src = ex._program("train").program.source
-        assert ("tiles_parallel" in src) == bool(tiles)
+        assert ("tiles_parts" in src) == bool(tiles)
         wrng = np.random.default_rng(1)
         for n in params:
             ex.arg_dict[n][:] = wrng.uniform(-0.1, 0.1, ex.arg_dict[n].shape).astype(np.float32)
@@ -149,7 +151,7 @@ def test_dot_products_of_a_convolution_net_match_blas(monkeypatch):
         monkeypatch.setattr(gemm_shapes, "GEMM_TILES", tiles)
         ex = net.simple_bind(mx.cpu(), grad_req="write", **shapes)
         src = ex._program("train").program.source
-        assert ("gemm_nt_tiles_parallel" in src and "gemm_tn_tiles_parallel" in src) == bool(tiles)
+        assert ("gemm_nt_tiles_parts" in src and "gemm_tn_tiles_parts" in src) == bool(tiles)
         for n, x in values.items():
             ex.arg_dict[n][:] = x
         outs = [o.asnumpy() for o in ex.forward(is_train=True)]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from symjit.kernels.cpu.conv_pointwise import (
     check_pointwise,
-    conv2d_forward_pointwise_parallel,
+    conv2d_forward_pointwise_parts,
 )
 from symjit.kernels.cpu.conv_shapes import prefers_pointwise_tiles, vec_tile
 from symjit.kernels.cpu.gemm import KernelArgError
@@ -17,6 +17,8 @@ from symjit.kernels.cpu.gemm import KernelArgError
 import symjit as mx
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
+
+from .partsrun import in_parts
 
 pytestmark = pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512")
 
@@ -38,7 +40,7 @@ def test_pointwise_tiles_match_numpy(x_shape, f):
     w = rng.standard_normal((f, x_shape[1], 1, 1)).astype(np.float32)
     out = np.full((x_shape[0], f, *x_shape[2:]), np.nan, np.float32)
     check_pointwise(x, w, out, 1)
-    conv2d_forward_pointwise_parallel(x, w, out, 1)
+    in_parts(conv2d_forward_pointwise_parts, x, w, out, 1)
     want = np.einsum("fc,nchw->nfhw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64))
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * x_shape[1] ** 0.5)
 
@@ -53,7 +55,7 @@ def test_pointwise_tiles_match_numpy(x_shape, f):
 def test_pointwise_tiles_reject_other_dtypes_and_geometries(dtype, x_shape, w_shape, groups):
     x = np.zeros(x_shape, dtype)
     out = np.zeros((1, w_shape[0], *x_shape[2:]), dtype)
-    with pytest.raises(KernelArgError, match=r"conv2d_forward_pointwise_parallel: takes float32, a 1x1 "):
+    with pytest.raises(KernelArgError, match=r"conv2d_forward_pointwise_parts: takes float32, a 1x1 "):
         check_pointwise(x, np.zeros(w_shape, dtype), out, groups)
 
 
@@ -86,7 +88,7 @@ def test_a_1x1_layer_runs_the_pointwise_tiles():
     c = compile_symbol(net, {"data": x_shape, "conv_weight": w_shape, "conv_bias": (32,)},
                        {"data": f32, "conv_weight": f32, "conv_bias": f32}, {}, False, Config.from_env(),
                        load=False)
-    assert "conv2d_forward_pointwise_parallel(" in c.program.source
+    assert "conv2d_forward_pointwise_parts(" in c.program.source
     fwd = next(grp for grp in c.groups if grp.anchor is not None and grp.anchor.name == "conv")
     assert not fwd.workspace and len(c.groups) == 1
     rng = np.random.default_rng(4)

@@ -14,6 +14,8 @@ from symjit.kernels.cpu.gemm import KernelArgError
 
 from symjit.base import MXNetError
 
+from .partsrun import in_parts
+
 DTYPES = [np.float32, np.float64]
 
 
@@ -178,7 +180,7 @@ def test_conv_forward(case, dtype):
     cols = scratch("forward", x, w, out_shape, args[3])
     out = np.full(out_shape, np.nan, dtype)
     conv.check_conv2d("forward", x, w, out, cols, *args)
-    for kernel in (conv.conv2d_forward, conv.conv2d_forward_direct, conv.conv2d_forward_parallel):
+    for kernel in (conv.conv2d_forward, conv.conv2d_forward_direct):
         out[:] = np.nan
         kernel(x, w, out, cols, *args)
         np.testing.assert_allclose(out, expect, **tol(dtype))
@@ -254,18 +256,16 @@ def test_conv_backward(case, dtype):
     dout = rand(np.random.default_rng(7), out_shape, dtype)
     ref_dx, ref_dw = ref_conv_backward(x, w, dout, *args)
     groups = args[3]
-    for par in (False, True):
-        dx = np.full(x.shape, np.nan, dtype)
-        cols = scratch("backward_data", x, w, out_shape, groups)
-        conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
-        (conv.conv2d_backward_data_parallel if par else conv.conv2d_backward_data)(dout, w, dx, cols, *args)
-        np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
-        dw = np.full(w.shape, np.nan, dtype)
-        cols = scratch("backward_weight", x, w, out_shape, groups)
-        conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
-        kernel = conv.conv2d_backward_weight_parallel if par else conv.conv2d_backward_weight
-        kernel(dout, x, dw, cols, *args)
-        np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
+    dx = np.full(x.shape, np.nan, dtype)
+    cols = scratch("backward_data", x, w, out_shape, groups)
+    conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
+    conv.conv2d_backward_data(dout, w, dx, cols, *args)
+    np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
+    dw = np.full(w.shape, np.nan, dtype)
+    cols = scratch("backward_weight", x, w, out_shape, groups)
+    conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
+    conv.conv2d_backward_weight(dout, x, dw, cols, *args)
+    np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
     db = np.full(w.shape[0], np.nan, dtype)
     conv.check_conv_bias_grad(dout, db)
     conv.conv_bias_grad(dout, db)
@@ -386,10 +386,8 @@ def test_conv_forward_in_blocks_of_output_rows(case, dtype):
         cols = np.full((1, rows * per_row), np.nan, dtype)   # the kernel reads the rows from it
         out = np.full(out_shape, np.nan, dtype)
         conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
-        for kernel in (conv.conv2d_forward, conv.conv2d_forward_parallel):
-            out[:] = np.nan
-            kernel(x, w, out, cols, *args)
-            np.testing.assert_allclose(out, whole, **tol(dtype), err_msg=f"{rows} rows")
+        conv.conv2d_forward(x, w, out, cols, *args)
+        np.testing.assert_allclose(out, whole, **tol(dtype), err_msg=f"{rows} rows")
         conv.conv2d_forward_bias(x, w, bias, out, cols, *args)
         np.testing.assert_allclose(out, whole_b, **tol(dtype), err_msg=f"{rows} rows, bias")
 
@@ -423,45 +421,20 @@ def test_conv_batch_cut_into_blocks(case, dtype, images):
     out = np.full(out_shape, np.nan, dtype)
     cols = block_scratch("forward", x, w, out_shape, groups, images)
     conv.check_conv2d("forward", x, w, out, cols, *args, bias=bias)
-    for kernel in (conv.conv2d_forward, conv.conv2d_forward_parallel):
-        out[:] = np.nan
-        kernel(x, w, out, cols, *args)
-        np.testing.assert_allclose(out, ref_conv(x, w, *args), **tol(dtype))
+    conv.conv2d_forward(x, w, out, cols, *args)
+    np.testing.assert_allclose(out, ref_conv(x, w, *args), **tol(dtype))
     conv.conv2d_forward_bias(x, w, bias, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x, w, *args) + bias[None, :, None, None], **tol(dtype))
     cols = block_scratch("backward_data", x, w, out_shape, groups, images)
-    for kernel in (conv.conv2d_backward_data, conv.conv2d_backward_data_parallel):
-        dx = np.full(x.shape, np.nan, dtype)
-        conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
-        kernel(dout, w, dx, cols, *args)
-        np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
+    dx = np.full(x.shape, np.nan, dtype)
+    conv.check_conv2d("backward_data", dx, w, dout, cols, *args)
+    conv.conv2d_backward_data(dout, w, dx, cols, *args)
+    np.testing.assert_allclose(dx, ref_dx, **tol(dtype))
     cols = block_scratch("backward_weight", x, w, out_shape, groups, images)
-    for kernel in (conv.conv2d_backward_weight, conv.conv2d_backward_weight_parallel):
-        dw = np.full(w.shape, np.nan, dtype)
-        conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
-        kernel(dout, x, dw, cols, *args)
-        np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
-
-
-def test_conv_parallel_kernels_match_serial_bitwise():
-    x, w, out_shape, args = make_conv(((5, 4, 9, 8), (6, 2, 3, 3), (1, 2), (1, 1), (1, 1), 2), np.float32)
-    dout = rand(np.random.default_rng(2), out_shape, np.float32)
-    for images in (None, 2):
-        def cols(kind, images=images):
-            return (scratch(kind, x, w, out_shape, 2) if images is None
-                    else block_scratch(kind, x, w, out_shape, 2, images))
-        results = []
-        for fwd, bwd_data, bwd_weight in ((conv.conv2d_forward, conv.conv2d_backward_data,
-                                           conv.conv2d_backward_weight),
-                                          (conv.conv2d_forward_parallel, conv.conv2d_backward_data_parallel,
-                                           conv.conv2d_backward_weight_parallel)):
-            out, dx, dw = np.empty(out_shape, np.float32), np.empty_like(x), np.empty_like(w)
-            fwd(x, w, out, cols("forward"), *args)
-            bwd_data(dout, w, dx, cols("backward_data"), *args)
-            bwd_weight(dout, x, dw, cols("backward_weight"), *args)
-            results.append((out, dx, dw))
-        for serial, parallel in zip(*results):
-            np.testing.assert_array_equal(serial, parallel)
+    dw = np.full(w.shape, np.nan, dtype)
+    conv.check_conv2d("backward_weight", x, dw, dout, cols, *args)
+    conv.conv2d_backward_weight(dout, x, dw, cols, *args)
+    np.testing.assert_allclose(dw, ref_dw, **tol(dtype))
 
 
 def test_conv_cols_sizes():
@@ -815,5 +788,5 @@ def test_max_pool_3x3_stride_2_backward_matches_the_reference(dtype, hw, pad, co
     ref = ref_pool_backward(x, dout.astype(np.float64), *kp, convention, "max", True)
     np.testing.assert_allclose(dx, ref, **tol(dtype))
     dx[:] = 7.0
-    pool.max_pool2d_backward_parallel(x, dout, dx, *kp)
+    in_parts(pool.max_pool2d_backward_parts, x, dout, dx, *kp)
     np.testing.assert_allclose(dx, ref, **tol(dtype))

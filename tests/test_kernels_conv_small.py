@@ -11,11 +11,11 @@ import pytest
 from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, prefers_small, small_layout, vec_tile
 from symjit.kernels.cpu.conv_small import (
-    conv2d_backward_data_small_parallel,
-    conv2d_backward_weight_rows_small_parallel,
-    conv2d_backward_weight_small_parallel,
-    conv2d_forward_rows_small_parallel,
-    conv2d_forward_small_parallel,
+    conv2d_backward_data_small_parts,
+    conv2d_backward_weight_rows_small_parts,
+    conv2d_backward_weight_small_parts,
+    conv2d_forward_rows_small_parts,
+    conv2d_forward_small_parts,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
 
@@ -23,6 +23,7 @@ import symjit as mx
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
 
+from .partsrun import in_parts
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
 
 CASES = [   # x shape, w shape, stride, pad, dilate
@@ -66,17 +67,17 @@ def test_small_forward_and_gradients_match_the_reference(case):
 
     cols, out = scratch("forward_small"), _nan(out_shape)
     conv.check_conv2d("forward_small", x, w, out, cols, *args)
-    conv2d_forward_small_parallel(x, w, out, cols, *args)
+    in_parts(conv2d_forward_small_parts, x, w, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x64, w64, *args), **tol)
 
     cols, dx = scratch("backward_data_small"), _nan(x_shape)
     conv.check_conv2d("backward_data_small", dx, w, dout, cols, *args)
-    conv2d_backward_data_small_parallel(dout, w, dx, cols, *args)
+    in_parts(conv2d_backward_data_small_parts, dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **tol)
 
     cols, dw = scratch("backward_weight_small"), _nan(w_shape)
     conv.check_conv2d("backward_weight_small", x, dw, dout, cols, *args)
-    conv2d_backward_weight_small_parallel(dout, x, dw, cols, *args)
+    in_parts(conv2d_backward_weight_small_parts, dout, x, dw, cols, *args)
     np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-6 * (x_shape[0] * oh * ow) ** 0.5 * 8)
 
 
@@ -152,8 +153,8 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
     c = compile_symbol(net, shapes, dict.fromkeys(shapes, f32), dict.fromkeys(params, "write"), True,
                        Config.from_env(), load=False)
     src = c.program.source
-    assert src.count("conv2d_forward_small_parallel") >= 2     # conv1 and conv2
-    assert "conv2d_backward_data_small_parallel" in src and "conv2d_backward_weight_small_parallel" in src
+    assert src.count("conv2d_forward_small_parts") >= 2     # conv1 and conv2
+    assert "conv2d_backward_data_small_parts" in src and "conv2d_backward_weight_small_parts" in src
     assert "conv2d_backward_weight as" in src                  # conv1's weight gradient: im2col's
 
     one = mx.sym.Activation(mx.sym.Convolution(mx.sym.Variable("data"), kernel=(5, 5), num_filter=50,
@@ -206,7 +207,7 @@ def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(
                                          num_filter=128, name="conv"))
     ex = net.simple_bind(mx.cpu(), data=x_shape, grad_req="null")
     src = "\n".join(p.program.source for p in ex._programs.values())
-    assert "conv2d_forward_small_parallel" in src and "im2col" not in src
+    assert "conv2d_forward_small_parts" in src and "im2col" not in src
     rng = np.random.default_rng(5)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = (rng.standard_normal(w_shape) * 0.1).astype(np.float32)
@@ -238,7 +239,7 @@ def test_row_chunk_forward_matches_the_reference(case):
     out = _nan((x_shape[0], w_shape[0], oh, ow))
     cols = _nan(conv.conv2d_cols_shape("forward_rows_small", x.shape, w.shape, out.shape, GROUPS))
     conv.check_conv2d("forward_rows_small", x, w, out, cols, *args)
-    conv2d_forward_rows_small_parallel(x, w, out, cols, *args)
+    in_parts(conv2d_forward_rows_small_parts, x, w, out, cols, *args)
     depth = x_shape[1] * w_shape[2] * w_shape[3]
     want = ref_conv(x.astype(np.float64), w.astype(np.float64), *args)
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6 * depth ** 0.5 * 8)
@@ -249,7 +250,7 @@ def test_row_chunk_forward_matches_the_reference(case):
     dw = _nan(w_shape)
     cols = _nan(conv.conv2d_cols_shape("backward_weight_rows_small", x.shape, w.shape, out.shape, GROUPS))
     conv.check_conv2d("backward_weight_rows_small", x, dw, dout, cols, *args)
-    conv2d_backward_weight_rows_small_parallel(dout, x, dw, cols, *args)
+    in_parts(conv2d_backward_weight_rows_small_parts, dout, x, dw, cols, *args)
     _, want_dw = ref_conv_backward(x.astype(np.float64), w.astype(np.float64), dout.astype(np.float64), *args)
     positions = x_shape[0] * oh * ow
     np.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-6 * positions ** 0.5 * 8)
@@ -289,7 +290,7 @@ def test_a_stem_runs_the_row_chunk_kernels_and_matches_numpy():
                   args_grad={"conv_weight": mx.nd.zeros(w_shape)},
                   grad_req={"data": "null", "conv_weight": "write"})
     src = "\n".join(p.program.source for p in ex._programs.values())
-    assert "conv2d_forward_rows_small_parallel" in src and "conv2d_backward_weight_rows_small_parallel" in src
+    assert "conv2d_forward_rows_small_parts" in src and "conv2d_backward_weight_rows_small_parts" in src
     got = ex.forward(is_train=True)[0].asnumpy()
     head = rng.standard_normal(got.shape).astype(np.float32)
     ex.backward(mx.nd.array(head))

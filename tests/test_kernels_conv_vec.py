@@ -15,15 +15,16 @@ from symjit.kernels.cpu.conv_vec import (
     NR,
     _compile_tile,
     _tiles_source,
-    conv2d_backward_data_vec_parallel,
-    conv2d_backward_weight_vec_parallel,
-    conv2d_forward_vec_flat_parallel,
-    conv2d_forward_vec_parallel,
+    conv2d_backward_data_vec_parts,
+    conv2d_backward_weight_vec_parts,
+    conv2d_forward_vec_flat_parts,
+    conv2d_forward_vec_parts,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
 
 from symjit.ops.registry import get_op
 
+from .partsrun import in_parts
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
 
 CASES = [   # x shape, w shape, pad
@@ -85,12 +86,12 @@ def test_tile_forward_and_gradients_match_the_reference(case, images):
     cols = _scratch("forward_vec", x_shape, w_shape, out_shape, images)
     out = np.full(out_shape, np.nan, np.float32)
     conv.check_conv2d("forward_vec", x, w, out, cols, *args)
-    conv2d_forward_vec_parallel(x, w, out, cols, *args)
+    in_parts(conv2d_forward_vec_parts, x, w, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x64, w64, *args), **tol)
 
     cols = _scratch("forward_vec", x_shape, w_shape, out_shape, None)   # the batch in one block
     untouched = np.full(out_shape, np.nan, np.float32)
-    conv2d_forward_vec_flat_parallel(x, w, untouched, cols, *args)
+    in_parts(conv2d_forward_vec_flat_parts, x, w, untouched, cols, *args)
     assert np.isnan(untouched).all()   # the result stays in the scratch, where vec_layout says
     n, c, h, wd = x_shape
     cs, os, _ = vec_layout(n, c, w_shape[0], h, wd, *w_shape[2:], *pad, 1, 1)
@@ -102,13 +103,13 @@ def test_tile_forward_and_gradients_match_the_reference(case, images):
     cols = _scratch("backward_data_vec", x_shape, w_shape, out_shape, images)
     dx = np.full(x_shape, np.nan, np.float32)
     conv.check_conv2d("backward_data_vec", dx, w, dout, cols, *args)
-    conv2d_backward_data_vec_parallel(dout, w, dx, cols, *args)
+    in_parts(conv2d_backward_data_vec_parts, dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **tol)
 
     cols = _scratch("backward_weight_vec", x_shape, w_shape, out_shape, images)
     dw = np.full(w_shape, np.nan, np.float32)
     conv.check_conv2d("backward_weight_vec", x, dw, dout, cols, *args)
-    conv2d_backward_weight_vec_parallel(dout, x, dw, cols, *args)
+    in_parts(conv2d_backward_weight_vec_parts, dout, x, dw, cols, *args)
     positions = out_shape[0] * out_shape[2] * out_shape[3]
     np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-6 * positions ** 0.5 * 8)
 
@@ -235,7 +236,7 @@ def test_the_flat_forward_needs_the_batch_in_one_block():
     out = np.empty((3, 5, 10, 10), np.float32)
     cols = _scratch("forward_vec", x.shape, w.shape, out.shape, 2)   # blocks of two images
     with pytest.raises(ValueError, match="does not hold the whole batch"):
-        conv2d_forward_vec_flat_parallel(x, w, out, cols, *GEOMETRY[:1], (1, 1), *GEOMETRY[1:])
+        in_parts(conv2d_forward_vec_flat_parts, x, w, out, cols, *GEOMETRY[:1], (1, 1), *GEOMETRY[1:])
 
 
 def test_tile_scratch_holds_several_images_whatever_the_block_budget():

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from symjit.kernels.cpu import embed, norm, random, reduce, softmax
 
+from .partsrun import in_parts
+
 DTYPES = [np.float32, np.float64]
 SEEDS = [0, 1, 2]
 
@@ -482,8 +484,8 @@ def test_batchnorm_one_pass_statistics_with_an_outlier_first():
     x[0, :, 0] = [1e5 + 1e3, 1e5 - 1e3, 1e5]
     out, mean, inv = np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)
     mm, mv = np.zeros(3, np.float32), np.ones(3, np.float32)
-    norm.batchnorm_forward_train_parallel(x, np.ones(3, np.float32), np.zeros(3, np.float32), mm, mv, out,
-                                          mean, inv, 1e-5, 0.9, True, False)
+    in_parts(norm.batchnorm_forward_train_parts, x, np.ones(3, np.float32), np.zeros(3, np.float32), mm, mv,
+             out, mean, inv, 1e-5, 0.9, True, False)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(mean, x64.mean(axis=(0, 2)), rtol=1e-7)
     np.testing.assert_allclose(1 / inv.astype(np.float64) ** 2, x64.var(axis=(0, 2)) + 1e-5, rtol=1e-5)

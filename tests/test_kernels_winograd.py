@@ -9,12 +9,13 @@ import pytest
 from symjit.kernels.cpu import conv
 from symjit.kernels.cpu.conv_shapes import prefers_winograd, winograd_length
 from symjit.kernels.cpu.conv_winograd import (
-    conv2d_backward_data_winograd_parallel,
-    conv2d_backward_weight_winograd_parallel,
-    conv2d_forward_winograd_parallel,
+    conv2d_backward_data_winograd_parts,
+    conv2d_backward_weight_winograd_parts,
+    conv2d_forward_winograd_parts,
 )
 from symjit.kernels.cpu.gemm import KernelArgError
 
+from .partsrun import in_parts
 from .test_kernels_conv_pool import ref_conv, ref_conv_backward
 
 CASES = [   # x shape, filters, pad
@@ -77,19 +78,19 @@ def _check_against_the_reference(case, images, dtype):
     cols = _scratch("forward_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     out = np.full(out_shape, np.nan, dtype)
     conv.check_conv2d("forward_winograd", x, w, out, cols, *args)
-    conv2d_forward_winograd_parallel(x, w, out, cols, *args)
+    in_parts(conv2d_forward_winograd_parts, x, w, out, cols, *args)
     np.testing.assert_allclose(out, ref_conv(x, w, *args), **_tol(dtype))
 
     cols = _scratch("backward_data_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     dx = np.full(x_shape, np.nan, dtype)
     conv.check_conv2d("backward_data_winograd", dx, w, dout, cols, *args)
-    conv2d_backward_data_winograd_parallel(dout, w, dx, cols, *args)
+    in_parts(conv2d_backward_data_winograd_parts, dout, w, dx, cols, *args)
     np.testing.assert_allclose(dx, ref_dx, **_tol(dtype))
 
     cols = _scratch("backward_weight_winograd", x_shape, w.shape, out_shape, images).astype(dtype)
     dw = np.full(w.shape, np.nan, dtype)
     conv.check_conv2d("backward_weight_winograd", x, dw, dout, cols, *args)
-    conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, *args)
+    in_parts(conv2d_backward_weight_winograd_parts, dout, x, dw, cols, *args)
     np.testing.assert_allclose(dw, ref_dw, **_tol(dtype))
 
 

@@ -280,8 +280,8 @@ def test_a_wide_3x3_convolution_runs_winograd_forward_and_gradients():
                        {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
                        Config.from_env(), load=False)
     src = c.program.source
-    assert "conv2d_forward_winograd_parallel(" in src and "conv2d_backward_data_winograd_parallel(" in src
-    assert "conv2d_backward_weight_winograd_parallel(" in src and "im2col" not in src
+    assert "conv2d_forward_winograd_parts(" in src and "conv2d_backward_data_winograd_parts(" in src
+    assert "conv2d_backward_weight_winograd_parts(" in src and "im2col" not in src
     got = ex.forward(is_train=True)[0].asnumpy()
     padded = np.pad(args["data"], ((0, 0), (0, 0), (1, 1), (1, 1)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
@@ -408,7 +408,7 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch, monkeypatch):
     """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and both
     gradients call the tile kernels of conv_vec; output and gradients match numpy's. The batch
     fits the scratch's block, so the forward leaves its result there for the epilogue loop to read
-    (``conv2d_forward_vec_flat_parallel``); with a block budget of one image (no
+    (``conv2d_forward_vec_flat_parts``); with a block budget of one image (no
     ``VEC_BLOCK_IMAGES`` of 1), two images take a block each and the kernel writes the output itself."""
     if batch == 2:
         from symjit.kernels.cpu import conv_shapes
@@ -424,9 +424,9 @@ def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch, monkeypatch):
                        {"data": "write", "conv_weight": "write", "conv_bias": "write"}, True,
                        Config.from_env(), load=False)
     src = c.program.source
-    forward = "conv2d_forward_vec_flat_parallel(" if batch == 1 else "conv2d_forward_vec_parallel("
-    assert forward in src and "conv2d_backward_data_vec_parallel(" in src
-    assert "conv2d_backward_weight_vec_parallel(" in src and "im2col" not in src
+    forward = "conv2d_forward_vec_flat_parts(" if batch == 1 else "conv2d_forward_vec_parts("
+    assert forward in src and "conv2d_backward_data_vec_parts(" in src
+    assert "conv2d_backward_weight_vec_parts(" in src and "im2col" not in src
     ex = net.bind(mx.cpu(), {k: mx.nd.array(v.astype(np.float32)) for k, v in args.items()},
                   args_grad={k: mx.nd.zeros(v.shape) for k, v in args.items()})
     got = ex.forward(is_train=True)[0].asnumpy()

@@ -1,10 +1,9 @@
-"""The threaded forms of the BatchNorm, pooling and depthwise convolution kernels (channels or
-planes spread over numba's threads): the same results as the serial kernels to the last bit,
-chosen by the compiler from ``SPLIT_MIN`` elements on, and run on the thread count of symjit's
-policy."""
+"""Kernels in parts: the BatchNorm, pooling and depthwise convolution kernels (channels or planes
+run in parts on the host's threads) give the serial kernels' results to the last bit and are
+chosen by the compiler from ``SPLIT_MIN`` elements on; generated loops in parts; the pool that
+runs the parts, and the barrier where a kernel's parts meet."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 from symjit.kernels.cpu import norm, pool
@@ -13,6 +12,8 @@ from symjit.kernels.cpu._parallel import SPLIT_MIN
 import symjit as mx
 from symjit import threads
 from symjit.threads import PARTS_MIN
+
+from .partsrun import in_parts
 
 RNG = np.random.default_rng(7)
 
@@ -23,40 +24,46 @@ def _bn_inputs(shape, dtype):
     return x, RNG.random(c).astype(dtype) + 0.5, RNG.standard_normal(c).astype(dtype)
 
 
-@pytest.mark.parametrize("threads_n", [1, 2])
+def _bn(name: str, parts: int, *args) -> None:
+    fn = getattr(norm, name)
+    if name.endswith("_parts"):
+        in_parts(fn, *args, parts=parts)
+    else:
+        fn(*args)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 7), np.float32), ((4, 9, 33), np.float64),
                                          ((2, 1, 10), np.float32), ((0, 3, 4), np.float32)])
-def test_batchnorm_threaded_matches_serial(shape, dtype, threads_n):
-    numba.set_num_threads(min(threads_n, numba.config.NUMBA_NUM_THREADS))
+def test_batchnorm_in_parts_matches_serial(shape, dtype, parts):
     x, g, b = _bn_inputs(shape, dtype)
     c = shape[1]
     outs = []
-    for name in ("batchnorm_forward_train", "batchnorm_forward_train_parallel"):
+    for name in ("batchnorm_forward_train", "batchnorm_forward_train_parts"):
         mm, mv = np.full(c, 0.3, dtype), np.full(c, 2.0, dtype)
         out, sm, si = np.zeros_like(x), np.zeros(c, dtype), np.ones(c, dtype)
         if shape[0]:   # the training forward needs N * S > 0
-            getattr(norm, name)(x, g, b, mm, mv, out, sm, si, 1e-3, 0.9, False, True)
+            _bn(name, parts, x, g, b, mm, mv, out, sm, si, 1e-3, 0.9, False, True)
         outs.append((out, sm, si, mm, mv))
-    for name in ("batchnorm_forward_inference", "batchnorm_forward_inference_parallel"):
+    for name in ("batchnorm_forward_inference", "batchnorm_forward_inference_parts"):
         out, sm, si = np.empty_like(x), np.empty(c, dtype), np.empty(c, dtype)
-        getattr(norm, name)(x, g, b, np.full(c, 0.3, dtype), np.full(c, 2.0, dtype), out, sm, si, 1e-3, True)
+        _bn(name, parts, x, g, b, np.full(c, 0.3, dtype), np.full(c, 2.0, dtype), out, sm, si, 1e-3, True)
         outs.append((out, sm, si))
     sm, si = outs[0][1], outs[0][2]
     d = RNG.standard_normal(shape).astype(dtype)
     for base, extra in (("batchnorm_backward", ()), ("batchnorm_relu_backward", (b,))):
         for stats in (True, False):
-            for name in (base, base + "_parallel"):
+            for name in (base, base + "_parts"):
                 for alias in ("none", "dout"):   # dx its own buffer, or written over dout
                     dd = d.copy()
                     dx = dd if alias == "dout" else np.empty_like(x)
                     dg, db = np.empty(c, dtype), np.empty(c, dtype)
-                    getattr(norm, name)(x, dd, g, *extra, sm, si, dx, dg, db, False, stats)
+                    _bn(name, parts, x, dd, g, *extra, sm, si, dx, dg, db, False, stats)
                     outs.append((dx, dg, db))
     serial, threaded = outs[0::2], outs[1::2]
     for s, t in zip(serial, threaded):
         for a, b_ in zip(s, t):
             np.testing.assert_array_equal(a, b_)
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
 @pytest.mark.parametrize("shape,k,s,p", [((3, 5, 9, 9), 3, 2, 1), ((2, 3, 8, 8), 2, 2, 0),
@@ -70,20 +77,20 @@ def test_pools_threaded_match_serial(shape, k, s, p):
     o1 = np.full((shape[0], shape[1], oh, ow), 5, np.float32)
     o2 = np.full_like(o1, 6)
     pool.max_pool2d_forward(x, o1, *geo)
-    pool.max_pool2d_forward_parallel(x, o2, *geo)
+    in_parts(pool.max_pool2d_forward_parts, x, o2, *geo)
     np.testing.assert_array_equal(o1, o2)
     d = RNG.standard_normal(o1.shape).astype(np.float32)
     g1, g2 = np.full_like(x, 7), np.full_like(x, 8)
     pool.max_pool2d_backward(x, d, g1, *geo)
-    pool.max_pool2d_backward_parallel(x, d, g2, *geo)
+    in_parts(pool.max_pool2d_backward_parts, x, d, g2, *geo)
     np.testing.assert_array_equal(g1, g2)
     for include in (True, False):
         a1, a2 = np.full_like(o1, 5), np.full_like(o1, 6)
         pool.avg_pool2d_forward(x, a1, *geo, include)
-        pool.avg_pool2d_forward_parallel(x, a2, *geo, include)
+        in_parts(pool.avg_pool2d_forward_parts, x, a2, *geo, include)
         np.testing.assert_array_equal(a1, a2)
         pool.avg_pool2d_backward(d, g1, *geo, include)
-        pool.avg_pool2d_backward_parallel(d, g2, *geo, include)
+        in_parts(pool.avg_pool2d_backward_parts, d, g2, *geo, include)
         np.testing.assert_array_equal(g1, g2)
 
 
@@ -100,7 +107,7 @@ def test_depthwise_threaded_matches_serial(x_shape, w_shape, s, p):
     o1 = np.full((x_shape[0], w_shape[0], oh, ow), 5, np.float32)
     o2 = np.full_like(o1, 6)
     conv_direct.conv2d_forward_depthwise(x, w, o1, (s, s), (p, p), (1, 1))
-    conv_direct.conv2d_forward_depthwise_parallel(x, w, o2, (s, s), (p, p), (1, 1))
+    in_parts(conv_direct.conv2d_forward_depthwise_parts, x, w, o2, (s, s), (p, p), (1, 1))
     np.testing.assert_array_equal(o1, o2)
 
 
@@ -125,36 +132,38 @@ def test_compiler_calls_the_threaded_kernels_from_split_min():
         source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
         for kernel in ("batchnorm_forward_train", "max_pool2d_forward", "max_pool2d_backward",
                        "batchnorm_backward", "conv_bias_grad"):
-            assert (f"{kernel}_parallel" in source) == threaded, (kernel, shape)
+            assert (f"{kernel}_parts" in source) == threaded, (kernel, shape)
     dw = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, num_group=4, no_bias=True,
                             name="dw")
     for shape, threaded in ((big, True), ((2, 4, 8, 8), False)):
         ex = dw.simple_bind(mx.cpu(), data=shape, grad_req="null")
         source = "\n".join(p.program.source for p in ex._programs.values())   # a direct call
-        assert ("conv2d_forward_depthwise_parallel" in source) == threaded, shape
+        assert ("conv2d_forward_depthwise_parts" in source) == threaded, shape
 
 
-def test_policy_sets_numba_threads_in_each_executor_thread():
+def test_policy_sets_the_parts_in_each_executor_thread():
     import threading
-    sets, numba_sets = [], []
+    sets, seen = [], []
 
     class Probe:
         def others(self):
             return 1.0
 
-    pol = threads.BlasThreads(sets.append, Probe(), cores=2, interval=0.0,
-                              numba_threads=numba_sets.append)
+    pol = threads.BlasThreads(sets.append, Probe(), cores=2, interval=0.0)
     pol.adapt()
-    assert sets == [1] and numba_sets == [1]
-    pol.adapt()                                 # unchanged: numba is not set again
-    assert numba_sets == [1]
-    t = threading.Thread(target=pol.adapt)      # another thread gets numba's count too
+    assert sets == [1] and threads.parts_for_thread() == 1
+
+    def other():   # another thread that runs an executor gets the count too
+        pol.adapt()
+        seen.append(threads.parts_for_thread())
+    t = threading.Thread(target=other)
     t.start()
     t.join()
-    assert numba_sets == [1, 1]
-    fixed = threads.BlasThreads(sets.append, None, cores=2, fixed=2, numba_threads=numba_sets.append)
+    assert seen == [1]
+    fixed = threads.BlasThreads(sets.append, None, cores=2, fixed=2)
     fixed.adapt()
-    assert numba_sets[-1] == 2
+    assert sets[-1] == 2 and threads.parts_for_thread() == 2
+    threads.set_parts(len(threads.usable_cores()))
 
 
 def test_idle_threads_give_their_core_back_unless_the_user_chose():
@@ -196,7 +205,7 @@ def test_conv_bias_grad_threaded_matches_serial(shape):
     dout = RNG.standard_normal(shape).astype(np.float32)
     a, b = np.full(shape[1], 3, np.float32), np.full(shape[1], 4, np.float32)
     conv.conv_bias_grad(dout, a)
-    conv.conv_bias_grad_parallel(dout, b)
+    in_parts(conv.conv_bias_grad_parts, dout, b)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(a, dout.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-5, atol=1e-5)
 
@@ -315,61 +324,19 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
             rules._RULES[key] = keep
 
 
-def test_parallel_loops_get_names_no_other_loop_has():
-    """numba names a prange loop's gufunc after the loop's hash, once its id(): an address that a
-    later loop reuses once the first is freed, so two cached kernels could define one gufunc name
-    and, both loaded, call each other's loops. symjit's hash (jitext.unique_parallel_names) gives
-    every loop object its own value, also across processes, and keeps it for the object's life."""
-    import os
-    import subprocess
-    import sys
-
-    from numba.parfors.parfor import Parfor
-
-    from symjit.jitext import unique_parallel_names
-    unique_parallel_names()
-    seen, ids = set(), set()
-    for _ in range(50):   # freed and allocated again: the same address comes back
-        loop = Parfor.__new__(Parfor)
-        h = hash(loop)
-        assert hash(loop) == h
-        assert h not in seen
-        seen.add(h)
-        ids.add(id(loop))
-        del loop
-    assert len(ids) < 50   # the ids repeated; the hashes did not
-    code = ("from symjit.jitext import unique_parallel_names as u; u(); "
-            "from numba.parfors.parfor import Parfor; print(hash(Parfor.__new__(Parfor)))")
-    other = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True).stdout for _ in range(2)}
-    assert len(other) == 2
-    forked = set()   # compile workers are forked: children of one state draw apart
-    for _ in range(2):
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:   # the child: one fresh loop's hash, then out without pytest's exit handlers
-            os.write(write, str(hash(Parfor.__new__(Parfor))).encode())
-            os._exit(0)
-        os.close(write)
-        os.waitpid(pid, 0)
-        with os.fdopen(read) as f:
-            forked.add(f.read())
-    assert len(forked) == 2
-
-
 def test_part_pool_runs_every_part_and_raises_a_parts_error():
-    from symjit.parts import POOL, PartsCall
+    from symjit.parts import POOL, PartsCall, whole_call
     seen = []
 
-    def fill(out, part, parts):
+    def fill(out, part, parts, sync):
         seen.append((part, parts))
         n = out.shape[0]
         out[part * n // parts:(part + 1) * n // parts] = part
     out = np.full(9, -1)
-    PartsCall(fill, parts=3)(out, 0, 1)
+    PartsCall(fill, parts=3)(out, *whole_call())
     assert sorted(seen) == [(0, 3), (1, 3), (2, 3)] and out.tolist() == [0] * 3 + [1] * 3 + [2] * 3
 
-    def bad(part, parts):
+    def bad(part, parts, sync):
         if part == parts - 1:
             raise ValueError(f"part {part} failed")
     with pytest.raises(ValueError, match="part 2 failed"):
@@ -385,7 +352,7 @@ def test_part_pool_works_in_a_forked_child():
     from symjit.parts import POOL
     out = np.zeros(4)
 
-    def fill(part, parts):
+    def fill(part, parts, sync):
         out[part] = part + 1
     POOL.run(fill, (), 2)   # the parent's workers exist now
     read, write = os.pipe()
@@ -399,3 +366,47 @@ def test_part_pool_works_in_a_forked_child():
     os.close(write)
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 16) == b"ok" and status == 0
+
+
+def test_a_kernels_parts_meet_at_barriers_and_a_failed_part_releases_the_others():
+    """A kernel with phases (each part writes its share, then every part reads all of it) gives
+    the whole-call result in 2 and 3 parts, its parts meeting at ``spin.barrier`` between phases
+    (3 parts on our 2 cores: a part waits for one that has no core); and when a part raises
+    before a barrier, the pool raises the abort flag and the parts waiting there return."""
+    import numba
+    from symjit.kernels.cpu.spin import barrier
+
+    from symjit.parts import POOL
+
+    @numba.njit(nogil=True)
+    def phases(x, out, rounds, part, parts, sync):
+        n = x.shape[0]
+        for r in range(rounds):
+            for i in range(part * n // parts, (part + 1) * n // parts):
+                x[i] = x[i] * 0.5 + r
+            if not barrier(sync, parts):
+                return
+            if part == 0:
+                out[r] = x.sum()
+            if not barrier(sync, parts, 0):
+                return
+
+    results = []
+    for parts in (1, 2, 3):
+        x, out = np.arange(1000, dtype=np.float64), np.zeros(200)
+        POOL.run(phases, (x, out, 200), parts)
+        results.append(out)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])
+
+    @numba.njit(nogil=True)
+    def fails(flag, part, parts, sync):
+        if part == 1:
+            raise ValueError("part 1 failed")
+        if barrier(sync, parts):
+            flag[0] = 1   # never: part 1 does not come
+
+    flag = np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match="part 1 failed"):
+        POOL.run(fails, (flag,), 3)
+    assert flag[0] == 0

@@ -36,12 +36,7 @@ conv1 0.21 MB (two images per block), conv2 2.4 MB (17 images).
 
 :func:`conv2d_forward_cnhw` stops before the transpose and returns the filter-major result, so the
 caller can fuse the transpose with the bias and an elementwise epilogue (the compiler's lowering
-does). The ``*_parallel`` kernels run the same GEMMs and spread im2col, col2im and the transposes
-over threads with ``prange`` (every output element is written by one iteration in a fixed order, so
-they give bitwise the serial results). They are alternatives for the benchmark, not used by the
-compiler: on 2 cores they lost to the serial kernels on every measured shape (numba's workers and
-OpenBLAS's threads compete for the cores; figures in ``docs/performance.md``).
-:func:`conv2d_forward_direct` is a plain loop nest kept for comparison (``benchmarks/bench_conv.py``
+does). :func:`conv2d_forward_direct` is a plain loop nest kept for comparison (``benchmarks/bench_conv.py``
 measures them all).
 
 Flat arrays are indexed with ``uint64`` offsets in the copy loops: Numba then skips its
@@ -62,7 +57,6 @@ array([[10., 18.],
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 from numba import uint64 as _u
 
 from symjit.base import shape_str
@@ -71,7 +65,7 @@ from symjit.jitext import install
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
 from .blas import xgemm
-from .conv_bias import check_conv_bias_grad, conv_bias_grad, conv_bias_grad_parallel  # noqa: F401
+from .conv_bias import check_conv_bias_grad, conv_bias_grad, conv_bias_grad_parts  # noqa: F401
 from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of this module's API)
     CONV_BLOCK_CACHE,
     CONV_BLOCK_PER_FILTER,
@@ -113,16 +107,13 @@ __all__ = [
     "conv2d_cols_length", "conv2d_scratch_length", "conv2d_forward_rows", "check_conv2d",
     "check_conv_bias_grad",
     "CONV_SCRATCH_MAX", "CONV_BLOCK_CACHE", "CONV_BLOCK_WIDE", "CONV_BLOCK_PER_FILTER",
-    "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_parallel", "conv2d_forward_direct",
+    "conv2d_forward", "conv2d_forward_bias", "conv2d_forward_direct",
     "conv2d_forward_cnhw",
-    "conv2d_backward_data", "conv2d_backward_data_parallel",
-    "conv2d_backward_weight", "conv2d_backward_weight_parallel", "conv_bias_grad",
-    "conv_bias_grad_parallel",
+    "conv2d_backward_data", "conv2d_backward_weight", "conv_bias_grad", "conv_bias_grad_parts",
     "im2col", "col2im", "add_channel_bias",
 ]
 
 _jit = njit(cache=True, nogil=True)
-_pjit = njit(cache=True, nogil=True, parallel=True)
 install()   # the scratch-length helpers (conv_shapes) are called by the kernels below
 
 # ---------------------------------------------------------------------------------------------
@@ -377,31 +368,6 @@ def conv2d_forward_bias(x, w, bias, out, cols, stride, pad, dilate, groups):
     _forward(x, w, bias, out, cols, stride, pad, dilate, groups)
 
 
-@_pjit
-def conv2d_forward_parallel(x, w, out, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_forward` with im2col and the transpose copy spread over threads (``prange``)."""
-    n_ = x.shape[0]
-    f_, _, kh_, kw_ = w.shape
-    oh_, ow_ = out.shape[2], out.shape[3]
-    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
-    cf = cols[0]
-    xf, outf = x.reshape(-1), out.reshape(-1)
-    nobias = np.empty(0, out.dtype)
-    if cf.shape[0] < (k + f_) * p:   # blocks of output rows: serial
-        _forward_rows(x, w, nobias, out, cols, stride, pad, dilate, groups)
-        return
-    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
-    for n0 in range(0, n_, nb):
-        nbb = min(nb, n_ - n0)
-        y2, cols2 = _block_views(cf, 0, nbb, k, f_, p)
-        c2f, yf = cols2.reshape(-1), y2.reshape(-1)
-        for r in prange(k):
-            _im2col_row(xf, c2f, r, n0, nbb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
-        _forward_gemm(w, cols2, yf, 0, nbb * p, groups)
-        for f in prange(f_):
-            _from_cnhw_filter(yf, outf, nobias, f, n0, nbb, f_, p)
-
-
 @_jit
 def conv2d_forward_cnhw(x, w, out, cols, stride, pad, dilate, groups):
     """``conv(x, w)`` in filter-major order: returns ``y`` ``(F, N, OH, OW)``, a view into ``cols``.
@@ -506,29 +472,6 @@ def conv2d_backward_data(dout, w, dx, cols, stride, pad, dilate, groups):
         _col2im_block(dcols2, dx, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
-@_pjit
-def conv2d_backward_data_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_backward_data` with the transpose copy and col2im spread over threads."""
-    n_, c_ = dx.shape[0], dx.shape[1]
-    f_, _, kh_, kw_ = w.shape
-    oh_, ow_ = dout.shape[2], dout.shape[3]
-    k, p = c_ * kh_ * kw_, oh_ * ow_
-    cf = cols[0]
-    df, dxf = dout.reshape(-1), dx.reshape(-1)
-    nb = _images_per_block(cf.shape[0], n_, k, f_, p, 0, 0)
-    for n0 in range(0, n_, nb):
-        nbb = min(nb, n_ - n0)
-        dy2, dcols2 = _block_views(cf, 0, nbb, k, f_, p)
-        dyf, dcf = dy2.reshape(-1), dcols2.reshape(-1)
-        for f in prange(f_):
-            _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
-        _backward_data_gemm(w, dyf, 0, nbb * p, dcols2, groups)
-        rows, tcols = _tap_ranges(dx.shape[2], dx.shape[3], kh_, kw_, oh_, ow_, stride, pad, dilate)
-        for t in prange(nbb * c_):
-            _col2im_plane(dcf, dxf, t, n0, nbb, dx.shape, kh_, kw_, oh_, ow_, stride, pad, dilate, rows,
-                          tcols)
-
-
 @_jit
 def _weight_sums(dy, iy, ldy, cols2, sums, m, since, folded, groups):
     """A block of images' products added into the weight gradient's sum (:mod:`.sum_blocks`): per
@@ -603,31 +546,5 @@ def conv2d_backward_weight(dout, x, dw, cols, stride, pad, dilate, groups):
         _im2col_block(x, cols2, n0, kh_, kw_, oh_, ow_, stride, pad, dilate)
         dy, iy, ldy = _filter_major(dout, dy2, n0)
         since, folded = _weight_sums(dy, iy, ldy, cols2, sums, m, since, folded, groups)
-    finish(sums, m, since, folded)
-    _untranspose(sums[:m], dw2, groups)
-
-
-@_pjit
-def conv2d_backward_weight_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_backward_weight` with im2col and the transpose copy spread over threads."""
-    n_ = x.shape[0]
-    f_, _, kh_, kw_ = dw.shape
-    oh_, ow_ = dout.shape[2], dout.shape[3]
-    k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
-    dw2 = dw.reshape(f_, dw.size // f_)
-    m = dw2.size
-    cf = cols[0]
-    xf, df = x.reshape(-1), dout.reshape(-1)
-    nb, sums = _weight_scratch(cf, n_, k, f_, dw2.shape[1], p)
-    since, folded = 0, 0
-    for n0 in range(0, n_, nb):
-        nbb = min(nb, n_ - n0)
-        dy2, cols2 = _block_views(cf, 0, nbb, k, f_, p)
-        dyf, c2f = dy2.reshape(-1), cols2.reshape(-1)
-        for r in prange(k):
-            _im2col_row(xf, c2f, r, n0, nbb, x.shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
-        for f in prange(f_):
-            _to_cnhw_filter(df, dyf, f, n0, nbb, f_, p)
-        since, folded = _weight_sums(dyf, 0, nbb * p, cols2, sums, m, since, folded, groups)
     finish(sums, m, since, folded)
     _untranspose(sums[:m], dw2, groups)

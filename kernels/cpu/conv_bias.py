@@ -1,5 +1,5 @@
 """The convolution bias gradient, ``db[f] = dout[:, f].sum()`` over ``(N, OH, OW)``, serial and
-split over the filters (:mod:`symjit.kernels.cpu._parallel`); both add each filter's image sums in
+split over the filters in parts (:mod:`symjit.kernels.cpu._parallel`); both add each filter's image sums in
 image order, so they give the same bits. Re-exported by :mod:`symjit.kernels.cpu.conv`.
 
 >>> import numpy as np
@@ -13,17 +13,16 @@ array([ 60.,  92., 124.])
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 from numba import uint64 as _u
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import pjit
+from ._parallel import part_range
 from .gemm import check_arrays, need_ndim, need_shape
 
-__all__ = ["check_conv_bias_grad", "conv_bias_grad", "conv_bias_grad_parallel"]
+__all__ = ["check_conv_bias_grad", "conv_bias_grad", "conv_bias_grad_parts"]
 
 _jit = njit(cache=True, nogil=True)
 
@@ -71,13 +70,14 @@ def conv_bias_grad(dout, db):
             db[f] += _sum8(df, (n * f_ + f) * p, (n * f_ + f + 1) * p)
 
 
-@pjit
-def conv_bias_grad_parallel(dout, db):
-    """:func:`conv_bias_grad` with the filters spread over threads."""
+@_jit
+def conv_bias_grad_parts(dout, db, part, parts, sync):
+    """:func:`conv_bias_grad` of part ``part`` of ``parts`` even runs of the filters."""
     n_, f_ = dout.shape[0], dout.shape[1]
     p = dout.shape[2] * dout.shape[3]
     df = dout.reshape(-1)
-    for f in prange(f_):
+    f0, f1 = part_range(part, parts, f_)
+    for f in range(f0, f1):
         db[f] = 0
         for n in range(n_):
             db[f] += _sum8(df, (n * f_ + f) * p, (n * f_ + f + 1) * p)

@@ -29,14 +29,13 @@ array([[10., 18.],
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 from numba import uint64 as _u
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import PARTS, part_range, pjit
+from ._parallel import part_range
 from .conv_shapes import (  # noqa: F401  (re-exported)
     POINTWISE_MIN_PIXELS,
     conv2d_output_size,
@@ -46,7 +45,7 @@ from .conv_shapes import (  # noqa: F401  (re-exported)
 from .gemm import KernelArgError
 from .im2col import _valid_range
 
-__all__ = ["conv2d_forward_depthwise", "conv2d_forward_depthwise_parallel", "conv2d_forward_1x1",
+__all__ = ["conv2d_forward_depthwise", "conv2d_forward_depthwise_parts", "conv2d_forward_1x1",
            "check_depthwise", "is_depthwise", "is_pointwise", "POINTWISE_MIN_PIXELS"]
 
 _jit = njit(cache=True, nogil=True)
@@ -179,17 +178,14 @@ def conv2d_forward_depthwise(x, w, out, stride, pad, dilate):
     _planes(x, w, out, stride, pad, dilate, 0, x.shape[0] * w.shape[0], los, his)
 
 
-@pjit
-def conv2d_forward_depthwise_parallel(x, w, out, stride, pad, dilate):
-    """:func:`conv2d_forward_depthwise` with the output planes (``N * F``) split over the threads
-    in up to :data:`~symjit.kernels.cpu._parallel.PARTS` slices (the compiler calls it for outputs
-    of at least ``threads.SPLIT_MIN`` elements: MobileNet's layers)."""
+@_jit
+def conv2d_forward_depthwise_parts(x, w, out, stride, pad, dilate, part, parts, sync):
+    """:func:`conv2d_forward_depthwise` of part ``part`` of ``parts`` even runs of the output planes
+    (``N * F``; the compiler calls it for outputs of at least ``threads.SPLIT_MIN`` elements,
+    MobileNet's layers, and the host runs the parts on its threads, :mod:`symjit.parts`)."""
     los, his = _column_ranges(x.shape[3], out.shape[3], w.shape[3], stride, pad, dilate)
-    q_ = x.shape[0] * w.shape[0]
-    parts = min(PARTS, q_)
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, q_)
-        _planes(x, w, out, stride, pad, dilate, q0, q1, los, his)
+    q0, q1 = part_range(part, parts, x.shape[0] * w.shape[0])
+    _planes(x, w, out, stride, pad, dilate, q0, q1, los, his)
 
 
 @_jit

@@ -18,24 +18,25 @@ layers"). The compiler picks this kernel per shape
 >>> w = np.ones((8, 3, 1, 1), np.float32)
 >>> out = np.empty((2, 8, 4, 4), np.float32)
 >>> check_pointwise(x, w, out, 1)
->>> conv2d_forward_pointwise_parallel(x, w, out, 1)
+>>> from symjit.parts import whole_call
+>>> conv2d_forward_pointwise_parts(x, w, out, 1, *whole_call())
 >>> out[1, 7, 0].tolist()     # x[1, :, 0, :4] summed over the 3 channels: 192 + 3j
 [192.0, 195.0, 198.0, 201.0]
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
-from ._parallel import pjit
+from ._jit import njit
+from ._parallel import part_range
 from .conv_shapes import is_pointwise_tiles
 from .conv_vec import MR, tile_gemm
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
-__all__ = ["conv2d_forward_pointwise_parallel", "check_pointwise", "POINTWISE_RUN"]
+__all__ = ["conv2d_forward_pointwise_parts", "check_pointwise", "POINTWISE_RUN"]
 
 POINTWISE_RUN = 256
 """Positions per task: four runs of the AVX-512 tile's 64. The weight's rows for a block of
@@ -46,9 +47,9 @@ TASKS = 16
 
 
 def check_pointwise(x: np.ndarray, w: np.ndarray, out: np.ndarray, groups: int) -> None:
-    """Validate :func:`conv2d_forward_pointwise_parallel`'s arguments; raises
+    """Validate :func:`conv2d_forward_pointwise_parts`'s arguments; raises
     :class:`~symjit.kernels.cpu.gemm.KernelArgError` naming the argument."""
-    name = "conv2d_forward_pointwise_parallel"
+    name = "conv2d_forward_pointwise_parts"
     check_arrays(name, x=x, w=w, out=out)
     for arg, arr in (("x", x), ("w", w), ("out", out)):
         need_ndim(name, arg, arr, 4)
@@ -60,10 +61,11 @@ def check_pointwise(x: np.ndarray, w: np.ndarray, out: np.ndarray, groups: int) 
     need_shape(name, "out", out, (x.shape[0], w.shape[0], x.shape[2], x.shape[3]), " (stride 1, no padding)")
 
 
-@pjit
-def conv2d_forward_pointwise_parallel(x, w, out, groups):
+@njit(cache=True, nogil=True)
+def conv2d_forward_pointwise_parts(x, w, out, groups, part, parts, sync):
     """``out[n] = w (F, C) @ x[n] (C, H*W)`` for every image (``groups`` is 1; kept for the direct
-    kernels' signature)."""
+    kernels' signature): the tasks of part ``part`` of ``parts`` even runs of them (the host runs
+    the parts on its threads, :mod:`symjit.parts`)."""
     n_, c_ = x.shape[0], x.shape[1]
     f_ = w.shape[0]
     p = x.shape[2] * x.shape[3]
@@ -71,7 +73,8 @@ def conv2d_forward_pointwise_parallel(x, w, out, groups):
     ng = max(1, p // POINTWISE_RUN)
     blocks = f_ // MR
     shares = max(1, min(blocks, (TASKS + n_ * ng - 1) // (n_ * ng)))
-    for t in prange(n_ * ng * shares):
+    t0, t1 = part_range(part, parts, n_ * ng * shares)
+    for t in range(t0, t1):
         n, g, s = t // (ng * shares), (t // shares) % ng, t % shares
         j0 = g * POINTWISE_RUN
         cols = p - j0 if g == ng - 1 else POINTWISE_RUN

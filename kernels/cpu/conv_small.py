@@ -19,7 +19,7 @@ them:
   a partial sum per part, the parts added into ``dw`` at the end.
 
 The batch is cut into :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts (fewer for a
-smaller batch), one ``prange`` iteration each with its own slice of the scratch
+smaller batch), each with its own slice of the scratch
 (:func:`~symjit.kernels.cpu.conv_shapes.small_layout` elements). The compiler picks these kernels
 per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
 ``docs/performance.md``, "Register tiles as GEMMs: small planes, strided and 1x1 layers").
@@ -32,30 +32,30 @@ per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
 >>> geometry = ((1, 1), (0, 0), (1, 1), 1)
 >>> cols = np.empty(conv2d_cols_shape("forward_small", x.shape, w.shape, out.shape, 1), np.float32)
 >>> check_conv2d("forward_small", x, w, out, cols, *geometry)
->>> conv2d_forward_small_parallel(x, w, out, cols, *geometry)
+>>> from symjit.parts import whole_call
+>>> conv2d_forward_small_parts(x, w, out, cols, *geometry, *whole_call())
 >>> out[0, 2, 0].tolist()
 [63.0, 72.0, 81.0, 90.0]
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import SERIAL, part_range, pjit
+from ._parallel import part_range
 from .conv_shapes import SMALL_CHUNKS, small_layout, small_rows_layout, small_rows_plan
 from .conv_vec import MR, tile_gemm
 from .im2col import _col2im_block, _im2col_block, _im2col_rows, _im2col_stride2, _split_columns
+from .spin import barrier
 
-__all__ = ["conv2d_forward_small_parallel", "conv2d_backward_data_small_parallel",
-           "conv2d_backward_weight_small_parallel", "conv2d_forward_rows_small_parallel",
-           "conv2d_backward_weight_rows_small_parallel"]
+__all__ = ["conv2d_forward_small_parts", "conv2d_backward_data_small_parts",
+           "conv2d_backward_weight_small_parts", "conv2d_forward_rows_small_parts",
+           "conv2d_backward_weight_rows_small_parts"]
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
 install()   # the layout helper (conv_shapes) is called by the kernels below
 
 
@@ -73,11 +73,11 @@ def _columns(x, cf, n, k, p, kh_, kw_, oh_, ow_, stride, pad, dilate):
     return cols2
 
 
-@pjit
-def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
+@_jit
+def conv2d_forward_small_parts(x, w, out, cols, stride, pad, dilate, groups, part, nparts, sync):
     """``out = conv(x, w)`` (float32, one group, ``OH*OW >= 16``), image by image:
     im2col, then ``w (F, K) @ cols (K, P)`` in register tiles, written NCHW (through the scratch
-    when there are fewer filters than a tile's rows)."""
+    when there are fewer filters than a tile's rows); the slices of part ``part`` of ``nparts``."""
     n_ = x.shape[0]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -85,7 +85,8 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
     per = small_layout(0, x.shape[1], f_, kh_, kw_, p)
     wf, of = w.ravel(), out.reshape(-1)
     parts = _parts(n_)
-    for t in prange(parts):
+    t0, t1 = part_range(part, nparts, parts)
+    for t in range(t0, t1):
         cf = cols[0, t * per:(t + 1) * per]
         y = cf[k * p:]
         n0, n1 = part_range(t, parts, n_)
@@ -98,15 +99,16 @@ def conv2d_forward_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
                 of[n * f_ * p:(n + 1) * f_ * p] = y[:f_ * p]
 
 
-@pjit
-def conv2d_forward_rows_small_parallel(x, w, out, cols, stride, pad, dilate, groups):
+@_jit
+def conv2d_forward_rows_small_parts(x, w, out, cols, stride, pad, dilate, groups, part, nparts, sync):
     """``out = conv(x, w)`` (float32, one group, ``OW >= 16``, at least ``MR`` filters) for images
     whose columns do not fit L2 (a strided stem): each work item is a chunk of
     :func:`~symjit.kernels.cpu.conv_shapes.small_rows` output rows of one image, its im2col ``(K,
     rows*OW)`` written into the part's slice of ``cols`` (stride 2: each input row split into even
     and odd columns once, ``im2col._im2col_stride2``), then ``w (F, K) @ cols`` in register tiles
     straight into those rows of the NCHW output. The items are cut into at most
-    :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts on numba's threads."""
+    :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` slices, those of part ``part`` of ``nparts``
+    run here."""
     n_ = x.shape[0]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = out.shape[2], out.shape[3]
@@ -116,7 +118,8 @@ def conv2d_forward_rows_small_parallel(x, w, out, cols, stride, pad, dilate, gro
     per = small_rows_layout(True, k, f_, rows, ow_)
     wf, of, xf = w.ravel(), out.reshape(-1), x.reshape(-1)
     split = _split_columns(stride, dilate, kw_)
-    for t in prange(parts):
+    t0, t1 = part_range(part, nparts, parts)
+    for t in range(t0, t1):
         cf = cols[0, t * per:(t + 1) * per]
         buf = np.empty(2 * (ow_ + kw_), x.dtype)
         i0, i1 = part_range(t, parts, items)
@@ -139,10 +142,10 @@ def _chunk_columns(xf, cf, x_shape, n, oh0, nr, kh_, kw_, oh_, ow_, stride, pad,
             _im2col_rows(xf, cf, r * pc, r, n, oh0, nr, x_shape, kh_, kw_, oh_, ow_, stride, pad, dilate)
 
 
-@pjit
-def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks):
-    """Each part's ``dw.T`` sum over its chunks of output rows, at ``K*PC + PC*F16`` in its slice
-    of ``cols`` (``PC = rows * OW``)."""
+@_jit
+def _weight_rows_slices(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks, t0, t1):
+    """Each of slices ``t0 .. t1``'s ``dw.T`` sum over its chunks of output rows, at ``K*PC + PC*F16``
+    in its slice of ``cols`` (``PC = rows * OW``)."""
     n_ = x.shape[0]
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
@@ -150,7 +153,7 @@ def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per,
     pcmax = rows * ow_
     df, xf = dout.reshape(-1), x.reshape(-1)
     split = _split_columns(stride, dilate, kw_)
-    for t in prange(parts):
+    for t in range(t0, t1):
         cf = cols[0, t * per:(t + 1) * per]
         dt = cf[k * pcmax:k * pcmax + pcmax * f16]
         acc = cf[k * pcmax + pcmax * f16:]
@@ -165,26 +168,33 @@ def _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per,
             tile_gemm(cf, 0, pc, 1, dt, 0, f16, k, f16, pc, acc, 0, f16, it == i0)
 
 
-@_calls_threads
-def conv2d_backward_weight_rows_small_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_rows_small_parallel`'s
-    convolution: per part of the chunks of output rows, ``dw.T (K, F16) += cols (K, PC) @
-    dout chunk.T (PC, F16)`` in register tiles; then the parts' sums added into ``dw``."""
+@_jit
+def conv2d_backward_weight_rows_small_parts(dout, x, dw, cols, stride, pad, dilate, groups, part, nparts,
+                                            sync):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_rows_small_parts`'s
+    convolution: per slice of the chunks of output rows, ``dw.T (K, F16) += cols (K, PC) @
+    dout chunk.T (PC, F16)`` in register tiles; then, once every part has its slices' sums
+    (:func:`~symjit.kernels.cpu.spin.barrier`), the slices' sums added into ``dw``, each part a
+    run of its rows."""
     f_, _, kh_, kw_ = dw.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
     k = x.shape[1] * kh_ * kw_
     f16 = (f_ + 15) // 16 * 16
     rows, chunks, parts = small_rows_plan(x.shape[0], k, oh_, ow_)
     per = small_rows_layout(False, k, f_, rows, ow_)
-    _weight_rows_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks)
+    t0, t1 = part_range(part, nparts, parts)
+    _weight_rows_slices(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, rows, chunks, t0, t1)
+    if not barrier(sync, nparts):
+        return
     pc = rows * ow_
-    _add_parts(cols[0], per, k * pc + pc * f16, parts, f16, dw.reshape(f_, k))
+    _add_parts(cols[0], per, k * pc + pc * f16, parts, f16, dw.reshape(f_, k), part, nparts)
 
 
-@pjit
-def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
-    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_small_parallel`'s convolution,
-    image by image: ``dcols = w.T @ dout[n]`` in register tiles (``dout`` read in place), col2im."""
+@_jit
+def conv2d_backward_data_small_parts(dout, w, dx, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_small_parts`'s convolution,
+    image by image: ``dcols = w.T @ dout[n]`` in register tiles (``dout`` read in place), col2im;
+    the slices of part ``part`` of ``nparts``."""
     n_ = dx.shape[0]
     f_, _, kh_, kw_ = w.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
@@ -192,7 +202,8 @@ def conv2d_backward_data_small_parallel(dout, w, dx, cols, stride, pad, dilate, 
     per = small_layout(1, dx.shape[1], f_, kh_, kw_, p)
     wf, df = w.ravel(), dout.reshape(-1)
     parts = _parts(n_)
-    for t in prange(parts):
+    t0, t1 = part_range(part, nparts, parts)
+    for t in range(t0, t1):
         dc = cols[0, t * per:(t + 1) * per]
         dcols2 = dc[:k * p].reshape(k, p)
         n0, n1 = part_range(t, parts, n_)
@@ -213,14 +224,14 @@ def _transpose_positions(df, base, f_, p, pc, f16, dt):
             dt[row + f] = 0.0
 
 
-@pjit
-def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16):
-    """Each part's ``dw.T`` partial sum, at ``K*P + P*F16`` in its slice of ``cols``."""
+@_jit
+def _weight_slices(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, t0, t1):
+    """Each of slices ``t0 .. t1``'s ``dw.T`` partial sum, at ``K*P + P*F16`` in its slice of ``cols``."""
     n_ = x.shape[0]
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     k, p = x.shape[1] * kh_ * kw_, oh_ * ow_
     df = dout.reshape(-1)
-    for t in prange(parts):
+    for t in range(t0, t1):
         cf = cols[0, t * per:(t + 1) * per]
         dt = cf[k * p:k * p + p * f16]
         acc = cf[k * p + p * f16:]
@@ -232,10 +243,12 @@ def _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
 
 
 @_jit
-def _add_parts(cf, per, at, parts, f16, dw2):
-    """``dw2[f, k] = sum over parts t of cf[t*per + at + k*F16 + f]`` (the parts' ``dw.T``)."""
+def _add_parts(cf, per, at, parts, f16, dw2, part, nparts):
+    """``dw2[f, k] = sum over slices t of cf[t*per + at + k*F16 + f]`` (the slices' ``dw.T``), for
+    the rows ``k`` of part ``part`` of ``nparts``."""
     f_, k_ = dw2.shape
-    for kk in range(k_):
+    k0, k1 = part_range(part, nparts, k_)
+    for kk in range(k0, k1):
         row = at + kk * f16
         for f in range(f_):
             dw2[f, kk] = cf[row + f]
@@ -244,11 +257,12 @@ def _add_parts(cf, per, at, parts, f16, dw2):
                 dw2[f, kk] += cf[t * per + row + f]
 
 
-@_calls_threads
-def conv2d_backward_weight_small_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_small_parallel`'s
-    convolution: per part of the batch, ``dw.T (K, F16) += cols (K, P) @ dout[n].T (P, F16)`` in
-    register tiles, image by image; then the parts' sums added into ``dw``."""
+@_jit
+def conv2d_backward_weight_small_parts(dout, x, dw, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_small_parts`'s
+    convolution: per slice of the batch, ``dw.T (K, F16) += cols (K, P) @ dout[n].T (P, F16)`` in
+    register tiles, image by image; then, once every part has its slices' sums, those added into
+    ``dw``."""
     n_ = x.shape[0]
     f_, _, kh_, kw_ = dw.shape
     oh_, ow_ = dout.shape[2], dout.shape[3]
@@ -256,5 +270,8 @@ def conv2d_backward_weight_small_parallel(dout, x, dw, cols, stride, pad, dilate
     f16 = (f_ + 15) // 16 * 16
     per = small_layout(2, x.shape[1], f_, kh_, kw_, p)
     parts = _parts(n_)
-    _weight_parts(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16)
-    _add_parts(cols[0], per, k * p + p * f16, parts, f16, dw.reshape(f_, k))
+    t0, t1 = part_range(part, nparts, parts)
+    _weight_slices(dout, x, cols, kh_, kw_, stride, pad, dilate, parts, per, f16, t0, t1)
+    if not barrier(sync, nparts):
+        return
+    _add_parts(cols[0], per, k * p + p * f16, parts, f16, dw.reshape(f_, k), part, nparts)

@@ -23,12 +23,13 @@ positions to the NCHW output. The weight is read where it lies, through its stri
 filter block's rows past ``F`` repeat filter ``F - 1``, into output rows that are dropped): packing
 it per call had cost as much as the tiles on ResNet's 7 x 7 layer at batch 2.
 
-The data gradient of such a convolution is one too (:func:`conv2d_backward_data_vec_parallel`):
+The data gradient of such a convolution is one too (:func:`conv2d_backward_data_vec_parts`):
 ``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``d*(K-1) -
-pad``. The weight gradient (:func:`conv2d_backward_weight_vec_parallel`) pads the input the same
+pad``. The weight gradient (:func:`conv2d_backward_weight_vec_parts`) pads the input the same
 way, writes the output gradient at its outputs' flat positions (zeros between) and sums ``dout[f, o]
 * x[c, o + tap]`` over all positions ``o`` in tiles of vector partial sums. All three split their
-tiles over numba's threads (``prange``; :mod:`symjit.kernels.cpu._parallel`).
+tiles over the host's threads in parts, meeting at a barrier between phases
+(:mod:`symjit.kernels.cpu._parallel`).
 The compiler picks these kernels per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_vec`;
 figures in ``docs/performance.md``, "Direct convolution in SIMD tiles").
 
@@ -40,7 +41,8 @@ figures in ``docs/performance.md``, "Direct convolution in SIMD tiles").
 >>> geometry = ((1, 1), (0, 0), (1, 1), 1)
 >>> cols = np.empty(conv2d_cols_shape("forward_vec", x.shape, w.shape, out.shape, 1), np.float32)
 >>> check_conv2d("forward_vec", x, w, out, cols, *geometry)
->>> conv2d_forward_vec_parallel(x, w, out, cols, *geometry)
+>>> from symjit.parts import whole_call
+>>> conv2d_forward_vec_parts(x, w, out, cols, *geometry, *whole_call())
 >>> out[0, 0]
 array([[45., 54.],
        [81., 90.]], dtype=float32)
@@ -49,23 +51,21 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import prange
 
 from symjit.jitext import install
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import SERIAL, pjit
+from ._parallel import part_range
 from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
 from .simd import LANES, vadd, vbcast, vload, vmuladd, vstore, vsum, vzero
+from .spin import barrier
 
-__all__ = ["conv2d_forward_vec_parallel", "conv2d_forward_vec_flat_parallel",
-           "conv2d_backward_data_vec_parallel",
-           "conv2d_backward_weight_vec_parallel", "tile_gemm", "MR", "NR"]
+__all__ = ["conv2d_forward_vec_parts", "conv2d_forward_vec_flat_parts",
+           "conv2d_backward_data_vec_parts",
+           "conv2d_backward_weight_vec_parts", "tile_gemm", "MR", "NR"]
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
-"""A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 install()   # the layout helpers (conv_shapes) are called by the kernels below
 
 MR, _NV = vec_tile() if vec_tile()[0] else (6, 4)
@@ -168,15 +168,16 @@ def tile_gemm(a, ao, ars, acs, b, bo, bs, rows, cols, depth, out, oo, os, first)
                       orow + cols - LANES, os, d0, min(depth, d0 + DEPTH_BLOCK), 1, 1, first and d0 == 0)
 
 
-@pjit
-def _pad_block(x, n0, nbb, xp, cs, ph, pw):
-    """Write the padded buffer ``xp`` of images ``n0 .. n0+nbb`` of ``x`` whole, channels split over
-    the threads: per image ``ph`` zero rows, then each row as ``pw`` zeros and its ``W`` values; zeros
-    from the last image's end to the channel's end (the bottom padding, and what the last tiles read
-    past it)."""
+@_jit
+def _pad_block(x, n0, nbb, xp, cs, ph, pw, part, nparts):
+    """Write the padded buffer ``xp`` of images ``n0 .. n0+nbb`` of ``x`` whole, the channels of part
+    ``part`` of ``nparts``: per image ``ph`` zero rows, then each row as ``pw`` zeros and its ``W``
+    values; zeros from the last image's end to the channel's end (the bottom padding, and what the
+    last tiles read past it)."""
     c_, h_, w_ = x.shape[1], x.shape[2], x.shape[3]
     wr = w_ + pw
-    for c in prange(c_):
+    c0, c1 = part_range(part, nparts, c_)
+    for c in range(c0, c1):
         row = c * cs
         for n in range(nbb):
             xp[row:row + ph * wr] = 0.0
@@ -205,11 +206,11 @@ than L2 (ResNet's 7 x 7 layer: 9.4 MB) was read from memory once per run; with 2
 32; ``docs/performance.md``, "SIMD tiles: the weight read in place")."""
 
 
-@pjit
-def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_, positions):
+@_jit
+def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_, positions, part, nparts):
     """Every ``MR x NR`` tile of the block's product over ``positions`` outputs (the last run's of
     as many vectors as reach ``positions``), ``f_`` filters of weight ``w`` at ``wo + f*wrs + c*wcs +
-    kh*wkh + kw*wkw``. The threads take groups of :data:`RUN_POSITIONS` positions and, when there
+    kh*wkh + kw*wkw``. The parts take groups of :data:`RUN_POSITIONS` positions and, when there
     are fewer than 16 groups, a share of the filter blocks; each group passes over the channels in
     blocks of :data:`TAPS_PER_BLOCK` taps, every filter block of the share adding that block's
     products to its partial sums run by run."""
@@ -220,7 +221,8 @@ def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, k
     groups = min(nf, max(1, (16 + nr - 1) // nr))
     per_group = (nf + groups - 1) // groups
     cb = max(1, TAPS_PER_BLOCK // (kh_ * kw_))
-    for t in prange(nr * groups):
+    t0, t1 = part_range(part, nparts, nr * groups)
+    for t in range(t0, t1):
         qg, g = t // groups, t % groups
         for c0 in range(0, c_, cb):
             c1 = min(c_, c0 + cb)
@@ -231,11 +233,12 @@ def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, k
                           f_ - fb * MR, sc, fb * MR * os + q * NR, os, c0, c1, kh_, kw_, c0 == 0)
 
 
-@pjit
-def _unpad_block(sc, os, out, n0, nbb, rows, wr):
+@_jit
+def _unpad_block(sc, os, out, n0, nbb, rows, wr, part, nparts):
     """``out[n0 + n, f, oh, ow] = sc[f * os + (n * rows + oh) * wr + ow]`` (the valid positions)."""
     f_, oh_, ow_ = out.shape[1], out.shape[2], out.shape[3]
-    for t in prange(nbb * f_):
+    t0, t1 = part_range(part, nparts, nbb * f_)
+    for t in range(t0, t1):
         n, f = t // f_, t % f_
         for oh in range(oh_):
             base = f * os + (n * rows + oh) * wr
@@ -243,12 +246,13 @@ def _unpad_block(sc, os, out, n0, nbb, rows, wr):
                 out[n0 + n, f, oh, ow] = sc[base + ow]
 
 
-@_calls_threads
-def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad=True):
+@_jit
+def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad, part, nparts, sync):
     """``out = conv(x, w')`` at stride 1 over blocks of images, ``w' = w`` or, with ``flip``,
     ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]`` (read in place: the tiles take the weight's
     strides). Without ``unpad`` (one block only) ``out`` is not written: the result stays in the
-    scratch (:func:`conv2d_forward_vec_flat_parallel`)."""
+    scratch (:func:`conv2d_forward_vec_flat_parts`). Part ``part`` of ``nparts`` runs its share of
+    each phase (pad, tiles, unpad), the parts meeting at a barrier after each."""
     n_, c_, h_, w_ = x.shape
     f_ = out.shape[1]
     kh_, kw_ = w.shape[2], w.shape[3]
@@ -256,7 +260,7 @@ def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad=True):
     cf = cols[0]
     nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
     if not unpad and nb < n_:
-        raise ValueError("conv2d_forward_vec_flat_parallel: the scratch does not hold the whole batch")
+        raise ValueError("conv2d_forward_vec_flat_parts: the scratch does not hold the whole batch")
     cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
     xp = cf[:c_ * cs]
     sc = cf[c_ * cs:]
@@ -269,38 +273,45 @@ def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad=True):
     rows, wr = h_ + ph, w_ + pw
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
-        _pad_block(x, n0, nbb, xp, cs, ph, pw)
+        _pad_block(x, n0, nbb, xp, cs, ph, pw, part, nparts)
+        if not barrier(sync, nparts):
+            return
         _tiles(xp, cs, wr, dilate[0], dilate[1], wf, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_,
-               nbb * rows * wr)
+               nbb * rows * wr, part, nparts)
+        if not barrier(sync, nparts):
+            return
         if unpad:
-            _unpad_block(sc, os, out, n0, nbb, rows, wr)
+            _unpad_block(sc, os, out, n0, nbb, rows, wr, part, nparts)
+            if not barrier(sync, nparts):
+                return
 
 
-@_calls_threads
-def conv2d_forward_vec_parallel(x, w, out, cols, stride, pad, dilate, groups):
+@_jit
+def conv2d_forward_vec_parts(x, w, out, cols, stride, pad, dilate, groups, part, nparts, sync):
     """``out = conv(x, w)`` for float32 at stride 1, one group, ``pad <= dilate * (K - 1)`` per axis
-    (``stride`` and ``groups`` are kept for the kernels' common signature)."""
-    _vec_conv(x, w, out, cols, pad, dilate, False)
+    (``stride`` and ``groups`` are kept for the kernels' common signature); part ``part`` of
+    ``nparts`` (:mod:`symjit.parts`)."""
+    _vec_conv(x, w, out, cols, pad, dilate, False, True, part, nparts, sync)
 
 
-@_calls_threads
-def conv2d_forward_vec_flat_parallel(x, w, out, cols, stride, pad, dilate, groups):
-    """:func:`conv2d_forward_vec_parallel`'s convolution with the whole batch in one block (the
+@_jit
+def conv2d_forward_vec_flat_parts(x, w, out, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """:func:`conv2d_forward_vec_parts`'s convolution with the whole batch in one block (the
     scratch must hold it: ``conv_shapes.vec_images_per_block`` of its length is the batch), its
     result left where the tiles wrote it: ``out[n, f, oh, ow]`` (not written) is ``cols[0, C*cs +
     f*os + (n*(H + ph) + oh)*(W + pw) + ow]`` with ``cs, os = conv_shapes.vec_layout(N, ...)[:2]``.
     The compiled program's epilogue loop reads it from there (the copy to NCHW, bias and the fused
     elementwise ops in one pass)."""
-    _vec_conv(x, w, out, cols, pad, dilate, False, False)
+    _vec_conv(x, w, out, cols, pad, dilate, False, False, part, nparts, sync)
 
 
-@_calls_threads
-def conv2d_backward_data_vec_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
-    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_vec_parallel`'s convolution: the
+@_jit
+def conv2d_backward_data_vec_parts(dout, w, dx, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_vec_parts`'s convolution: the
     convolution of ``dout`` with ``w`` transposed and rotated, padded by ``dilate * (K - 1) - pad``."""
     kh_, kw_ = w.shape[2], w.shape[3]
     _vec_conv(dout, w, dx, cols, (dilate[0] * (kh_ - 1) - pad[0], dilate[1] * (kw_ - 1) - pad[1]),
-              dilate, True)
+              dilate, True, True, part, nparts, sync)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -346,13 +357,14 @@ def _weight_tile_source() -> str:
 _weight_tile = _compile_tile(_weight_tile_source(), "wtile")
 
 
-@pjit
-def _pad_dout(dout, n0, nbb, dp, os, rows, wr):
+@_jit
+def _pad_dout(dout, n0, nbb, dp, os, rows, wr, part, nparts):
     """Write the output gradient of images ``n0 .. n0+nbb`` into rows of ``os`` positions (``dp``,
-    filters split over the threads), zero where no output is: the flat positions of
+    this part's share of the filters), zero where no output is: the flat positions of
     :func:`_vec_conv`'s outputs, so that a sum over all of them is the sum over the outputs."""
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
-    for f in prange(f_):
+    f0, f1 = part_range(part, nparts, f_)
+    for f in range(f0, f1):
         base = f * os
         dp[base:base + os] = 0.0
         for n in range(nbb):
@@ -370,9 +382,9 @@ partial sums in memory between chunks. Unchunked, the tiles streamed their rows 
 1.1-1.6x of them on ResNet's 56 x 56 and Inception's 35 x 35 layers, 1024 the most evenly."""
 
 
-@pjit
-def _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, positions):
-    """Every weight-gradient tile of a block, the threads taking (filter block, channel pair) items,
+@_jit
+def _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, positions, part, nparts):
+    """Every weight-gradient tile of a block, the parts taking (filter block, channel pair) items,
     each going over the positions chunk by chunk (keeping partial sums between chunks only where
     there are several: small planes make many small items)."""
     f_, c_ = dw.shape[0], dw.shape[1]
@@ -381,7 +393,8 @@ def _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, positions):
     groups = (kw_ + WT - 1) // WT
     per_tile = WF * WC * WT * LANES
     unused = np.empty(0, np.float32)
-    for t in prange(nf * nc):
+    t0, t1 = part_range(part, nparts, nf * nc)
+    for t in range(t0, t1):
         fb, cb = t // nc, t % nc
         pv = np.empty(kh_ * groups * per_tile, np.float32) if n > WEIGHT_CHUNK else unused
         for o0 in range(0, n, WEIGHT_CHUNK):
@@ -393,9 +406,9 @@ def _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, positions):
                                  fb * WF, cb * WC, kh, g * WT)
 
 
-@_calls_threads
-def conv2d_backward_weight_vec_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_vec_parallel`'s convolution:
+@_jit
+def conv2d_backward_weight_vec_parts(dout, x, dw, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_vec_parts`'s convolution:
     per block of images, the input padded as for the forward and the output gradient written at
     its outputs' flat positions (zeros between), then 4 x 2 x 3 tiles of ``dw`` summed over all
     positions (:data:`WF`)."""
@@ -408,13 +421,18 @@ def conv2d_backward_weight_vec_parallel(dout, x, dw, cols, stride, pad, dilate, 
     cp = c_ + c_ % 2
     xp = cf[:cp * cs]
     dp = cf[cp * cs:]
-    xp[c_ * cs:cp * cs] = 0.0     # the channel that pads an odd count to pairs
     fp = (f_ + WF - 1) // WF * WF
-    dp[f_ * os:fp * os] = 0.0     # the filters that pad the count to fours
-    dw[:] = 0.0
+    if part == 0:   # the other parts see these after the first barrier
+        xp[c_ * cs:cp * cs] = 0.0     # the channel that pads an odd count to pairs
+        dp[f_ * os:fp * os] = 0.0     # the filters that pad the count to fours
+        dw[:] = 0.0
     rows, wr = h_ + ph, w_ + pw
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
-        _pad_block(x, n0, nbb, xp, cs, ph, pw)
-        _pad_dout(dout, n0, nbb, dp, os, rows, wr)
-        _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, nbb * rows * wr)
+        _pad_block(x, n0, nbb, xp, cs, ph, pw, part, nparts)
+        _pad_dout(dout, n0, nbb, dp, os, rows, wr, part, nparts)
+        if not barrier(sync, nparts):
+            return
+        _weight_tiles(dp, os, xp, cs, wr, dw, kh_, kw_, nbb * rows * wr, part, nparts)
+        if not barrier(sync, nparts):
+            return

@@ -15,10 +15,11 @@ transforms are a few additions per element. The 16 rows of a transform are store
 apart (:func:`_skew`): a plain power-of-two-like stride put all 16 streams in one cache set and
 made the input transform 8x slower on ResNet's 56 x 56 layers. Tiles run over a block of images
 (as many as the scratch holds, the last block shorter); the weight transform is made once per call.
-The transforms split their rows or planes over numba's threads (from ``SPLIT_MIN`` elements;
-the 16 GEMMs run on BLAS's): serial, they had taken 40% of ResNet-18's 7 x 7 layers at batch 32.
+The transforms split their rows or planes over the host's threads in parts (from ``SPLIT_MIN``
+elements; the 16 GEMMs run in one part, on BLAS's threads, the other parts waiting at a barrier):
+serial, they had taken 40% of ResNet-18's 7 x 7 layers at batch 32.
 
-The data gradient of such a convolution is one too (:func:`conv2d_backward_data_winograd_parallel`):
+The data gradient of such a convolution is one too (:func:`conv2d_backward_data_winograd_parts`):
 ``dx = conv(dout, w')`` with ``w'[c, f] = w[f, c]`` rotated by 180 degrees and padding ``2 - pad``.
 The compiler picks these kernels per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_winograd`;
 figures in ``docs/performance.md``). Results agree with im2col + GEMM to a few float32 ulps of the
@@ -32,7 +33,8 @@ output's magnitude (the transforms add and subtract before the products).
 >>> geometry = ((1, 1), (0, 0), (1, 1), 1)
 >>> cols = np.empty(conv2d_cols_shape("forward_winograd", x.shape, w.shape, out.shape, 1))
 >>> check_conv2d("forward_winograd", x, w, out, cols, *geometry)
->>> conv2d_forward_winograd_parallel(x, w, out, cols, *geometry)
+>>> from symjit.parts import whole_call
+>>> conv2d_forward_winograd_parts(x, w, out, cols, *geometry, *whole_call())
 >>> out[0, 0]
 array([[45., 54.],
        [81., 90.]])
@@ -40,44 +42,40 @@ array([[45., 54.],
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 from numba import uint64 as _u
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import PARTS, SERIAL, SPLIT_MIN, part_range, pjit
+from ._parallel import SPLIT_MIN, part_range
 from .blas import xgemm
 from .conv_shapes import winograd_images_per_block, winograd_skew, winograd_sums
+from .spin import barrier
 from .sum_blocks import blocks_of, finish, fold, rows_of
 
-__all__ = ["conv2d_forward_winograd_parallel", "conv2d_backward_data_winograd_parallel",
-           "conv2d_backward_weight_winograd_parallel"]
+__all__ = ["conv2d_forward_winograd_parts", "conv2d_backward_data_winograd_parts",
+           "conv2d_backward_weight_winograd_parts"]
 
 _jit = njit(cache=True, nogil=True, error_model="numpy")
-_calls_threads = njit(cache=not SERIAL, nogil=True, error_model="numpy")
-"""A serial function that calls threaded ones: cached only where those are threaded (as ``pjit``)."""
 
 
 @_jit
-def _parts(items, elems):
-    """Parts a transform splits its ``items`` (rows or planes) into: 1 (no thread hand-off) when it
-    touches fewer than ``SPLIT_MIN`` elements, else up to ``PARTS``."""
-    return 1 if elems < SPLIT_MIN else min(PARTS, items)
+def _share(part, nparts, items, elems):
+    """The run of a transform's ``items`` (rows or planes) that part ``part`` of ``nparts`` takes:
+    an even share, or all of them in part 0 when they touch fewer than ``SPLIT_MIN`` elements (less
+    than a second core's worth of work)."""
+    if elems < SPLIT_MIN:
+        return (0, items) if part == 0 else (0, 0)
+    return part_range(part, nparts, items)
 
 
-@pjit
-def _weight_transform(w, u, flip):
+@_jit
+def _weight_transform(w, u, flip, part, nparts):
     """``u[xi * S + f*C + c] = (G g G^T)[xi]`` (``S = len(u) // 16``) for ``g = w[f, c]``, or, with
     ``flip``, for ``g = w[c, f]`` rotated by 180 degrees (the data gradient's weight, ``(C, F)`` from
-    ``w``'s ``(F, C)``). Computed in float64; the rows split over the threads."""
+    ``w``'s ``(F, C)``). Computed in float64; this part's share of the rows."""
     rows = w.shape[1] if flip else w.shape[0]
-    parts = _parts(rows, w.size)
-    if parts == 1:
-        _weight_transform_rows(w, u, flip, 0, rows)
-        return
-    for t in prange(parts):
-        r0, r1 = part_range(t, parts, rows)
-        _weight_transform_rows(w, u, flip, r0, r1)
+    r0, r1 = _share(part, nparts, rows, w.size)
+    _weight_transform_rows(w, u, flip, r0, r1)
 
 
 @_jit
@@ -124,19 +122,14 @@ def _tile_rows(xf, plane, h_, w_, r0, pw, rows):
             row[:] = 0
 
 
-@pjit
-def _input_transform(x, n0, nb, v, th_, tw_, ph, pw):
+@_jit
+def _input_transform(x, n0, nb, v, th_, tw_, ph, pw, part, nparts):
     """``v[xi * S + c*T + t] = (B^T d B)[xi]`` for the 4 x 4 tile ``d`` at ``(2 ty - ph, 2 tx - pw)``
     of image ``n0 + m``, ``t = (m*TH + ty)*TW + tx``, ``T = nb*TH*TW``, ``S = len(v) // 16``; the
-    planes ``(m, c)`` split over the threads."""
+    planes ``(m, c)`` of this part's share."""
     planes = nb * x.shape[1]
-    parts = _parts(planes, planes * x.shape[2] * x.shape[3])
-    if parts == 1:
-        _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, 0, planes)
-        return
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, planes)
-        _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, q0, q1)
+    q0, q1 = _share(part, nparts, planes, planes * x.shape[2] * x.shape[3])
+    _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, q0, q1)
 
 
 @_jit
@@ -185,19 +178,14 @@ def _input_transform_planes(x, n0, nb, v, th_, tw_, ph, pw, q0, q1):
                 v[_u(15 * s) + b] = e31 - e33
 
 
-@pjit
-def _output_transform(mm, out, n0, nb, th_, tw_):
+@_jit
+def _output_transform(mm, out, n0, nb, th_, tw_, part, nparts):
     """``out[n0 + m, f]``'s 2 x 2 blocks ``A^T m A`` from ``mm[xi * S + f*T + t]`` (see
-    :func:`_input_transform`), cut to the output's width and height; the planes ``(m, f)`` split
-    over the threads."""
+    :func:`_input_transform`), cut to the output's width and height; the planes ``(m, f)`` of this
+    part's share."""
     planes = nb * out.shape[1]
-    parts = _parts(planes, planes * out.shape[2] * out.shape[3])
-    if parts == 1:
-        _output_transform_planes(mm, out, n0, nb, th_, tw_, 0, planes)
-        return
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, planes)
-        _output_transform_planes(mm, out, n0, nb, th_, tw_, q0, q1)
+    q0, q1 = _share(part, nparts, planes, planes * out.shape[2] * out.shape[3])
+    _output_transform_planes(mm, out, n0, nb, th_, tw_, q0, q1)
 
 
 @_jit
@@ -248,9 +236,11 @@ def _block_buffers(rest, c_in, c_out, tiles):
     return rest[:16 * sv], sv, rest[16 * sv:16 * (sv + sm)], sm
 
 
-@_calls_threads
-def _winograd(x, w, out, cols, pad, flip):
-    """``out = conv(x, w')``: ``w' = w`` (forward), or the flipped, transposed ``w`` (``flip``)."""
+@_jit
+def _winograd(x, w, out, cols, pad, flip, part, nparts, sync):
+    """``out = conv(x, w')``: ``w' = w`` (forward), or the flipped, transposed ``w`` (``flip``). Part
+    ``part`` of ``nparts`` runs its share of the transforms; part 0 runs the 16 GEMMs (on BLAS's
+    threads) while the others wait at a barrier without spinning."""
     n_, c_ = x.shape[0], x.shape[1]
     f_, oh_, ow_ = out.shape[1], out.shape[2], out.shape[3]
     th_, tw_ = (oh_ + 1) // 2, (ow_ + 1) // 2
@@ -258,45 +248,48 @@ def _winograd(x, w, out, cols, pad, flip):
     nb = winograd_images_per_block(cf.shape[0], n_, c_, f_, th_ * tw_)
     su = winograd_skew(f_ * c_)
     u = cf[:16 * su]
-    _weight_transform(w, u, flip)
+    _weight_transform(w, u, flip, part, nparts)
     rest = cf[16 * su:]
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
         v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
-        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1])
-        for xi in range(16):
-            xgemm(0, 0, f_, tiles, c_, 1.0, u, xi * su, c_, v, xi * sv, tiles, 0.0, mm, xi * sm, tiles)
-        _output_transform(mm, out, n0, nbb, th_, tw_)
+        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1], part, nparts)
+        if not barrier(sync, nparts):
+            return
+        if part == 0:
+            for xi in range(16):
+                xgemm(0, 0, f_, tiles, c_, 1.0, u, xi * su, c_, v, xi * sv, tiles, 0.0, mm, xi * sm, tiles)
+        if not barrier(sync, nparts, 0):
+            return
+        _output_transform(mm, out, n0, nbb, th_, tw_, part, nparts)
+        if not barrier(sync, nparts):
+            return
 
 
-@_calls_threads
-def conv2d_forward_winograd_parallel(x, w, out, cols, stride, pad, dilate, groups):
+@_jit
+def conv2d_forward_winograd_parts(x, w, out, cols, stride, pad, dilate, groups, part, nparts, sync):
     """``out = conv(x, w)`` for a 3x3 ``w`` at stride 1, no dilation, one group (``stride``,
-    ``dilate`` and ``groups`` are kept for the kernels' common signature)."""
-    _winograd(x, w, out, cols, pad, False)
+    ``dilate`` and ``groups`` are kept for the kernels' common signature); part ``part`` of
+    ``nparts`` (:mod:`symjit.parts`)."""
+    _winograd(x, w, out, cols, pad, False, part, nparts, sync)
 
 
-@_calls_threads
-def conv2d_backward_data_winograd_parallel(dout, w, dx, cols, stride, pad, dilate, groups):
-    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_winograd_parallel`'s convolution: the
+@_jit
+def conv2d_backward_data_winograd_parts(dout, w, dx, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Data gradient ``dx`` (overwritten) of :func:`conv2d_forward_winograd_parts`'s convolution: the
     convolution of ``dout`` with ``w`` transposed and rotated, padded by ``2 - pad`` (pad <= 2)."""
-    _winograd(dout, w, dx, cols, (2 - pad[0], 2 - pad[1]), True)
+    _winograd(dout, w, dx, cols, (2 - pad[0], 2 - pad[1]), True, part, nparts, sync)
 
 
-@pjit
-def _dout_transform(dout, n0, nb, mm, th_, tw_):
+@_jit
+def _dout_transform(dout, n0, nb, mm, th_, tw_, part, nparts):
     """``mm[xi * S + f*T + t] = (A dY A^T)[xi]`` for the 2 x 2 block ``dY`` of ``dout[n0 + m, f]`` at
     ``(2 ty, 2 tx)`` (zero past the output's edges), ``t`` and ``S`` as in :func:`_input_transform`;
-    the planes ``(m, f)`` split over the threads."""
+    the planes ``(m, f)`` of this part's share."""
     planes = nb * dout.shape[1]
-    parts = _parts(planes, planes * dout.shape[2] * dout.shape[3])
-    if parts == 1:
-        _dout_transform_planes(dout, n0, nb, mm, th_, tw_, 0, planes)
-        return
-    for t in prange(parts):
-        lo, hi = part_range(t, parts, planes)
-        _dout_transform_planes(dout, n0, nb, mm, th_, tw_, lo, hi)
+    lo, hi = _share(part, nparts, planes, planes * dout.shape[2] * dout.shape[3])
+    _dout_transform_planes(dout, n0, nb, mm, th_, tw_, lo, hi)
 
 
 @_jit
@@ -344,18 +337,12 @@ def _dout_transform_planes(dout, n0, nb, mm, th_, tw_, lo, hi):
                 mm[_u(15 * s) + k] = -q3
 
 
-@pjit
-def _weight_untransform(du, dw):
+@_jit
+def _weight_untransform(du, dw, part, nparts):
     """``dw[f, c] = G^T X G`` for the 4 x 4 ``X[xi] = du[xi * S + f*C + c]`` (in float64); the
-    filters split over the threads."""
-    f_ = dw.shape[0]
-    parts = _parts(f_, dw.size)
-    if parts == 1:
-        _weight_untransform_rows(du, dw, 0, f_)
-        return
-    for t in prange(parts):
-        f0, f1 = part_range(t, parts, f_)
-        _weight_untransform_rows(du, dw, f0, f1)
+    filters of this part's share."""
+    f0, f1 = _share(part, nparts, dw.shape[0], dw.size)
+    _weight_untransform_rows(du, dw, f0, f1)
 
 
 @_jit
@@ -403,13 +390,14 @@ def _weight_sums(mm, sm, v, sv, tiles, sums, su, c_, f_, since, folded):
     return s, f
 
 
-@_calls_threads
-def conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, stride, pad, dilate, groups):
-    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd_parallel`'s convolution:
+@_jit
+def conv2d_backward_weight_winograd_parts(dout, x, dw, cols, stride, pad, dilate, groups, part, nparts, sync):
+    """Weight gradient ``dw`` (overwritten) of :func:`conv2d_forward_winograd_parts`'s convolution:
     ``dw[f, c] = G^T (sum over tiles of (A dY A^T) * (B^T d B)) G``, the sum over tiles as 16 GEMMs
     ``(F, T) @ (T, C)`` per block of tiles (at most 64 in float32 where the weight is large), their
     products summed as :mod:`.sum_blocks` says (the compensated sum after the transformed weight
-    gradient in ``cols``: :func:`~symjit.kernels.cpu.conv_shapes.winograd_sums`)."""
+    gradient in ``cols``: :func:`~symjit.kernels.cpu.conv_shapes.winograd_sums`). The transforms
+    in parts, the GEMMs and sums in part 0 (as :func:`_winograd`)."""
     n_, c_ = x.shape[0], x.shape[1]
     f_, oh_, ow_ = dout.shape[1], dout.shape[2], dout.shape[3]
     th_, tw_ = (oh_ + 1) // 2, (ow_ + 1) // 2
@@ -424,8 +412,16 @@ def conv2d_backward_weight_winograd_parallel(dout, x, dw, cols, stride, pad, dil
         nbb = min(nb, n_ - n0)
         tiles = nbb * th_ * tw_
         v, sv, mm, sm = _block_buffers(rest, c_, f_, tiles)
-        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1])
-        _dout_transform(dout, n0, nbb, mm, th_, tw_)
-        since, folded = _weight_sums(mm, sm, v, sv, tiles, sums, su, c_, f_, since, folded)
-    finish(sums, 16 * su, since, folded)
-    _weight_untransform(sums[:16 * su], dw)
+        _input_transform(x, n0, nbb, v, th_, tw_, pad[0], pad[1], part, nparts)
+        _dout_transform(dout, n0, nbb, mm, th_, tw_, part, nparts)
+        if not barrier(sync, nparts):
+            return
+        if part == 0:
+            since, folded = _weight_sums(mm, sm, v, sv, tiles, sums, su, c_, f_, since, folded)
+        if not barrier(sync, nparts, 0):
+            return
+    if part == 0:
+        finish(sums, 16 * su, since, folded)
+    if not barrier(sync, nparts, 0):
+        return
+    _weight_untransform(sums[:16 * su], dw, part, nparts)

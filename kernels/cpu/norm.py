@@ -45,20 +45,19 @@ import math
 
 import numba
 import numpy as np
-from numba import prange
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import pjit
+from ._parallel import part_range
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "batchnorm_forward_train", "batchnorm_forward_inference", "batchnorm_update_moving",
-    "batchnorm_backward", "batchnorm_relu_backward", "batchnorm_forward_train_parallel",
-    "batchnorm_forward_inference_parallel", "batchnorm_backward_parallel",
-    "batchnorm_relu_backward_parallel", "layernorm_forward", "layernorm_backward",
+    "batchnorm_backward", "batchnorm_relu_backward", "batchnorm_forward_train_parts",
+    "batchnorm_forward_inference_parts", "batchnorm_backward_parts",
+    "batchnorm_relu_backward_parts", "layernorm_forward", "layernorm_backward",
     "check_batchnorm", "check_batchnorm_backward", "check_layernorm", "check_layernorm_backward",
 ]
 
@@ -283,11 +282,13 @@ def batchnorm_forward_train(x, gamma, beta, moving_mean, moving_var, out, save_m
                        momentum, fix_gamma, update_moving, c)
 
 
-@pjit
-def batchnorm_forward_train_parallel(x, gamma, beta, moving_mean, moving_var, out, save_mean,
-                                     save_invstd, eps, momentum, fix_gamma, update_moving):
-    """:func:`batchnorm_forward_train` with the channels spread over threads."""
-    for c in prange(x.shape[1]):
+@_jit
+def batchnorm_forward_train_parts(x, gamma, beta, moving_mean, moving_var, out, save_mean,
+                                  save_invstd, eps, momentum, fix_gamma, update_moving, part, parts, sync):
+    """:func:`batchnorm_forward_train` of part ``part`` of ``parts`` even runs of the channels
+    (the host runs the parts on its threads, :mod:`symjit.parts`)."""
+    c0, c1 = part_range(part, parts, x.shape[1])
+    for c in range(c0, c1):
         _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                        momentum, fix_gamma, update_moving, c)
 
@@ -316,11 +317,12 @@ def batchnorm_forward_inference(x, gamma, beta, moving_mean, moving_var, out, sa
                            fix_gamma, c)
 
 
-@pjit
-def batchnorm_forward_inference_parallel(x, gamma, beta, moving_mean, moving_var, out, save_mean,
-                                         save_invstd, eps, fix_gamma):
-    """:func:`batchnorm_forward_inference` with the channels spread over threads."""
-    for c in prange(x.shape[1]):
+@_jit
+def batchnorm_forward_inference_parts(x, gamma, beta, moving_mean, moving_var, out, save_mean,
+                                      save_invstd, eps, fix_gamma, part, parts, sync):
+    """:func:`batchnorm_forward_inference` of a part of the channels."""
+    c0, c1 = part_range(part, parts, x.shape[1])
+    for c in range(c0, c1):
         _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                            fix_gamma, c)
 
@@ -473,12 +475,13 @@ def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta
                           use_batch_stats, alias, c)
 
 
-@pjit
-def batchnorm_backward_parallel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
-                                use_batch_stats):
-    """:func:`batchnorm_backward` with the channels spread over threads."""
+@_jit
+def batchnorm_backward_parts(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
+                             use_batch_stats, part, parts, sync):
+    """:func:`batchnorm_backward` of a part of the channels."""
     alias = _alias(dx, dout, x)
-    for c in prange(x.shape[1]):
+    c0, c1 = part_range(part, parts, x.shape[1])
+    for c in range(c0, c1):
         _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
                           use_batch_stats, alias, c)
 
@@ -529,12 +532,13 @@ def batchnorm_relu_backward(x, dout, gamma, beta, save_mean, save_invstd, dx, dg
                                fix_gamma, use_batch_stats, alias, c)
 
 
-@pjit
-def batchnorm_relu_backward_parallel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
-                                     fix_gamma, use_batch_stats):
-    """:func:`batchnorm_relu_backward` with the channels spread over threads."""
+@_jit
+def batchnorm_relu_backward_parts(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
+                                  fix_gamma, use_batch_stats, part, parts, sync):
+    """:func:`batchnorm_relu_backward` of a part of the channels."""
     alias = _alias(dx, dout, x)
-    for c in prange(x.shape[1]):
+    c0, c1 = part_range(part, parts, x.shape[1])
+    for c in range(c0, c1):
         _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
                                fix_gamma, use_batch_stats, alias, c)
 

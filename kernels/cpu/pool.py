@@ -38,21 +38,20 @@ import math
 
 import numba
 import numpy as np
-from numba import prange
 
 from symjit.base import shape_str
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
-from ._parallel import PARTS, part_range, pjit
+from ._parallel import part_range
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "POOL_TYPES", "CONVENTIONS", "pool_output_size", "pool2d_params", "check_pool2d",
     "max_pool2d_forward", "avg_pool2d_forward", "sum_pool2d_forward",
     "max_pool2d_backward", "avg_pool2d_backward", "sum_pool2d_backward",
-    "max_pool2d_forward_parallel", "max_pool2d_backward_parallel", "avg_pool2d_forward_parallel",
-    "avg_pool2d_backward_parallel",
+    "max_pool2d_forward_parts", "max_pool2d_backward_parts", "avg_pool2d_forward_parts",
+    "avg_pool2d_backward_parts",
 ]
 
 POOL_TYPES = ("max", "avg", "sum")
@@ -557,30 +556,26 @@ def max_pool2d_backward(x, dout, dx, kernel, stride, pad):
                 dxf[np.uint64(bi)] += df[np.uint64(ob + oh * ow_ + ow)]
 
 
-@pjit
-def max_pool2d_forward_parallel(x, out, kernel, stride, pad):
-    """:func:`max_pool2d_forward` with the planes (``N * C``) spread over threads, in up to
-    :data:`~symjit.kernels.cpu._parallel.PARTS` slices."""
+@_jit
+def max_pool2d_forward_parts(x, out, kernel, stride, pad, part, parts, sync):
+    """:func:`max_pool2d_forward` of part ``part`` of ``parts`` even runs of the planes (``N * C``;
+    the host runs the parts on its threads, :mod:`symjit.parts`)."""
     n_, c_, h_, w_ = x.shape
     q_ = n_ * c_
     xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
-    parts = min(PARTS, q_)
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, q_)
-        max_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad)
+    q0, q1 = part_range(part, parts, q_)
+    max_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad)
 
 
-@pjit
-def max_pool2d_backward_parallel(x, dout, dx, kernel, stride, pad):
-    """:func:`max_pool2d_backward` with the planes spread over threads (as the forward)."""
+@_jit
+def max_pool2d_backward_parts(x, dout, dx, kernel, stride, pad, part, parts, sync):
+    """:func:`max_pool2d_backward` of a part of the planes (as the forward)."""
     n_, c_, h_, w_ = x.shape
     q_ = n_ * c_
     oh_, ow_ = dout.shape[2], dout.shape[3]
     xr, dr, dxr = x.reshape(q_, 1, h_, w_), dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
-    parts = min(PARTS, q_)
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, q_)
-        max_pool2d_backward(xr[q0:q1], dr[q0:q1], dxr[q0:q1], kernel, stride, pad)
+    q0, q1 = part_range(part, parts, q_)
+    max_pool2d_backward(xr[q0:q1], dr[q0:q1], dxr[q0:q1], kernel, stride, pad)
 
 
 @_jit
@@ -624,26 +619,22 @@ def sum_pool2d_backward(dout, dx, kernel, stride, pad):
                     _spread(dplane, h0, h1, w0, w1, dout[n, c, oh, ow])
 
 
-@pjit
-def avg_pool2d_forward_parallel(x, out, kernel, stride, pad, count_include_pad):
-    """:func:`avg_pool2d_forward` with the planes spread over threads (as the max pool's)."""
+@_jit
+def avg_pool2d_forward_parts(x, out, kernel, stride, pad, count_include_pad, part, parts, sync):
+    """:func:`avg_pool2d_forward` of a part of the planes (as the max pool's)."""
     n_, c_, h_, w_ = x.shape
     q_ = n_ * c_
     xr, orr = x.reshape(q_, 1, h_, w_), out.reshape(q_, 1, out.shape[2], out.shape[3])
-    parts = min(PARTS, q_)
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, q_)
-        avg_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad, count_include_pad)
+    q0, q1 = part_range(part, parts, q_)
+    avg_pool2d_forward(xr[q0:q1], orr[q0:q1], kernel, stride, pad, count_include_pad)
 
 
-@pjit
-def avg_pool2d_backward_parallel(dout, dx, kernel, stride, pad, count_include_pad):
-    """:func:`avg_pool2d_backward` with the planes spread over threads."""
+@_jit
+def avg_pool2d_backward_parts(dout, dx, kernel, stride, pad, count_include_pad, part, parts, sync):
+    """:func:`avg_pool2d_backward` of a part of the planes."""
     n_, c_, h_, w_ = dx.shape
     q_ = n_ * c_
     oh_, ow_ = dout.shape[2], dout.shape[3]
     dr, dxr = dout.reshape(q_, 1, oh_, ow_), dx.reshape(q_, 1, h_, w_)
-    parts = min(PARTS, q_)
-    for t in prange(parts):
-        q0, q1 = part_range(t, parts, q_)
-        avg_pool2d_backward(dr[q0:q1], dxr[q0:q1], kernel, stride, pad, count_include_pad)
+    q0, q1 = part_range(part, parts, q_)
+    avg_pool2d_backward(dr[q0:q1], dxr[q0:q1], kernel, stride, pad, count_include_pad)

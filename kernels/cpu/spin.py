@@ -14,6 +14,16 @@ and OpenBLAS's spin after their regions (:data:`TICKS` of the processor's time-s
 >>> flag[0] = 3
 >>> spin_while(flag, 0, TICKS)     # announced: the new count, at once
 3
+
+The parts of a kernel split into parts that has phases (pad, then tiles, then unpad) meet at a
+:func:`barrier` between them, on the ``sync`` array the host gives each call (:func:`new_sync`):
+
+>>> sync = new_sync()
+>>> barrier(sync, 1)               # a call in one part never waits
+True
+>>> sync[SYNC_ABORT] = 1          # the host marks the call failed: a waiting part returns False
+>>> barrier(sync, 2)
+False
 """
 from __future__ import annotations
 
@@ -25,7 +35,7 @@ from numba.extending import intrinsic
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
 
-__all__ = ["spin_while", "TICKS", "SETTLE"]
+__all__ = ["spin_while", "barrier", "new_sync", "TICKS", "SETTLE", "SYNC_ABORT", "NAP_MICROS"]
 
 TICKS = 1_000_000
 """Time-stamp counter ticks a worker spins before it blocks: ~0.3-0.5 ms at our machines' 2-3.4 GHz."""
@@ -79,3 +89,73 @@ def spin_while(flag, seen, ticks, settle=0):
         if _ticks() - start > ticks:
             break
     return seen
+
+
+SYNC_ABORT = 2
+"""Index in a ``sync`` array of the flag the host raises when a part failed: parts waiting at a
+:func:`barrier` then return False instead of waiting for a part that will not come."""
+
+
+def new_sync():
+    """A call's barrier state: arrivals, generation, abort flag (int64 zeros)."""
+    import numpy as np
+    return np.zeros(3, np.int64)
+
+
+@intrinsic
+def _fetch_add(typingctx, arr, idx, val):
+    """``arr[idx] += val`` of an int64 array as one atomic step (sequentially consistent); the
+    value before it."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.int64 and isinstance(idx, types.Integer)
+            and isinstance(val, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]])
+        v = context.cast(builder, args[2], sig.args[2], types.int64)
+        return builder.atomic_rmw("add", ptr, v, "seq_cst")
+    return types.int64(arr, idx, val), codegen
+
+
+@intrinsic
+def _nap(typingctx, micros):
+    """``usleep(micros)``: a waiting part gives its core up (a part it waits for, or BLAS's threads
+    running the phase between, may need it)."""
+    if not isinstance(micros, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), [ir.IntType(32)]),
+                                            "usleep")
+        builder.call(fn, [builder.trunc(args[0], ir.IntType(32))])
+        return context.get_dummy_value()
+    return types.none(micros), codegen
+
+
+NAP_MICROS = 20
+"""Microseconds a part waiting at a :func:`barrier` sleeps between reads once its spin ran out."""
+
+
+@njit(cache=True, nogil=True)
+def barrier(sync, parts, ticks=TICKS):
+    """Wait until all ``parts`` parts of the call have reached this barrier (they run at the same
+    time on the host's threads, :mod:`symjit.parts`); True, or False once ``sync[SYNC_ABORT]`` is
+    raised (another part failed: the caller returns). A waiting part spins for ``ticks`` of the
+    time-stamp counter (``0`` where the wait is long: a phase one part runs alone on BLAS's
+    threads), then sleeps :data:`NAP_MICROS` between reads."""
+    if parts <= 1:
+        return True
+    gen = _load_acquire(sync, 1)
+    if _fetch_add(sync, 0, 1) == parts - 1:   # the last to arrive: reset, then release the others
+        _fetch_add(sync, 0, -parts)
+        _fetch_add(sync, 1, 1)
+        return True
+    start = _ticks()
+    while _load_acquire(sync, 1) == gen:
+        if _load_acquire(sync, SYNC_ABORT) != 0:
+            return False
+        if _ticks() - start > ticks:
+            _nap(NAP_MICROS)
+    return True

@@ -43,12 +43,11 @@ at a time (a lock file naming the process the build depends on):
 A builder the process waits for (``auto``, ``sync``, ``symjit aot build``) follows a
 :class:`~symjit.compiler.lifeline.Lifeline`: it ends when the process does, however it ends.
 
-A unit that calls a threaded kernel (:mod:`symjit.kernels.cpu._parallel`: BatchNorm, max pooling and
-the bias gradient on big arrays) stays out of the entry: pycc compiles no parallel loop, and numba's
-cache of the kernels that call one holds the threaded code, which a pycc module cannot link (it
-then failed to load). Such a segment (a phase function calling it, or that one call of a host
-loop) runs numba's kernels, threaded, beside the entry's (numba is then imported, once the segment
-is bound). An entry the builder could not
+The CPU's threaded kernels (BatchNorm, pooling and the convolutions on big arrays, and big
+generated loops) are serial code run in parts on the host's threads (:mod:`symjit.parts`), which
+entries hold like any other; a kernel a target marks as running on threads of numba's
+(``Program.threaded``) would stay out of the entry, its segment running numba's kernels beside the
+entry's. An entry the builder could not
 make (no C compiler, say) records why, logged once per process (``symjit`` logger); binds then use
 numba's cache as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
 is deleted and never loaded.
@@ -85,7 +84,7 @@ import numpy as np
 
 from ..base import write_atomic
 from ..config import Config
-from ..threads import SERIAL_VARIABLE, import_scipy_blas
+from ..threads import import_scipy_blas
 from .lifeline import Lifeline
 
 __all__ = ["Unit", "RANDOM_STATE", "arg_type", "arg_types", "entry_name", "find", "note", "request",
@@ -279,7 +278,6 @@ def _start(cfg: Config, names: list[str], wait: bool) -> list[str]:
         return []
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
-    env[SERIAL_VARIABLE] = "1"   # no units call threaded kernels; their modules start no threads here
     line = Lifeline() if wait else None
     how = ["--follow", str(line.parent), str(line.read)] if line else ["--background"]
     cmd = [sys.executable, "-c", _BUILDER, *[str(_spec_path(cfg, n)) for n in names], *how]

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .writer import PARTS_SUFFIX
+
 __all__ = ["KCPU", "call", "view2d", "rows_view", "elem_index", "literal", "int_tuple", "dims",
            "axis_view3", "rank_axis", "open_loops", "close_loops", "flat_index", "ndim"]
 
@@ -56,9 +58,13 @@ def dims(arr: str, axes: Iterable[int]) -> str:
 
 
 def call(k, module: str, fn: str, *args: object) -> None:
-    """Emit ``module.fn(*args)`` (module relative to ``symjit.kernels.cpu``)."""
+    """Emit ``module.fn(*args)`` (module relative to ``symjit.kernels.cpu``; a building block in
+    parts gets the kernel's part parameters, ``KernelWriter.parts_call``)."""
     alias = k.imp(f"{KCPU}.{module}", fn)
-    k.line(f"{alias}({', '.join(str(a) for a in args)})")
+    text = [str(a) for a in args]
+    if fn.endswith(PARTS_SUFFIX):
+        text = k.parts_call(text)
+    k.line(f"{alias}({', '.join(text)})")
 
 
 def view2d(k, arr: str, first: str = "0") -> str:

@@ -6,16 +6,37 @@ they never see the module layout.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "PART_PARAMS"]
+__all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "PART_PARAMS", "pure_statement"]
 
 PARTS_SUFFIX = "_parts"
 """The name ending of a kernel function that runs one part of its loop (:attr:`KernelWriter.parts`):
 the host calls it in parts at the same time (:mod:`symjit.parts`)."""
-PART_PARAMS = ("_part", "_nparts")
-"""The trailing parameters of such a kernel: which part it runs, of how many (``0, 1``: all)."""
+PART_PARAMS = ("_part", "_nparts", "_sync")
+"""The trailing parameters of such a kernel: which part it runs, of how many (``0, 1``: all), and
+the call's barrier state, where a hand-written building block's parts meet between its phases
+(``kernels.cpu.spin.barrier``; a generated loop has one phase and leaves it alone)."""
+
+_PURE_CALLS = re.compile(r"\b(?:min|max)\(|\.reshape\(")
+_ASSIGN = re.compile(r"^\s*_\w+ = (.*)$")
+
+
+def pure_statement(line: str) -> bool:
+    """Whether a kernel statement only names a value: an assignment calling nothing but ``min``,
+    ``max`` and ``reshape`` (a view of an argument, an index bound). Every part of a kernel in
+    parts runs the statements outside its share of the work, so only such statements may stand
+    beside a loop split into parts or a building block's call in parts.
+
+    >>> pure_statement("    _y1 = a8[0, :a7.shape[1] * a7.shape[0]].reshape(a7.shape[1], a7.shape[0])")
+    True
+    >>> pure_statement("    _g2(_y1, a0, _w3)"), pure_statement("    _s1 = np.random.randint(0, 9)")
+    (False, False)
+    """
+    m = _ASSIGN.match(line)
+    return m is not None and "(" not in _PURE_CALLS.sub("", m.group(1))
 
 
 class ModuleWriter:
@@ -101,6 +122,7 @@ class KernelWriter:
         # set by a target that split the kernel's loop into parts (Target.open_map_loop): the
         # kernel then takes PART_PARAMS last and runs only its part of the loop's outer iterations
         self.parts = False
+        self.block_calls = 0   # calls of building blocks in parts (see parts_call)
         self.loop_indents: list[int] = []   # indentation levels of each open loop (CPU target)
         self.name = name
         self.params = params
@@ -142,13 +164,26 @@ class KernelWriter:
         result assigned to ``result`` if given. A kernel whose whole body is this call, on some
         of the kernel's array parameters and then all its consts in order, is that function
         itself (:attr:`direct`)."""
+        if name.endswith(PARTS_SUFFIX):   # a building block in parts: this kernel runs them too
+            args = self.parts_call(args)
         text = f"{self.imp(module, name)}({', '.join(args)})"
         self.line(f"{result} = {text}" if result else text)
         consts = [c for c, _ in self.consts]
-        arrays = args[:len(args) - len(consts)]
-        if (args[len(arrays):] == consts and len(set(arrays)) == len(arrays)
+        plain = args[:len(args) - len(PART_PARAMS)] if name.endswith(PARTS_SUFFIX) else args
+        arrays = plain[:len(plain) - len(consts)]
+        if (plain[len(arrays):] == consts and len(set(arrays)) == len(arrays)
                 and all(a in self.params for a in arrays)):
             self._direct = (module, name, self.lines[-1], arrays)
+
+    def parts_call(self, args: list[str]) -> list[str]:
+        """``args`` and :data:`PART_PARAMS` for a call of a building block split into parts (its
+        name ends in :data:`PARTS_SUFFIX`). Every part of a kernel in parts runs all its statements
+        but for its share of the work, so the kernel runs in parts (:attr:`parts`, decided by
+        :meth:`finish`) only when that call is its only work (the rest :func:`pure_statement`);
+        otherwise (an epilogue loop after it) the call gets a whole call's arguments and runs all
+        the parts itself, serially."""
+        self.block_calls += 1
+        return [*args, *PART_PARAMS]
 
     @property
     def direct(self) -> tuple[str, str, list[str]] | None:
@@ -162,6 +197,18 @@ class KernelWriter:
         return d[0], d[1], d[3]
 
     def finish(self, decorator: str | None = None) -> str:
+        if self.block_calls:   # see parts_call
+            own = ", ".join(PART_PARAMS) + ")"
+            calls = [i for i, line in enumerate(self.lines) if line.endswith(own)]
+            alone = len(calls) == 1 and all(pure_statement(line) for i, line in enumerate(self.lines)
+                                            if i != calls[0])
+            if alone:
+                self.parts = True
+            else:
+                whole = "0, 1, np.zeros(3, np.int64))"   # symjit.parts.whole_call
+                self.lines = [line[:-len(own)] + whole if i in calls else line
+                              for i, line in enumerate(self.lines)]
+            self.block_calls = 0
         deco = self.module.decorator if decorator is None else decorator
         body = self.lines or ["    pass"]
         head = [deco] if deco else []

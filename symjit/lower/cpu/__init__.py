@@ -2,17 +2,15 @@
 phase that calls the group kernels in order; its op rules are in this package by family."""
 from __future__ import annotations
 
-import re
-
 from ...discovery import import_submodules
 from ...ops.random_ops import SEED_BOUND
 from ...threads import PARTS_MIN
 from ..emit import const_source
 from ..target import Launch, Target, register_target
-from ..writer import PART_PARAMS, PARTS_SUFFIX, KernelWriter, ModuleWriter
+from ..writer import PART_PARAMS, PARTS_SUFFIX, KernelWriter, ModuleWriter, pure_statement
 from .interpret import interpret
 from .overloads import register_overloads
-from .threaded import CPUModuleWriter, place_gemms
+from .threaded import place_gemms
 
 
 def const_arg(value):
@@ -24,30 +22,12 @@ def const_arg(value):
 def bound_calls(launches: list, by_vid: dict) -> list[tuple[str, tuple]]:
     """``(kernel name, arguments)`` of each call ``(name, value ids, consts)`` of a ``calls``
     segment, ``by_vid`` the bound array of each value id; a kernel split into parts
-    (:data:`~symjit.lower.writer.PARTS_SUFFIX`) gets ``0, 1`` last, the whole loop's pair
-    (:meth:`CPUTarget.run_call` runs it in parts)."""
+    (:data:`~symjit.lower.writer.PARTS_SUFFIX`) gets a whole call's part arguments last
+    (:func:`symjit.parts.whole_call`; :meth:`CPUTarget.run_call` runs it in parts)."""
+    from ...parts import whole_call
     return [(fn, tuple([by_vid[v] for v in vids] + [const_arg(c) for c in consts]
-                       + ([const_arg(0), const_arg(1)] if fn.endswith(PARTS_SUFFIX) else [])))
+                       + (list(whole_call()) if fn.endswith(PARTS_SUFFIX) else [])))
             for fn, vids, consts in launches]
-
-
-_PURE_CALLS = re.compile(r"\b(?:min|max)\(|\.reshape\(")
-_ASSIGN = re.compile(r"^\s*_\w+ = (.*)$")
-
-
-def _no_effect(line: str) -> bool:
-    """Whether a statement before a loop only names a value: an assignment calling nothing but
-    ``min``, ``max`` and ``reshape`` (a view of an argument, an index bound). Every part of a
-    kernel split into parts runs the statements before its loop, so a kernel whose anchor did
-    more there (a GEMM, a seed drawn) keeps its loop whole.
-
-    >>> _no_effect("    _y1 = a8[0, :a7.shape[1] * a7.shape[0]].reshape(a7.shape[1], a7.shape[0])")
-    True
-    >>> _no_effect("    _g2(_y1, a0, _w3)"), _no_effect("    _s1 = np.random.randint(0, 9)")
-    (False, False)
-    """
-    m = _ASSIGN.match(line)
-    return m is not None and "(" not in _PURE_CALLS.sub("", m.group(1))
 
 
 MAP_PARTS = 8
@@ -64,8 +44,8 @@ class CPUTarget(Target):
 
     def module_writer(self, cache: bool, fastmath: bool) -> ModuleWriter:
         flags = f"cache={cache}, nogil=True, error_model='numpy'" + (", fastmath=True" if fastmath else "")
-        return CPUModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
-                               target=self)
+        return ModuleWriter(f"@numba.njit({flags})", "numba.njit(inline='always', error_model='numpy')",
+                            target=self)
 
     def open_loop(self, k: KernelWriter, dims: list[str]) -> list[str]:
         idx = [f"i{d}" for d in range(len(dims))]
@@ -86,7 +66,7 @@ class CPUTarget(Target):
         n = 1
         for d in sizes:
             n *= d
-        if n < PARTS_MIN or not sizes or not all(_no_effect(line) for line in k.lines):
+        if n < PARTS_MIN or not sizes or k.block_calls or not all(pure_statement(line) for line in k.lines):
             return self.open_loop(k, dims)
         idx = [f"i{d}" for d in range(len(dims))]
         merged, m = 1, 0
@@ -120,7 +100,7 @@ class CPUTarget(Target):
     @staticmethod
     def _part_bounds(k: KernelWriter, extent: str) -> tuple[str, str]:
         """Emit the bounds of this kernel's part of ``extent`` iterations (even runs)."""
-        part, parts = PART_PARAMS
+        part, parts, _ = PART_PARAMS
         n, lo, hi = k.tmp("n"), k.tmp("lo"), k.tmp("hi")
         k.line(f"{n} = {extent}")
         k.line(f"{lo} = {part} * {n} // {parts}")

@@ -34,7 +34,7 @@ def _tile_kind(node, lhs: tuple, rhs: tuple, dtype) -> str | None:
 
 
 def _dot_workspace(node, ins, outs):
-    """``gemm_nt_tiles_parallel``'s scratch when it takes the product, else none."""
+    """``gemm_nt_tiles_parts``'s scratch when it takes the product, else none."""
     from symjit.kernels.cpu.gemm_shapes import gemm_nt_scratch
     if _tile_kind(node, ins[0].shape, ins[1].shape, ins[0].dtype) != "nt":
         return []
@@ -50,16 +50,23 @@ def _dot_lower(k, node, ins, outs):
     if len(k.info[lhs].shape) == 1 and len(k.info[rhs].shape) == 1:
         k.line(f"{out}[0] = np.dot({lhs}, {rhs})")
         return None
-    a, bm, o = k.tmp("a"), k.tmp("b"), k.tmp("o")
-    k.line(f"{a} = {lhs}.reshape({lhs}.shape[0], -1)" if ta else f"{a} = {lhs}.reshape(-1, {lhs}.shape[-1])")
-    k.line(f"{bm} = {rhs}.reshape(-1, {rhs}.shape[-1])" if tb
-           else f"{bm} = {rhs}.reshape({rhs}.shape[0], -1)")
-    k.line(f"{o} = {out}.reshape({a}.shape[{1 if ta else 0}], {bm}.shape[{0 if tb else 1}])")
+    def views(vk) -> tuple[str, str, str]:
+        a, bm, o = vk.tmp("a"), vk.tmp("b"), vk.tmp("o")
+        vk.line(f"{a} = {lhs}.reshape({lhs}.shape[0], -1)" if ta
+                else f"{a} = {lhs}.reshape(-1, {lhs}.shape[-1])")
+        vk.line(f"{bm} = {rhs}.reshape(-1, {rhs}.shape[-1])" if tb
+                else f"{bm} = {rhs}.reshape({rhs}.shape[0], -1)")
+        vk.line(f"{o} = {out}.reshape({a}.shape[{1 if ta else 0}], {bm}.shape[{0 if tb else 1}])")
+        return a, bm, o
     kind = _tile_kind(node, k.info[lhs].shape, k.info[rhs].shape, k.info[lhs].dtype)
-    if kind is not None:
+    if kind is not None:   # the tiles run in parts: a kernel of their own before the epilogue's
         scratch = [k.workspace[0]] if kind == "nt" else []
-        call(k, "gemm_tiles", f"gemm_{kind}_tiles_parallel", a, bm, o, *scratch)
+
+        def tiles(tk) -> None:
+            call(tk, "gemm_tiles", f"gemm_{kind}_tiles_parts", *views(tk), *scratch)
+        k.prior.append(([lhs, rhs, out, *scratch], tiles))
         return None
+    a, bm, o = views(k)
     k.line(f"np.dot({a}{'.T' if ta else ''}, {bm}{'.T' if tb else ''}, {o})")
     return None
 

@@ -54,17 +54,17 @@ def _emit_conv(k, kind: str, args: list[str], p: dict) -> str:
     """Emit one convolution kernel call on its planned scratch (``k.workspace[0]``, sized by
     :func:`_conv_workspace`); return the name of its result (forward).
 
-    ``args`` are the kernel's 4-D array arguments. Of im2col's kernels the serial ones are always
-    used: their ``*_parallel`` forms never paid on our measurements (``docs/performance.md``); the
-    tile kernels (``*_vec``) split their tiles over the threads, Winograd's its transforms.
+    ``args`` are the kernel's 4-D array arguments. im2col's kernels are serial; the tile kernels
+    (``*_vec``, ``*_small``) and Winograd's run in parts on the host's threads (``*_parts``, whose
+    calls the kernel writer gives the part arguments: :mod:`symjit.parts`).
     """
     mod, name = "symjit.kernels.cpu.conv", f"conv2d_{kind}"
-    if kind.endswith("_winograd"):   # threaded transforms
-        mod, name = "symjit.kernels.cpu.conv_winograd", f"conv2d_{kind}_parallel"
-    elif kind.endswith(("_vec", "_vec_flat")):   # threaded (its name says so to the ahead-of-time builder)
-        mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parallel"
-    elif kind.endswith("_small"):   # threaded too
-        mod, name = "symjit.kernels.cpu.conv_small", f"conv2d_{kind}_parallel"
+    if kind.endswith("_winograd"):   # transforms in parts
+        mod, name = "symjit.kernels.cpu.conv_winograd", f"conv2d_{kind}_parts"
+    elif kind.endswith(("_vec", "_vec_flat")):   # tiles in parts
+        mod, name = "symjit.kernels.cpu.conv_vec", f"conv2d_{kind}_parts"
+    elif kind.endswith("_small"):   # images in parts
+        mod, name = "symjit.kernels.cpu.conv_small", f"conv2d_{kind}_parts"
     stride, pad, dilate = (k.const(s) for s in _geometry(p, len(p["kernel"])))
     groups = k.const(p["num_group"])
     res = k.tmp("y")   # only the forward_cnhw kernel returns an array
@@ -127,7 +127,7 @@ def _by_stride(prefers, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dic
 
 def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> tuple | None:
     """Where a tile forward's result lies in its scratch when the whole batch is one block
-    (``conv_vec.conv2d_forward_vec_flat_parallel``): ``(start, positions per filter, padded rows
+    (``conv_vec.conv2d_forward_vec_flat_parts``): ``(start, positions per filter, padded rows
     per image, padded row length)``; None when the planned scratch takes the batch in several
     blocks (the kernel then writes the output NCHW itself)."""
     from symjit.kernels.cpu.conv_shapes import vec_images_per_block, vec_layout
@@ -300,13 +300,13 @@ def conv_lower(k, node, ins, outs):
     shapes = [k.info[v].shape for v in (ins[0], ins[1], outs[0])]
     groups = node.params["num_group"]
     kind = _forward_kind(*shapes, node.params, k.info[ins[0]].dtype)
-    if kind == "depthwise":   # threaded over big outputs (MobileNet's)
+    if kind == "depthwise":   # in parts over big outputs (MobileNet's)
         _prior_direct(k, "conv2d_forward_depthwise" + threaded(k, outs[0]), [x, w, out],
                       _geometry(node.params, len(node.params["kernel"])))
     elif kind == "1x1":
         _prior_direct(k, "conv2d_forward_1x1", [x, w, out], [groups])
-    elif kind == "pointwise":   # threaded (its name says so to the ahead-of-time builder)
-        _prior_direct(k, "conv2d_forward_pointwise_parallel", [x, w, out], [groups],
+    elif kind == "pointwise":   # in parts
+        _prior_direct(k, "conv2d_forward_pointwise_parts", [x, w, out], [groups],
                       "symjit.kernels.cpu.conv_pointwise")
     elif kind == "forward_vec" and len(shapes[2]) == 4 and _vec_flat(k, *shapes, node.params):
         base, os, rows, wr = (k.const(v) for v in _vec_flat(k, *shapes, node.params))
@@ -534,12 +534,16 @@ def fc_lower(k, node, ins, outs):
     (epilogue) ``acc + bias`` per element in the group's loop."""
     x, w, out = ins[0], ins[1], outs[0]
     flat = node.params["flatten"]
-    x2 = view2d(k, x, "0" if flat else "-1")
-    o2 = view2d(k, out, "0" if flat else "-1")
+
+    def gemm(gk, name: str, *scratch: str) -> None:
+        call(gk, "gemm_tiles" if scratch else "gemm", name, view2d(gk, x, "0" if flat else "-1"), w,
+             view2d(gk, out, "0" if flat else "-1"), *scratch)
     if _fc_tiles(node, k.info[x].shape, k.info[w].shape, k.info[x].dtype):
-        call(k, "gemm_tiles", "gemm_nt_tiles_parallel", x2, w, o2, k.workspace[0])
+        ws = k.workspace[0]   # the tiles run in parts: a kernel of their own before the epilogue's
+        if not _as_prior(k, [x, w, out], lambda pk: gemm(pk, "gemm_nt_tiles_parts", ws), also=[ws]):
+            gemm(k, "gemm_nt_tiles_parts", ws)
     else:
-        call(k, "gemm", "gemm_nt", x2, w, o2)
+        gemm(k, "gemm_nt")
     if node.params["no_bias"]:
         return None
     bias = ins[2]
