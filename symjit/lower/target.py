@@ -26,7 +26,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..jitext import on_install
-from .writer import KernelWriter, ModuleWriter
+from .writer import PARTS_SUFFIX, KernelWriter, ModuleWriter
 
 __all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for",
            "as_target", "all_targets", "kernel_signature"]
@@ -149,7 +149,8 @@ def kernel_signature(compiled: Any, name: str) -> tuple:
     """The numba argument types of kernel function ``name`` of a compiled program, in the order a
     launch passes them: its arrays (C-contiguous, of their values' dtypes and ranks), the scalars
     the host computes (an int64, or an int32 array for functions marked ``array_arg``: the error
-    flag), then its attribute arguments (int64s and tuples of them, ``KernelWriter.const``)."""
+    flag), then its attribute arguments (int64s and tuples of them, ``KernelWriter.const``), and
+    for a kernel in parts the part arguments (``writer.PART_PARAMS``)."""
     import importlib
 
     from numba import from_dtype, typeof
@@ -161,7 +162,8 @@ def kernel_signature(compiled: Any, name: str) -> tuple:
                   if getattr(getattr(importlib.import_module(module), fn), "array_arg", False) else nt.int64
                   for module, fn in prog.host_args.get(name, ()))
     consts = tuple(typeof(c if isinstance(c, tuple) else np.int64(c)) for c in prog.consts.get(name, ()))
-    return arrays + hosts + consts
+    parts = (nt.int64, nt.int64, nt.Array(nt.int64, 1, "C")) if name.endswith(PARTS_SUFFIX) else ()
+    return arrays + hosts + consts + parts
 
 
 _TARGETS: dict[str, Target] = {}
