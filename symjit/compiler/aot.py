@@ -416,6 +416,19 @@ def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
         return None
 
 
+def exports(units: list[Unit]) -> dict[str, str]:
+    """The function of the entry each unit calls: the first unit of its kernel function and
+    argument types (the calls of one kernel form on arrays of one kind, a ResNet's many layers of
+    one shape class, share one exported function; each export is compiled and optimised anew).
+
+    >>> exports([("f_0", "m", "k1", [["scalar", "int64"]]), ("f_1", "m", "k1", [["scalar", "int64"]]),
+    ...          ("f_2", "m", "k2", [["scalar", "int64"]])])
+    {'f_0': 'f_0', 'f_1': 'f_0', 'f_2': 'f_2'}
+    """
+    first: dict[str, str] = {}
+    return {u[0]: first.setdefault(json.dumps([u[1], u[2], u[3]]), u[0]) for u in units}
+
+
 class Loaded:
     """A program's entry in place of its numba module: the prepared call of each segment. A
     segment whose bound arguments are not of the types the entry was built for (arrays of
@@ -430,6 +443,7 @@ class Loaded:
         self.target = target
         self.__name__ = module.__name__
         self.sigs = {u[0]: u[3] for u in units}
+        self.exports = exports(units)
         self.numba_module = numba_module
         self.drawing = frozenset(drawing)
 
@@ -455,7 +469,7 @@ class Loaded:
         calls = []
         for i, (name, _, args, fns) in enumerate(_segment_calls(target, seg, payload)):
             if self._fits(name, args):
-                fn = getattr(self.module, name)
+                fn = getattr(self.module, self.exports[name])
                 if seg.kind == "calls":   # a kernel split into parts runs them at the same time
                     fn = target.run_call(fns[0], fn)
                 if not self.drawing.isdisjoint(fns):

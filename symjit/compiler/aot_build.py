@@ -37,7 +37,7 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 from ..lower.target import all_targets
-from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path
+from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path, exports
 from .lifeline import follow
 
 __all__ = ["build", "main", "mixin_objects"]
@@ -184,7 +184,10 @@ def build(spec: dict) -> Path:
     cc = _cc_class()(name, mixin_objects(cfg))
     cc.verbose = False
     cc.target_cpu = "host"   # the processor's instruction set, as numba's jit (pycc's default: generic)
+    names = exports([tuple(u) for u in spec["units"]])
     for export, module, attr, sig in spec["units"]:
+        if names[export] != export:   # the same function and types as an earlier unit: its export
+            continue
         fn = getattr(importlib.import_module(module), attr)
         cc.export(export, nt.void(*[_numba_type(t) for t in sig]))(_wrapper(export, fn, len(sig)))
     _export_random_state(cc)
