@@ -486,9 +486,11 @@ class Executor:
             self._arrays(mode)
             heads = self._head_grads[mode]
             # as MXNet: fewer out_grads than outputs is fine while every output whose gradient the
-            # backward reads has one (outputs that reach no gradient need none)
+            # backward reads has one (outputs that reach no gradient need none); out_grads past the
+            # last output are not read
+            grads = grads[:len(g.outputs)]
             needed = sorted(i for i in heads if i >= len(grads))
-            if len(grads) > len(g.outputs) or needed:
+            if needed:
                 raise MXNetError(f"backward: {len(grads)} out_grads for {len(g.outputs)} outputs"
                                  + (f"; outputs {[g.output_names[i] for i in needed]} need a head gradient"
                                     if needed else ""))

@@ -44,6 +44,37 @@ def test_foreach_symbol_equals_ndarray_loop_and_survives_json():
     assert out_shapes == [(4, 2, 5), (4, 2, 5), (2, 5), (2,)]
 
 
+def test_foreach_over_a_1d_array_steps_through_one_element_arrays():
+    """As MXNet's arrays have no 0-d shape, a step of a 1-D data input is a ``(1,)`` array, in
+    the symbol as in the NDArray loop, and the step outputs stack to ``(steps, 1)``."""
+    data, s0 = np.arange(3.0), np.array([0.5])
+
+    def step(xs, states):
+        return [xs[0] * states[0]], [states[0] * 2]
+    (o,), (h,) = mx.nd.contrib.foreach(step, [mx.nd.array(data)], [mx.nd.array(s0)])
+    (so,), (sh,) = mx.sym.contrib.foreach(step, [mx.sym.var("d")], [mx.sym.var("s")])
+    net = mx.sym.Group([so, sh])
+    assert net.infer_shape(d=(3,), s=(1,))[1] == [(3, 1), (1,)]
+    for steps in (3, 1):
+        args = {"d": mx.nd.array(data[:steps]), "s": mx.nd.array(s0)}
+        got_o, got_h = (a.asnumpy() for a in net.bind(mx.cpu(), args).forward())
+        want = (data[:steps] * 0.5 * 2.0 ** np.arange(steps))[:, None]
+        np.testing.assert_allclose(got_o, want, rtol=1e-6)
+        np.testing.assert_allclose(got_h, [0.5 * 2 ** steps], rtol=1e-6)
+    np.testing.assert_allclose(o.asnumpy(), (data * 0.5 * 2.0 ** np.arange(3))[:, None], rtol=1e-6)
+    np.testing.assert_allclose(h.asnumpy(), [4.0], rtol=1e-6)
+
+
+def test_foreach_body_must_use_every_data_input_and_state():
+    """As MXNet 1.9.1: a body that leaves a data input or a state unused is an AssertionError
+    when the symbol is built, naming which one."""
+    d, s0, s1 = mx.sym.var("d"), mx.sym.var("s0"), mx.sym.var("s1")
+    with pytest.raises(AssertionError, match="does not use its state 1"):
+        mx.sym.contrib.foreach(lambda x, s: (x, [s[0] + 1, s[0] + 2]), d, [s0, s1])
+    with pytest.raises(AssertionError, match="does not use its data input 0"):
+        mx.sym.contrib.foreach(lambda x, s: (s[0] * 2, [s[0] + 1]), d, [s0])
+
+
 def test_while_loop_symbol_equals_ndarray_loop():
     cond = lambda i, s: i <= 5                            # noqa: E731  (MXNet's documented example)
     func = lambda i, s: ([i + s], [i + 1, s + i])         # noqa: E731

@@ -107,6 +107,12 @@ def _placeholders(n: int) -> dict[str, int]:
     return {f"{_PH}{k}": k for k in range(n)}
 
 
+def _slice_shape(shape: tuple) -> tuple:
+    """The shape of one step's slice of a data input: without its first axis, or ``(1,)`` for a
+    1-D input (MXNet's arrays have no 0-d shape: a step of ``arange(3)`` is one element)."""
+    return tuple(shape[1:]) or (1,)
+
+
 def _infer_body(p: dict, ins: list, what: str) -> list | None:
     """The body's output shapes/dtypes for the loop node's input shapes/dtypes (None if unknown)."""
     nd = p["num_data"]
@@ -117,7 +123,7 @@ def _infer_body(p: dict, ins: list, what: str) -> list | None:
         if what == "shape" and k < nd:
             if len(v) < 1 or v[0] < 1:
                 raise RuleError(f"data {k} must have a first axis of at least one step, got {shape_str(v)}")
-            v = tuple(v[1:])
+            v = _slice_shape(v)
         known[f"{_PH}{k}"] = v
     body = _graph(p["body"])
     got = infer_graph(body._outputs, what, known)
@@ -159,7 +165,8 @@ def _foreach_partial(p: dict, ins: list, outs: list, aux: list):
     if any(s is not None and len(s) < 1 for s in ins[:nd]):
         raise RuleError("every data input must have a first axis (the steps)")
     steps = merge_all([(-1,) if s is None else s[:1] for s in [*ins[:nd], *outs[:n_out]]])
-    places = [None if s is None else tuple(s[1:]) for s in ins[:nd]]
+    places = [None if s is None else _slice_shape(s) for s in ins[:nd]]
+    flat = [s is not None and len(s) == 1 for s in ins[:nd]]   # 1-D data: steps of one element
     places += [merge(i, o) for i, o in zip(ins[nd:nd + ns], outs[n_out:])] + list(ins[nd + ns:])
     body = _graph(p["body"])
     variables = {n.name: n for n in topo_order(body._outputs) if n.is_variable}
@@ -177,7 +184,8 @@ def _foreach_partial(p: dict, ins: list, outs: list, aux: list):
         if new == places:
             break
         places = new
-    new_ins = [None if v is None else (*steps, *v) for v in places[:nd]] + places[nd:]
+    new_ins = [None if v is None else tuple(steps) if f else (*steps, *v)
+               for v, f in zip(places[:nd], flat)] + places[nd:]
     new_outs = [None if o is None else (*steps, *o) for o in body_outs[:n_out]] + places[nd:nd + ns]
     return new_ins, new_outs, []
 
@@ -203,8 +211,9 @@ def _foreach_expand(b: Any, ins: list[int], p: dict) -> list[int]:
     nd, ns, n_out = p["num_data"], p["num_states"], p["num_out_data"]
     body = _graph(p["body"])
     steps = b.g.values[ins[0]].shape[0]
-    slices = [b.add("split", [d], num_outputs=steps, axis=0, squeeze_axis=True) if steps > 1 else
-              [b.add1("Reshape", d, shape=b.g.values[d].shape[1:] or (1,))] for d in ins[:nd]]
+    slices = [b.add("split", [d], num_outputs=steps, axis=0, squeeze_axis=len(b.g.values[d].shape) > 1)
+              if steps > 1 else [b.add1("Reshape", d, shape=_slice_shape(b.g.values[d].shape))]
+              for d in ins[:nd]]
     states, free = list(ins[nd:nd + ns]), list(ins[nd + ns:])
     per_step: list[list[int]] = [[] for _ in range(n_out)]
     for t in range(steps):
@@ -262,6 +271,7 @@ def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> tu
         raise MXNetError(f"foreach: the body returned {len(flat_new)} states for {ns} initial states")
     entries = [s._outputs[0] for s in flat_outs + flat_new]
     sub, outside = _cut(entries, ph)
+    _check_used(sub, nd, ns)
     params = {"body": sub.tojson(), "num_data": nd, "num_states": ns, "num_free": len(outside),
               "num_out_data": len(flat_outs)}
     op = _FOREACH()
@@ -273,6 +283,17 @@ def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> tu
     out_syms, _ = _regroup(results[:len(flat_outs)], out_fmt) if flat_outs else ([], [])
     state_syms, _ = _regroup(results[len(flat_outs):], new_fmt)
     return out_syms, state_syms
+
+
+def _check_used(sub: Symbol, nd: int, ns: int) -> None:
+    """foreach's body must read every data slice and every state, as MXNet 1.9.1 requires (an
+    ``AssertionError`` there as here): an unread state, say, is a body written for other states."""
+    read = set(sub.list_arguments())
+    for k in range(nd + ns):
+        if f"{_PH}{k}" not in read:
+            what = f"data input {k}" if k < nd else f"state {k - nd}"
+            raise AssertionError(f"foreach: the loop body does not use its {what}; every data array and "
+                                 f"every state must be used in the body")
 
 
 def _FOREACH() -> OpDef:
