@@ -16,7 +16,7 @@ compiled program function) to the compiled one. ``--mxnet-python`` runs the stre
 scalar and broadcast operators, one pass each).
 
     python benchmarks/bench_tiny_graphs.py [--graphs 200] [--seed 0] [--rounds 1] [--compare]
-        [--mxnet-python /path/to/bin/python] [--no-reduce]
+        [--mxnet-python /path/to/bin/python] [--no-reduce] [--no-compiled]
 """
 from __future__ import annotations
 
@@ -118,6 +118,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
     ap.add_argument("--no-reduce", action="store_true")
+    ap.add_argument("--no-compiled", action="store_true",
+                    help="leave out the compiled variant (minutes for 200 graphs); ratios then against "
+                         "the interpreted one")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--module", default="symjit", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -125,8 +128,9 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(child(args.child, args.seed, args.module, reduce)))
         return
-    variants = {"interpreted": (sys.executable, "symjit", {}),
-                "compiled (SYMJIT_INTERPRET=0)": (sys.executable, "symjit", {"SYMJIT_INTERPRET": "0"})}
+    variants = {"interpreted": (sys.executable, "symjit", {})}
+    if not args.no_compiled:
+        variants["compiled (SYMJIT_INTERPRET=0)"] = (sys.executable, "symjit", {"SYMJIT_INTERPRET": "0"})
     if args.compare:
         variants["compiled, program functions (SYMJIT_PROGRAM_CALLS=16)"] = (
             sys.executable, "symjit", {"SYMJIT_INTERPRET": "0", "SYMJIT_PROGRAM_CALLS": "16"})
@@ -143,14 +147,15 @@ def main() -> None:
                           f"process {r['process']:.1f} s (graphs {r['graphs']:.1f} s), bind + first pass "
                           f"per graph median {r['median'] * 1e3:.1f} ms, worst {r['worst']:.2f} s; "
                           f"{r['kernels']} generated modules in the cache", flush=True)
-    base = "compiled (SYMJIT_INTERPRET=0)"
+    base = "interpreted" if args.no_compiled else "compiled (SYMJIT_INTERPRET=0)"
     for state in ("cold", "warm"):
         ref = results[f"{base}, {state}"]
         for name in variants:
             mine = results[f"{name}, {state}"]
             ratios = [statistics.median(r[key] for r in mine) / statistics.median(r[key] for r in ref)
                       for key in ("process", "median")]
-            print(f"{name} / compiled, {state}: process {ratios[0]:.2f}x, per-graph median {ratios[1]:.3f}x")
+            print(f"{name} / {base.split(' ')[0]}, {state}: process {ratios[0]:.2f}x, "
+                  f"per-graph median {ratios[1]:.3f}x")
 
 if __name__ == "__main__":
     main()
