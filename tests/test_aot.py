@@ -212,7 +212,7 @@ def test_kernels_in_parts_run_from_entries_without_numba(tmp_path):
     assert np.array_equal(r1, r2) and np.array_equal(r1, r3)
 
 
-def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():
+def test_a_call_the_entry_lacks_runs_numbas_beside_the_entrys():
     import types
 
     from symjit.compiler.codegen.generate import Segment
@@ -224,7 +224,7 @@ def test_a_threaded_kernels_call_runs_numbas_beside_the_entrys():
                                          k1=lambda *args: ran.append("numba k1"),
                                          backward=lambda *args: ran.append("numba backward"))
     units = [("backward_0__0", "m", "k0", aot.arg_types([a]))]
-    # k1 (threaded) has no unit
+    # k1 has no unit (the entry was built without it)
     loaded = aot.Loaded(entry, units, lambda: numba_module, target=get_target("cpu"))
     calls = Segment("calls", "backward_0", [0, 1], launches=[("k0", [0], []), ("k1", [1], [])])
     loaded.call(calls, [a, a])()

@@ -45,9 +45,8 @@ A builder the process waits for (``auto``, ``sync``, ``symjit aot build``) follo
 
 The CPU's threaded kernels (BatchNorm, pooling and the convolutions on big arrays, and big
 generated loops) are serial code run in parts on the host's threads (:mod:`symjit.parts`), which
-entries hold like any other; a kernel a target marks as running on threads of numba's
-(``Program.threaded``) would stay out of the entry, its segment running numba's kernels beside the
-entry's. An entry the builder could not
+entries hold like any other (no kernel uses numba's ``parallel=True``, which pycc cannot compile).
+An entry the builder could not
 make (no C compiler, say) records why, logged once per process (``symjit`` logger); binds then use
 numba's cache as before. An entry whose shared object does not match its recorded hash (half-written, corrupt)
 is deleted and never loaded.
@@ -370,12 +369,6 @@ def _segment_calls(target: Any, seg: Any, payload: Any) -> list[tuple[str, str, 
             for i, (fn, args) in enumerate(target.bound_calls(seg.launches, dict(zip(seg.vids, payload))))]
 
 
-def threaded_kernels(program: Any) -> set[str]:
-    """The kernel functions of a program that run on threads (a loop on threads, a threaded
-    building block: ``Program.threaded``, noted as they were generated): no entry holds them."""
-    return set(program.threaded)
-
-
 def random_kernels(program: Any) -> set[str]:
     """The kernel functions of a program that draw from numba's generator (a seed, Dropout's mask):
     their calls from an entry run between the stream's state copies (:func:`_shared_stream`)."""
@@ -401,17 +394,14 @@ def _shared_stream(module: types.ModuleType, fn: Callable, *args: Any) -> None:
 
 def program_units(compiled: Any, steps: dict[str, list]) -> list[Unit] | None:
     """The units of a bound CPU program (``steps``: ``bind_phases``'s segments with their
-    arguments): each phase function, each kernel call of a ``calls`` segment, but those running a
-    threaded kernel. None when an argument has no description (the program then runs from numba's
-    cache)."""
+    arguments): each phase function, each kernel call of a ``calls`` segment. None when an
+    argument has no description (the program then runs from numba's cache)."""
     from .cache import module_name
     module = module_name(compiled.program.module_source, compiled.target.name)
-    threaded = threaded_kernels(compiled.program)
     try:
         return [(export, module, attr, arg_types(args))
                 for segs in steps.values() for seg, payload in segs
-                for export, attr, args, fns in _segment_calls(compiled.target, seg, payload)
-                if threaded.isdisjoint(fns)]
+                for export, attr, args, _ in _segment_calls(compiled.target, seg, payload)]
     except Unsupported:
         return None
 
@@ -448,8 +438,8 @@ class Loaded:
         self.drawing = frozenset(drawing)
 
     def _fits(self, name: str, args: tuple) -> bool:
-        """Whether the entry holds call ``name`` for these arguments' types; a call it lacks runs
-        a threaded kernel (:func:`program_units` leaves those out)."""
+        """Whether the entry holds call ``name`` for these arguments' types (arrays of another
+        executor sharing the program may differ: that call runs numba's kernels)."""
         sig = self.sigs.get(name)
         if sig is None:
             return False
@@ -464,7 +454,7 @@ class Loaded:
 
     def call(self, seg: Any, payload: Any) -> Callable[[], None]:
         """The call of an ``njit`` or ``calls`` segment on its bound ``payload``: the entry's
-        functions, numba's kernels for a threaded kernel's call or arguments of other types."""
+        functions, numba's kernels for a call of arguments of other types."""
         target = self.target
         calls = []
         for i, (name, _, args, fns) in enumerate(_segment_calls(target, seg, payload)):

@@ -52,8 +52,6 @@ class ModuleWriter:
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
         # imports a building block that runs on threads: set by the target's writer (the CPU's) as
-        # a kernel of its own module is written, read through KernelWriter.threaded
-        self.calls_threaded = False
 
     def imp(self, module: str, name: str) -> str:
         """A local alias for ``module.name`` (imported once)."""
@@ -134,13 +132,6 @@ class KernelWriter:
     def target(self) -> Any:
         """The :class:`~symjit.lower.target.Target` this kernel is written for."""
         return self.module.target
-
-    @property
-    def threaded(self) -> bool:
-        """Whether the kernel calls a threaded building block (its module's writer says so, on
-        targets whose kernels each have a module of their own): what an ahead-of-time module
-        cannot hold. A kernel split into :attr:`parts` is serial code, which one can."""
-        return self.module.calls_threaded
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.indent + text)

@@ -98,9 +98,7 @@ class Program:
     group calls, one per distinct kernel form): ``("element", n)`` (a loop over n elements),
     ``("block", n)`` (n slices, one block each, for targets that launch blocks) or
     ``("tile", n)`` (n GEMM tiles, one block each); ``host_args`` to the (module, function) of
-    each int64 scalar the host program computes and passes after the arrays (a Dropout seed);
-    ``threaded`` names the kernel functions that run on threads (``KernelWriter.threaded``, noted
-    as they were written), which ahead-of-time modules leave to numba."""
+    each int64 scalar the host program computes and passes after the arrays (a Dropout seed)."""
 
     def __init__(self, source: str, entries: dict[str, tuple[str, list[int]]],
                  segments: dict[str, list[Segment]] | None = None,
@@ -109,12 +107,10 @@ class Program:
                  host_args: dict[str, list[tuple[str, str]]] | None = None,
                  kernel_of: dict[str, str] | None = None, consts: dict[str, list] | None = None,
                  kernel_modules: dict[str, str] | None = None,
-                 kernel_texts: dict[str, tuple[str, str]] | None = None,
-                 threaded: set[str] | None = None):
+                 kernel_texts: dict[str, tuple[str, str]] | None = None):
         self.module_source = source   # the program's module (what is imported)
         self.kernel_modules = kernel_modules or {}   # module name -> source, imported by the module
         self.kernel_texts = kernel_texts or {}   # kernel -> (its module, its source with value names)
-        self.threaded = threaded or set()   # kernel functions that run on threads
         self.kernel_of = kernel_of or {}
         self.consts = consts or {}   # kernel function -> the values of its trailing int arguments
         self.entries = entries
@@ -156,8 +152,7 @@ def _kernel_module(kmw: ModuleWriter, form: str, target: Target) -> str:
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
                   spans: dict[str, tuple[str, int]], forms: dict[str, str],
                   kernel_of: dict[str, str], const_values: dict[str, list],
-                  kmods: dict[str, str], new_writer, inplace: dict[int, int],
-                  threaded: set[str]) -> list[Launch]:
+                  kmods: dict[str, str], new_writer, inplace: dict[int, int]) -> list[Launch]:
     """The launches of a group: its kernel, after the kernels of any building-block calls its
     rule asked to run on their own (``KernelWriter.prior``)."""
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
@@ -178,8 +173,7 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     loop_ops = [(op, r) for op, r in zip(grp.ops, grp.rules) if op is not anchor]
     if loop_ops or elem:
         emit_loop(target, k, g, grp, loop_ops, elem)
-    reg = functools.partial(_register, mw, target, g, grp, spans, forms, kernel_of, const_values, kmods, same,
-                            threaded)
+    reg = functools.partial(_register, mw, target, g, grp, spans, forms, kernel_of, const_values, kmods, same)
     launches = []
     by_name = {vname(v): same.get(v, v) for v in params}
     for i, (names, emit) in enumerate(k.prior):
@@ -194,7 +188,7 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
 
 
 def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dict, forms: dict,
-              kernel_of: dict, const_values: dict, kmods: dict, same: dict[int, int], threaded: set[str],
+              kernel_of: dict, const_values: dict, kmods: dict, same: dict[int, int],
               k: KernelWriter, params: list[int], loop: bool = True) -> Launch:
     """Name a written kernel by its canonical form (one function per distinct form: a module of its
     own on targets with kernel modules; a kernel that only calls a building block with its own
@@ -206,8 +200,6 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
     first = form not in forms
     # a kernel split into parts says so by its name, which the host calls read (symjit.parts)
     fn = forms.setdefault(form, k.name + (PARTS_SUFFIX if k.parts else ""))
-    if k.threaded:
-        threaded.add(fn)
     if direct:   # only a building block's call: the program calls it on the arrays it takes
         params = [dict(zip(k.params, params))[a] for a in direct[2]]
     if first and direct:
@@ -314,7 +306,6 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     const_values: dict[str, list] = {}   # kernel function -> the values of its const arguments
     labels: dict[int, str] = {}   # id of a list of launches -> its first group's label
     kmods: dict[str, str] = {}    # kernel module name -> source (targets with kernel_modules)
-    threaded: set[str] = set()    # kernel functions running on threads
     for grp in groups:
         steps = runs[grp.phase]
         if grp.host:
@@ -324,8 +315,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                 steps.append([])
                 labels[id(steps[-1])] = group_label(grp)
             steps[-1].extend(_group_kernel(mw, target, g, grp, spans, forms, kernel_of, const_values,
-                                           kmods, lambda: target.module_writer(cache, fastmath), inplace,
-                                           threaded))
+                                           kmods, lambda: target.module_writer(cache, fastmath), inplace))
     entries, segments = {}, {}
 
     def hosted(step: list) -> bool:   # a kernel in parts runs them from the host (symjit.parts)
@@ -360,4 +350,4 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
             for name, _, _, _, h, _ in step if h}
     texts = kmods.pop("", {})
     return Program(mw.source(header), entries, segments, kernels, spans, host, kernel_of, const_values,
-                   kmods, texts, threaded)
+                   kmods, texts)
