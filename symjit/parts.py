@@ -146,6 +146,8 @@ POOL = PartPool()
 """The process's pool (its workers are made at the first split call that needs them)."""
 
 
+PART_ARGS = 3
+"""The trailing arguments of a kernel in parts: ``part, parts, sync`` (``lower.writer.PART_PARAMS``)."""
 SYNC_LENGTH = 3
 """A call's barrier state (``kernels.cpu.spin.barrier``): arrivals, generation, abort flag."""
 SYNC_ABORT = 2
@@ -171,7 +173,7 @@ class PartsCall:
         self.parts = parts
 
     def __call__(self, *args: Any) -> None:
-        POOL.run(self.fn, args[:-len(whole_call())], self.parts or threads.parts_for_thread())
+        POOL.run(self.fn, args[:-PART_ARGS], self.parts or threads.parts_for_thread())
 
     def __repr__(self) -> str:
         return f"PartsCall({getattr(self.fn, '__name__', self.fn)!r})"

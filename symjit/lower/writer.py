@@ -51,7 +51,6 @@ class ModuleWriter:
         self.checks: list[str] = []   # messages of the data checks its kernels emit (code = index + 1)
         self.bodies: dict[tuple[str, str], str] = {}
         self.functions: list[str] = []
-        # imports a building block that runs on threads: set by the target's writer (the CPU's) as
 
     def imp(self, module: str, name: str) -> str:
         """A local alias for ``module.name`` (imported once)."""
@@ -173,6 +172,8 @@ class KernelWriter:
         :meth:`finish`) only when that call is its only work (the rest :func:`pure_statement`);
         otherwise (an epilogue loop after it) the call gets a whole call's arguments and runs all
         the parts itself, serially."""
+        if self.parts and not self.block_calls:   # a loop split before it: every part would run it
+            raise ValueError(f"kernel {self.name}: a building block in parts after a loop in parts")
         self.block_calls += 1
         return [*args, *PART_PARAMS]
 
