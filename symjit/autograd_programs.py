@@ -185,6 +185,11 @@ class HeldProgram:
         if dispatch.PENDING:
             dispatch.settle()
         stores = [v._store for v in values]
+        # aux states (BatchNorm's running statistics) are read from copies: a training forward the
+        # gradient computes again must not update the recorded call's states a second time
+        for i, own in enumerate(self.exe.aux_arrays, len(self.args)):
+            np.copyto(own._store, stores[i])
+            stores[i] = own._store
         read = {id(_owner(s)) for s in stores}
         outs = []
         for n, (shape, dtype) in zip(self.wanted, self.direct.outputs):

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from . import threads
+from .kernels.cpu.sync_state import PART_ARGS, SYNC_ABORT, SYNC_LENGTH
 
 __all__ = ["PartsCall", "PartPool", "POOL", "whole_call", "run_in_parts", "SYNC_LENGTH", "SYNC_ABORT"]
 
@@ -144,14 +145,6 @@ def _work(pool: PartPool, tasks: queue.SimpleQueue) -> None:
 
 POOL = PartPool()
 """The process's pool (its workers are made at the first split call that needs them)."""
-
-
-PART_ARGS = 3
-"""The trailing arguments of a kernel in parts: ``part, parts, sync`` (``lower.writer.PART_PARAMS``)."""
-SYNC_LENGTH = 3
-"""A call's barrier state (``kernels.cpu.spin.barrier``): arrivals, generation, abort flag."""
-SYNC_ABORT = 2
-"""The abort flag's index in it (as ``kernels.cpu.spin.SYNC_ABORT``)."""
 
 
 def whole_call() -> tuple:

@@ -145,6 +145,29 @@ def test_a_noncontiguous_or_other_dtype_value_takes_the_copying_path():
         _close(w.grad, np.full((3, 5), 2.0).T @ x)
 
 
+def test_the_compiled_backward_leaves_batchnorm_running_statistics_to_the_recorded_call():
+    """A gradient that computes a training BatchNorm again (for its batch statistics) reads the
+    running statistics from copies: each recorded step moves them once, on the program's own
+    buffers as on the first, copying step."""
+    gamma, beta = mx.nd.ones((3,)), mx.nd.zeros((3,))
+    mean, var = mx.nd.zeros((3,)), mx.nd.ones((3,))
+    want_mean, want_var = np.zeros(3), np.ones(3)
+    for _ in range(4):
+        x = RNG.uniform(size=(8, 3)).astype(np.float32)
+        d = mx.nd.array(x)
+        d.attach_grad()
+        with ag.record():
+            y = mx.nd.BatchNorm(d, gamma, beta, mean, var, momentum=0.9)
+            loss = mx.nd.sum(y * y)
+        loss.backward()
+        want_mean = 0.9 * want_mean + 0.1 * x.mean(0)
+        want_var = 0.9 * want_var + 0.1 * x.var(0)
+        np.testing.assert_allclose(mean.asnumpy(), want_mean, rtol=1e-5)
+        np.testing.assert_allclose(var.asnumpy(), want_var, rtol=1e-5)
+    prog = list(ag._PROGRAMS.values())[-1]
+    assert isinstance(prog, ag._HeldProgram) and isinstance(prog.direct, BoundProgram)
+
+
 def test_dropout_and_samplers_are_recorded_each_call():
     """Calls the recorder records otherwise keep doing so when repeated: each training-mode
     Dropout draws its own mask, and its gradient is that mask."""

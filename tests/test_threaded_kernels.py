@@ -409,3 +409,19 @@ def test_a_kernels_parts_meet_at_barriers_and_a_failed_part_releases_the_others(
     with pytest.raises(ValueError, match="part 1 failed"):
         POOL.run(fails, (flag,), 3)
     assert flag[0] == 0
+
+
+def test_the_part_arguments_have_one_layout_for_kernels_host_and_writer():
+    """The writer's trailing parameters, the host's whole call and the barrier's state agree: a
+    generated kernel in parts called with :func:`symjit.parts.whole_call` and a block call the
+    writer rewrites to a whole call pass the same number of arguments and the same state."""
+    from symjit.kernels.cpu import spin, sync_state
+
+    from symjit.lower.writer import PART_PARAMS
+    from symjit.parts import PART_ARGS, whole_call
+
+    part, parts, sync = whole_call()
+    assert len(PART_PARAMS) == PART_ARGS == len(whole_call()) == sync_state.PART_ARGS
+    assert (part, parts) == (0, 1) and sync.shape == (sync_state.SYNC_LENGTH,) and sync.dtype == np.int64
+    assert spin.SYNC_ABORT == sync_state.SYNC_ABORT < sync_state.SYNC_LENGTH
+    assert spin.barrier(sync, 1) and not sync.any()

@@ -34,6 +34,7 @@ from numba.extending import intrinsic
 
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
+from .sync_state import SYNC_ABORT, new_sync  # noqa: F401  (re-exported: the barrier's state)
 
 __all__ = ["spin_while", "barrier", "new_sync", "TICKS", "SETTLE", "SYNC_ABORT", "NAP_MICROS"]
 
@@ -89,17 +90,6 @@ def spin_while(flag, seen, ticks, settle=0):
         if _ticks() - start > ticks:
             break
     return seen
-
-
-SYNC_ABORT = 2
-"""Index in a ``sync`` array of the flag the host raises when a part failed: parts waiting at a
-:func:`barrier` then return False instead of waiting for a part that will not come."""
-
-
-def new_sync():
-    """A call's barrier state: arrivals, generation, abort flag (int64 zeros)."""
-    import numpy as np
-    return np.zeros(3, np.int64)
 
 
 @intrinsic

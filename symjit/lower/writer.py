@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..kernels.cpu.sync_state import SYNC_LENGTH
+
 __all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "PART_PARAMS", "pure_statement"]
 
 PARTS_SUFFIX = "_parts"
@@ -197,7 +199,7 @@ class KernelWriter:
             if alone:
                 self.parts = True
             else:
-                whole = "0, 1, np.zeros(3, np.int64))"   # symjit.parts.whole_call
+                whole = f"0, 1, np.zeros({SYNC_LENGTH}, np.int64))"   # symjit.parts.whole_call
                 self.lines = [line[:-len(own)] + whole if i in calls else line
                               for i, line in enumerate(self.lines)]
             self.block_calls = 0
