@@ -643,8 +643,10 @@ def install_nd_functions(module: Any) -> list[str]:
 
 def reset_arrays(*data: NDArray, num_arrays: int | None = None, out: Any = None,
                  name: str | None = None) -> list:
-    """``mx.nd.reset_arrays``: set every array to zero in place (one compiled call); returns ``[]``
-    as MXNet's does.
+    """``mx.nd.reset_arrays``: set every array to zero in place; returns ``[]`` as MXNet's does.
+    Each array is filled as ``a[:] = 0`` fills it (no kernel is compiled: a call on arrays of
+    new shapes, dtypes or counts costs no compilation; in a graph, ``mx.sym.reset_arrays`` is one
+    compiled operator).
 
     >>> import symjit as mx
     >>> a, b = mx.nd.ones((2,)), mx.nd.ones((3,))
@@ -653,7 +655,13 @@ def reset_arrays(*data: NDArray, num_arrays: int | None = None, out: Any = None,
     """
     if num_arrays is not None and num_arrays != len(data):
         raise MXNetError(f"reset_arrays: num_arrays={num_arrays} but {len(data)} arrays given")
-    invoke("reset_arrays", list(data), {"num_arrays": len(data)}, out=list(data), where="reset_arrays")
+    for i, a in enumerate(data):
+        if not isinstance(a, NDArray):
+            raise MXNetError(f"reset_arrays: argument {i} is a {type(a).__name__}, not an NDArray")
+    if out is not None:
+        raise MXNetError("reset_arrays: out= is not accepted (the arrays are reset in place)")
+    for a in data:
+        a[:] = 0
     return []
 
 

@@ -175,3 +175,24 @@ def test_optimizer_and_its_operator_agree(make, op, states, params):
     np.testing.assert_array_equal(w.asnumpy(), w_op.asnumpy())
     for a, b in zip(states(state), st_op):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_reset_arrays_zeroes_arrays_of_any_shapes_and_dtypes_without_compiling(monkeypatch):
+    """``mx.nd.reset_arrays`` fills each array in place as ``a[:] = 0`` does: a call on arrays of
+    shapes, dtypes and counts not seen before compiles nothing."""
+    from symjit import imperative
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("reset_arrays compiled a kernel")
+    rng = np.random.default_rng(3)
+    arrays = [mx.nd.array(rng.uniform(1, 2, size=tuple(rng.integers(1, 7, size=rank))), dtype=dt)
+              for rank, dt in zip([1, 2, 3, 4, 2, 1], ["float16", "float32", "float64", "float32",
+                                                        "int32", "float64"])]
+    monkeypatch.setattr(imperative, "compile_symbol", no_compile)
+    assert mx.nd.reset_arrays(*arrays, num_arrays=len(arrays)) == []
+    for a in arrays:
+        assert a.asnumpy().dtype == np.dtype(a.dtype) and not a.asnumpy().any()
+    with pytest.raises(mx.MXNetError, match="num_arrays=3 but 1"):
+        mx.nd.reset_arrays(arrays[0], num_arrays=3)
+    with pytest.raises(mx.MXNetError, match="argument 1 is a float"):
+        mx.nd.reset_arrays(arrays[0], 1.0, num_arrays=2)
