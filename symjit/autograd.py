@@ -84,6 +84,8 @@ from .base import MXNetError
 from .imperative import MODE, RECORDED, invoke_now
 from .ndarray import NDArray, dispatch
 from .ndarray.creation import ones, zeros
+from .ndarray.sparse import STYPES as _STYPES
+from .ndarray.sparse import dense_zeros as sparse_zeros
 from .ops.registry import get_op
 from .symbol.symbol import Symbol
 
@@ -333,15 +335,22 @@ def _record_fast(token: _Token, inputs: Any, run: Any) -> NDArray:
 
 
 def _attach_grad(self: NDArray, grad_req: str = "write", stype: Any = None) -> None:
-    """Give this array a gradient buffer of zeros (``.grad``) and make it a variable.
+    """Give this array a gradient buffer of zeros (``.grad``) and make it a variable. ``stype``:
+    the gradient's storage type (default: the array's own, as MXNet); a sparse gradient is
+    computed dense and stored in its storage type.
 
     >>> import symjit as mx
     >>> x = mx.nd.ones((2,)); x.attach_grad(); x.grad.asnumpy().tolist()
     [0.0, 0.0]
+    >>> x.attach_grad(stype='row_sparse'); x.grad.stype
+    'row_sparse'
     """
-    if stype not in (None, "default"):
-        raise MXNetError(f"attach_grad: stype={stype!r}: sparse storage is not supported by symjit")
-    mark_variables([self], [zeros(self.shape, ctx=self.context, dtype=self.dtype)], grad_req)
+    stype = self.stype if stype is None else stype
+    if stype not in _STYPES:
+        raise MXNetError(f"attach_grad: stype={stype!r} must be one of {_STYPES} (array of shape "
+                         f"{self.shape})")
+    mark_variables([self], [sparse_zeros(self.shape, ctx=self.context, dtype=self.dtype, stype=stype)],
+                   grad_req)
 
 
 def _backward_method(self: NDArray, out_grad: Any = None, retain_graph: bool = False,  # noqa: FBT001, FBT002

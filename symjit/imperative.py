@@ -45,7 +45,9 @@ from .imperative_runners import fast_into, fast_runner, seen
 from .imperative_shapes import Canonical, canonical_cached
 from .lower.rules import lookup
 from .ndarray import NDArray, arith, dispatch, storage
+from .ndarray import sparse as _sparse
 from .ndarray.ndarray import wrap
+from .ndarray.sparse_array import LIVE as _SPARSE_LIVE
 from .ops.registry import Kind, get_op
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 from .symbol.symbol import without_absent_inputs as without_absent
@@ -465,8 +467,11 @@ def nd_function(called: str) -> Any:
     state = _PROFILER
     mode = MODE
     queue, lazy_ok, pending = QUEUE, queueable(op), dispatch.PENDING
+    sparse_live, sparse_active, sparse_call = _SPARSE_LIVE, _sparse.active, _sparse.call
 
     def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        if sparse_live[0] and sparse_active(args, kwargs, out):     # MXNet's storage fallback
+            return sparse_call(called, fn, args, kwargs, out)
         if lazy_ok and queue.on and not mode.busy and not state.running:
             queued = queue.call(op, called, args, kwargs, out)
             if queued is not None:
@@ -598,7 +603,8 @@ def install_nd_functions(module: Any) -> list[str]:
                    if not n.startswith("_") and n != "Custom" and not hasattr(module, n))
     for n in names:
         setattr(module, n, nd_function(n))
-    for n in {*arith.ARRAY_OP.values(), "negative", "abs"}:     # NDArray arithmetic's operators
+    # NDArray arithmetic's operators, and every generated function (mx.nd.sparse's names)
+    for n in {*arith.ARRAY_OP.values(), "negative", "abs", *names}:
         dispatch.install_function(n, getattr(module, n))
     dispatch.install_function("expand_dims", nd_function("expand_dims"))  # mx.nd's checks its axis
     module.__all__ = [*module.__all__, *names]

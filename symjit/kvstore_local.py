@@ -11,10 +11,11 @@ import numpy as np
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str, write_atomic
 from .context import Context, cpu
 from .kvstore_base import KVStoreBase, OneWorker
-from .ndarray import NDArray
+from .ndarray import NDArray, sparse
+from .ndarray.ndarray import wrap
 from .optimizer import Optimizer, Updater, get_updater
 
-__all__ = ["KVStore", "KVStoreKeyError", "apply_update"]
+__all__ = ["KVStore", "KVStoreKeyError", "apply_update", "rows_of"]
 
 LOCAL_TYPES = ("local", "device", "local_update_cpu", "local_allreduce_cpu", "local_allreduce_device")
 DEVICE_TYPES = ("device", "local_allreduce_device",    # reduce and update on the values' GPU
@@ -43,6 +44,32 @@ def apply_update(updater: Callable[..., Any] | None, keys: list[Key], totals: li
     else:
         for k, total, dst in zip(keys, totals, stored):
             updater(k, total, dst)
+
+
+def _sparse_sum(stored: NDArray, values: list[NDArray]) -> NDArray:
+    """The sum of pushed values where one is sparse (or the stored value is): row_sparse when
+    every value is (only the rows they store count, for the optimizer's lazy update), else dense;
+    on the stored value's context, in its dtype."""
+    total = np.zeros(stored.shape, np.dtype(stored.dtype))
+    for v in values:
+        total += v.asnumpy().astype(total.dtype, copy=False)
+    if all(v.stype == "row_sparse" for v in values):
+        rows = np.unique(np.concatenate([v.indices.asnumpy() for v in values]))
+        return sparse.RowSparseNDArray(stored.shape, total[rows], (rows,), stored.context)
+    return wrap(total, stored.context)
+
+
+def rows_of(value: NDArray, row_ids: NDArray, where: str) -> NDArray:
+    """The rows ``row_ids`` (any order, repeats allowed) of ``value`` as a row_sparse array (a
+    row_sparse value keeps only the rows it stores)."""
+    rows = np.unique(row_ids.asnumpy().astype(np.int64).reshape(-1))
+    if rows.size and (rows[0] < 0 or rows[-1] >= value.shape[0]):
+        raise ShapeError(f"{where}: row_ids must lie in [0, {value.shape[0]}), got values from "
+                         f"{int(rows[0])} to {int(rows[-1])}")
+    if value.stype == "row_sparse":
+        return sparse.retain(value, wrap(rows, value.context))
+    return sparse.RowSparseNDArray(value.shape, np.ascontiguousarray(value.asnumpy()[rows]), (rows,),
+                                   value.context)
 
 
 def _check_key(key: Any, where: str) -> Key:
@@ -181,6 +208,8 @@ class KVStore(OneWorker, KVStoreBase):
         """The sum of ``values`` in the stored dtype, where the stored value lives, in a buffer kept
         per key (a push allocates nothing after the first)."""
         stored = self._store[key]
+        if stored.stype != "default" or any(v.stype != "default" for v in values):
+            return _sparse_sum(stored, values)
 
         def here(v: NDArray) -> NDArray:
             v = v.as_in_context(stored.context)
@@ -229,9 +258,38 @@ class KVStore(OneWorker, KVStoreBase):
         self.pull(key, out=value if out is None else out, priority=priority)
 
     def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
-        """Not supported: symjit has dense storage only."""
-        raise MXNetError("KVStore.row_sparse_pull: row_sparse storage is not supported by symjit; "
-                         "use pull")
+        """Copy the rows ``row_ids`` of the stored value of ``key`` into ``out``, a row_sparse
+        array (or a list, one per device, with one ``row_ids`` array each or one for all); for a
+        list of keys, one entry of each per key. ``out`` then stores exactly those rows.
+
+        >>> import symjit as mx
+        >>> kv = mx.kv.create()
+        >>> kv.init(0, mx.nd.array([[1.0], [2.0], [3.0]]))
+        >>> out = mx.nd.sparse.zeros('row_sparse', (3, 1))
+        >>> kv.row_sparse_pull(0, out=out, row_ids=mx.nd.array([2, 0]))
+        >>> out.indices.asnumpy().tolist(), out.data.asnumpy().tolist()
+        ([0, 2], [[1.0], [3.0]])
+        """
+        where = "KVStore.row_sparse_pull"
+        if out is None or row_ids is None:
+            raise ParamError(f"{where}: out and row_ids are required")
+        pairs = _pairs(key, out, where, "out")
+        ids = [row_ids] if len(pairs) == 1 else list(row_ids) if isinstance(row_ids, (list, tuple)) else None
+        if ids is None or len(ids) != len(pairs):
+            raise ParamError(f"{where}: {len(pairs)} keys need {len(pairs)} row_ids entries")
+        for (k, outs), rid in zip(pairs, ids):
+            self._check_shapes(k, outs, where, "out")
+            rids = rid if isinstance(rid, (list, tuple)) else [rid] * len(outs)
+            if len(rids) != len(outs):
+                raise ParamError(f"{where} (key {k!r}): {len(outs)} outs need as many row_ids, "
+                                 f"got {len(rids)}")
+            for o, r in zip(outs, rids):
+                if not isinstance(r, NDArray):
+                    raise DTypeError(f"{where} (key {k!r}): row_ids must be NDArrays, got {type(r).__name__}")
+                if o.stype != "row_sparse":
+                    raise DTypeError(f"{where} (key {k!r}): out must be a row_sparse array, got "
+                                     f"storage type {o.stype!r}")
+                rows_of(self._store[k], r, where).copyto(o)
 
     def set_gradient_compression(self, compression_params: dict) -> None:
         """Not supported: gradients are always exchanged uncompressed."""

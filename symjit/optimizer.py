@@ -35,7 +35,9 @@ from .optimizer_base import (  # noqa: F401
     SchedulerConflictError,
     _clip,
     create,
+    dense_state_weight,
     register,
+    update_sparse,
 )
 from .optimizer_host import DCASGD, FTML, LAMB, LARS, LBSGD, SGLD, Adamax, Ftrl, Nadam, Signum  # noqa: F401
 
@@ -262,13 +264,20 @@ class Updater:
                 raise DTypeError(f"Updater (index {idx!r}): grad and weight must be NDArrays, got "
                                  f"{type(g).__name__} and {type(w).__name__}")
             if idx not in self.states:
-                self.states[idx] = self.optimizer.create_state_multi_precision(idx, w)
+                self.states[idx] = self.optimizer.create_state_multi_precision(idx, dense_state_weight(w))
                 self.states_synced[idx] = True
             elif not self.states_synced.get(idx, True):   # loaded by set_states: onto the weight's device
                 self.states[idx] = self.sync_state_context(self.states[idx], w.context)
                 self.states_synced[idx] = True
         opt = self.optimizer
         opt._set_current_context(triples[0][2].context.device_id)
+        if any(t[1].stype != "default" or t[2].stype != "default" for t in triples):
+            for idx, g, w in triples:       # sparse weights or gradients: one at a time
+                if g.stype != "default" or w.stype != "default":
+                    update_sparse(opt, idx, w, g, self.states[idx])
+                else:
+                    opt.update_multi_precision(idx, w, g, self.states[idx])
+            return
         if len(triples) > 1 and opt._fusable():
             indices = [t[0] for t in triples]
             opt._update_many(indices, [t[2] for t in triples], [t[1] for t in triples],

@@ -12,9 +12,10 @@ import numpy as np
 from . import lazy
 from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str
 from .ndarray import NDArray, dispatch, storage, zeros_like
+from .ndarray.ndarray import wrap
 from .ndarray.optim_ops import MultiUpdate, update_kernels
 
-__all__ = ["Optimizer", "SchedulerConflictError", "register", "create"]
+__all__ = ["Optimizer", "SchedulerConflictError", "register", "create", "update_sparse", "dense_state_weight"]
 
 _FLOATS = (np.dtype("float32"), np.dtype("float64"))
 
@@ -360,3 +361,57 @@ def _check_array(opt: Optimizer, index: Any, what: str, arr: Any, weight: NDArra
 
 register = Optimizer.register
 create = Optimizer.create_optimizer
+
+
+# -- sparse weights and gradients -------------------------------------------------------------------
+
+def _take_rows(state: Any, rows: np.ndarray) -> Any:
+    """``state`` (None, an NDArray or a tuple/list of them) cut down to the rows ``rows``."""
+    if isinstance(state, NDArray):
+        return wrap(np.ascontiguousarray(state.asnumpy()[rows]), state.context)
+    if isinstance(state, (tuple, list)):
+        return type(state)(_take_rows(s, rows) for s in state)
+    return state
+
+
+def _put_rows(state: Any, part: Any, rows: np.ndarray) -> None:
+    """Write the rows ``part`` (:func:`_take_rows`'s result, updated) back into ``state``."""
+    if isinstance(state, NDArray):
+        dense = state.asnumpy()
+        dense[rows] = part.asnumpy()
+        state._write(Ellipsis, dense, "Optimizer.update")
+    elif isinstance(state, (tuple, list)):
+        for s, p in zip(state, part):
+            _put_rows(s, p, rows)
+
+
+def dense_state_weight(weight: NDArray) -> NDArray:
+    """The weight an optimizer's state is made for: a sparse weight's states are dense arrays."""
+    return weight.tostype("default") if weight.stype != "default" else weight
+
+
+def update_sparse(opt: Optimizer, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+    """One update where the weight or the gradient is sparse. With a row_sparse gradient and an
+    optimizer whose ``lazy_update`` is on (MXNet's default for SGD, Adam, ...), only the rows the
+    gradient stores are updated, their states too (MXNet's lazy update); otherwise the update is
+    the dense one on the dense values. A sparse weight keeps its storage type."""
+    if grad.shape != weight.shape:
+        raise ShapeError(f"{type(opt).__name__}.update (index {index!r}): grad shape "
+                         f"{shape_str(grad.shape)} does not match the weight's {shape_str(weight.shape)}")
+    if grad.stype == "row_sparse" and getattr(opt, "lazy_update", False):
+        rows = grad.indices.asnumpy()
+        if rows.size == 0:
+            opt._update_count(index)
+            return
+        part_w = _take_rows(weight, rows)
+        part_s = _take_rows(state, rows)
+        opt.update_multi_precision(index, part_w, grad.data.astype(part_w.dtype, copy=False), part_s)
+        dense = weight.asnumpy()
+        dense[rows] = part_w.asnumpy()
+        weight._write(Ellipsis, dense, "Optimizer.update")
+        _put_rows(state, part_s, rows)
+        return
+    dense_w = dense_state_weight(weight)
+    opt.update_multi_precision(index, dense_w, grad.tostype("default"), state)
+    if dense_w is not weight:
+        weight._write(Ellipsis, dense_w.asnumpy(), "Optimizer.update")

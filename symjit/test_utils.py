@@ -41,7 +41,8 @@ from .testing_support import _np, assert_almost_equal, default_context
 
 __all__ = [
     "default_dtype", "assert_exception", "random_arrays",
-    "rand_ndarray", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd", "simple_forward",
+    "rand_ndarray", "rand_sparse_ndarray", "rand_shape_2d", "rand_shape_3d", "rand_shape_nd",
+    "simple_forward",
     "check_symbolic_forward", "check_symbolic_backward", "check_numeric_gradient", "numeric_grad",
     "check_consistency", "get_mnist", "get_mnist_iterator", "environment",
     *_stats_all, *_support_all,
@@ -92,15 +93,47 @@ def rand_shape_nd(num_dim: int, dim: int = 10) -> tuple[int, ...]:
     return tuple(int(d) for d in np.random.randint(1, dim + 1, size=num_dim))
 
 
+def rand_sparse_ndarray(shape: Any, stype: str, density: float | None = None, dtype: Any = None,
+                        ctx: Context | None = None, **kwargs: Any) -> tuple[nd.NDArray, tuple]:
+    """A random sparse array of storage type ``stype`` (``'row_sparse'``: each row stored with
+    probability ``density``; ``'csr'``: each element) of uniform values in [0, 1), and its
+    components as numpy arrays ((data, indices) or (data, indices, indptr)). ``density``
+    defaults to a random one.
+
+    >>> arr, (data, indices) = rand_sparse_ndarray((4, 2), 'row_sparse', density=1.0)
+    >>> arr.stype, indices.tolist()
+    ('row_sparse', [0, 1, 2, 3])
+    """
+    density = rnd.rand() if density is None else float(density)
+    dt = np.dtype(dtype or default_dtype())
+    shape = tuple(int(d) for d in shape)
+    if stype == "row_sparse":
+        keep = rnd.rand(shape[0]) < density
+        dense = np.zeros(shape, dt)
+        dense[keep] = rnd.uniform(size=(int(keep.sum()), *shape[1:])) + 1e-3
+    elif stype == "csr":
+        if len(shape) != 2:
+            raise ParamError(f"rand_sparse_ndarray: a csr matrix has two dimensions, got shape {shape}")
+        dense = np.where(rnd.rand(*shape) < density, rnd.uniform(size=shape) + 1e-3, 0).astype(dt)
+    else:
+        raise ParamError(f"rand_sparse_ndarray: stype must be 'row_sparse' or 'csr', got {stype!r}")
+    arr = nd.array(dense, ctx=ctx or default_context(), dtype=dt).tostype(stype)
+    if stype == "row_sparse":
+        return arr, (arr.data.asnumpy(), arr.indices.asnumpy())
+    return arr, (arr.data.asnumpy(), arr.indices.asnumpy(), arr.indptr.asnumpy())
+
+
 def rand_ndarray(shape: Any, stype: str = "default", density: float | None = None, dtype: Any = None,
                  modifier_func: Callable | None = None, shuffle_csr_indices: bool = False,
                  distribution: str | None = None, ctx: Context | None = None) -> nd.NDArray:
-    """A dense NDArray of standard-normal values (``modifier_func`` applied to them when given).
+    """A dense NDArray of standard-normal values (``modifier_func`` applied to them when given),
+    or a random sparse one (:func:`rand_sparse_ndarray`) for ``stype`` ``'row_sparse'``/``'csr'``.
 
-    Sparse storage types are not supported by symjit: ``stype`` other than ``'default'`` is an
-    error."""
+    >>> rand_ndarray((2, 3), 'csr', density=0.5).stype
+    'csr'
+    """
     if stype != "default":
-        raise MXNetError(f"rand_ndarray: stype {stype!r} is not supported (symjit has dense storage only)")
+        return rand_sparse_ndarray(shape, stype, density, dtype, ctx)[0]
     values = random_arrays(tuple(shape))
     if modifier_func is not None:
         values = np.asarray(modifier_func(values))

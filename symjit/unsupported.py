@@ -1,11 +1,12 @@
 """MXNet 1.9.1 names symjit leaves out on purpose, each a clear error instead of a missing name.
 
-Sparse storage (CSR and row_sparse arrays, and the ops that only exist for them) and quantization
-(int8 inference) are outside symjit's scope: symjit compiles dense float graphs. Their names exist
-in ``mx.sym``/``mx.nd`` (and ``.contrib``) as functions that raise :class:`MXNetError` naming the
-function and the reason; ``mx.sym.sparse.<name>`` and ``mx.nd.sparse.<name>`` raise the same error
-on access. The top-level modules symjit does not have yet (``mx.np``,
-``mx.npx``, also named ``mx.numpy`` and ``mx.numpy_extension``) raise such an error too
+Sparse *symbols* (``mx.sym.sparse``, ``mx.sym.cast_storage``: graphs over CSR and row_sparse
+arrays) and the graph operators that only exist for sparse inputs, and quantization (int8
+inference) are outside symjit's scope: symjit compiles dense float graphs (sparse NDArrays are
+supported imperatively: :mod:`symjit.ndarray.sparse`). Their names exist in ``mx.sym``/``mx.nd``
+(and ``.contrib``) as functions that raise :class:`MXNetError` naming the function and the reason;
+``mx.sym.sparse.<name>`` raises the same error on access. The top-level modules symjit does not
+have yet (``mx.np``, ``mx.npx``, also named ``mx.numpy`` and ``mx.numpy_extension``) raise such an error too
 (:data:`PLANNED`, through ``symjit.__getattr__``). They can be
 imported (``import mxnet.numpy``, ``from mxnet import np``), so that a program importing
 them at the top still runs what does not use them: the imported module is a placeholder whose
@@ -28,15 +29,16 @@ from typing import Any
 
 from .base import MXNetError
 
-__all__ = ["SPARSE", "QUANTIZATION", "PLANNED", "install", "planned", "UnsupportedName", "PlannedModule"]
+__all__ = ["SPARSE", "SPARSE_SYMBOL", "QUANTIZATION", "PLANNED", "install", "planned", "UnsupportedName",
+           "PlannedModule"]
 
-_SPARSE_WHY = ("sparse storage (CSR and row_sparse arrays) is not supported by symjit, which compiles dense "
-               "arrays")
+_SPARSE_WHY = ("sparse storage in symbols (CSR and row_sparse graph inputs) is not supported by symjit, "
+               "which compiles dense graphs; sparse NDArrays are (mx.nd.sparse)")
 _QUANT_WHY = "quantization (int8 graphs) is not supported by symjit, which compiles float graphs"
 
 # namespace suffix ("" for mx.sym / mx.nd) -> names
+SPARSE_SYMBOL: dict[str, tuple[str, ...]] = {"": ("cast_storage",)}   # mx.sym only (mx.nd has them)
 SPARSE: dict[str, tuple[str, ...]] = {
-    "": ("cast_storage",),
     "contrib": ("SparseEmbedding", "getnnz", "edge_id", "dgl_adjacency",
                 "dgl_csr_neighbor_non_uniform_sample",
                 "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph"),
@@ -126,16 +128,21 @@ def _sparse_namespace(name: str) -> types.ModuleType:
 
 def install(sym: types.ModuleType, nd: types.ModuleType) -> None:
     """Give ``mx.sym`` and ``mx.nd`` (and their ``contrib``) the out-of-scope names as functions
-    raising a clear error, and ``sparse`` sub-namespaces that raise on every name; make the modules
+    raising a clear error, and ``mx.sym`` a ``sparse`` sub-namespace that raises on every name
+    (``mx.nd.sparse`` is :mod:`symjit.ndarray.sparse`); make the modules
     of :data:`PLANNED` importable placeholders."""
     for short, root in (("mx.sym", sym), ("mx.nd", nd)):
-        for table, why in ((SPARSE, _SPARSE_WHY), (QUANTIZATION, _QUANT_WHY)):
+        tables = [(SPARSE, _SPARSE_WHY), (QUANTIZATION, _QUANT_WHY)]
+        if root is sym:
+            tables.append((SPARSE_SYMBOL, _SPARSE_WHY))
+        for table, why in tables:
             for space, names in table.items():
                 target = getattr(root, space) if space else root
                 for n in names:
                     if not hasattr(target, n):
                         setattr(target, n, _stub(f"{short}.{space + '.' if space else ''}{n}", why))
-        sparse = _sparse_namespace(f"{root.__name__}.sparse")
-        root.sparse = sparse
-        sys.modules[sparse.__name__] = sparse
+        if not hasattr(root, "sparse"):     # mx.nd.sparse is real; mx.sym.sparse is not
+            sparse = _sparse_namespace(f"{root.__name__}.sparse")
+            root.sparse = sparse
+            sys.modules[sparse.__name__] = sparse
     _install_planned(sys.modules[sym.__name__.rpartition(".")[0]])

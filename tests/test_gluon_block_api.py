@@ -142,8 +142,10 @@ def test_parameter_storage_types():
         gluon.Parameter("w", shape=(2,), stype="dense")
     with pytest.raises(AssertionError, match="grad_stype"):
         gluon.Parameter("w", shape=(2,), grad_stype="sparse")
-    with pytest.raises(MXNetError, match="sparse storage"):
-        gluon.Parameter("w", shape=(2,), stype="row_sparse")
+    p = gluon.Parameter("w", shape=(2, 2), stype="row_sparse")
+    p.initialize()
+    with pytest.raises(RuntimeError, match="row_sparse_data"):
+        p.data()
 
 
 def test_symbol_block_parameters_take_the_inputs_declared_dtype(tmp_path):

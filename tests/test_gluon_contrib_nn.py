@@ -55,21 +55,23 @@ def test_pixel_shuffle_bad_factor():
         PixelShuffle1D(0)
 
 
-def test_sparse_embedding_rows_and_dense_gradient():
+def test_sparse_embedding_rows_and_row_sparse_gradient():
     layer = SparseEmbedding(6, 3)
     layer.initialize()
+    gluon.Trainer(layer.collect_params(), "sgd")
     plain = gluon.nn.Embedding(6, 3)
     plain.initialize()
-    plain.weight.set_data(layer.weight.data())
+    plain.weight.set_data(layer.weight._reduce())
     x = mx.nd.array([[4, 1], [1, 0]])
     with autograd.record():
         y = layer(x)
     y.backward()
     assert y.shape == (2, 2, 3)
     assert np.array_equal(y.asnumpy(), plain(x).asnumpy())
-    grad = layer.weight.grad().asnumpy()
-    assert np.array_equal(grad[:, 0], [1, 2, 0, 0, 1, 0])        # rows counted once per index
-    assert layer.weight.stype == "default" and repr(layer) == "SparseEmbedding(6 -> 3, float32)"
+    grad = layer.weight.grad()
+    assert np.array_equal(grad.asnumpy()[:, 0], [1, 2, 0, 0, 1, 0])        # rows counted once per index
+    assert grad.stype == "row_sparse" and grad.indices.asnumpy().tolist() == [0, 1, 4]
+    assert layer.weight.stype == "row_sparse" and repr(layer) == "SparseEmbedding(6 -> 3, float32)"
 
 
 def test_sync_batch_norm_is_batch_norm_on_one_device():

@@ -285,7 +285,7 @@ def test_failed_list_push_changes_nothing():
     lambda kv: kv.init([8, "x"], [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE)]),
     lambda kv: kv.set_optimizer("sgd"),
     lambda kv: kv._set_updater(3),
-    lambda kv: kv.row_sparse_pull(3, out=mx.nd.ones(SHAPE), row_ids=mx.nd.zeros((1,))),
+    lambda kv: kv.row_sparse_pull(3, out=mx.nd.ones(SHAPE), row_ids=mx.nd.zeros((1,))),   # a dense out
     lambda kv: kv.set_gradient_compression({"type": "2bit"}),
 ])
 def test_bad_arguments_raise_mxnet_error(call):

@@ -46,8 +46,13 @@ def test_random_data_and_contexts():
     x = tu.rand_ndarray((3, 4), dtype="float64")
     assert x.shape == (3, 4) and x.dtype == np.float64 and x.context == mx.cpu()
     assert np.std(tu.rand_ndarray((4000,)).asnumpy()) == pytest.approx(1.0, rel=0.1)
-    with pytest.raises(MXNetError, match="stype 'csr' is not supported"):
-        tu.rand_ndarray((2, 2), stype="csr")
+    csr = tu.rand_ndarray((20, 30), stype="csr", density=0.2)
+    assert csr.stype == "csr" and 0 < np.count_nonzero(csr.asnumpy()) < 20 * 30
+    rsp, (data, indices) = tu.rand_sparse_ndarray((10, 3), "row_sparse", density=0.5)
+    assert rsp.stype == "row_sparse" and data.shape == (len(indices), 3)
+    np.testing.assert_array_equal(rsp.asnumpy()[indices], data)
+    with pytest.raises(MXNetError, match="stype must be"):
+        tu.rand_ndarray((2, 2), stype="coo")
     for shape, n in ((tu.rand_shape_2d(), 2), (tu.rand_shape_3d(4, 5, 6), 3), (tu.rand_shape_nd(5, 3), 5)):
         assert len(shape) == n and all(d >= 1 for d in shape)
     a, b = tu.random_arrays((2, 3), (4,))

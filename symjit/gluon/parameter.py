@@ -23,7 +23,7 @@ import numpy as np
 from .. import autograd, initializer
 from ..base import MXNetError, np_dtype
 from ..context import Context, cpu, current_context
-from ..ndarray import NDArray, zeros, zeros_like
+from ..ndarray import NDArray, arange, zeros
 from ..ndarray import load as nd_load
 from ..ndarray import save as nd_save
 from ..symbol import Variable
@@ -31,7 +31,7 @@ from ..symbol import Variable
 __all__ = ["Parameter", "Constant", "ParameterDict", "DeferredInitializationError"]
 
 GRAD_REQS = ("write", "add", "null")
-STYPES = ("default", "row_sparse", "csr")   # MXNet's names; only "default" is supported
+STYPES = ("default", "row_sparse", "csr")   # MXNet's storage types
 
 
 class DeferredInitializationError(MXNetError):
@@ -72,9 +72,6 @@ class Parameter:
         for what, st in (("stype", stype), ("grad_stype", grad_stype)):
             if st not in STYPES:
                 raise AssertionError(f"Parameter {name!r}: {what} must be one of {STYPES}, got {st!r}")
-        if stype != "default" or grad_stype != "default":
-            raise MXNetError(f"Parameter {name!r}: stype={stype!r}, grad_stype={grad_stype!r}: sparse "
-                             "storage is not supported by symjit")
         self.name = name
         self._shape = None if shape is None else ((int(shape),) if isinstance(shape, int)
                                                    else tuple(int(d) for d in shape))
@@ -136,8 +133,17 @@ class Parameter:
     def stype(self) -> str:
         return self._stype
 
+    @property
+    def grad_stype(self) -> str:
+        return self._grad_stype
+
     def _set_trainer(self, trainer: Any) -> None:
-        """Record the Trainer that updates this parameter (None: none)."""
+        """Record the Trainer that updates this parameter (None: none); a sparse parameter takes
+        only one (its rows are pulled from that trainer's store)."""
+        if self._stype != "default" and self._trainer is not None and trainer is not None \
+                and self._trainer is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter {self.name!r}: it has one "
+                               f"already, and a {self._stype} Parameter takes only one Trainer")
         self._trainer = trainer
 
     # --- initialization -----------------------------------------------------------------------
@@ -185,13 +191,16 @@ class Parameter:
         self._data = [data.copyto(c) if data.context != c or data.dtype != self.dtype else data.copy()
                       for c in ctxs]
         self._data = [d if d.dtype == self.dtype else d.astype(self.dtype) for d in self._data]
+        if any(d.stype != self._stype for d in self._data):
+            self._data = [d.tostype(self._stype) for d in self._data]
         self._init_grad()
 
     def _init_grad(self) -> None:
         if self._grad_req == "null" or self._data is None:
             self._grad = None
             return
-        self._grad = [zeros_like(d) for d in self._data]
+        self._grad = [zeros(d.shape, ctx=d.context, dtype=d.dtype, stype=self._grad_stype)
+                      for d in self._data]
         autograd.mark_variables(self._data, self._grad, self._grad_req)
 
     def _check_and_get(self, arrs: list | None, ctx: Any, what: str) -> Any:
@@ -215,13 +224,53 @@ class Parameter:
                            "parameters with Block.collect_params().initialize() (Block.params does "
                            "not include the parameters of nested child blocks)")
 
+    def _dense_only(self, method: str) -> None:
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name!r} via {method}() because "
+                               f"its storage type is {self._stype}; use row_sparse_data() instead")
+
     def data(self, ctx: Context | None = None) -> NDArray:
-        """This parameter's array on ``ctx`` (the only context, or the current one)."""
+        """This parameter's array on ``ctx`` (the only context, or the current one); a
+        row_sparse parameter's rows come from :meth:`row_sparse_data` instead."""
+        self._dense_only("data")
         return self._check_and_get(self._data, ctx, "")
 
     def list_data(self) -> list[NDArray]:
         """The arrays on every context, in the order of :meth:`list_ctx`."""
+        self._dense_only("list_data")
         return self._check_and_get(self._data, list, "")
+
+    def _get_row_sparse(self, ctx: Any, row_id: Any, method: str) -> Any:
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name!r} via {method}() because "
+                               f"its storage type is {self._stype}; use data() instead")
+        if not isinstance(row_id, NDArray):
+            raise TypeError(f"Parameter {self.name!r}.{method}: row_id must be an NDArray, got "
+                            f"{type(row_id).__name__}")
+        if self._trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter {self.name!r} when no Trainer "
+                               "is created with it")
+        results = self._check_and_get(self._data, ctx, "")
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
+
+    def row_sparse_data(self, row_id: NDArray) -> NDArray:
+        """This row_sparse parameter's array on ``row_id``'s context, holding the rows ``row_id``
+        (pulled from its Trainer's store).
+
+        >>> import symjit as mx
+        >>> p = mx.gluon.Parameter('w', shape=(3, 1), stype='row_sparse')
+        >>> p.initialize(init=mx.init.One())
+        >>> t = mx.gluon.Trainer([p], 'sgd')
+        >>> p.row_sparse_data(mx.nd.array([2])).indices.asnumpy().tolist()
+        [2]
+        """
+        return self._get_row_sparse(row_id.context if isinstance(row_id, NDArray) else None, row_id,
+                                    "row_sparse_data")
+
+    def list_row_sparse_data(self, row_id: NDArray) -> list[NDArray]:
+        """This row_sparse parameter's arrays on every context, each holding the rows ``row_id``."""
+        return self._get_row_sparse(list, row_id, "list_row_sparse_data")
 
     def grad(self, ctx: Context | None = None) -> NDArray:
         """The gradient array on ``ctx``."""
@@ -276,8 +325,8 @@ class Parameter:
                 raise ValueError(f"dtype_source must be 'current' or 'saved', got {dtype_source!r}")
             if dtype_source == "current":
                 data = data.astype(self.dtype)
-            else:
-                self.dtype = np.dtype(data.dtype).type
+            elif np.dtype(data.dtype) != np.dtype(self.dtype):
+                self.cast(data.dtype)        # the arrays take the saved dtype
         elif np.dtype(data.dtype) != np.dtype(self.dtype):
             raise AssertionError(f"Failed loading Parameter {self.name!r} from saved params: dtype "
                                  f"incompatible expected {np.dtype(self.dtype).name} vs saved "
@@ -300,8 +349,14 @@ class Parameter:
             self.set_data(data)
 
     def _reduce(self) -> NDArray:
-        """The value to save: the first context's array, on the CPU."""
-        return self.list_data()[0].copyto(cpu())
+        """The value to save: the first context's array, on the CPU (a row_sparse parameter's every
+        row, from its Trainer's store when it has one)."""
+        if self._stype == "default":
+            return self.list_data()[0].copyto(cpu())
+        out = self._check_and_get(self._data, list, "")[0].copyto(cpu())
+        if self._trainer is not None:
+            self._trainer._row_sparse_pull(self, out, arange(0, self._shape[0], ctx=cpu()), full_idx=True)
+        return out
 
     def reset_ctx(self, ctx: Any) -> None:
         """Move this parameter's arrays (or its pending initialization) to ``ctx``."""
@@ -336,7 +391,8 @@ class Parameter:
             # a shape with unknown dimensions is left out: inference fills it from the inputs
             shape = self._shape if _shape_known(self._shape) else None
             self._var = Variable(self.name, shape=shape, dtype=self.dtype, lr_mult=self.lr_mult,
-                                 wd_mult=self.wd_mult, init=init)
+                                 wd_mult=self.wd_mult, init=init,
+                                 stype=None if self._stype == "default" else self._stype)
         return self._var
 
 

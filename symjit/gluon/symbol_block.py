@@ -74,6 +74,12 @@ class SymbolBlock(HybridBlock):
                 raise ValueError(f"Input symbols must be variable, but {s.name} is an output of operators")
             names.append(s.name)
         dtypes = _param_dtypes(syms, out)
+        attrs = out.attr_dict()
+        for n in out.list_arguments():      # parameters of a SymbolBlock are dense, as in MXNet
+            st = attrs.get(n, {}).get("__storage_type__", "0")
+            if st != "0":
+                raise AssertionError(f"SymbolBlock does not support Parameter {n!r} with storage type "
+                                     f"id {st} (sparse); its parameters are dense")
         for n in out.list_arguments():
             if n not in names:
                 self.params.get(n, allow_deferred_init=True, dtype=dtypes.get(n, np.float32))

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd
 from .. import kvstore as kvs
 from .. import optimizer as opt
 from ..base import MXNetError
@@ -50,6 +51,21 @@ def _create_kvstore(kvstore: Any, num_device: int, arrays: list) -> tuple[Any, b
     else:
         raise TypeError(f"Trainer: kvstore must be a KVStore, a str or None, got {type(kvstore).__name__}")
     return kv, kv is not None and on_kv and kv.is_capable(kvs.KVStoreBase.OPTIMIZER)
+
+
+def _arrays(p: Parameter) -> list:
+    """A parameter's arrays on every context, whatever its storage type."""
+    return p._check_and_get(p._data, list, "")
+
+
+def _sparse_store(kvstore: Any) -> Any:
+    """The store for row_sparse weights: always one (their rows are pulled from it)."""
+    if isinstance(kvstore, kvs.KVStoreBase):
+        return kvstore
+    if isinstance(kvstore, str):
+        return kvs.create(kvstore)
+    raise TypeError(f"Cannot create {kvstore!r} KVStore with row_sparse parameters: the kvstore must be a "
+                    "KVStore or a str")
 
 
 class Trainer:
@@ -135,8 +151,18 @@ class Trainer:
         while len(self._updaters) < len(self._contexts):
             self._updaters.append(opt.get_updater(self._optimizer))
         asked = self._kvstore_params["update_on_kvstore"]
-        arrays = [p.list_data()[0] for p in self._params if p._data is not None]
-        kv, on_kv = _create_kvstore(self._kvstore_params["kvstore"], len(self._contexts), arrays)
+        arrays = [_arrays(p)[0] for p in self._params if p._data is not None]
+        if any(p.stype != "default" for p in self._params):
+            # sparse weights: a store that updates them (its rows are pulled from it)
+            if asked is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
+            kv, on_kv = _sparse_store(self._kvstore_params["kvstore"]), True
+            asked = None
+        else:
+            kv, on_kv = _create_kvstore(self._kvstore_params["kvstore"], len(self._contexts), arrays)
+            if any(p.grad_stype != "default" for p in self._params):
+                # dense weights, sparse gradients: the store sums, each context updates its rows
+                on_kv = kv is not None and "dist" in kv.type
         self._distributed = kv is not None and "dist" in kv.type
         if self._distributed and "async" in kv.type:
             if asked is False:
@@ -160,8 +186,10 @@ class Trainer:
             for p in self._params_to_init:
                 if p._deferred_init:
                     waiting.append(p)
+                elif p.stype != "default":     # the store keeps the weight; rows are pulled
+                    self._kvstore.init(self._param2idx[p.name], _arrays(p)[0])
                 else:
-                    datas = p.list_data()
+                    datas = _arrays(p)
                     self._kvstore.broadcast(self._param2idx[p.name], datas[0], datas)
         self._params_to_init = waiting
 
@@ -205,7 +233,7 @@ class Trainer:
         if self._kvstore is not None and self._update_on_kvstore:
             stale = self._stale(ignore_stale_grad)
             for p in self._params:
-                for d in p.list_data() if p.grad_req != "null" and p not in stale else []:
+                for d in _arrays(p) if p.grad_req != "null" and p not in stale else []:
                     d._fresh_grad = False
             self._allreduce_grads(skip=stale)
             return
@@ -228,10 +256,28 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null" or p in skip:
                 continue
-            if self._update_on_kvstore:
-                self._kvstore.pushpull(i, p.list_grad(), out=p.list_data(), priority=-i)
+            if self._update_on_kvstore and p.stype != "default":   # rows pulled when asked for
+                self._kvstore.push(i, p.list_grad(), priority=-i)
+            elif self._update_on_kvstore:
+                self._kvstore.pushpull(i, p.list_grad(), out=_arrays(p), priority=-i)
             else:
                 self._kvstore.pushpull(i, p.list_grad(), priority=-i)
+
+    def _row_sparse_pull(self, parameter: Parameter, out: Any, row_id: Any,
+                         full_idx: bool = False) -> None:  # noqa: FBT001, FBT002
+        """Pull the rows ``row_id`` of ``parameter`` (a row_sparse weight) from the store into
+        ``out`` (an array or a list); ``full_idx``: every row."""
+        with autograd.pause():      # called from a forward pass that may be recording
+            if not self._kv_initialized:
+                self._init_kvstore()
+            if parameter in self._params_to_init:   # only this one: the others' arrays may be
+                self._params_to_init.remove(parameter)     # recorded already in this pass
+                self._kvstore.init(self._param2idx[parameter.name], _arrays(parameter)[0])
+            idx = self._param2idx[parameter.name]
+            if full_idx and "dist" not in self._kvstore.type:
+                self._kvstore.pull(idx, out=out, priority=-idx)
+            else:
+                self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def update(self, batch_size: int, ignore_stale_grad: bool = False) -> None:  # noqa: FBT001, FBT002
         """Update the parameters without reducing the gradients over contexts (call
@@ -250,7 +296,7 @@ class Trainer:
         for p in self._params:
             if p.grad_req == "null":
                 continue
-            old = [d for d in p.list_data() if not getattr(d, "_fresh_grad", False)]
+            old = [d for d in _arrays(p) if not getattr(d, "_fresh_grad", False)]
             if old and not ignore_stale_grad:
                 raise UserWarning(
                     f"Gradient of Parameter `{p.name}` on context {old[0].context} has not been updated "
@@ -268,7 +314,7 @@ class Trainer:
         for i, p in enumerate(self._params):
             if p.grad_req == "null":
                 continue
-            for upd, arr, grad in zip(updates, p.list_data(), p.list_grad()):
+            for upd, arr, grad in zip(updates, _arrays(p), p.list_grad()):
                 if getattr(arr, "_fresh_grad", False):     # (stale ones only get here when ignored)
                     upd.append((i, grad, arr))
                     arr._fresh_grad = False

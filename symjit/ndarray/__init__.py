@@ -16,6 +16,7 @@ from typing import Any
 
 from . import ops as _ops
 from . import shape_ops as _shape_ops
+from . import sparse  # noqa: E402, I001 - after the dense creation functions it wraps
 from .creation import (
     arange,
     array,
@@ -32,12 +33,17 @@ from .creation import (
 from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
 from .io import array_from_raw_bytes as _array_from_raw_bytes
 from .io import load, load_frombuffer, save, save_tobuffer
-from .ndarray import NDArray, NDArrayIndexError
+from .ndarray import _TOSTYPE, NDArray, NDArrayIndexError
 from .ndarray import register_raw_reader as _register_raw_reader
 from .ops import *  # noqa: F403 - the operator functions are the public API
 from .shape_ops import *  # noqa: F403
+from .sparse import BaseSparseNDArray, CSRNDArray, RowSparseNDArray, cast_storage
+from .sparse import dense_zeros as zeros  # noqa: F811 - stype= as MXNet's
+from .sparse import nd_array as array  # noqa: F811 - scipy and sparse sources keep their storage type
+from .sparse import nd_zeros_like as zeros_like  # noqa: F811
 
 _register_raw_reader(_array_from_raw_bytes)   # NDArray.__setstate__ of a pickled MXNet NDArray
+_TOSTYPE[:] = [cast_storage]
 
 # the fluent methods of shape_ops' functions; the others are the registry's (symjit.fluent)
 _FLUENT = ("transpose", "swapaxes", "flatten", "expand_dims", "one_hot", "broadcast_to", "split")
@@ -116,7 +122,8 @@ globals().update(_SAMPLERS)         # names, with MXNet's ctx and out (mx.random
 
 __all__ = (["NDArray", "NDArrayIndexError", "empty", "zeros", "ones", "full", "array", "arange",
             "eye", "linspace", "from_numpy", "zeros_like", "ones_like", "save", "load", "load_frombuffer",
-            "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write"]
+            "save_tobuffer", "random", "from_dlpack", "to_dlpack_for_read", "to_dlpack_for_write",
+            "sparse", "CSRNDArray", "RowSparseNDArray", "BaseSparseNDArray", "cast_storage"]
            + sorted(_SAMPLERS) + list(_ops.__all__) + list(_shape_ops.__all__))
 
 

@@ -40,8 +40,8 @@ __all__ = ["NDArray", "NDArrayIndexError", "infer_reshape", "wrap", "py_slice"]
 # Python's ``slice``, under the name MXNet's module keeps it by (its ``slice`` is the operator).
 py_slice = slice
 
-# MXNet's tables of this module, for programs that read them: storage types (symjit's arrays are
-# all 'default'), dtype flags, grad_req codes
+# MXNet's tables of this module, for programs that read them: storage types, dtype flags,
+# grad_req codes
 _STORAGE_TYPE_UNDEFINED, _STORAGE_TYPE_DEFAULT, _STORAGE_TYPE_ROW_SPARSE, _STORAGE_TYPE_CSR = -1, 0, 1, 2
 _STORAGE_TYPE_ID_TO_STR = {-1: "undefined", 0: "default", 1: "row_sparse", 2: "csr"}
 _STORAGE_TYPE_STR_TO_ID = {v: k for k, v in _STORAGE_TYPE_ID_TO_STR.items()}
@@ -61,6 +61,10 @@ def wrap(arr: np.ndarray, ctx: Context) -> NDArray:
         arr = arr.reshape(1)
     return NDArray(storage.from_host(arr, ctx), ctx)
 
+
+_TOSTYPE: list = []
+"""How a dense array converts to a sparse storage type (:func:`symjit.ndarray.sparse.cast_storage`,
+registered by the :mod:`symjit.ndarray` package)."""
 
 _RAW_READER: list = []
 """How ``NDArray.__setstate__`` reads the array bytes a pickled MXNet NDArray holds
@@ -289,21 +293,22 @@ class NDArray:
 
     @property
     def stype(self) -> str:
-        """The storage type: always ``'default'`` (dense)."""
+        """The storage type: ``'default'`` (dense); the sparse subclasses
+        (:mod:`symjit.ndarray.sparse_array`) say ``'row_sparse'`` or ``'csr'``."""
         return "default"
 
     def tostype(self, stype: str) -> NDArray:
-        """A copy in storage type ``stype``: only ``'default'`` (dense) exists in symjit, so this is
-        a copy; a sparse type is a clear error.
+        """A copy in storage type ``stype`` (``'default'``, ``'row_sparse'`` or ``'csr'``).
 
         >>> import symjit as mx
         >>> mx.nd.ones((2,)).tostype('default').asnumpy().tolist()
         [1.0, 1.0]
+        >>> mx.nd.ones((2, 2)).tostype('csr').stype
+        'csr'
         """
-        if stype != "default":
-            raise MXNetError(f"NDArray.tostype: storage type {stype!r} is not supported (only "
-                             f"'default'; symjit has no sparse storage)")
-        return self.copy()
+        if stype == "default":
+            return self.copy()
+        return _TOSTYPE[0](self, stype)
 
     @property
     def T(self) -> NDArray:

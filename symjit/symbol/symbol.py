@@ -428,8 +428,12 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: tuple | None 
         attrs["__dtype__"] = str(DTYPE_TO_FLAG[np_dtype(dtype)])
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
-    if stype is not None and stype != "default":
-        raise MXNetError(f"Variable {name!r}: storage type {stype!r} is not supported (only 'default')")
+    if stype is not None:     # MXNet's attribute: the storage type's id (graphs compute dense)
+        ids = {"default": 0, "row_sparse": 1, "csr": 2}
+        if stype not in ids:
+            raise MXNetError(f"Variable {name!r}: unknown storage type {stype!r}; expected one of "
+                             f"{sorted(ids)}")
+        attrs["__storage_type__"] = str(ids[stype])
     for k, v in kwargs.items():
         if k.startswith("__") and k.endswith("__"):
             attrs[k] = str(v)

@@ -223,19 +223,18 @@ class GroupNorm(HybridBlock):
 
 
 class Embedding(HybridBlock):
-    """Rows of ``weight`` (shape ``(input_dim, output_dim)``) picked by integer indices."""
+    """Rows of ``weight`` (shape ``(input_dim, output_dim)``) picked by integer indices;
+    ``sparse_grad``: the weight's gradient is a row_sparse array (computed dense, stored sparse)."""
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
                  weight_initializer: Any = None, sparse_grad: bool = False,  # noqa: FBT001, FBT002
                  **kwargs: Any):
         super().__init__(**kwargs)
-        if sparse_grad:
-            from ...base import MXNetError
-            raise MXNetError("Embedding: sparse_grad=True (row_sparse gradients) is not supported by symjit")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
-                        "sparse_grad": False}
+                        "sparse_grad": bool(sparse_grad)}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
-                                      dtype=dtype, allow_deferred_init=True)
+                                      dtype=dtype, allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any) -> Any:  # noqa: N803
         return F.Embedding(x, weight, name="fwd", **self._kwargs)

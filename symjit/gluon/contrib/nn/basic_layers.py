@@ -80,18 +80,17 @@ class SparseEmbedding(Block):
     :class:`~symjit.gluon.nn.Embedding`: an input of shape ``(d1, ..., dk)`` gives
     ``(d1, ..., dk, output_dim)``.
 
-    MXNet keeps this layer's weight and its gradient as ``row_sparse`` arrays, for vocabularies
-    too large for dense gradients. symjit has no sparse storage: the weight and the gradient are
-    dense arrays (``weight.stype`` and ``weight.grad_stype`` are ``'default'``) with the same
-    values, the gradient's rows of indices absent from the batch zero; an optimizer therefore
-    updates every row (MXNet's lazy update skips those rows, which differs when the optimizer has
-    weight decay or momentum).
+    The weight and its gradient are ``row_sparse`` arrays, as MXNet keeps them for vocabularies
+    too large for dense gradients: each call pulls the rows its indices name from the Trainer's
+    store (``weight.row_sparse_data``), so the layer needs a Trainer before its first call, and
+    the optimizer updates only the rows a batch used (the lazy update).
 
     >>> import symjit as mx
     >>> layer = SparseEmbedding(4, 2)
     >>> layer.initialize(mx.init.One())
-    >>> layer(mx.nd.array([0, 3])).shape
-    (2, 2)
+    >>> trainer = mx.gluon.Trainer(layer.collect_params(), 'sgd')
+    >>> layer(mx.nd.array([0, 3])).shape, layer.weight.grad().stype
+    ((2, 2), 'row_sparse')
     """
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
@@ -99,10 +98,10 @@ class SparseEmbedding(Block):
         super().__init__(**kwargs)
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": True}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer,
-                                      dtype=dtype)
+                                      dtype=dtype, stype="row_sparse", grad_stype="row_sparse")
 
     def forward(self, x: Any) -> Any:
-        return ndarray.Embedding(x, self.weight.data(x.context), name="fwd", **self._kwargs)
+        return ndarray.Embedding(x, self.weight.row_sparse_data(x), name="fwd", **self._kwargs)
 
     def __repr__(self) -> str:
         k = self._kwargs
