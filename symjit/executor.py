@@ -700,6 +700,11 @@ class HalfExecutor(Executor):
         self.outputs = [nd_zeros(o.shape, ctx=ctx, dtype=_HALF) if np.dtype(t) == _HALF else o
                         for o, t in zip(self._inner.outputs, out_types or [None] * len(self._inner.outputs))]
 
+    def compiled_program(self, is_train: bool = False) -> None:  # noqa: FBT001, FBT002
+        """Always None: the program runs on the inner executor's widened float32 copies, never on
+        a caller's float16 buffers, so callers run this executor's passes instead."""
+        return None
+
     def _tier_switches(self) -> int:
         return self._inner._tier_switches()
 

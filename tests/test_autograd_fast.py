@@ -168,6 +168,23 @@ def test_the_compiled_backward_leaves_batchnorm_running_statistics_to_the_record
     assert isinstance(prog, ag._HeldProgram) and isinstance(prog.direct, BoundProgram)
 
 
+def test_a_recording_with_float16_values_runs_its_float16_executor_every_step():
+    """A gradient program over float16 values computes on widened copies (its executor's own
+    float32 arrays), so it never runs on the recording's float16 buffers: each step's gradient is
+    right, the first as the ones after it."""
+    w = mx.nd.array(RNG.standard_normal((5, 3)))
+    w.attach_grad()
+    for _ in range(3):
+        idx = RNG.integers(0, 5, size=(4,))
+        data = mx.nd.array(idx, dtype="float16")
+        with ag.record():
+            loss = mx.nd.sum(mx.nd.Embedding(data, w, input_dim=5, output_dim=3) * 2)
+        loss.backward()
+        want = np.zeros((5, 3))
+        np.add.at(want, idx, 2.0)
+        _close(w.grad, want)
+
+
 def test_dropout_and_samplers_are_recorded_each_call():
     """Calls the recorder records otherwise keep doing so when repeated: each training-mode
     Dropout draws its own mask, and its gradient is that mask."""
