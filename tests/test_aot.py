@@ -327,3 +327,29 @@ def test_a_loop_in_parts_runs_from_an_entry_without_numba(tmp_path):
     assert second == {"kinds": {"infer": "Loaded"}, "numba": False, "parts": 1}, logs[-1]
     r1, r2 = np.load(tmp_path / "r1.npy"), np.load(tmp_path / "r2.npy")
     assert np.array_equal(r1, r2)
+
+
+HOST_ISA = """
+import json
+from numba.core import codegen
+from numba.core.codegen import get_host_cpu_features
+from symjit.compiler import aot_build
+aot_build._host_features()
+host = codegen.AOTCPUCodegen("entry", cpu_name="host")
+generic = codegen.AOTCPUCodegen("entry")
+print(json.dumps([host._tm_features, generic._tm_features, get_host_cpu_features()]))
+"""
+
+
+def test_entries_are_compiled_for_the_features_the_processor_reports():
+    """The builder gives pycc's codegen this processor's feature list, as numba's jit has: the CPU
+    model's name alone would enable what a virtual machine hides (AVX-512 on a masked Zen 4, where
+    an entry died on its first vector instruction)."""
+    proc = subprocess.run([sys.executable, "-c", HOST_ISA], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    host, generic, reported = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert host == reported and host, "the entry's ISA is not the reported one"
+    assert generic == ""          # pycc's generic model keeps its own baseline
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists() and "avx512f" not in cpuinfo.read_text():
+        assert "+avx512f" not in host.split(",")

@@ -82,6 +82,24 @@ def _release_gil() -> None:
     pycc_compiler.Flags = NoGilFlags
 
 
+def _host_features() -> None:
+    """Compile for the instruction set this processor reports, as numba's jit does. pycc's codegen
+    takes a CPU name and no feature list, so ``target_cpu = "host"`` alone means every feature of
+    the model LLVM names, including those a virtual machine hides: AVX-512 on a Zen 4 whose
+    hypervisor masks it, where the entry would die on its first vector instruction. Only this
+    builder process is changed; if a numba release moves the names, the build fails and records
+    why."""
+    from numba.core import codegen
+
+    aot = codegen.AOTCPUCodegen
+    if not (hasattr(aot, "_customize_tm_features") and hasattr(aot, "_get_host_cpu_features")):
+        raise RuntimeError("numba's AOT codegen has no _customize_tm_features/_get_host_cpu_features")
+
+    def features(self: Any) -> str:
+        return self._get_host_cpu_features() if self._cpu_name == "host" else ""
+    aot._customize_tm_features = features
+
+
 def _export_random_state(cc: Any) -> None:
     """Export :data:`~symjit.compiler.aot.RANDOM_STATE`: the address of the calling thread's state
     of the entry's own copy of numba's generator (the one its kernels' ``np.random`` draws use),
@@ -176,6 +194,7 @@ def build(spec: dict) -> Path:
     all_targets()   # symjit's targets register their own numba helpers (Target.install) too
     jitext.install()
     _release_gil()
+    _host_features()
     cfg = Config.from_env().replace(cache_dir=Path(spec["cache_dir"]))
     kernel_dir = str(Path(cfg.cache_dir) / "kernels")
     if kernel_dir not in sys.path:
