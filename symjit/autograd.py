@@ -69,6 +69,7 @@ from .autograd_tape import (
     check_heads,
     constant,
     cut_outputs,
+    held_outputs,
     is_cut,
     mark,
     no_variable_write,
@@ -646,7 +647,8 @@ class Function:
         if not any(tracked(a) for a in inputs):
             constant(outs)
         else:
-            record_entry(FUNCTION, {"function": self, "outputs": outs, "shapes": [a.shape for a in inputs],
+            record_entry(FUNCTION, {"function": self, "outputs": held_outputs(outs),
+                                    "shapes": [a.shape for a in inputs],
                                     "versions": [o._cell()[0] for o in outs]}, list(inputs), outs,
                          MODE.training)
         return outs[0] if single else tuple(outs)

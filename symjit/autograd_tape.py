@@ -26,9 +26,9 @@ from .ndarray import NDArray
 from .ndarray.arith import SCALAR_OPS
 from .symbol.symbol import Group, Symbol, Variable, make_op_symbol
 
-__all__ = ["Entry", "GraphState", "signature", "is_cut", "cut_outputs", "check_unchanged", "tracked",
-           "history", "source_of", "mark", "constant", "no_variable_write", "record_entry", "GRAPH",
-           "FUNCTION", "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
+__all__ = ["Entry", "GraphState", "held_outputs", "signature", "is_cut", "cut_outputs", "check_unchanged",
+           "tracked", "history", "source_of", "mark", "constant", "no_variable_write", "record_entry",
+           "GRAPH", "FUNCTION", "GraphOp", "record_graph", "storage_overlaps", "Tape", "output_of"]
 
 FUNCTION = "_function"  # the op name of an entry whose gradient is an autograd.Function's backward
 
@@ -72,7 +72,7 @@ class GraphState:
 
     def __init__(self, exe: Any, runs: list, grads: list, outputs: list):
         self.exe, self.runs, self.stamp, self.grads = exe, runs, runs[0], grads
-        self.outputs, self.versions = outputs, [o._cell()[0] for o in outputs]
+        self.outputs, self.versions = held_outputs(outputs), [o._cell()[0] for o in outputs]
 
     def valid(self) -> bool:
         return self.runs[0] == self.stamp
@@ -85,6 +85,15 @@ class GraphState:
                 check_unchanged(s, v, e, where)
         self.exe.backward(ograds)
         return self.grads
+
+
+def held_outputs(outs: list) -> list:
+    """What an entry keeps of its outputs (the values a backward pass that stops there reads):
+    views of them sharing their storage and write counters, not the arrays themselves, which
+    refer to the entry (their history): a cycle through them would keep the entry's buffers (a
+    traced graph's executor) alive after the arrays are dropped, until Python's cycle collector
+    next runs. A sparse output is kept as it is."""
+    return [o._view(o._data) if type(o) is NDArray else o for o in outs]
 
 
 def signature(op: str, params: dict, train: bool) -> tuple:  # noqa: FBT001

@@ -149,3 +149,30 @@ def test_a_trainer_step_after_the_kept_backward_trains_like_the_imperative_net()
         losses[hybrid] = seen
     np.testing.assert_allclose(losses[True], losses[False], rtol=1e-4)
     assert losses[True][-1] < losses[True][0]
+
+
+def test_a_dropped_block_frees_its_executors_and_their_buffers_at_once():
+    """A hybridized block, its recorded outputs and its executors form no reference cycle: once
+    the program drops them, reference counting frees the executors' buffers at once, without
+    waiting for Python's cycle collector (a loop over big inputs would otherwise hold each
+    iteration's buffers until the collector happened to run)."""
+    import gc
+    import weakref
+
+    x = _x(4, 5)
+    x.attach_grad()
+    _step(_net(), x, True)   # compiles first: numba keeps the frames a compile ran under (typing
+    gc.collect()             # errors' tracebacks), and the arrays on them, for as long as it likes
+    gc.disable()
+    try:
+        net = _net()
+        y, _ = _step(net, x, True)
+        executors = [weakref.ref(hit[0]) for hit in net._cached.bound.executors.values()]
+        buffers = [weakref.ref(a) for e in executors for a in e().arg_arrays + e().grad_arrays
+                   if a is not None]
+        assert executors and buffers
+        del net, y
+        assert all(r() is None for r in executors), "an executor outlived its block"
+        assert all(r() is None or r() is x for r in buffers), "a buffer outlived its executor"
+    finally:
+        gc.enable()

@@ -37,14 +37,20 @@ def value_arrays(compiled: Any, arena: Any, external: Callable[[int, Value], Any
     ``arena`` for a planned temporary, ``external(vid, value)`` for every other value."""
     g, plan = compiled.graph, compiled.plan
 
+    # not recursive: a closure calling itself is a reference cycle, which would keep the
+    # executor's arrays (held by ``external``) alive after it is dropped, until the cycle collector
     def array(vid: int) -> Any:
         v = g.values[vid]
         if v.kind != "tmp":
             return external(vid, v)
-        if vid not in plan.offsets:     # a view of another value (a reshape that moves nothing)
-            return array(plan.aliases[vid]).reshape(v.shape)
-        off = plan.offsets[vid]
-        return arena[off:off + v.nbytes].view(v.dtype).reshape(v.shape)
+        base = vid
+        while base not in plan.offsets and g.values[base].kind == "tmp":
+            base = plan.aliases[base]     # a view of another value (a reshape that moves nothing)
+        b = g.values[base]
+        if b.kind != "tmp":
+            return external(base, b).reshape(v.shape)
+        off = plan.offsets[base]
+        return arena[off:off + b.nbytes].view(b.dtype).reshape(v.shape)
     return array
 
 

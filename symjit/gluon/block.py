@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -54,11 +55,20 @@ class _BlockScope:
     _local = threading.local()
 
     def __init__(self, block: Block):
-        self._block = block
+        # weak: the block holds its scope, and a reference cycle would keep a dropped block (its
+        # executors and their buffers) alive until Python's cycle collector next runs
+        self._block_ref = weakref.ref(block)
         self._counter: dict[str, int] = {}
         # per entry (re-entry nests): the scope it replaced and its symbol-name prefix; popped on
         # exit, so a scope keeps no reference to an enclosing scope (or its block) afterwards
         self._entries: list[tuple[_BlockScope | None, Prefix]] = []
+
+    @property
+    def _block(self) -> Block:
+        block = self._block_ref()
+        if block is None:
+            raise MXNetError("a block's naming scope was used after its block was freed")
+        return block
 
     @staticmethod
     def current() -> _BlockScope | None:

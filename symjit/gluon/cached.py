@@ -54,10 +54,14 @@ class CachedGraph:
         try:
             for p in self.params.values():
                 p.data(ctx)
+            return
         except DeferredInitializationError:
-            block._deferred_infer_shape(*args)
-            for p in self.params.values():
-                p._finish_deferred_init()
+            pass
+        # outside the handler: an exception there would keep the caught one as its context, and
+        # with it the frames (the block and its arrays) of its traceback
+        block._deferred_infer_shape(*args)
+        for p in self.params.values():
+            p._finish_deferred_init()
 
 
 def _trimmed(fmt: Any) -> Any:
