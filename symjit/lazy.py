@@ -1,16 +1,15 @@
 """The lazy engine: NDArray work queued, then run as one compiled, fused program when a value is read.
 
-With ``SYMJIT_LAZY=1`` (``Config.lazy``; off by default for now), an ``mx.nd`` call or NDArray
-arithmetic of an elementwise or broadcast operator on the CPU (:func:`symjit.imperative.queueable`),
-an assignment ``a[key] = b`` of an NDArray, and an optimizer update (``Optimizer.update``, what
-``mx.optimizer.get_updater``'s updater calls) do not run at the call: the call is checked (shapes
-and dtypes are inferred, so a shape or dtype error is raised right there), its output array is
-allocated, and the call waits in the queue. The queue runs when anything reads an array's
-elements: ``asnumpy``, ``asscalar``, ``bool(x)``, printing, ``wait_to_read``, ``mx.nd.waitall``,
-an executor's forward or backward, any other operator call (through ``NDArray._data``, the one
-way to the storage), and when it holds :data:`MAX_OPS` calls. Any other call reads its inputs
-through ``_data`` first, so it runs after the work queued before it, and autograd's recording runs
-every call at once (its calls never queue).
+With ``Config.lazy`` (``SYMJIT_LAZY=1``; off by default for now), an ``mx.nd`` call or
+NDArray arithmetic of an elementwise or broadcast operator on the CPU
+(:func:`symjit.imperative.queueable`) and an assignment ``a[key] = b`` of an NDArray do not run at
+the call: the call is checked (shapes and dtypes are inferred, so a shape or dtype error is raised
+right there), its output array is allocated, and the call waits in the queue. The queue runs when
+anything reads an array's elements: ``asnumpy``, ``asscalar``, ``bool(x)``, printing,
+``wait_to_read``, ``mx.nd.waitall``, an executor's forward or backward, any other operator call
+(through ``NDArray._data``, the one way to the storage), and when it holds :data:`MAX_OPS` calls.
+Any other call reads its inputs through ``_data`` first, so it runs after the work queued before
+it, and autograd's recording runs every call at once (its calls never queue).
 
 A queue runs as one program built from the calls: a symbol with a variable per array it reads
 and the calls as nodes, compiled by the ordinary pipeline (fusion on), its outputs bound to the
@@ -19,14 +18,23 @@ later call reads the newest; the program writes each array's last version only, 
 the array is still alive or existed before the queue (a temporary nobody holds is never
 written). An array read and then written in place by the queue is written directly where every
 element read is the element written (elementwise reads of its whole shape by calls the writing
-call depends on), through a temporary and a copy otherwise. Programs are kept by the queue's
-structure (operators, params, the data flow between calls, shapes, dtypes, which arrays are
-written and kept): a training loop's per-step sequence compiles once. The first time a structure
-is seen (``replays`` times) its calls run one by one through the imperative calls' kernels
-instead, so that one-off sequences never wait for a compilation; a queue of one call always does.
-Optimizer updates never share a queue with other calls (one after the other runs the queue
-first); a queue of updates runs them in order, one call of the fused multi-parameter update kernel
-for each run of updates by one optimizer, rule and dtype (as ``Module`` updates).
+call depends on), through a temporary and a copy otherwise (and from :data:`ALIASED_MIN`
+elements always: a compiled loop writing one of its inputs runs unvectorised). A queue of
+elementwise calls (and broadcasts of single elements, such as a number operand) compiles on its
+arrays seen flat, as imperative calls do. Programs are kept by the queue's structure (operators,
+params, the data flow between calls, shapes, dtypes, which arrays are written and kept): a
+training loop's per-step sequence compiles once. The first time a structure is seen (``replays``
+times) its calls run one by one through the imperative calls' kernels instead, so that one-off
+sequences never wait for a compilation; a queue of one call always does. An optimizer update
+(``Optimizer.update``) runs at its call, after the queued work: queued and run as one fused
+multi-parameter update call, updates cost more than they saved on the CPU (:meth:`Engine.update`).
+
+The fast path (:mod:`symjit.lazy_replay`): each queue run is remembered, and the next queue that
+starts like it follows it, each call checked against the call expected at its position instead
+of taking the generic path above (no buffer table, no inferred shapes, no structure key), and
+runs the remembered compiled program's entry point on the arrays' storage; any mismatch hands the
+calls followed so far to the generic path. A call that would start a queue like a queue of that
+call alone, seen twice in a row (a call, then a read of its result), runs at once.
 
 Results are those of running each call at once: a fused group rounds every value another of its
 operators reads to that value's dtype, as the unfused kernels' stores do. The queue is one per
@@ -48,6 +56,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import threading
 import weakref
 from collections.abc import Iterator
@@ -57,22 +66,30 @@ import numpy as np
 
 from . import profiler
 from .base import MXNetError
+from .compiler.codegen.generate import PROGRAM_CALLS_LIMIT
 from .compiler.pipeline import compile_symbol
 from .config import Config, default_config
 from .context import Context
 from .imperative import MODE, QUEUE, _check_out, _params_key, invoke_now
 from .imperative_bound import BoundProgram
+from .lazy_replay import DROPPED, EXT, FRESH, PRIVATE, PROGRAM, REPLAY, SINGLE, Follower, address
 from .ndarray import NDArray, dispatch, storage
 from .ndarray.ndarray import _wrap_fast
-from .ops.registry import get_op
+from .ops.registry import Kind, get_op
 from .symbol.symbol import Group, Variable, make_op_symbol
 
-__all__ = ["Engine", "ENGINE", "enabled", "flush", "stats", "reset_stats", "MAX_OPS", "MAX_PROGRAMS"]
+__all__ = ["Engine", "ENGINE", "enabled", "flush", "forget", "stats", "reset_stats", "MAX_OPS",
+           "MAX_PROGRAMS", "ALIASED_MIN"]
 
 MAX_OPS = 256
 """The most calls a queue holds; the next call runs it first."""
 MAX_PROGRAMS = 64
 """The most compiled queue programs kept (the first compiled go first)."""
+ALIASED_MIN = 8192
+"""From this many elements, an array a queue reads and then writes is written by its program
+through a temporary and a copy even where it could be written in place: a compiled loop whose
+output is one of its inputs runs unvectorised (LLVM's runtime alias check sees the overlap and
+takes the scalar loop), ~3x slower than the loop into another array and the copy together."""
 
 _HALF = np.dtype(np.float16)
 _ALL = slice(None)
@@ -84,18 +101,21 @@ class _Conflict(Exception):
 
 
 class _Buffer:
-    """One array storage the queue reads or writes: its byte span, shape and dtype, the storage
-    (held for an array made before the queue; a weak reference for one a queued call made), its
-    current version (``-(index + 1)``: as it was before the queue; ``j``: written by call ``j``)."""
+    """One array storage the queue reads or writes: its kind (``EXT``: an array made before the
+    queue, ``PRIVATE``: a number operand's, ``FRESH``: a queued call's output), byte span (``EXT``),
+    shape and dtype, the storage (held; a weak reference ``ref`` for a ``FRESH`` one), its current
+    version (``-(index + 1)``: as it was before the queue; ``j``: written by call ``j``)."""
 
-    __slots__ = ("index", "start", "end", "shape", "dtype", "store", "ref", "read", "writes",
-                 "version")
+    __slots__ = ("index", "kind", "start", "end", "shape", "dtype", "store", "ref", "read",
+                 "writes", "version")
 
-    def __init__(self, index: int, store: np.ndarray, start: int, fresh: bool):
-        self.index, self.start, self.end = index, start, start + store.nbytes
-        self.shape, self.dtype = store.shape, store.dtype
-        self.store = None if fresh else store
-        self.ref = weakref.ref(store) if fresh else None
+    def __init__(self, index: int, kind: int, store: np.ndarray | None, start: int = 0,
+                 ref: Any = None, meta: tuple | None = None):
+        self.index, self.kind = index, kind
+        self.shape, self.dtype = (store.shape, store.dtype) if store is not None else meta
+        self.start = start
+        self.end = start + (store.nbytes if store is not None else 0)
+        self.store, self.ref = store, ref
         self.read = False       # its contents from before the queue are read
         self.writes = 0
         self.version = -(index + 1)
@@ -107,9 +127,13 @@ class _Buffer:
 
 class _Program:
     """A queue's calls compiled as one program: its inputs are the arrays read as they were
-    before the queue, its outputs the last versions of the arrays written and kept."""
+    before the queue, its outputs the last versions of the arrays written and kept. A queue of
+    elementwise calls (and broadcasts of single elements) is compiled on the arrays seen flat
+    (``flat``), as imperative calls are: one loop per group instead of a nest over the axes."""
 
     def __init__(self, ops: list, bufs: list[_Buffer], outs: list[_Buffer], ctx: Context, cfg: Config):
+        self.flat = _flat_queue(ops, bufs)
+        seen = (lambda b: (_size(b.shape),)) if self.flat else (lambda b: b.shape)
         self.reads = [b.index for b in bufs if b.read]
         variables = {i: Variable(f"b{i}") for i in self.reads}
         nodes: list = []
@@ -118,24 +142,57 @@ class _Program:
             nodes.append(make_op_symbol(name, *ins, name=f"q{j}_{name}", **params))
         sym = Group([nodes[b.version] for b in outs])
         used = set(sym.list_arguments())
-        shapes = {f"b{i}": bufs[i].shape for i in self.reads if f"b{i}" in used}
+        shapes = {f"b{i}": seen(bufs[i]) for i in self.reads if f"b{i}" in used}
         dtypes = {f"b{i}": bufs[i].dtype for i in self.reads if f"b{i}" in used}
+        if cfg.program_calls is None:     # a small queue's kernels too from one compiled function
+            cfg = dataclasses.replace(cfg, program_calls=PROGRAM_CALLS_LIMIT)
         compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=ctx.device.target)
         self.bound = BoundProgram(compiled, [f"b{i}" for i in self.reads], ctx, "lazy engine")
-        if [(tuple(s), np.dtype(d)) for s, d in self.bound.outputs] != [(b.shape, b.dtype) for b in outs]:
+        if [(tuple(s), np.dtype(d)) for s, d in self.bound.outputs] != [(seen(b), b.dtype) for b in outs]:
             raise MXNetError("lazy engine: the compiled queue's outputs differ from the arrays "
                              f"it writes: {self.bound.outputs}")
         self.outs = [b.index for b in outs]
-        self.direct = [_writes_in_place(ops, b) for b in outs]
+        self.direct = [_writes_in_place(ops, b) and not (b.read and _size(b.shape) >= ALIASED_MIN)
+                       for b in outs]
 
     def run(self, arrays: list) -> None:
         """Run on the queue's storages (``arrays[i]``: buffer ``i``'s)."""
+        if self.flat:
+            arrays = [a if a is None or a.ndim == 1 else a.reshape(-1) for a in arrays]
         targets = [arrays[i] if ok else np.empty(arrays[i].shape, arrays[i].dtype)
                    for i, ok in zip(self.outs, self.direct)]
         self.bound.run([arrays[i] for i in self.reads] + targets)
         for i, ok, t in zip(self.outs, self.direct, targets):
             if not ok:
                 storage.copy_into(arrays[i], t)
+
+
+def _size(shape: tuple) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _flat_queue(ops: list, bufs: list[_Buffer]) -> bool:
+    """Whether every call of a queue computes each element of its output from the same element
+    of its inputs (or from an input's single element), whatever the shapes: an elementwise
+    operator on arrays of its output's shape, or a broadcast operator without params whose
+    inputs have its output's shape or one element. Then the queue computes the same values on
+    its arrays seen flat."""
+    for name, params, refs, _, shape, _ in ops:
+        op = get_op(name)
+        shapes = [bufs[-r - 1].shape if r < 0 else ops[r][4] for r in refs]
+        if op.kind == Kind.ELEMWISE and not op.loss and op.variadic is None:
+            if any(s != shape for s in shapes):
+                return False
+        elif op.kind == Kind.BROADCAST and op.name.startswith("broadcast_") and not params \
+                and op.name not in ("broadcast_to", "broadcast_like", "broadcast_axis"):
+            if any(s != shape and _size(s) != 1 for s in shapes):
+                return False
+        else:
+            return False
+    return True
 
 
 def _writes_in_place(ops: list, b: _Buffer) -> bool:
@@ -179,8 +236,9 @@ class Engine:
         self.addresses: dict[int, tuple] = {}   # storage object -> (weak reference, address)
         self._params: dict[tuple, tuple] = {}
         self._specs: dict[tuple, tuple] = {}
-        self.counts = dict.fromkeys(("queued", "updates", "flushes", "programs", "compiles",
-                                     "replayed", "dropped"), 0)
+        self.counts = dict.fromkeys(("queued", "flushes", "programs", "compiles",
+                                     "replayed", "dropped", "diverged"), 0)
+        self.follow = Follower(self, MAX_OPS)
         self._reset()
         self.on = cfg.lazy
 
@@ -196,13 +254,14 @@ class Engine:
     def _reset(self) -> None:
         self.ops: list[tuple] = []
         self.key: list[tuple] = []
+        self.calls: list[tuple] = []      # per call: (operator, params, arrays), inputs, output, out given
         self.bufs: list[_Buffer] = []
         self.spans: dict[tuple[int, int], _Buffer] = {}
         self.starts: list[int] = []       # the spans' starts, sorted (live spans never overlap)
         self.sorted: list[_Buffer] = []   # their buffers in that order
-        self.updates: list[tuple] = []
         self.ctx: Context | None = None
         self.fresh: dict[int, _Buffer] = {}   # the queued calls' outputs, by storage object
+        self.follow.restart()
 
     # -- the arrays a queue touches ---------------------------------------------------------------
     # Arrays made before the queue are found by their byte span (two views of one array are one
@@ -221,7 +280,7 @@ class Engine:
             if hit is not None and hit[0]() is base:
                 return hit[1]
             store = base        # remembered for the array it views all of (which lives longer)
-        start = store.ctypes.data
+        start = address(store)
         if len(addrs) >= _MEMO:
             addrs.clear()
         addrs[id(store)] = (weakref.ref(store), start)
@@ -251,7 +310,7 @@ class Engine:
         k = bisect.bisect_left(self.starts, end)
         if k > 0 and self.sorted[k - 1].end > start:
             raise _Conflict
-        b = _Buffer(len(self.bufs), store, start, False)
+        b = _Buffer(len(self.bufs), EXT, store, start)
         self.bufs.append(b)
         self.spans[(start, end)] = b
         self.starts.insert(k, start)
@@ -260,7 +319,7 @@ class Engine:
 
     def _fresh(self, store: np.ndarray) -> _Buffer:
         """The buffer of a queued call's new output ``store`` (held weakly)."""
-        b = _Buffer(len(self.bufs), store, 0, True)
+        b = _Buffer(len(self.bufs), FRESH, None, ref=weakref.ref(store), meta=(store.shape, store.dtype))
         self.bufs.append(b)
         self.fresh[id(store)] = b
         return b
@@ -268,15 +327,56 @@ class Engine:
     def _private(self, store: np.ndarray) -> _Buffer:
         """The buffer of a number operand of NDArray arithmetic: an array of its own, which
         nothing else can see or write (no span to check)."""
-        b = _Buffer(len(self.bufs), store, 0, False)
+        b = _Buffer(len(self.bufs), PRIVATE, store)
         self.bufs.append(b)
         return b
+
+    def _adopt(self, trace: Any, n: int, cur: list, loose: dict) -> None:
+        """Take over the first ``n`` calls a queue followed of remembered queue ``trace``
+        (:mod:`symjit.lazy_replay`; ``cur``: each buffer's storage, ``loose``: the byte spans
+        that are not the remembered ones) as this generic queue's."""
+        for k in range(trace.firsts[n]):
+            kind, c = trace.kinds[k], cur[k]
+            if kind == FRESH:
+                b = _Buffer(k, FRESH, None, ref=c, meta=(trace.shapes[k], trace.dtypes[k]))
+                if c() is not None:
+                    self.fresh[id(c())] = b
+            else:
+                b = _Buffer(k, kind, c, loose.get(k, trace.spans[k] or (0,))[0])
+                if kind == EXT:
+                    i = bisect.bisect_left(self.starts, b.start)
+                    self.spans[(b.start, b.end)] = b
+                    self.starts.insert(i, b.start)
+                    self.sorted.insert(i, b)
+            self.bufs.append(b)
+        for j, (_, ins, target, _) in enumerate(trace.gcalls[:n]):
+            for k in ins:
+                if self.bufs[k].version < 0:
+                    self.bufs[k].read = True
+            b = self.bufs[target]
+            b.version = j
+            b.writes += 1
+        self.ops, self.key, self.calls = trace.ops[:n], trace.key[:n], trace.gcalls[:n]
+        self.ctx = trace.ctx
 
     # -- queueing -----------------------------------------------------------------------------------
     def call(self, op: Any, called: str, args: tuple, kwargs: dict, out: Any) -> NDArray | None:
         """Queue ``mx.nd.<called>(*args, out=out, **kwargs)`` (``op`` its record) and return its
         output, or return None to have it run now (anything but NDArrays of host memory and
-        params, float16, empty arrays, an array the queue cannot see as one buffer)."""
+        params, float16, empty arrays, an array the queue cannot see as one buffer). A call
+        that is the next call of a remembered queue takes the fast path
+        (:class:`symjit.lazy_replay.Follower`)."""
+        follow = self.follow
+        if not follow.off:
+            if follow.trace is None and called in follow.single_ops \
+                    and follow.single(called, args, kwargs, out):
+                return None
+            with self.lock:
+                found = follow.call(called, args, kwargs, out) if not follow.off else None
+                if found is not None:
+                    if not dispatch.PENDING:
+                        dispatch.PENDING.append(self.flush)
+                    return found
         if isinstance(out, (list, tuple)):
             if len(out) != 1:
                 return None
@@ -328,12 +428,20 @@ class Engine:
             if ost.size == 0:
                 return None
         with self.lock:
+            follow.leave()      # the rest of this queue is the generic path's
             try:
-                return self._place(called, params, key, args, out, shape, dtype, ctx)
+                return self._place(pkey, params, key, args, out, shape, dtype, ctx)
             except _Conflict:
                 self._flush()
+            if not follow.off:      # a new queue, which may follow a remembered one
+                found = follow.call(called, args, kwargs, out)
+                if found is not None:
+                    if not dispatch.PENDING:
+                        dispatch.PENDING.append(self.flush)
+                    return found
+            follow.leave()
             try:
-                return self._place(called, params, key, args, out, shape, dtype, ctx)
+                return self._place(pkey, params, key, args, out, shape, dtype, ctx)
             except _Conflict:
                 return None
 
@@ -353,9 +461,10 @@ class Engine:
             found = self._specs[(called, key, metas)] = (tuple(shapes[0]), np.dtype(types[0]))
         return found
 
-    def _place(self, called: str, params: dict, key: tuple, args: tuple, out: NDArray | None,
+    def _place(self, pkey: tuple, params: dict, key: tuple, args: tuple, out: NDArray | None,
                shape: tuple, dtype: np.dtype, ctx: Context) -> NDArray:
-        if self.updates or len(self.ops) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
+        called = pkey[0]
+        if len(self.ops) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
             raise _Conflict
         ins = [self._private(a._store) if a._number else self._buffer(a._store) for a in args]
         target = self._buffer(out._store) if out is not None else None
@@ -376,6 +485,7 @@ class Engine:
         target.writes += 1
         self.ops.append((called, params, refs, target.index, shape, dtype))
         self.key.append((called, key, refs, target.index))
+        self.calls.append((pkey, tuple(b.index for b in ins), target.index, out is not None))
         self.counts["queued"] += 1
         if not dispatch.PENDING:
             dispatch.PENDING.append(self.flush)
@@ -386,13 +496,15 @@ class Engine:
         ``value``'s shape and dtype (nothing to do when it is ``value``'s own storage); False to
         have it done at once."""
         if not QUEUE.on or MODE.busy or profiler._P.running or type(value) is not NDArray \
-                or value._ctx != dst._ctx:
+                or (value._ctx is not dst._ctx and value._ctx != dst._ctx):
             return False
         src, buf = value._store, dst._store
         if type(src) is not np.ndarray or type(buf) is not np.ndarray:
             return False
-        if (src is buf or src.base is buf) and type(key) is slice and key == _ALL and \
-                src.shape == buf.shape and src.dtype == buf.dtype and src.flags.c_contiguous:
+        if type(key) is slice and key == _ALL and src.shape == buf.shape and src.dtype == buf.dtype \
+                and src.flags.c_contiguous and buf.flags.c_contiguous and (
+                    src is buf or src.base is buf or (src.base is not None and src.base is buf.base
+                                                      and address(src) == self._start(buf))):
             return True      # w[:] = (a view of all of w): nothing to copy
         if not storage._basic(key):
             return False
@@ -403,36 +515,14 @@ class Engine:
             return True      # an array written into itself
         return self.call(_COPY[0], "_copy", (value,), {}, _wrap_fast(view, dst._ctx)) is not None
 
-    def update(self, opt: Any, index: Any, kernel: str, rows: tuple, scalars: tuple) -> bool:
-        """Queue optimizer ``opt``'s update of ``index`` by its kernel ``kernel`` on ``rows``
-        (weight, gradient, states: NDArrays already checked) with ``scalars``; False to have it
-        run now (GPU arrays). Updates and other calls do not share a queue: one after the other
-        runs the queue first (so the updates' arrays need no tracking: they run in order)."""
-        if not QUEUE.on or MODE.busy or profiler._P.running:
-            return False
-        ctx = rows[0]._ctx
-        if not ctx.device.host_memory or any(type(a._store) is not np.ndarray or a._store.size == 0
-                                             for a in rows):
-            return False
-        with self.lock:
-            for attempt in range(2):
-                try:
-                    self._place_update(opt, index, kernel, rows, scalars, ctx)
-                    return True
-                except _Conflict:
-                    if attempt == 0:
-                        self._flush()
+    @staticmethod
+    def update(opt: Any, index: Any, kernel: str, rows: tuple, scalars: tuple) -> bool:
+        """Whether optimizer ``opt``'s update of ``index`` (kernel ``kernel`` on ``rows`` with
+        ``scalars``) is queued: never, it runs at its call (``Optimizer.update``, which runs the
+        queued work first). Queued and run as one fused multi-parameter update call per step,
+        updates cost ~0.9 us more each than at once on the CPU, with 6, 64 or 200 parameters
+        (``docs/performance.md``): queueing one costs more than the kernel call it saves."""
         return False
-
-    def _place_update(self, opt: Any, index: Any, kernel: str, rows: tuple, scalars: tuple,
-                      ctx: Context) -> None:
-        if self.ops or len(self.updates) >= MAX_OPS or (self.ctx is not None and self.ctx != ctx):
-            raise _Conflict
-        self.ctx = ctx
-        self.updates.append((opt, kernel, index, tuple(rows), tuple(scalars)))
-        self.counts["updates"] += 1
-        if not dispatch.PENDING:
-            dispatch.PENDING.append(self.flush)
 
     # -- running --------------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -443,29 +533,42 @@ class Engine:
     def _flush(self) -> None:
         if self.running:      # a read by the flush itself: what it reads is not queued
             return
-        ops, bufs, key, updates, ctx = self.ops, self.bufs, self.key, self.updates, self.ctx
+        follow = self.follow
+        if follow.pos:
+            if follow.ready():      # a remembered queue, complete: run as it ran
+                self._running(follow.run)
+                return
+            follow.leave()
+        ops, bufs, key, calls, ctx = self.ops, self.bufs, self.key, self.calls, self.ctx
         self._reset()
-        if not ops and not updates:
+        if not ops:
             dispatch.PENDING.clear()
             return
+        self._running(self._run_ops, ops, bufs, key, calls, ctx)
+
+    def _running(self, fn: Any, *args: Any) -> None:
+        """``fn(*args)``, a run of the queue: counted, and a read by the run itself runs nothing."""
         self.counts["flushes"] += 1
         self.running = True     # other threads' reads wait for the lock until the queue has run
         try:
-            if ops:
-                self._run(ops, bufs, key, ctx)
+            fn(*args)
         finally:
-            try:
-                self._run_updates(updates)
-            finally:
-                self.running = False
-                dispatch.PENDING.clear()
+            self.running = False
+            dispatch.PENDING.clear()
 
-    def _run(self, ops: list, bufs: list[_Buffer], key: list, ctx: Context) -> None:
+    def _run_ops(self, ops: list, bufs: list[_Buffer], key: list, calls: list, ctx: Context) -> None:
+        """Run a queue of calls by the generic path, and remember it for the fast path."""
         arrays = [b.array() for b in bufs]
+        mode, program = self._run(ops, bufs, key, ctx, list(arrays))
+        self.follow.learn(ops, key, calls, bufs, arrays, ctx, mode, program)
+
+    def _run(self, ops: list, bufs: list[_Buffer], key: list, ctx: Context, arrays: list) -> tuple:
+        """Run a queue (``arrays``: its buffers' storages, None for an output nobody holds);
+        return how it ran (:mod:`symjit.lazy_replay`'s modes) and its program."""
         outs = [b for b in bufs if b.writes and arrays[b.index] is not None]
         if not outs:
             self.counts["dropped"] += len(ops)
-            return
+            return DROPPED, None
         sig = (tuple(key), tuple((b.shape, b.dtype.str, b.store is None, b.read, arrays[b.index] is not None)
                                  for b in bufs), ctx)
         program = self.programs.get(sig) if len(ops) > 1 else None
@@ -476,7 +579,7 @@ class Engine:
                 del self.seen[next(iter(self.seen))]
             if len(ops) == 1 or seen <= self.replays:
                 self._replay(ops, arrays, ctx)
-                return
+                return (SINGLE if len(ops) == 1 else REPLAY), None
             program = self.programs[sig] = _Program(ops, bufs, outs, ctx, self.cfg)
             self.counts["compiles"] += 1
             while len(self.programs) > MAX_PROGRAMS:     # the first compiled goes first
@@ -487,6 +590,7 @@ class Engine:
             names = ", ".join(dict.fromkeys(op[0] for op in ops))
             raise type(exc)(f"queued operators ({names}): {exc}") from None
         self.counts["programs"] += 1
+        return PROGRAM, program
 
     def _replay(self, ops: list, arrays: list, ctx: Context) -> None:
         """Run the calls one by one (each through the imperative calls' kernels), in order."""
@@ -496,19 +600,6 @@ class Engine:
             ins = [_wrap_fast(arrays[-r - 1] if r < 0 else arrays[ops[r][3]], ctx) for r in refs]
             invoke_now(name, ins, params, [_wrap_fast(arrays[target], ctx)], name, ctx)
         self.counts["replayed"] += len(ops)
-
-    @staticmethod
-    def _run_updates(updates: list) -> None:
-        """The queued optimizer updates in order: one fused call for each run of updates by
-        one optimizer, kernel and dtype (which keeps the order where their arrays overlap)."""
-        runs: list[tuple] = []
-        for opt, kernel, index, rows, scalars in updates:
-            key = (id(opt), kernel, rows[0]._store.dtype)
-            if not runs or runs[-1][0] != key:
-                runs.append((key, opt, kernel, []))
-            runs[-1][3].append((index, rows, scalars))
-        for _, opt, kernel, members in runs:
-            opt._run_queued(kernel, members)
 
 
 _COPY: list = [get_op("_copy")]
@@ -528,14 +619,33 @@ def flush() -> None:
 
 
 def stats() -> dict[str, int]:
-    """What the engine did since the last :func:`reset_stats`: calls ``queued``, optimizer
-    ``updates`` queued, queue ``flushes``, queue ``programs`` run and ``compiles`` of them, calls
-    ``replayed`` one by one, and calls ``dropped`` (nothing they wrote was still held).
+    """What the engine did since the last :func:`reset_stats`: calls ``queued``, queue
+    ``flushes``, queue ``programs`` run and ``compiles`` of them, calls
+    ``replayed`` one by one, and calls ``dropped`` (nothing they wrote was still held); of the
+    queued calls, those ``followed`` on the fast path (the next call of a remembered queue,
+    :mod:`symjit.lazy_replay`), queues that ``diverged`` from the remembered one after following
+    it (the generic path took over), and calls run at once (``eager``) as the remembered queue
+    they start was that call alone.
 
-    >>> sorted(stats())[:3]
-    ['compiles', 'dropped', 'flushes']
+    >>> sorted(stats())[:4]
+    ['compiles', 'diverged', 'dropped', 'eager']
     """
-    return dict(ENGINE.counts)
+    counts = dict(ENGINE.counts)
+    counts["followed"] = ENGINE.follow.followed
+    counts["eager"] = ENGINE.follow.eager
+    counts["queued"] += counts["followed"]
+    return counts
+
+
+def forget() -> None:
+    """Forget the queues remembered for the fast path (:mod:`symjit.lazy_replay`): the next
+    queues take the generic path (their compiled programs are kept).
+
+    >>> forget()
+    """
+    with ENGINE.lock:
+        ENGINE.flush()
+        ENGINE.follow.forget()
 
 
 def reset_stats() -> None:
@@ -546,13 +656,16 @@ def reset_stats() -> None:
     """
     for k in ENGINE.counts:
         ENGINE.counts[k] = 0
+    ENGINE.follow.followed = ENGINE.follow.eager = 0
 
 
 @contextlib.contextmanager
-def enabled(on: bool = True, replays: int | None = None) -> Iterator[Engine]:
-    """A ``with`` block with the engine queueing (``on``) or not, and the queue structures seen
-    ``replays`` times running call by call before they compile (default 1); the queue runs
-    before and after.
+def enabled(on: bool = True, replays: int | None = None, fast: bool | None = None) -> Iterator[Engine]:
+    """A ``with`` block with the engine queueing (``on``) or not, the queue structures seen
+    ``replays`` times running call by call before they compile (default 1), and queues following
+    the remembered ones (``fast``, the fast path of :mod:`symjit.lazy_replay`; default on) or
+    taking the generic path only; the queue runs before and after, and the block starts with no
+    queue remembered for the fast path (:func:`forget`).
 
     >>> import symjit as mx
     >>> with enabled(False):
@@ -561,12 +674,17 @@ def enabled(on: bool = True, replays: int | None = None) -> Iterator[Engine]:
     """
     engine = ENGINE
     engine.flush()
-    was, before = engine.on, engine.replays
+    engine.follow.forget()
+    was, before, fast_was = engine.on, engine.replays, engine.follow.on
     engine.on = on
     if replays is not None:
         engine.replays = replays
+    if fast is not None:
+        engine.follow.on = fast
+        engine.follow.restart()
     try:
         yield engine
     finally:
         engine.flush()
-        engine.on, engine.replays = was, before
+        engine.on, engine.replays, engine.follow.on = was, before, fast_was
+        engine.follow.restart()

@@ -231,7 +231,7 @@ def test_hand_sgd_step_is_one_program_compiled_once_and_matches_eager(step):
     assert third["programs"] == 1 and third["compiles"] == 0 and third["replayed"] == 0
 
 
-def test_updater_loop_queues_each_steps_updates_and_matches_eager():
+def test_updater_loop_runs_each_update_at_once_and_matches_eager():
     def run():
         ex, params = _mlp_executor(1)
         updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=1e-4,
@@ -243,7 +243,7 @@ def test_updater_loop_queues_each_steps_updates_and_matches_eager():
             lazy.reset_stats()
             for k, n in enumerate(params):
                 updater(k, ex.grad_dict[n], ex.arg_dict[n])
-            assert lazy.stats()["flushes"] == 0
+            assert lazy.stats()["queued"] == lazy.stats()["flushes"] == 0     # nothing waits
             values = [ex.arg_dict[n].asnumpy() for n in params]
             seen.append((values + [updater.states[k].asnumpy() for k in range(len(params))], lazy.stats()))
         return seen, len(params)
@@ -254,7 +254,7 @@ def test_updater_loop_queues_each_steps_updates_and_matches_eager():
         queued, n = run()
     for (we, _), (wq, counts) in zip(eager, queued):
         _same(we, wq)
-        assert counts["updates"] == n and counts["flushes"] == 1
+        assert counts["queued"] == counts["flushes"] == 0 and n > 0
 
 
 def test_autograd_recording_runs_at_once_and_its_gradients_hold():
@@ -281,3 +281,249 @@ def test_settings_switch_the_engine():
         (mx.nd.ones((2,)) + 1).wait_to_read()
         assert lazy.stats()["queued"] == 0
     assert queueable(get_op("broadcast_add")) and not queueable(get_op("dot"))
+
+
+
+
+# -- the fast path: queues following the remembered one (symjit.lazy_replay) ------------------------
+
+def _steps(step, steps, way):
+    """Each step's arrays (numpy) and counts, running ``step(state)`` on the same fresh state
+    the ``way`` given (lazy on, fast path on); ``step`` returns the arrays to compare, read
+    after the step (which runs its queue)."""
+    on, fast = way
+    rng = np.random.default_rng(0)
+    state = {n: mx.nd.array(rng.normal(size=s)) for n, s in
+             (("w", (6, 5)), ("g", (6, 5)), ("v", (6, 5)), ("b", (5,)), ("c", (6, 1)))}
+    state["vn"] = state["v"].asnumpy()
+    seen = []
+    with lazy.enabled(on, replays=1, fast=fast):
+        for i in range(steps):
+            state["i"] = i
+            lazy.reset_stats()
+            arrays = step(state)
+            values = [a.asnumpy() for a in arrays]
+            seen.append((values, lazy.stats()))
+    return seen
+
+
+def _three_ways(step, steps=6):
+    """``step`` eager, on the generic path and on the fast path: each step's values are equal
+    bit for bit; the fast path's counts per step (the generic path followed nothing)."""
+    eager = _steps(step, steps, (False, None))
+    generic = _steps(step, steps, (True, False))
+    fast = _steps(step, steps, (True, True))
+    for (e, _), (g, counts), (f, _) in zip(eager, generic, fast):
+        _same(e, g)
+        _same(e, f)
+        assert counts["followed"] == 0
+    return [counts for _, counts in fast]
+
+
+def _sgd_step(state):
+    w, g, b = state["w"], state["g"], state["b"]
+    w[:] -= 0.1 * g
+    b[:] = b - 0.5 * b
+    return [w, b]
+
+
+def test_fast_path_follows_a_loops_queue_and_matches_eager_and_the_generic_path_bit_for_bit():
+    counts = _three_ways(_sgd_step)
+    assert counts[0]["followed"] == 0                   # nothing remembered yet: the generic path
+    for c in counts[2:]:                                # then each step follows the last one's
+        assert c["followed"] == c["queued"] == 5 and c["programs"] == c["flushes"] == 1
+        assert c["diverged"] == c["compiles"] == c["replayed"] == 0
+
+
+def test_fast_path_on_the_examples_hand_sgd_runs_one_program_per_step():
+    with lazy.enabled(False):
+        eager = _train(_sgd_in_place, steps=5)
+    with lazy.enabled(True):
+        fast = _train(_sgd_in_place, steps=5)
+    for (we, _), (wq, _) in zip(eager, fast):
+        _same(we, wq)
+    for _, counts in fast[2:]:
+        assert counts["followed"] == counts["queued"] > 0 and counts["programs"] == 1
+        assert counts["diverged"] == counts["compiles"] == 0
+
+
+def _diverging(change):
+    """A step of four calls, the second ``change(i, t, state)``."""
+    def step(state):
+        w, i = state["w"], state["i"]
+        t = w * 2.0
+        u = change(i, t, state)
+        r = u + w
+        w += 1.0
+        return [t, u, r, w]
+    return step
+
+
+@pytest.mark.parametrize("change, diverges", [
+    (lambda i, t, s: t * s["v"] if i != 3 else t - s["v"], True),                  # another operator
+    (lambda i, t, s: mx.nd.clip(t, a_min=-1.0, a_max=1.0 if i != 3 else 2.0), True),  # another param
+    (lambda i, t, s: t * s["v"] if i != 3 else t * s["c"], True),                  # another shape
+    (lambda i, t, s: t * s["v"] if i != 3 else t * t, True),                        # another data flow
+    (lambda i, t, s: t * s["v"] if i != 3 else t * mx.nd.array(s["vn"]), False),   # a new array
+], ids=["op", "param", "shape", "data-flow", "new-array"])
+def test_a_call_that_differs_leaves_the_fast_path_and_the_queue_runs_right(change, diverges):
+    counts = _three_ways(_diverging(change))
+    assert counts[2]["followed"] == counts[2]["queued"] == 4 and counts[2]["programs"] == 1
+    if diverges:     # the differing call and the rest take the generic path
+        assert counts[3]["diverged"] == 1 and counts[3]["followed"] == 1
+    else:            # a new array of the remembered shape, apart from the others: the same buffer
+        assert counts[3]["diverged"] == 0 and counts[3]["followed"] == 4
+    assert counts[5]["followed"] == 4 and counts[5]["diverged"] == 0
+
+
+def test_a_read_in_the_middle_of_a_followed_queue_hands_it_to_the_generic_path():
+    def step(state):
+        w, v, i = state["w"], state["v"], state["i"]
+        t = w * v
+        if i == 3:
+            t.asnumpy()             # a read where the remembered queue went on
+        u = t + 1.0
+        w[:] = u * 0.5
+        return [t, u, w]
+
+    counts = _three_ways(step)
+    assert counts[2]["followed"] == 4 and counts[2]["flushes"] == 1
+    assert counts[3]["diverged"] == 1 and counts[3]["flushes"] == 2 and counts[3]["followed"] == 1
+    assert counts[4]["followed"] == 4 and counts[4]["diverged"] == 0
+
+
+def test_an_output_kept_where_the_remembered_queue_dropped_it_falls_back():
+    def step(state):
+        w, v, i = state["w"], state["v"], state["i"]
+        t = w * v                   # dropped by every step but the fourth, which reads it after
+        w[:] = t + w
+        return [w, t] if i == 3 else [w]
+
+    counts = _three_ways(step)
+    assert counts[2]["followed"] == 3 and counts[2]["programs"] == 1
+    assert counts[3]["diverged"] == 1 and counts[3]["followed"] == 3
+    assert counts[5]["followed"] == 3 and counts[5]["diverged"] == 0
+
+
+def test_new_arrays_each_step_take_the_fast_path_but_not_two_over_the_same_memory():
+    def step(state):
+        i = state["i"]
+        x = mx.nd.array(np.arange(12, dtype=np.float32).reshape(3, 4) + i)    # new each step
+        y = x * 2.0 + 1.0
+        z = mx.nd.array(np.ones((3, 4), np.float32)) if i != 3 else x.reshape((3, 4))
+        return [y, y + z]
+
+    counts = _three_ways(step)
+    assert counts[2]["followed"] == 3 and counts[2]["programs"] == 1
+    assert counts[3]["diverged"] == 1 and counts[3]["followed"] == 2     # z is x's memory
+    assert counts[5]["followed"] == 3
+
+
+def test_a_view_of_a_queued_result_where_an_array_was_expected_falls_back():
+    def step(state):
+        w, v, i = state["w"], state["v"], state["i"]
+        t = w * 2.0
+        u = (v if i != 3 else t[:]) + 1.0       # t[:]: a view of the pending t
+        return [t, u]
+
+    counts = _three_ways(step)
+    assert counts[2]["followed"] == 2
+    assert counts[3]["diverged"] == 1 and counts[3]["flushes"] == 2
+
+
+def test_a_failing_followed_program_names_its_operators(monkeypatch):
+    from symjit import lazy_replay
+    a = mx.nd.array([1.0, 2.0, 3.0])
+    with lazy.enabled(True):
+        for _ in range(3):
+            (mx.nd.broadcast_mul(a, a) + a).asnumpy()
+
+        def fail(trace, cur):
+            raise mx.MXNetError("a kernel failed")
+        monkeypatch.setattr(lazy_replay, "_run_program", fail)
+        lazy.reset_stats()
+        y = mx.nd.broadcast_mul(a, a) + a
+        assert lazy.stats()["followed"] == 2
+        with pytest.raises(mx.MXNetError, match=r"broadcast_mul, broadcast_add.*a kernel failed"):
+            y.asnumpy()
+
+
+def test_a_shape_error_in_a_followed_queue_still_names_the_operator():
+    a, b = mx.nd.ones((2, 3)), mx.nd.ones((2, 3))
+    with lazy.enabled(True):
+        for _ in range(3):
+            (a * b + a).asnumpy()
+        lazy.reset_stats()
+        t = a * b
+        assert lazy.stats()["followed"] == 1
+        with pytest.raises(mx.MXNetError, match=r"broadcast_add.*\(2, ?3\).*\(4,?\)"):
+            mx.nd.broadcast_add(t, mx.nd.ones((4,)))
+        assert t.asnumpy().tolist() == [[1.0] * 3] * 2
+
+
+def test_a_single_call_then_a_read_runs_at_once_once_it_repeats():
+    x = mx.nd.array([-1.0, 2.0])
+    with lazy.enabled(True):
+        lazy.reset_stats()
+        values = [mx.nd.relu(x).asnumpy().tolist() for _ in range(4)]
+        counts = lazy.stats()
+        assert (x * 3.0).asnumpy().tolist() == [-3.0, 6.0]       # another call queues
+        assert lazy.stats()["queued"] == 3
+    assert values == [[0.0, 2.0]] * 4
+    assert counts["queued"] == 2 and counts["eager"] == 2
+
+
+def test_queues_of_elementwise_calls_compile_flat_and_broadcasts_do_not():
+    x = mx.nd.array(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    r = mx.nd.array(np.arange(4, dtype=np.float32))
+    for run, flat in ((lambda: x * 2.0 + x, True), (lambda: x * 2.0 + r, False)):
+        with lazy.enabled(False):
+            eager = run().asnumpy()
+        with lazy.enabled(True, replays=0):
+            lazy.ENGINE.programs.clear()
+            np.testing.assert_array_equal(run().asnumpy(), eager)
+            assert [p.flat for p in lazy.ENGINE.programs.values()] == [flat]
+
+
+def test_a_large_array_updated_in_place_is_written_through_a_temporary():
+    n = lazy.ALIASED_MIN
+    w0 = np.linspace(-1, 1, n, dtype=np.float32).reshape(n // 8, 8)
+    g = mx.nd.array(np.ones_like(w0))
+
+    def run():
+        w = mx.nd.array(w0)
+        w[:] -= 0.25 * g
+        return [w]
+
+    lazy.ENGINE.programs.clear()
+    eager, queued, counts = _eager_and_lazy(run)
+    _same(eager, queued)
+    assert counts["programs"] == 1
+    assert [p.direct for p in lazy.ENGINE.programs.values()] == [[False]]
+
+
+def test_updates_after_a_followed_queue_run_it_first():
+    w, g = mx.nd.ones((3,)), mx.nd.ones((3,))
+    updater = mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=0.5))
+    with lazy.enabled(True):
+        for _ in range(3):
+            w[:] = w * 2.0 + 1.0
+            w.wait_to_read()
+        lazy.reset_stats()
+        w[:] = w * 2.0 + 1.0
+        assert lazy.stats()["followed"] == 3
+        updater(0, g, w)                    # the queued arithmetic runs first, then the update
+        assert lazy.stats()["flushes"] == 1 and w._store.tolist() == [30.5] * 3
+
+
+def test_a_stream_of_calls_longer_than_a_queue_follows_queue_after_queue():
+    def run():
+        x, y = mx.nd.zeros((5,)), mx.nd.ones((5,))
+        for _ in range(3 * lazy.MAX_OPS + 10):
+            x += y
+        return [x]
+
+    eager, queued, counts = _eager_and_lazy(run, replays=1)
+    _same(eager, queued)
+    assert queued[0].tolist() == [3.0 * lazy.MAX_OPS + 10] * 5
+    assert counts["followed"] >= lazy.MAX_OPS and counts["programs"] >= 1
