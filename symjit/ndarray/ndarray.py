@@ -341,13 +341,20 @@ class NDArray:
         onto a new array on the Context ``other``."""
         return dispatch.recorded("copyto", None, self, other)
 
+    def _copy_target(self, other: NDArray) -> bool:
+        """Whether a copy into ``other`` has anything to write (False: ``other`` is this array);
+        an error when the shapes differ."""
+        if other is self:
+            return False
+        if other.shape != self.shape:
+            raise ShapeError(f"NDArray.copyto: shape mismatch: source {shape_str(self.shape)}, "
+                             f"destination {shape_str(other.shape)}")
+        return True
+
     def _copyto(self, other: NDArray | Context) -> NDArray:
         if isinstance(other, NDArray):
-            if other is self:
+            if not self._copy_target(other):
                 return other
-            if other.shape != self.shape:
-                raise ShapeError(f"NDArray.copyto: shape mismatch: source {shape_str(self.shape)}, "
-                                 f"destination {shape_str(other.shape)}")
             if other.context == self._ctx and dispatch.on_gpu(self):   # on the device
                 if other.dtype == self.dtype:
                     with storage.device_scope(self._ctx):

@@ -263,11 +263,8 @@ class BaseSparseNDArray(NDArray):
             ctx = storage.check_ctx(other, "NDArray.copyto")
             return self._like(data.copy(), tuple(a.copy() for a in aux), ctx)
         if isinstance(other, NDArray):
-            if other is self:
+            if not self._copy_target(other):
                 return other
-            if other.shape != self.shape:
-                raise ShapeError(f"NDArray.copyto: shape mismatch: source {shape_str(self.shape)}, "
-                                 f"destination {shape_str(other.shape)}")
             if isinstance(other, BaseSparseNDArray):
                 if other.stype == self.stype:
                     other._set_parts(data.astype(other._sp_data.dtype), tuple(a.copy() for a in aux))
