@@ -16,6 +16,21 @@ if "NUMBA_ENABLE_CUDASIM" not in os.environ and not os.path.exists("/dev/nvidia0
 os.environ.setdefault("SYMJIT_AOT", "off")
 
 
+@pytest.fixture
+def steady_blas_threads(monkeypatch):
+    """Hold BLAS's thread count for the test. symjit's policy adapts it to the machine's load
+    (:mod:`symjit.threads`), and a GEMM's rounding depends on it (OpenBLAS's sgemm of an 8x128 by
+    128x784 product differs in the last bit between 1 and 2 threads), so two executors compared
+    to the last bit must run under the same count."""
+    from symjit import threads
+    pol = threads.policy()
+    if pol is not None:
+        n = pol.current or pol.cores
+        pol._apply(n)
+        monkeypatch.setattr(pol, "fixed", n)
+    return pol
+
+
 # The slowest end-to-end tests (subprocesses, whole trainings, sweeps), run with --exhaustive only.
 # Each module they test keeps faster tests in the default tier; a full run (CI) runs them all.
 # Node ids, or a prefix ending in "[" for every parameter of a test but the ones listed plainly.
