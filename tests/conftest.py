@@ -16,12 +16,12 @@ if "NUMBA_ENABLE_CUDASIM" not in os.environ and not os.path.exists("/dev/nvidia0
 os.environ.setdefault("SYMJIT_AOT", "off")
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def steady_blas_threads(monkeypatch):
-    """Hold BLAS's thread count for the test. symjit's policy adapts it to the machine's load
+    """Hold BLAS's thread count during each test. symjit's policy adapts it to the machine's load
     (:mod:`symjit.threads`), and a GEMM's rounding depends on it (OpenBLAS's sgemm of an 8x128 by
-    128x784 product differs in the last bit between 1 and 2 threads), so two executors compared
-    to the last bit must run under the same count."""
+    128x784 product differs in the last bit between 1 and 2 threads), so two executors a test
+    compares to the last bit must run under the same count. Between tests the policy adapts."""
     from symjit import threads
     pol = threads.policy()
     if pol is not None:

@@ -49,7 +49,7 @@ def events(path):
     return doc["traceEvents"]
 
 
-def test_kernel_events_by_group_and_same_results(trace, steady_blas_threads):
+def test_kernel_events_by_group_and_same_results(trace):
     plain = bound()
     plain.forward(is_train=True)
     plain.backward()
