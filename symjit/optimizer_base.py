@@ -213,6 +213,9 @@ class Optimizer:
         """Update ``weight`` (and ``state``) in place from ``grad``: one kernel call (queued by
         the lazy engine when it is on, :mod:`symjit.lazy`: the updates of a queue run as one
         fused call per kernel)."""
+        if _has_sparse(weight, grad, state):
+            update_sparse(self, index, weight, grad, state)
+            return
         kernel, states, scalars = self._plan(index, weight, state)
         arrays = self._flat(index, weight, grad, *states)
         if lazy.ENGINE.update(self, index, kernel, (weight, grad, *states), scalars):
@@ -279,7 +282,7 @@ class Optimizer:
                 raise ParamError(f"{type(self).__name__}.update_multi_precision: lists of different "
                                  f"lengths: {', '.join(str(len(x)) for x in given)} indices, weights, "
                                  "gradients and states")
-            if self._fusable():
+            if self._fusable() and not _has_sparse(*given):
                 self._update_many(*given)
             else:
                 for args in zip(*given):
@@ -385,6 +388,31 @@ def _put_rows(state: Any, part: Any, rows: np.ndarray) -> None:
             _put_rows(s, p, rows)
 
 
+def _has_sparse(*arrays: Any) -> bool:
+    """Whether any of ``arrays`` (NDArrays, None, or tuples/lists of them) is a sparse array."""
+    return any(_has_sparse(*a) if isinstance(a, (tuple, list)) else
+               isinstance(a, NDArray) and a.stype != "default" for a in arrays)
+
+
+def _dense_states(state: Any) -> Any:
+    """``state`` with each sparse array replaced by a dense copy (the update kernels write dense
+    storage only)."""
+    if isinstance(state, NDArray) and state.stype != "default":
+        return state.tostype("default")
+    if isinstance(state, (tuple, list)):
+        return type(state)(_dense_states(s) for s in state)
+    return state
+
+
+def _store_states(state: Any, dense: Any) -> None:
+    """Write :func:`_dense_states`'s updated copies back into the sparse arrays of ``state``."""
+    if isinstance(state, NDArray) and state is not dense:
+        state._write(Ellipsis, dense.asnumpy(), "Optimizer.update")
+    elif isinstance(state, (tuple, list)):
+        for s, d in zip(state, dense):
+            _store_states(s, d)
+
+
 def dense_state_weight(weight: NDArray) -> NDArray:
     """The weight an optimizer's state is made for: a sparse weight's states are dense arrays."""
     return weight.tostype("default") if weight.stype != "default" else weight
@@ -411,7 +439,8 @@ def update_sparse(opt: Optimizer, index: Any, weight: NDArray, grad: NDArray, st
         weight._write(Ellipsis, dense, "Optimizer.update")
         _put_rows(state, part_s, rows)
         return
-    dense_w = dense_state_weight(weight)
-    opt.update_multi_precision(index, dense_w, grad.tostype("default"), state)
+    dense_w, dense_s = dense_state_weight(weight), _dense_states(state)
+    opt.update_multi_precision(index, dense_w, grad.tostype("default"), dense_s)
+    _store_states(state, dense_s)
     if dense_w is not weight:
         weight._write(Ellipsis, dense_w.asnumpy(), "Optimizer.update")

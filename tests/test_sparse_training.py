@@ -56,6 +56,40 @@ def test_row_sparse_weight_keeps_its_storage_type():
     np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)
 
 
+def test_direct_update_of_a_row_sparse_weight_and_state():
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9)
+    w = mx.nd.array(W).tostype("row_sparse")
+    state = opt.create_state(0, w)
+    opt.update(0, w, _rsp_grad([1, 3]), state)
+    expect = W.copy()
+    expect[[1, 3]] -= 0.1
+    assert w.stype == "row_sparse"
+    np.testing.assert_allclose(w.asnumpy(), expect, rtol=1e-6)
+    np.testing.assert_allclose(state.asnumpy()[[1, 3]], -0.1, rtol=1e-6)
+    assert not state.asnumpy()[[0, 2]].any()
+
+
+@pytest.mark.parametrize("method", ["update", "update_multi_precision"])
+def test_direct_update_with_a_row_sparse_gradient_is_lazy(method):
+    opt = mx.optimizer.Adam(learning_rate=0.1, wd=0.1)
+    w = mx.nd.array(W)
+    state = opt.create_state(0, w)
+    getattr(opt, method)(0, w, _rsp_grad([2]), state)
+    np.testing.assert_array_equal(w.asnumpy()[[0, 1, 3]], W[[0, 1, 3]])
+    assert (w.asnumpy()[2] < W[2]).all()
+    getattr(opt, method)(0, w, mx.nd.sparse.zeros("row_sparse", W.shape), state)
+    assert opt.num_update == 2 and (w.asnumpy()[[0, 1, 3]] == W[[0, 1, 3]]).all()
+
+
+def test_dense_update_with_row_sparse_states():
+    opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, lazy_update=False)
+    w = mx.nd.array(W).tostype("row_sparse")
+    state = opt.create_state(0, w)
+    opt.update(0, w, mx.nd.ones(W.shape), state)
+    np.testing.assert_allclose(w.asnumpy(), W - 0.1, rtol=1e-6)
+    np.testing.assert_allclose(state.asnumpy(), np.full(W.shape, -0.1), rtol=1e-6)
+
+
 # -- kvstore -------------------------------------------------------------------------------------
 
 def test_push_of_row_sparse_values_and_row_sparse_pull():
