@@ -119,9 +119,11 @@ def test_result_storage_types_follow_mxnet(stype):
     s, d = x.tostype(stype), x
     keep = {"x*2": s * 2, "2*x": 2 * s, "x/2": s / 2, "-x": -s, "sqrt": mx.nd.sqrt(mx.nd.abs(s)),
             "square": mx.nd.square(s), "relu": mx.nd.relu(s), "x+x": s + s, "x-x": s - s, "x*x": s * s,
-            "x*d": s * d, "zeros_like": mx.nd.zeros_like(s), "clip": mx.nd.clip(s, -1, 1), "x+0": s + 0}
+            "x*d": s * d, "zeros_like": mx.nd.zeros_like(s), "clip": mx.nd.clip(s, -1, 1), "x+0": s + 0,
+            "x/0": s / 0, "x==2": s == 2, "x<=-1": s <= -1}
     dense = {"exp": mx.nd.exp(s), "x+1": s + 1, "x**2": s ** 2, "d*x": d * s, "x+d": s + d,
-             "sum": mx.nd.sum(s), "ones_like": mx.nd.ones_like(s), "x/0": s / 0}
+             "sum": mx.nd.sum(s), "ones_like": mx.nd.ones_like(s), "0-x": 0 - s,
+             "clip1": mx.nd.clip(s, 0.5, 1)}
     for name, r in keep.items():
         assert r.stype == stype, name
     for name, r in dense.items():
@@ -131,6 +133,27 @@ def test_result_storage_types_follow_mxnet(stype):
     np.testing.assert_allclose(keep["x*d"].asnumpy(), host * host)
     np.testing.assert_allclose(dense["exp"].asnumpy(), np.exp(host), rtol=1e-6)
     np.testing.assert_allclose(dense["x+1"].asnumpy(), host + 1)
+
+
+@pytest.mark.parametrize("stype", ["row_sparse", "csr"])
+def test_products_compute_only_the_stored_values(stype):
+    s = mx.nd.array(DENSE).tostype(stype)
+    rows = np.broadcast_to((DENSE != 0).any(axis=1, keepdims=True), DENSE.shape)
+    stored = DENSE != 0 if stype == "csr" else rows
+    other = np.full(DENSE.shape, np.inf, np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for r, ref in ((s * np.inf, DENSE * np.inf), (s / 0, DENSE / 0),
+                       (s * mx.nd.array(other), DENSE * other),
+                       (mx.nd.elemwise_mul(mx.nd.array(other), s), other * DENSE)):
+            assert r.stype == stype
+            np.testing.assert_array_equal(r.asnumpy(), np.where(stored, ref, 0))
+            np.testing.assert_array_equal(r.indices.asnumpy(), s.indices.asnumpy())
+    col = mx.nd.array([[np.inf], [2], [np.inf], [3]])
+    c = mx.nd.array(DENSE).tostype("csr")
+    r = c * col
+    assert r.stype == "csr"
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(r.asnumpy(), np.where(DENSE != 0, DENSE * col.asnumpy(), 0))
 
 
 def test_mixed_sparse_operands_give_dense():
@@ -152,6 +175,13 @@ def test_sparse_dot_exact_and_typed():
     assert yt.stype == "row_sparse"
     np.testing.assert_allclose(yt.asnumpy(), lhs.toarray().T @ g, rtol=1e-5)
     assert mx.nd.dot(c, mx.nd.array(w), forward_stype="csr").stype == "csr"
+    assert mx.nd.dot(c, mx.nd.array(g.T), transpose_a=True, transpose_b=True).stype == "default"
+    h, h7 = rng.rand(4, 5).astype(np.float32), rng.rand(4, 7).astype(np.float32)
+    for z, ref in ((mx.nd.dot(mx.nd.array(h), c), h @ lhs.toarray()),
+                   (mx.nd.dot(mx.nd.array(h7), c, transpose_b=True), h7 @ lhs.toarray().T)):
+        assert z.stype == "csr"
+        np.testing.assert_allclose(z.asnumpy(), ref, rtol=1e-5)
+    assert mx.nd.dot(mx.nd.array(h), c, forward_stype="default").stype == "default"
 
 
 def test_elementwise_helpers():

@@ -337,7 +337,7 @@ _NUMBER_OPS = {"broadcast_add": "add", "broadcast_sub": "sub", "broadcast_mul": 
                "broadcast_greater": "gt", "broadcast_lesser": "lt", "broadcast_not_equal": "ne",
                "broadcast_equal": "eq", "broadcast_greater_equal": "ge", "broadcast_lesser_equal": "le",
                "broadcast_maximum": "maximum", "broadcast_minimum": "minimum", "broadcast_power": "pow"}
-_SCALAR_KEEP = ("add", "sub", "mul", "div", "gt", "lt", "ne")   # where MXNet has sparse scalar kernels
+_SCALAR_KEEP = ("add", "sub", "gt", "lt", "ne", "eq", "ge", "le")   # sparse where f(0, scalar) == 0
 
 
 def _number(a: Any) -> float | None:
@@ -356,6 +356,17 @@ def _keeps_zero(name: str, zero_first: bool, s: float) -> bool:  # noqa: FBT001
     return v == 0
 
 
+def _scalar_keeps(name: str, sparse_first: bool, s: float) -> bool:  # noqa: FBT001
+    """Whether MXNet 1.9.1's operator ``name`` of a sparse array and the number ``s`` (the sparse
+    array first or not) has a sparse result: a product or quotient by a number always (only the
+    stored values are computed), ``s - x`` and ``s / x`` never, the others where f(0, s) == 0."""
+    if name == "mul" or (name == "div" and sparse_first):
+        return True
+    if not sparse_first and name in ("sub", "div"):
+        return False
+    return name in _SCALAR_KEEP and _keeps_zero(name, sparse_first, s)
+
+
 def result_stype(op: str, arrays: list, params: dict) -> str:
     """The storage type MXNet 1.9.1 gives the result of operator ``op`` on ``arrays``.
 
@@ -365,17 +376,17 @@ def result_stype(op: str, arrays: list, params: dict) -> str:
     ('row_sparse', 'default')
     """
     st = [getattr(a, "stype", "default") for a in arrays]
+    if op == "clip" and not _number_or(params.get("a_min"), 0) <= 0 <= _number_or(params.get("a_max"), 0):
+        return "default"        # clip(0) is not 0
     if op in KEEP and st:
         return st[0]
     if op in _NUMBER_OPS and len(arrays) == 2:
         for i, j in ((0, 1), (1, 0)):
             s = _number(arrays[j])
             if st[i] != "default" and s is not None:
-                name = _NUMBER_OPS[op]
-                ok = name in _SCALAR_KEEP and _keeps_zero(name, i == 0, s)
-                return st[i] if ok else "default"
+                return st[i] if _scalar_keeps(_NUMBER_OPS[op], i == 0, s) else "default"
         if op in ("broadcast_mul", "broadcast_div") and st[0] == "csr" and st[1] == "default" \
-                and arrays[0].shape == arrays[1].shape:
+                and _broadcasts_to(arrays[1].shape, arrays[0].shape):
             return "csr"
         return "default"
     if op in ("elemwise_add", "elemwise_sub", "_grad_add") and len(st) == 2:
@@ -387,9 +398,44 @@ def result_stype(op: str, arrays: list, params: dict) -> str:
         forced = params.get("forward_stype")
         if forced not in (None, "None"):
             return str(forced)
-        if st and st[0] == "csr" and _flag(params.get("transpose_a")) and st[1] != "csr":
+        ta, tb = _flag(params.get("transpose_a")), _flag(params.get("transpose_b"))
+        if st[0] == "csr" and ta and not tb and st[1] != "csr":
             return "row_sparse"
+        if st[0] == "default" and st[1] == "csr" and not ta:
+            return "csr"
     return "default"
+
+
+def _broadcasts_to(small: tuple, shape: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(small, shape) == shape
+    except ValueError:
+        return False
+
+
+def _pattern_of(op: str, arrays: list, stype: str, shape: tuple) -> BaseSparseNDArray | None:
+    """The operand whose stored positions a sparse result keeps: the only sparse operand, of the
+    result's storage type and shape (MXNet's sparse kernels compute the stored values only, so
+    ``x * inf`` is still zero where ``x`` stores nothing); None for ``dot`` and ``zeros_like``."""
+    sparse = [a for a in arrays if is_sparse(a)]
+    if op in ("dot", "zeros_like") or len(sparse) != 1 or sparse[0].stype != stype \
+            or sparse[0].shape != shape:
+        return None
+    return sparse[0]
+
+
+def _on_pattern(dense: np.ndarray, src: BaseSparseNDArray, ctx: Context) -> BaseSparseNDArray:
+    """The values of ``dense`` at the positions ``src`` stores, in ``src``'s layout."""
+    _, aux = src._parts()
+    if isinstance(src, RowSparseNDArray):
+        return RowSparseNDArray(src.shape, dense[aux[0]], (aux[0].copy(),), ctx)
+    indices, indptr = aux
+    rows = np.repeat(np.arange(src.shape[0]), np.diff(indptr))
+    return CSRNDArray(src.shape, dense[rows, indices], (indices.copy(), indptr.copy()), ctx)
+
+
+def _number_or(v: Any, default: float) -> float:
+    return float(v) if isinstance(v, (int, float, np.number)) else default
 
 
 def _flag(v: Any) -> bool:
@@ -430,6 +476,8 @@ def call(called: str, fn: Callable[..., Any], args: tuple, kwargs: dict, out: An
     are sparse arrays: its dense kernels on their dense mirrors, the result converted to the
     storage type :func:`result_stype` gives, written into ``out`` when given."""
     params = {k: v for k, v in kwargs.items() if not isinstance(v, NDArray)}
+    if called == "clip":
+        params.update(zip(("a_min", "a_max"), args[1:3]))
     if "forward_stype" in kwargs:       # the dense kernel has one result type; the stype is ours
         kwargs = {k: v for k, v in kwargs.items() if k != "forward_stype"}
     _STATE.busy = True
@@ -441,7 +489,10 @@ def call(called: str, fn: Callable[..., Any], args: tuple, kwargs: dict, out: An
     if isinstance(result, NDArray):
         stype = result_stype(called, arrays, params)
         if stype != "default":
-            result = _adopt(make_sparse(result.asnumpy(), stype, result.context, called), result, called)
+            src = _pattern_of(called, arrays, stype, result.shape)
+            made = make_sparse(result.asnumpy(), stype, result.context, called) if src is None \
+                else _on_pattern(result.asnumpy(), src, result.context)
+            result = _adopt(made, result, called)
     if out is None:
         return result
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
