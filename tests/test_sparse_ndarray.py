@@ -42,6 +42,25 @@ def test_csr_matrix_forms_agree():
         np.testing.assert_array_equal(m.asscipy().toarray(), DENSE)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32])
+def test_dense_numpy_sources_keep_their_dtype(dtype):
+    src = DENSE.astype(dtype)
+    made = [mx.nd.sparse.csr_matrix(src), mx.nd.sparse.row_sparse_array(src)]
+    if dtype != np.float16:     # scipy has no float16 matrices
+        made += [mx.nd.sparse.array(sps.csr_matrix(src)), mx.nd.array(sps.csr_matrix(src))]
+    for m in made:
+        assert m.dtype == dtype
+        np.testing.assert_array_equal(m.asnumpy(), src)
+    assert mx.nd.sparse.csr_matrix(DENSE.tolist()).dtype == np.float32
+    assert mx.nd.sparse.csr_matrix(src, dtype="float32").dtype == np.float32
+
+
+def test_dense_source_shape_must_match():
+    for make in (mx.nd.sparse.csr_matrix, mx.nd.sparse.row_sparse_array):
+        with pytest.raises(MXNetError, match=r"shape \(5, 3\) does not match"):
+            make(DENSE, shape=(5, 3))
+
+
 def test_zeros_of_every_storage_type():
     for stype in ("default", "row_sparse", "csr"):
         z = mx.nd.zeros((3, 2), stype=stype, dtype="float64")

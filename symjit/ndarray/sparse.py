@@ -62,6 +62,11 @@ def _host(x: Any, dtype: Any, where: str) -> np.ndarray:
     return creation.host_copy(x, dtype, where)
 
 
+def _dense_source(x: Any, dtype: Any, where: str) -> np.ndarray:
+    """A dense source's elements: in ``dtype``, else a numpy array's own dtype, else float32."""
+    return _host(x, dtype if dtype is not None or not isinstance(x, np.ndarray) else x.dtype, where)
+
+
 def _index(x: Any, where: str, what: str) -> np.ndarray:
     arr = x.asnumpy() if isinstance(x, NDArray) else np.asarray(x)
     if arr.size and arr.dtype.kind == "f" and not (arr == np.round(arr)).all():
@@ -117,7 +122,7 @@ def row_sparse_array(arg1: Any, shape: Any = None, ctx: Context | None = None,
         return RowSparseNDArray(shp, data, (indices,), c)
     if isinstance(arg1, BaseSparseNDArray):
         return make_sparse(_host(arg1, dtype, where), "row_sparse", c, where)
-    dense = _host(arg1, dtype, where)
+    dense = _dense_source(arg1, dtype, where)
     if shape is not None and _shape(shape, where) != dense.shape:
         raise ShapeError(f"{where}: shape {tuple(shape)} does not match the array's {shape_str(dense.shape)}")
     return make_sparse(dense, "row_sparse", c, where)
@@ -181,7 +186,9 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Context | None = None, dtype: 
         return CSRNDArray(shp, data, (indices, indptr), c)
     if isinstance(arg1, BaseSparseNDArray):
         return make_sparse(_host(arg1, dtype, where), "csr", c, where)
-    dense = _host(arg1, dtype, where)
+    dense = _dense_source(arg1, dtype, where)
+    if shape is not None and _shape(shape, where) != dense.shape:
+        raise ShapeError(f"{where}: shape {tuple(shape)} does not match the array's {shape_str(dense.shape)}")
     return make_sparse(dense, "csr", c, where)
 
 
@@ -234,10 +241,10 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     'csr'
     """
     if isinstance(source_array, BaseSparseNDArray):
-        out = source_array.copyto(_ctx(ctx, "array"))
+        out = source_array.copyto(_ctx(ctx if ctx is not None else source_array.context, "array"))
         return out if dtype is None else out.astype(dtype)
     if _is_scipy(source_array):
-        return csr_matrix(source_array, ctx=ctx, dtype=dtype if dtype is not None else _DEFAULT_DTYPE)
+        return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     raise DTypeError(f"mx.nd.sparse.array: expected a sparse NDArray or a scipy sparse matrix, got "
                      f"{type(source_array).__name__}")
 
