@@ -115,6 +115,8 @@ def test_row_sparse_pull_checks_its_arguments():
         kv.row_sparse_pull(0, out=out, row_ids=mx.nd.array([7]))
     with pytest.raises(MXNetError, match="out must be a row_sparse array"):
         kv.row_sparse_pull(0, out=mx.nd.zeros(W.shape), row_ids=mx.nd.array([0]))
+    with pytest.raises(MXNetError, match="row_ids must hold integers"):
+        kv.row_sparse_pull(0, out=out, row_ids=mx.nd.array([1.5]))
 
 
 # -- gluon -----------------------------------------------------------------------------------------
