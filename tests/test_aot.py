@@ -172,6 +172,29 @@ def test_a_failed_build_is_recorded_and_skipped(tmp_path, caplog):
     assert not list((tmp_path / "aot").glob("*.lock"))
 
 
+def test_the_builder_imports_the_symjit_that_requested_the_entry(tmp_path, monkeypatch):
+    """Started from a folder holding another ``symjit`` (a checkout of another version), the
+    builder still imports the requesting process's code: an entry is named for that code, and
+    one built by the other (an older builder's instruction set, other kernels) would be loaded
+    as this code's."""
+    other = tmp_path / "checkout" / "symjit"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise ImportError('the other checkout was imported')\n")
+    monkeypatch.chdir(other.parent)
+    cfg = Config(cache_dir=tmp_path / "cache", aot="sync")
+    units = [("f", "symjit.kernels.cpu.no_such_module", "f", (("scalar", "float64"),))]
+    assert aot.request(cfg, units, wait=True)
+    meta = json.loads((tmp_path / "cache" / "aot" / f"{aot.entry_name(units)}.json").read_text())
+    assert "ModuleNotFoundError" in meta["error"]       # this symjit's builder ran and recorded it
+
+
+def test_a_spec_named_for_other_code_is_not_built(tmp_path):
+    units = [("f", "symjit.kernels.cpu.optim", "sgd_update", (("scalar", "float64"),))]
+    spec = {"name": "symjit_aot_" + "0" * 24, "units": units, "cache_dir": str(tmp_path)}
+    with pytest.raises(RuntimeError, match="requested by other code"):
+        aot_build.build(spec)
+
+
 def test_aot_setting_is_checked():
     from symjit.base import MXNetError
     assert Config.from_env({"SYMJIT_AOT": "sync"}).aot == "sync"

@@ -93,7 +93,10 @@ __all__ = ["Unit", "RANDOM_STATE", "arg_type", "arg_types", "entry_name", "find"
 _LOG = logging.getLogger("symjit")
 STALE_LOCK_SECONDS = 1800.0
 BACKGROUND_NICE = 10   # how much a background builder lowers its priority
-_BUILDER = "import sys; from symjit.compiler.aot_build import main; sys.exit(main(sys.argv[1:]))"
+# the builder imports the very symjit that started it: ``python -c`` puts the working directory
+# first on sys.path, where another checkout's ``symjit`` would build entries named for this code
+_BUILDER = ("import sys; sys.path.insert(0, {root!r}); from symjit.compiler.aot_build import main; "
+            "sys.exit(main(sys.argv[1:]))")
 BUILD_TIMEOUT = 3600.0
 
 Unit = tuple   # (export name, module name, attribute, argument types)
@@ -279,11 +282,12 @@ def _start(cfg: Config, names: list[str], wait: bool) -> list[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     line = Lifeline() if wait else None
     how = ["--follow", str(line.parent), str(line.read)] if line else ["--background"]
-    cmd = [sys.executable, "-c", _BUILDER, *[str(_spec_path(cfg, n)) for n in names], *how]
+    cmd = [sys.executable, "-c", _BUILDER.format(root=root), *[str(_spec_path(cfg, n)) for n in names], *how]
     log = open(_aot_dir(cfg) / f"{names[0]}.log", "wb")   # noqa: SIM115 - the child owns it
     try:
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                pass_fds=(line.read,) if line else (), start_new_session=not wait)
+                                pass_fds=(line.read,) if line else (), start_new_session=not wait,
+                                cwd=_aot_dir(cfg))
     except BaseException:
         for n in names:
             (_aot_dir(cfg) / f"{n}.lock").unlink(missing_ok=True)

@@ -37,7 +37,7 @@ import numpy as np
 from ..base import write_atomic
 from ..config import Config
 from ..lower.target import all_targets
-from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path, exports
+from .aot import BACKGROUND_NICE, RANDOM_STATE, _aot_dir, _sha256, _so_path, entry_name, exports
 from .lifeline import follow
 
 __all__ = ["build", "main", "mixin_objects"]
@@ -200,6 +200,9 @@ def build(spec: dict) -> Path:
     if kernel_dir not in sys.path:
         sys.path.insert(0, kernel_dir)   # generated modules import their kernel modules by name
     name = spec["name"]
+    if entry_name([tuple(u) for u in spec["units"]]) != name:   # another symjit, numba or processor
+        raise RuntimeError(f"entry {name} was requested by other code than this builder's "
+                           f"({Path(__file__).resolve().parents[1]}); not built")
     cc = _cc_class()(name, mixin_objects(cfg))
     cc.verbose = False
     cc.target_cpu = "host"   # the processor's instruction set, as numba's jit (pycc's default: generic)
