@@ -4,7 +4,10 @@ biases, float32) on the CPU, microseconds per step, best of several rounds:
 - ``kernels``: the update kernels called directly, one per parameter (the floor);
 - ``updater per index``: ``updater(i, grad, weight)`` for each parameter, as the seed's loop does;
 - ``updater, one list``: ``updater(indices, grads, weights)``, as ``Module.update``,
-  ``FeedForward.fit`` and a KVStore push of all keys call it (one fused kernel call per step).
+  ``FeedForward.fit`` and a KVStore push of all keys call it (one fused kernel call per step);
+- ``mx.nd operators``: the update operator called into the weight per parameter
+  (``mx.nd.sgd_mom_update(w, g, m, ..., out=w)``, ``mx.nd.adam_update``), as code written against
+  MXNet's operators does (sgd and adam only).
 
     python benchmarks/bench_update.py [--calls 2000] [--optimizer sgd|adam|adamax|nadam|...]
 
@@ -60,16 +63,25 @@ def main() -> None:
              *[s._data.reshape(-1) for s in (st if isinstance(st, tuple) else (st,)) if s is not None])
             for w, g, st in zip(ws, gs, (updater.states[i] for i in idx))]
     runs = {"updater per index": per_index, "updater, one list": lambda: updater(idx, gs, ws)}
+    states = [st if isinstance(st, tuple) else (st,) for st in (updater.states[i] for i in idx)]
     if args.optimizer == "sgd":
         def kernels():
             for w, g, m in flat:
                 k.sgd_mom_update(w, g, m, 0.1, 0.9, 1e-4, 0.01, -1.0)
-        runs = {"kernels": kernels, **runs}
+
+        def operators():
+            for w, g, (m,) in zip(ws, gs, states):
+                mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, wd=1e-4, rescale_grad=0.01, out=w)
+        runs = {"kernels": kernels, **runs, "mx.nd operators": operators}
     elif args.optimizer == "adam":
         def kernels():
             for w, g, m, v in flat:
                 k.adam_wdclip_update(w, g, m, v, 0.001, 0.9, 0.999, 1e-8, 0.0, 0.01, -1.0)
-        runs = {"kernels": kernels, **runs}
+
+        def operators():
+            for w, g, (m, v) in zip(ws, gs, states):
+                mx.nd.adam_update(w, g, m, v, lr=0.001, wd=0.0, rescale_grad=0.01, out=w)
+        runs = {"kernels": kernels, **runs, "mx.nd operators": operators}
     for name, run in runs.items():
         print(f"{args.optimizer} {name}: {best(run, args.calls):.1f} us per step")
 

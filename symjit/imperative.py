@@ -113,10 +113,13 @@ def queueable(op: Any) -> bool:
 
 class _Call(BoundProgram):
     """One operator compiled for one key, its program bound to a private arena; inputs and
-    outputs are filled in per call."""
+    outputs are filled in per call. The pipeline runs here (the outputs' shapes, the checks); the
+    program's functions are loaded (compiled, the first time) at the first use of its ``steps``,
+    so a call looked up only for its outputs' shapes, and then run as its variant into one of its
+    inputs (``over``), compiles nothing."""
 
     def __init__(self, op_name: str, params: dict, metas: tuple, ctx: Context, cfg: Config,
-                 is_train: bool = False):
+                 is_train: bool = False, over: tuple = ()):
         op = get_op(op_name)
         parsed = op.parse_params(dict(params))
         slots = op.list_arguments(parsed) + op.list_aux(parsed)
@@ -129,14 +132,25 @@ class _Call(BoundProgram):
         shapes = {n: m[0] for n, m in zip(names, metas)}
         dtypes = {n: np.dtype(m[1]) for n, m in zip(names, metas)}
         target = ctx.device.target
-        super().__init__(compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target, load=False),
-                         names, ctx, op_name, cfg)
+        compiled = compile_symbol(sym, shapes, dtypes, {}, is_train, cfg, target=target, load=False,
+                                  over={j: names[i] for j, i in over})
+        self.compiled, self.ctx = compiled, ctx
+        self.outputs = [(compiled.graph.values[v].shape, compiled.graph.values[v].dtype)
+                        for v in compiled.graph.outputs]
+        self._bind = (compiled, names, ctx, op_name, cfg)
         self.elementwise = op.kind <= Kind.BROADCAST
         lowering = lookup(op, target)
         self.inplace = set(lowering.inplace_pairs(parsed)) if lowering is not None else set()
         # aux states a training pass or an optimizer update writes (their write counters move)
         self.n_written_aux = len(op.list_aux(parsed)) if is_train or "update" in op.extra \
             or op_name.startswith("_rt_") else 0
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "steps" or "_bind" not in self.__dict__:
+            raise AttributeError(name)
+        BoundProgram.__init__(self, *self.__dict__["_bind"])   # sets steps (or raises again)
+        del self.__dict__["_bind"]
+        return self.steps
 
 
 def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> Any:
@@ -148,13 +162,14 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     ctx = inputs[0].context
     canon = _canonical(op, params, inputs)
     if canon is None:
-        call, views = _lookup(op, params, inputs, ctx), inputs
+        key, views = (op, params), inputs
     elif canon.picks == list(range(len(inputs))):
         views = [a._view(storage.reshape_view(a._data, s)) for a, s in zip(inputs, canon.in_shapes)]
-        call = _lookup(canon.op, canon.params, views, ctx)
+        key = (canon.op, canon.params)
     else:
         return None
     if out is None:
+        call = _lookup(*key, views, ctx)
         run = fast_runner(call, len(inputs), views)
         if run is None or canon is None:
             return run
@@ -166,14 +181,17 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
                 x._store = x._store.reshape(s)
             return r
         return run_seen
-    out_view = out
-    if canon is not None:
-        if out.shape != canon.out_shapes[0] or not storage.is_contiguous(out._data):
-            return None
-        out_view = out._view(storage.reshape_view(out._data, call.outputs[0][0]))
+    if canon is not None and (out.shape != canon.out_shapes[0] or not storage.is_contiguous(out._data)):
+        return None
+    guess = _over([out], views)
+    call = _lookup(*key, views, ctx, guess)
+    out_view = out if canon is None else out._view(storage.reshape_view(out._data, call.outputs[0][0]))
     if not all(not al or (i, 0) in call.inplace or call.elementwise for i, al in enumerate(aliased)) \
             or not _safe_target(call, out_view, 0, views):
         return None
+    over = _over([out_view], views, [True])
+    if over != guess:
+        call = _lookup(*key, views, ctx, over)
     run_into = fast_into(call, len(inputs))
     if run_into is None or canon is None:
         return run_into
@@ -257,13 +275,17 @@ def _invoke_half(op: str, inputs: list, params: dict, out: Any, where: str, ctx:
     return outs
 
 
-def _lookup(op: str, params: dict, inputs: list, ctx: Context) -> _Call:
+def _lookup(op: str, params: dict, inputs: list, ctx: Context, over: tuple = ()) -> _Call:
+    """The compiled call for these inputs' shapes and dtypes; ``over``: ``(output, input)`` pairs
+    the caller passes one array for (see :func:`_over`)."""
     metas = tuple((a.shape, np.dtype(a.dtype).str) for a in inputs)
     train = MODE.training
     key = (op, _params_key(params), metas, ctx, True) if train else (op, _params_key(params), metas, ctx)
+    if over:
+        key += (over,)
     call = _CALLS.get(key)
     if call is None:
-        call = _CALLS[key] = _Call(op, params, metas, ctx, default_config(), train)
+        call = _CALLS[key] = _Call(op, params, metas, ctx, default_config(), train, over)
         while len(_CALLS) > MAX_CALLS:
             _CALLS.popitem(last=False)
     else:
@@ -294,6 +316,20 @@ def _safe_target(call: _Call, out: NDArray, slot: int, inputs: list) -> bool:
                     and storage.same_buffer(out._data, a._data)):
                 return False
     return True
+
+
+def _over(outs: list, inputs: list, direct: list | None = None) -> tuple:
+    """``(output, input)`` pairs of a call written straight into ``out`` arrays (where ``direct``
+    says so; all when None) that are inputs' very arrays (``mx.nd.sgd_update(w, g, out=w)``,
+    ``x += y``): the call compiled for them takes each such array once, so its loop vectorizes."""
+    pairs = []
+    for j, o in enumerate(outs):
+        if direct is None or direct[j]:
+            i = next((i for i, a in enumerate(inputs) if a.size == o.size and a.dtype == o.dtype
+                      and storage.same_buffer(o._data, a._data)), None)
+            if i is not None:
+                pairs.append((j, i))
+    return tuple(pairs)
 
 
 def invoke(op: str, inputs: list, params: dict | None = None, out: Any = None,
@@ -342,8 +378,10 @@ def invoke_now(op: str, inputs: list, params: dict | None, out: Any = None, wher
 
 def _invoke_as_given(op: str, inputs: list, params: dict, out: Any, where: str,
                      ctx: Context) -> list[NDArray]:
+    outs = None if out is None else list(out) if isinstance(out, (list, tuple)) else [out]
+    guess = _over(outs, inputs) if outs and all(isinstance(o, NDArray) for o in outs) else ()
     try:
-        call = _lookup(op, params, list(inputs), ctx)
+        call = _lookup(op, params, list(inputs), ctx, guess)
     except MXNetError as exc:     # the one-node symbol's node name says nothing to the caller
         raise type(exc)(str(exc).replace(" 'imperative' (", " (", 1)) from None
     for a in inputs[len(inputs) - call.n_written_aux:] if call.n_written_aux else ():
@@ -352,11 +390,13 @@ def _invoke_as_given(op: str, inputs: list, params: dict, out: Any, where: str,
         results = [NDArray(storage.empty(s, d, ctx), ctx) for s, d in call.outputs]
         call.run([a._data for a in inputs] + [r._data for r in results])
         return results
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if len(outs) != len(call.outputs):
         raise MXNetError(f"{where}: {len(outs)} out array(s) for {len(call.outputs)} outputs")
     outs = [_check_out(where, o, s, d, ctx) for o, (s, d) in zip(outs, call.outputs)]
     direct = [_safe_target(call, o, j, inputs) for j, o in enumerate(outs)]
+    over = _over(outs, inputs, direct)
+    if over != guess:
+        call = _lookup(op, params, list(inputs), ctx, over)
     targets = [o if ok else NDArray(storage.empty(o.shape, np.dtype(o.dtype), ctx), ctx)
                for o, ok in zip(outs, direct)]
     call.run([a._data for a in inputs] + [t._data for t in targets])
@@ -394,7 +434,7 @@ def _invoke_canonical(canon: Canonical, op: str, inputs: list, params: dict, out
         if outs is None:
             results = _invoke_as_given(canon.op, views, canon.params, None, where, ctx)
             return [NDArray(storage.reshape_view(r._data, s), ctx) for r, s in zip(results, canon.out_shapes)]
-        shapes = [s for s, _ in _lookup(canon.op, canon.params, views, ctx).outputs]
+        shapes = [s for s, _ in _lookup(canon.op, canon.params, views, ctx, _over(outs, views)).outputs]
         _invoke_as_given(canon.op, views, canon.params,
                          [o._view(storage.reshape_view(o._data, s)) for o, s in zip(outs, shapes)],
                          where, ctx)

@@ -18,8 +18,8 @@ later call reads the newest; the program writes each array's last version only, 
 the array is still alive or existed before the queue (a temporary nobody holds is never
 written). An array read and then written in place by the queue is written directly where every
 element read is the element written (elementwise reads of its whole shape by calls the writing
-call depends on), through a temporary and a copy otherwise (and from :data:`ALIASED_MIN`
-elements always: a compiled loop writing one of its inputs runs unvectorised). A queue of
+call depends on), through a temporary and a copy otherwise; a kernel that reads such an array and
+writes it takes it once (``compile_symbol``'s ``over``), so its loop vectorizes. A queue of
 elementwise calls (and broadcasts of single elements, such as a number operand) compiles on its
 arrays seen flat, as imperative calls do. Programs are kept by the queue's structure (operators,
 params, the data flow between calls, shapes, dtypes, which arrays are written and kept): a
@@ -79,17 +79,12 @@ from .ops.registry import Kind, get_op
 from .symbol.symbol import Group, Variable, make_op_symbol
 
 __all__ = ["Engine", "ENGINE", "enabled", "flush", "forget", "stats", "reset_stats", "MAX_OPS",
-           "MAX_PROGRAMS", "ALIASED_MIN"]
+           "MAX_PROGRAMS"]
 
 MAX_OPS = 256
 """The most calls a queue holds; the next call runs it first."""
 MAX_PROGRAMS = 64
 """The most compiled queue programs kept (the first compiled go first)."""
-ALIASED_MIN = 8192
-"""From this many elements, an array a queue reads and then writes is written by its program
-through a temporary and a copy even where it could be written in place: a compiled loop whose
-output is one of its inputs runs unvectorised (LLVM's runtime alias check sees the overlap and
-takes the scalar loop), ~3x slower than the loop into another array and the copy together."""
 
 _HALF = np.dtype(np.float16)
 _ALL = slice(None)
@@ -146,14 +141,17 @@ class _Program:
         dtypes = {f"b{i}": bufs[i].dtype for i in self.reads if f"b{i}" in used}
         if cfg.program_calls is None:     # a small queue's kernels too from one compiled function
             cfg = dataclasses.replace(cfg, program_calls=PROGRAM_CALLS_LIMIT)
-        compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=ctx.device.target)
+        direct = [_writes_in_place(ops, b) for b in outs]
+        over = {j: f"b{b.index}" for j, (b, ok) in enumerate(zip(outs, direct))   # one array
+                if ok and b.read and f"b{b.index}" in used}
+        compiled = compile_symbol(sym, shapes, dtypes, {}, False, cfg, target=ctx.device.target,
+                                  over=over)
         self.bound = BoundProgram(compiled, [f"b{i}" for i in self.reads], ctx, "lazy engine")
         if [(tuple(s), np.dtype(d)) for s, d in self.bound.outputs] != [(seen(b), b.dtype) for b in outs]:
             raise MXNetError("lazy engine: the compiled queue's outputs differ from the arrays "
                              f"it writes: {self.bound.outputs}")
         self.outs = [b.index for b in outs]
-        self.direct = [_writes_in_place(ops, b) and not (b.read and _size(b.shape) >= ALIASED_MIN)
-                       for b in outs]
+        self.direct = direct
 
     def run(self, arrays: list) -> None:
         """Run on the queue's storages (``arrays[i]``: buffer ``i``'s)."""

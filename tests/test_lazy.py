@@ -485,8 +485,8 @@ def test_queues_of_elementwise_calls_compile_flat_and_broadcasts_do_not():
             assert [p.flat for p in lazy.ENGINE.programs.values()] == [flat]
 
 
-def test_a_large_array_updated_in_place_is_written_through_a_temporary():
-    n = lazy.ALIASED_MIN
+def test_an_array_updated_in_place_is_written_directly_by_a_kernel_taking_it_once():
+    n = 8192
     w0 = np.linspace(-1, 1, n, dtype=np.float32).reshape(n // 8, 8)
     g = mx.nd.array(np.ones_like(w0))
 
@@ -499,7 +499,13 @@ def test_a_large_array_updated_in_place_is_written_through_a_temporary():
     eager, queued, counts = _eager_and_lazy(run)
     _same(eager, queued)
     assert counts["programs"] == 1
-    assert [p.direct for p in lazy.ENGINE.programs.values()] == [[False]]
+    (program,) = lazy.ENGINE.programs.values()
+    assert program.direct == [True]
+    compiled = program.bound.compiled
+    w_value = compiled.graph.args[f"b{program.outs[0]}"]
+    assert compiled.program.kernels and all(     # w read and written under one name
+        compiled.graph.outputs[0] not in ids for ids in compiled.program.kernels.values())
+    assert any(w_value in ids for ids in compiled.program.kernels.values())
 
 
 def test_updates_after_a_followed_queue_run_it_first():

@@ -57,7 +57,7 @@ class Compiled:
 def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any],
                    grad_req: dict[str, str], is_train: bool, cfg: Config,
                    target: Target | str | None = None, load: bool = True, monitor: bool = False,
-                   profile: bool = False) -> Compiled:
+                   profile: bool = False, over: dict[int, str] | None = None) -> Compiled:
     """Run the pipeline for ``target`` (a :class:`~symjit.lower.target.Target`, such as a
     device's ``ctx.device.target``; a target's name or None, the host's, are looked up here
     once). ``load=False`` stops before importing (for ``symjit compile``).
@@ -71,6 +71,13 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     memory reuse, so every op's outputs (``Graph.watch``) can be read after the program ran.
     ``profile=True`` builds the same kernels and memory plan with every kernel call a step of its
     own, so the executor can time each for ``mx.profiler``.
+
+    ``over`` (output index -> argument name): outputs the caller will pass over the very array of
+    that argument (the same buffer, shape and dtype, as ``mx.nd.sgd_update(w, g, out=w)``), where
+    the caller knows that is safe. A kernel that reads the argument and writes the output then
+    takes the array once, as it does a planned in-place pair, so its loop vectorizes (two names
+    for one buffer fail LLVM's run-time overlap check and run the scalar loop). It changes no
+    load or store, only what the kernel knows.
     """
     dtypes = {k: np.dtype(v) for k, v in dtypes.items()}
     fusion = cfg.fusion and not monitor
@@ -81,8 +88,21 @@ def compile_symbol(sym: Symbol, shapes: dict[str, tuple], dtypes: dict[str, Any]
     groups = fuse(graph, tgt, enabled=fusion)
     plan = plan_memory(graph, groups, reuse=not monitor)
     program = generate(graph, groups, tgt, fastmath=cfg.fastmath, cache=cfg.cache, profile=profile,
-                       inplace=plan.inplace, program_calls=cfg.program_calls)
+                       inplace=plan.inplace + _over_pairs(graph, over), program_calls=cfg.program_calls)
     out = Compiled(fwd, graph, groups, plan, program, tgt)
     if load:
         out.module = load_program(program, tgt, cfg)
     return out
+
+
+def _over_pairs(graph: Graph, over: dict[int, str] | None) -> list[tuple[int, int]]:
+    """``over`` as ``(output value, argument value)`` pairs of ``graph``: those whose values have
+    one shape and dtype (the others stay two arrays to the kernels)."""
+    pairs = []
+    for j, name in (over or {}).items():
+        o, i = graph.outputs[j], graph.args.get(name, graph.aux.get(name))
+        if i is not None and o != i and o not in graph.args.values() \
+                and graph.values[o].shape == graph.values[i].shape \
+                and graph.values[o].dtype == graph.values[i].dtype:
+            pairs.append((o, i))
+    return pairs

@@ -32,6 +32,7 @@ def _emit(k, node, ins, outs) -> None:
     flat: dict[str, str] = {}
 
     def view(local: str) -> str:
+        local = k.same.get(local, local)   # an output over its weight: one array, one view
         if local not in flat:
             flat[local] = k.tmp("f")
             k.line(f"{flat[local]} = {local}.reshape(-1)")
@@ -54,24 +55,27 @@ def _emit(k, node, ins, outs) -> None:
         out, size = view(outs[j]), prod(k.info[weight].shape)
         arrays = [view(local(a)) for a in spec.arrays]
         scalars = [scalar(s, j) for s in spec.scalars]
+        # every view is made before the loop: one made inside it is remade each iteration
+        w = view(weight)
+        w32 = view(local("weight32")) if spec.style == "mp" else None
         if spec.style == "row":
             rows = k.info[weight].shape[0]
             cols = size // rows
-            w = view(weight)
             idx = target.open_loop(k, [str(rows)])
-            c = k.tmp("c")
-            k.line(f"for {c} in range({cols}):")
-            k.line(f"    {out}[{idx[0]} * {cols} + {c}] = {w}[{idx[0]} * {cols} + {c}]")
+            if w != out:
+                c = k.tmp("c")
+                k.line(f"for {c} in range({cols}):")
+                k.line(f"    {out}[{idx[0]} * {cols} + {c}] = {w}[{idx[0]} * {cols} + {c}]")
             k.line(f"{step}({idx[0]}, {cols}, {out}, {', '.join(arrays + scalars)})")
             target.close_loop(k, idx)
             continue
         idx = target.open_loop(k, [str(size)])
         i = idx[0]
         if spec.style == "inplace":
-            k.line(f"{out}[{i}] = {view(weight)}[{i}]")
+            if w != out:
+                k.line(f"{out}[{i}] = {w}[{i}]")
             k.line(f"{step}({i}, {out}, {', '.join(arrays + scalars)})")
         elif spec.style == "mp":
-            w32 = view(local("weight32"))
             k.line(f"{step}({i}, {w32}, {', '.join(arrays + scalars)})")
             k.line(f"{out}[{i}] = {w32}[{i}]")
         else:

@@ -123,6 +123,10 @@ class KernelWriter:
         self.parts = False
         self.block_calls = 0   # calls of building blocks in parts (see parts_call)
         self.loop_indents: list[int] = []   # indentation levels of each open loop (CPU target)
+        # outputs that are one array with one of the kernel's inputs (output name -> input name):
+        # the kernel takes the array once, under the input's name (see codegen's _same_arrays),
+        # so a rule that makes a local of each (a flat view) makes one, which LLVM vectorizes
+        self.same: dict[str, str] = {}
         self.name = name
         self.params = params
         self.lines: list[str] = []

@@ -160,6 +160,7 @@ def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
     kmw = new_writer() if target.kernel_modules else mw
     k = KernelWriter(kmw, f"k{grp.id}", [vname(v) for v in params if v not in same],
                      {vname(v): g.values[v] for v in params})
+    k.same = {vname(o): vname(i) for o, i in same.items()}
     anchor = grp.anchor
     elem: dict[int, ElemExpr] = {}
     if anchor is not None:
