@@ -35,7 +35,8 @@ def _rows() -> dict:
     out = mx.nd.zeros((100,))
     data = mx.nd.array(rng.uniform(-1, 1, (1, 784)))
     w, b = mx.nd.array(rng.uniform(-1, 1, (128, 784))), mx.nd.zeros((128,))
-    xh, yh, dh, wh, bh = (a.asnumpy() for a in (x, y, data, w, b))
+    big, grad = mx.nd.array(rng.uniform(-1, 1, (128, 784))), mx.nd.array(rng.uniform(-1, 1, (128, 784)))
+    xh, yh, dh, wh, bh, bigh, gradh = (a.asnumpy() for a in (x, y, data, w, b, big, grad))
     rows = {
         "relu, 100 elements": {
             "mx.nd.relu": lambda: mx.nd.relu(x),
@@ -51,6 +52,12 @@ def _rows() -> dict:
         "x * 2.0, 100 elements": {"NDArray": lambda: x * 2.0, "numpy": lambda: xh * 2.0},
         "x + y, 100 elements": {"NDArray": lambda: x + y, "numpy": lambda: xh + yh},
         "x += y, 100 elements": {"NDArray": lambda: x.__iadd__(y), "numpy": lambda: xh.__iadd__(yh)},
+        "x += y, 128 x 784 elements": {"NDArray": lambda: big.__iadd__(grad),
+                                       "numpy": lambda: bigh.__iadd__(gradh)},
+        "sgd_update into the weight, 128 x 784": {
+            "mx.nd.sgd_update, out=weight": lambda: mx.nd.sgd_update(big, grad, lr=1e-6, wd=1e-4, out=big),
+            "numpy": lambda: bigh.__isub__(1e-6 * (gradh + 1e-4 * bigh)),
+        },
     }
     try:
         import torch
@@ -62,6 +69,8 @@ def _rows() -> dict:
         rows["x * 2.0, 100 elements"]["PyTorch eager"] = lambda: tx * 2.0
         rows["x + y, 100 elements"]["PyTorch eager"] = lambda: tx + ty
         rows["x += y, 100 elements"]["PyTorch eager"] = lambda: tx.add_(ty)
+        tbig, tgrad = torch.tensor(bigh), torch.tensor(gradh)
+        rows["x += y, 128 x 784 elements"]["PyTorch eager"] = lambda: tbig.add_(tgrad)
     except ImportError:
         print("(PyTorch not installed: no PyTorch column)")
     return rows
