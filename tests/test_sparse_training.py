@@ -199,3 +199,31 @@ def test_symbol_block_refuses_sparse_variables():
     out = mx.sym.dot(mx.sym.var("data"), mx.sym.var("weight", stype="row_sparse"))
     with pytest.raises(AssertionError, match="storage type"):
         gluon.SymbolBlock(out, mx.sym.var("data"))
+
+
+@pytest.mark.gpu
+def test_sparse_arrays_and_a_sparse_gradient_step_on_a_gpu_match_the_cpu():
+    dense = np.zeros((5, 3), np.float32)
+    dense[1], dense[3] = [1, 2, 3], [4, 5, 6]
+
+    def run(ctx):
+        rsp = mx.nd.array(dense, ctx=ctx).tostype("row_sparse")
+        csr = mx.nd.array(dense, ctx=ctx).tostype("csr")
+        results = [mx.nd.sparse.dot(csr, mx.nd.ones((3, 4), ctx=ctx)), rsp * 2,
+                   mx.nd.sparse.retain(rsp, mx.nd.array([3], ctx=ctx)), csr.T]
+        net = gluon.nn.Embedding(5, 2, sparse_grad=True)
+        net.initialize(mx.init.One(), ctx=ctx)
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.5, "wd": 0.1})
+        with mx.autograd.record():
+            y = net(mx.nd.array([1, 3, 3], ctx=ctx))
+        y.backward()
+        results.append(net.weight.grad(ctx))
+        trainer.step(1)
+        return results + [net.weight.data(ctx)]
+
+    cpu, gpu = run(mx.cpu()), run(mx.gpu(0))
+    for c, g in zip(cpu, gpu):
+        assert g.context == mx.gpu(0) and g.stype == c.stype
+        np.testing.assert_allclose(g.asnumpy(), c.asnumpy(), rtol=1e-6)
+    assert [a.stype for a in cpu] == ["default", "row_sparse", "row_sparse", "default",   # csr.T: dense
+                                      "row_sparse", "default"]
