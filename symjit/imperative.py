@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import types
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from .ndarray import sparse as _sparse
 from .ndarray.ndarray import wrap
 from .ndarray.sparse_array import LIVE as _SPARSE_LIVE
 from .ops.registry import Kind, get_op
+from .ops.update import runtime_params, runtime_scalars, scalar_layout
 from .symbol.symbol import Variable, absent_inputs, make_op_symbol, min_inputs, positional_inputs
 from .symbol.symbol import without_absent_inputs as without_absent
 
@@ -504,6 +506,10 @@ def nd_function(called: str) -> Any:
     recorded: dict = {}     # (training, the key of fast) -> (the recorder's token, a runner)
     recorded_get, rec = recorded.get, RECORDED
     fast_ok = "update" not in op.extra
+    # an update operator's float params go into a scalar vector at run time (_invoke_update): its
+    # repeated calls into the weight are keyed without their values
+    upd_rt = frozenset(runtime_params(op.extra["update"])) \
+        if "update" in op.extra and "runtime" not in op.extra else None
     state = _PROFILER
     mode = MODE
     queue, lazy_ok, pending = QUEUE, queueable(op), dispatch.PENDING
@@ -554,6 +560,19 @@ def nd_function(called: str) -> Any:
             if run is not None and (any(k[3] for k in key[5:]) or not any(
                     np.may_share_memory(od, a._store) for a in args)):
                 return run(args, out)
+        elif upd_rt is not None and type(out) is NDArray and not state.running and not mode.busy \
+                and not mode.recording:
+            try:
+                od = out._store
+                key = ("update", tuple((k, None if k in upd_rt and isinstance(v, Real) else v)
+                                       for k, v in kwargs.items()),
+                       *[(a._store.shape, a._store.dtype, type(a._store), a._store is od) for a in args])
+                run = fast_get(key)
+            except (AttributeError, TypeError):
+                run = key = None
+            if run is not None and key[2][3] and not any(
+                    not k[3] and np.may_share_memory(od, a._store) for a, k in zip(args, key[2:])):
+                return run(args, kwargs, out)
         kwargs = without_absent(op, kwargs)
         n_arrays = positional_inputs(op, args, kwargs, NDArray)
         args, extra = args[:n_arrays], args[n_arrays + absent_inputs(op, args, n_arrays, kwargs):]
@@ -585,6 +604,11 @@ def nd_function(called: str) -> Any:
             raise MXNetError(f"{called}: input(s) {missing} not given; it takes {slots}")
         if "update" in op.extra and "runtime" not in op.extra:
             outs = _invoke_update(op, parsed, params, given, out, called)
+            if key is not None and key[0] == "update" and len(args) == len(slots) and not given_kw \
+                    and len(fast) < MAX_CALLS:
+                runner = _fast_update(op, parsed, params, given, out)
+                if runner is not None:
+                    fast[key] = runner
         else:
             inputs = [given[s] for s in slots]
             outs = invoke(called, inputs, params, out, called)
@@ -621,7 +645,6 @@ def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, w
     """An optimizer update op called on NDArrays: its ``_rt_`` twin with the float params in a
     float64 vector (so that a learning rate changing every step reuses one compiled kernel)."""
     from .ndarray.creation import place
-    from .ops.update import runtime_params, runtime_scalars
     spec = op.extra["update"]
     runtime = set(runtime_params(spec))
     args = [given[s] for s in op.list_arguments(parsed)]
@@ -632,6 +655,42 @@ def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, w
     scalars = place(vec, args[0].context, where)
     inputs = args + [scalars] + [given[s] for s in op.list_aux(parsed)]
     return invoke(f"_rt_{op.name}", inputs, {k: v for k, v in params.items() if k not in runtime}, out, where)
+
+
+def _fast_update(op: Any, parsed: dict, params: dict, given: dict, out: Any) -> Any:
+    """The runner of a repeated update operator call into its weight, as optimizers written
+    against MXNet's operators make every step (``mx.nd.sgd_mom_update(w, g, m, lr=lr, out=w)``):
+    ``run(arrays, kwargs, out)`` writes the call's float params into a scalar vector it keeps and
+    calls the ``_rt_`` twin's runner (:func:`_fast_for`); None where there is none (several
+    weights, device memory, ``out`` not the weight's array)."""
+    from .ndarray.creation import place
+    spec = op.extra["update"]
+    weight = given[op.extra["outputs_like"](parsed)[0]]
+    if spec.group or type(out) is not NDArray or out._store is not weight._store \
+            or not out.context.device.host_memory:
+        return None
+    runtime = set(runtime_params(spec))
+    args = [given[s] for s in op.list_arguments(parsed)]
+    aux = [given[s] for s in op.list_aux(parsed)]
+    scalars = place(runtime_scalars(spec, parsed, 1), out.context, op.name)
+    inputs = args + [scalars] + aux
+    if _has_half(inputs, params):      # computed in float32 and written back (_invoke_half)
+        return None
+    runner = _fast_for(f"_rt_{op.name}", {k: v for k, v in params.items() if k not in runtime}, inputs,
+                       out, [a._store is out._store for a in inputs])
+    if runner is None:
+        return None
+    layout, vec, n_args = scalar_layout(spec, 1), scalars._store, len(args)
+    given_rt = [(k, layout[k]) for k in params if k in runtime]
+
+    def run(arrays: Any, kwargs: dict, out: NDArray) -> NDArray:
+        for k, at in given_rt:
+            vec[at] = kwargs[k]
+        runner([*arrays[:n_args], scalars, *arrays[n_args:]], out)
+        for a in arrays[n_args:]:      # the states it wrote
+            a._bump()
+        return out
+    return run
 
 
 def install_nd_functions(module: Any) -> list[str]:

@@ -241,3 +241,31 @@ def test_elementwise_calls_into_an_input_take_it_once():
     calls = _into_calls("elemwise_mul")
     assert calls and all(c.compiled.graph.outputs[0] not in ids for c in calls
                          for ids in c.compiled.program.kernels.values())
+
+
+def test_repeated_updates_into_the_weight_take_the_fast_path_with_each_calls_params(monkeypatch):
+    """After its first call, an update into its weight skips the generic path: its float params
+    (a learning rate changing every step) go into the scalar vector the runner keeps, and the
+    states it writes have their write counts moved."""
+    from symjit import imperative
+    rng = np.random.default_rng(9)
+    w0, g0 = rng.normal(size=(4, 5)), rng.normal(size=(4, 5))
+    w, g, m = mx.nd.array(w0), mx.nd.array(g0), mx.nd.zeros((4, 5))
+    generic = []
+    real = imperative._invoke_update
+    monkeypatch.setattr(imperative, "_invoke_update", lambda *a: generic.append(1) or real(*a))
+    ww, mm = w0.astype(np.float32).astype(np.float64), np.zeros((4, 5))
+    for step in range(4):
+        lr = 0.1 / (step + 1)
+        count = m._cell()[0]
+        assert mx.nd.sgd_mom_update(w, g, m, lr=lr, momentum=0.9, wd=0.01, out=w) is w
+        assert m._cell()[0] > count
+        mm = 0.9 * mm - lr * (g0 + 0.01 * ww)
+        ww = ww + mm
+        np.testing.assert_allclose(w.asnumpy(), ww, rtol=1e-5, atol=1e-6)
+    assert generic == [1]
+    mx.nd.sgd_mom_update(w, g, m, lr="0.1", momentum=0.9, wd=0.01, out=w)   # not a number: generic
+    assert generic == [1, 1]
+    other = mx.nd.zeros((4, 5))
+    mx.nd.sgd_mom_update(w, g, m, lr=0.1, momentum=0.9, wd=0.01, out=other)  # another array
+    assert generic == [1, 1, 1]
