@@ -109,14 +109,14 @@ _sgld_step = _body(_s.sgld_step)
 # them per element, as a store through a view might change them.
 
 
-@_jit
+@_jit_numpy
 def sgd_update(weight, grad, lr, wd, rescale, clip):
     """``w -= lr * (g + wd * w)``."""
     for i in range(weight.size):
         _sgd_step(i, weight, grad, lr, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_sgd_update(addrs, sizes, scalars, like):
     """:func:`sgd_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -128,14 +128,14 @@ def multi_sgd_update(addrs, sizes, scalars, like):
             _sgd_step(i, a0, a1, s0, s1, s2, s3)
 
 
-@_jit
+@_jit_numpy
 def sgd_mom_update(weight, grad, mom, lr, momentum, wd, rescale, clip):
     """``mom = momentum * mom - lr * (g + wd * w); w += mom``."""
     for i in range(weight.size):
         _sgd_mom_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_sgd_mom_update(addrs, sizes, scalars, like):
     """:func:`sgd_mom_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -148,14 +148,14 @@ def multi_sgd_mom_update(addrs, sizes, scalars, like):
             _sgd_mom_step(i, a0, a1, a2, s0, s1, s2, s3, s4)
 
 
-@_jit
+@_jit_numpy
 def nag_mom_update(weight, grad, mom, lr, momentum, wd, rescale, clip):
     """Nesterov: ``g' = g + wd*w; mom = momentum*mom - lr*g'; w += momentum*mom - lr*g'``."""
     for i in range(weight.size):
         _nag_mom_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_nag_mom_update(addrs, sizes, scalars, like):
     """:func:`nag_mom_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -168,14 +168,14 @@ def multi_nag_mom_update(addrs, sizes, scalars, like):
             _nag_mom_step(i, a0, a1, a2, s0, s1, s2, s3, s4)
 
 
-@_jit
+@_jit_numpy
 def adagrad_update(weight, grad, history, lr, eps, wd, rescale, clip):
     """``h += g^2; w -= lr * (g / sqrt(h + eps) + wd * w)``."""
     for i in range(weight.size):
         _adagrad_step(i, weight, grad, history, lr, eps, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_adagrad_update(addrs, sizes, scalars, like):
     """:func:`adagrad_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -188,14 +188,14 @@ def multi_adagrad_update(addrs, sizes, scalars, like):
             _adagrad_step(i, a0, a1, a2, s0, s1, s2, s3, s4)
 
 
-@_jit
+@_jit_numpy
 def adadelta_update(weight, grad, acc_g, acc_delta, rho, eps, wd, rescale, clip):
     """Zeiler: running averages of g^2 and of delta^2; ``w -= delta + wd * w``."""
     for i in range(weight.size):
         _adadelta_step(i, weight, grad, acc_g, acc_delta, rho, eps, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_adadelta_update(addrs, sizes, scalars, like):
     """:func:`adadelta_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -209,14 +209,14 @@ def multi_adadelta_update(addrs, sizes, scalars, like):
             _adadelta_step(i, a0, a1, a2, a3, s0, s1, s2, s3, s4)
 
 
-@_jit
+@_jit_numpy
 def adam_wdclip_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip):
     """Adam with ``g = clip(rescale*grad + wd*w)``; ``lr`` already bias-corrected."""
     for i in range(weight.size):
         _adam_wdclip_step(i, weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_adam_wdclip_update(addrs, sizes, scalars, like):
     """:func:`adam_wdclip_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -230,14 +230,14 @@ def multi_adam_wdclip_update(addrs, sizes, scalars, like):
             _adam_wdclip_step(i, a0, a1, a2, a3, s0, s1, s2, s3, s4, s5, s6)
 
 
-@_jit
+@_jit_numpy
 def rmsprop_wdclip_update(weight, grad, n, lr, gamma1, eps, wd, rescale, clip, clip_weights):
     """RMSProp with ``g = clip(rescale*grad + wd*w)``, states ``(n,)``."""
     for i in range(weight.size):
         _rmsprop_wdclip_step(i, weight, grad, n, lr, gamma1, eps, wd, rescale, clip, clip_weights)
 
 
-@_jit
+@_jit_numpy
 def multi_rmsprop_wdclip_update(addrs, sizes, scalars, like):
     """:func:`rmsprop_wdclip_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -250,7 +250,7 @@ def multi_rmsprop_wdclip_update(addrs, sizes, scalars, like):
             _rmsprop_wdclip_step(i, a0, a1, a2, s0, s1, s2, s3, s4, s5, s6)
 
 
-@_jit
+@_jit_numpy
 def rmspropalex_update(
     weight, grad, n, g_avg, delta, lr, gamma1, gamma2, eps, wd, rescale, clip, clip_weights,
 ):
@@ -261,7 +261,7 @@ def rmspropalex_update(
         )
 
 
-@_jit
+@_jit_numpy
 def multi_rmspropalex_update(addrs, sizes, scalars, like):
     """:func:`rmspropalex_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -276,14 +276,14 @@ def multi_rmspropalex_update(addrs, sizes, scalars, like):
             _rmspropalex_step(i, a0, a1, a2, a3, a4, s0, s1, s2, s3, s4, s5, s6, s7)
 
 
-@_jit
+@_jit_numpy
 def signsgd_update(weight, grad, lr, wd, rescale, clip):
     """``w = (1 - lr wd) w - lr sign(g)``."""
     for i in range(weight.size):
         _signsgd_step(i, weight, grad, lr, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_signsgd_update(addrs, sizes, scalars, like):
     """:func:`signsgd_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -295,14 +295,14 @@ def multi_signsgd_update(addrs, sizes, scalars, like):
             _signsgd_step(i, a0, a1, s0, s1, s2, s3)
 
 
-@_jit
+@_jit_numpy
 def signum_update(weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh):
     """``mom = momentum mom - (1-momentum) (wd w + g); w = (1 - lr wd_lh) w + lr sign(mom)``."""
     for i in range(weight.size):
         _signum_step(i, weight, grad, mom, lr, momentum, wd, rescale, clip, wd_lh)
 
 
-@_jit
+@_jit_numpy
 def multi_signum_update(addrs, sizes, scalars, like):
     """:func:`signum_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -315,14 +315,14 @@ def multi_signum_update(addrs, sizes, scalars, like):
             _signum_step(i, a0, a1, a2, s0, s1, s2, s3, s4, s5)
 
 
-@_jit
+@_jit_numpy
 def ftml_update(weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip):
     """FTML, states ``(d, v, z)``."""
     for i in range(weight.size):
         _ftml_step(i, weight, grad, d, v, z, lr, beta1, beta2, eps, t, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_ftml_update(addrs, sizes, scalars, like):
     """:func:`ftml_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -337,14 +337,14 @@ def multi_ftml_update(addrs, sizes, scalars, like):
             _ftml_step(i, a0, a1, a2, a3, a4, s0, s1, s2, s3, s4, s5, s6, s7)
 
 
-@_jit
+@_jit_numpy
 def ftrl_update(weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip):
     """FTRL-Proximal, states ``(z, n)``."""
     for i in range(weight.size):
         _ftrl_step(i, weight, grad, z, n, lr, lamda1, beta, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_ftrl_update(addrs, sizes, scalars, like):
     """:func:`ftrl_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -379,7 +379,7 @@ def multi_adamax_update(addrs, sizes, scalars, like):
             _adamax_step(i, a0, a1, a2, a3, s0, s1, s2, s3, s4, s5)
 
 
-@_jit
+@_jit_numpy
 def nadam_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, clip, coef_g, coef_m, bias2):
     """Nadam, states ``(m, v)``; the schedule's coefficients from the host."""
     for i in range(weight.size):
@@ -388,7 +388,7 @@ def nadam_update(weight, grad, mean, var, lr, beta1, beta2, eps, wd, rescale, cl
         )
 
 
-@_jit
+@_jit_numpy
 def multi_nadam_update(addrs, sizes, scalars, like):
     """:func:`nadam_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -402,14 +402,14 @@ def multi_nadam_update(addrs, sizes, scalars, like):
             _nadam_step(i, a0, a1, a2, a3, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9)
 
 
-@_jit
+@_jit_numpy
 def dcasgd_update(weight, grad, prev, lr, lamda, wd, rescale, clip):
     """DCASGD without momentum, state: the previous weight."""
     for i in range(weight.size):
         _dcasgd_step(i, weight, grad, prev, lr, lamda, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_dcasgd_update(addrs, sizes, scalars, like):
     """:func:`dcasgd_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -422,14 +422,14 @@ def multi_dcasgd_update(addrs, sizes, scalars, like):
             _dcasgd_step(i, a0, a1, a2, s0, s1, s2, s3, s4)
 
 
-@_jit
+@_jit_numpy
 def dcasgd_mom_update(weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip):
     """DCASGD with momentum, states ``(mom, previous weight)``."""
     for i in range(weight.size):
         _dcasgd_mom_step(i, weight, grad, mom, prev, lr, momentum, lamda, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_dcasgd_mom_update(addrs, sizes, scalars, like):
     """:func:`dcasgd_mom_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -443,14 +443,14 @@ def multi_dcasgd_mom_update(addrs, sizes, scalars, like):
             _dcasgd_mom_step(i, a0, a1, a2, a3, s0, s1, s2, s3, s4, s5)
 
 
-@_jit
+@_jit_numpy
 def sgld_update(weight, grad, noise, lr, wd, rescale, clip):
     """SGLD, the noise drawn by the host (as a state array)."""
     for i in range(weight.size):
         _sgld_step(i, weight, grad, noise, lr, wd, rescale, clip)
 
 
-@_jit
+@_jit_numpy
 def multi_sgld_update(addrs, sizes, scalars, like):
     """:func:`sgld_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -463,7 +463,7 @@ def multi_sgld_update(addrs, sizes, scalars, like):
             _sgld_step(i, a0, a1, a2, s0, s1, s2, s3)
 
 
-@_jit
+@_jit_numpy
 def multi_lamb_update(addrs, sizes, scalars, like):
     """:func:`lamb_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -476,7 +476,7 @@ def multi_lamb_update(addrs, sizes, scalars, like):
         lamb_update(a0, a1, a2, a3, a4, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10])
 
 
-@_jit
+@_jit_numpy
 def multi_lars_update(addrs, sizes, scalars, like):
     """:func:`lars_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -486,7 +486,7 @@ def multi_lars_update(addrs, sizes, scalars, like):
         lars_update(a0, a1, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
 
 
-@_jit
+@_jit_numpy
 def multi_lars_mom_update(addrs, sizes, scalars, like):
     """:func:`lars_mom_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -497,7 +497,7 @@ def multi_lars_mom_update(addrs, sizes, scalars, like):
         lars_mom_update(a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
 
 
-@_jit
+@_jit_numpy
 def multi_lbsgd_update(addrs, sizes, scalars, like):
     """:func:`lbsgd_update` of every row of the tables."""
     for k in range(sizes.size):
@@ -508,7 +508,7 @@ def multi_lbsgd_update(addrs, sizes, scalars, like):
         lbsgd_update(a0, a1, a2, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7])
 
 
-@_jit
+@_jit_numpy
 def multi_lbsgd_mom_update(addrs, sizes, scalars, like):
     """:func:`lbsgd_mom_update` of every row of the tables."""
     for k in range(sizes.size):

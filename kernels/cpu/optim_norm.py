@@ -23,7 +23,7 @@ from ._jit import njit
 
 __all__ = ["lamb_update", "lars_update", "lars_mom_update", "lbsgd_update", "lbsgd_mom_update"]
 
-_jit = njit(cache=True, nogil=True, fastmath=False)
+_jit = njit(cache=True, nogil=True, fastmath=False, error_model="numpy")   # as optim.py: x / 0 is inf or nan
 _body = numba.njit(inline="always")
 
 _sgd_step = _body(_s.sgd_step)
