@@ -150,9 +150,11 @@ class _Call(BoundProgram):
     def __getattr__(self, name: str) -> Any:
         if name != "steps" or "_bind" not in self.__dict__:
             raise AttributeError(name)
-        BoundProgram.__init__(self, *self.__dict__["_bind"])   # sets steps (or raises again)
-        del self.__dict__["_bind"]
-        return self.steps
+        bind = self.__dict__.get("_bind")
+        if bind is not None:            # (another thread may have bound it meanwhile)
+            BoundProgram.__init__(self, *bind)   # sets steps (or raises again)
+            self.__dict__.pop("_bind", None)
+        return self.__dict__["steps"]
 
 
 def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> Any:
