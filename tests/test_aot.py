@@ -79,9 +79,10 @@ print(json.dumps({'kinds': {m: type(p.module).__name__ for m, p in ex._programs.
 """
 
 
-def _run(cache: Path, mode: str, out: Path, script: str = SCRIPT, log: list | None = None) -> dict:
+def _run(cache: Path, mode: str, out: Path, script: str = SCRIPT, log: list | None = None,
+         tmp: Path | None = None) -> dict:
     env = dict(os.environ, SYMJIT_CACHE_DIR=str(cache), SYMJIT_AOT=mode, PYTHONPATH=str(ROOT),
-               SYMJIT_COMPILE_WORKERS="1")
+               SYMJIT_COMPILE_WORKERS="1", **({"TMPDIR": str(tmp)} if tmp else {}))
     proc = subprocess.run([sys.executable, "-c", script, str(out)], env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
@@ -131,11 +132,14 @@ def test_warm_process_runs_without_numba_and_matches(tmp_path, monkeypatch, caps
         so.write_bytes(so.read_bytes()[:1000])
     fourth = _run(cache, "off", tmp_path / "r4.npy")        # off: entries ignored, nothing built
     assert fourth["kinds"] == {"train": "module"} and fourth["numba"]
-    fifth = _run(cache, "background", tmp_path / "r5.npy")  # rebuilt by a builder outliving it
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    fifth = _run(cache, "background", tmp_path / "r5.npy", tmp=temp)  # rebuilt by a builder outliving it
     assert fifth["kinds"] == {"train": "module"} and fifth["numba"]
     assert np.array_equal(r1, np.load(tmp_path / "r5.npy"))
     _wait_for_builders(cache)
     assert len(list((cache / "aot").glob("symjit_aot_*.so"))) == 2
+    assert not list(temp.iterdir())       # numba's compiler probe leaves nothing in the user's TMPDIR
     clear_cache(Config(cache_dir=cache))                   # `symjit cache clear` removes them too
     assert not [p for p in (cache / "aot").iterdir() if p.name.startswith(("symjit_aot_", "kernels-"))]
 

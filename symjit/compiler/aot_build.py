@@ -255,7 +255,14 @@ def main(argv: list[str]) -> int:
         follow(int(how[1]), int(how[2]))
     elif how[:1] == ["--background"]:
         os.nice(BACKGROUND_NICE)
-    ok = [_build_one(Path(s)) for s in specs]
+    # numba's compiler probe (numba.pycc.platform._gentmpfile) leaves a folder in the temporary
+    # directory at each build: the builder's temporary files go into one removed when it is done
+    with tempfile.TemporaryDirectory(prefix="symjit-builder-") as tmp:
+        tempfile.tempdir = tmp
+        try:
+            ok = [_build_one(Path(s)) for s in specs]
+        finally:
+            tempfile.tempdir = None
     return 0 if all(ok) else 1
 
 
