@@ -361,7 +361,7 @@ class Engine:
     def call(self, op: Any, called: str, args: tuple, kwargs: dict, out: Any) -> NDArray | None:
         """Queue ``mx.nd.<called>(*args, out=out, **kwargs)`` (``op`` its record) and return its
         output, or return None to have it run now (anything but NDArrays of host memory and
-        params, float16, empty arrays, an array the queue cannot see as one buffer). A call
+        params, float16, empty and 0-d arrays, an array the queue cannot see as one buffer). A call
         that is the next call of a remembered queue takes the fast path
         (:class:`symjit.lazy_replay.Follower`)."""
         follow = self.follow
@@ -412,8 +412,8 @@ class Engine:
         for a in args:
             st = a._store
             if (a._ctx is not ctx and a._ctx != ctx) or type(st) is not np.ndarray \
-                    or not st.flags.c_contiguous or st.dtype == _HALF or st.size == 0:
-                return None
+                    or not st.flags.c_contiguous or st.dtype == _HALF or st.size == 0 or not st.ndim:
+                return None      # (a 0-d array: the call as it is reports it)
             metas.append((st.shape, st.dtype))
         shape, dtype = self._spec(called, params, key, tuple(metas))
         if out is not None:

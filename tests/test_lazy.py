@@ -93,6 +93,8 @@ def test_shape_and_dtype_errors_come_at_the_call():
         with pytest.raises(mx.MXNetError, match="does not fit"):
             w = mx.nd.ones((3,))
             w += mx.nd.ones((2, 3))
+        with mx.np_shape(), pytest.raises(mx.MXNetError, match=r"is 0-d \(shape \(\)\)"):
+            mx.nd.relu(mx.nd.ones(()))          # (compiled operators take no 0-d array)
         assert lazy.stats()["queued"] == 0
 
 
