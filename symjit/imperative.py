@@ -193,9 +193,6 @@ def _fast_for(op: str, params: dict, inputs: list, out: Any, aliased: list) -> A
     if not all(not al or (i, 0) in call.inplace or call.elementwise for i, al in enumerate(aliased)) \
             or not _safe_target(call, out_view, 0, views):
         return None
-    over = _over([out_view], views, [True])
-    if over != guess:
-        call = _lookup(*key, views, ctx, over)
     run_into = fast_into(call, len(inputs))
     if run_into is None or canon is None:
         return run_into
@@ -322,17 +319,16 @@ def _safe_target(call: _Call, out: NDArray, slot: int, inputs: list) -> bool:
     return True
 
 
-def _over(outs: list, inputs: list, direct: list | None = None) -> tuple:
-    """``(output, input)`` pairs of a call written straight into ``out`` arrays (where ``direct``
-    says so; all when None) that are inputs' very arrays (``mx.nd.sgd_update(w, g, out=w)``,
-    ``x += y``): the call compiled for them takes each such array once, so its loop vectorizes."""
+def _over(outs: list, inputs: list) -> tuple:
+    """``(output, input)`` pairs of a call's ``out`` arrays that are inputs' very arrays
+    (``mx.nd.sgd_update(w, g, out=w)``, ``x += y``): the call compiled for those written straight
+    into them takes each such array once, so its loop vectorizes."""
     pairs = []
     for j, o in enumerate(outs):
-        if direct is None or direct[j]:
-            i = next((i for i, a in enumerate(inputs) if a.size == o.size and a.dtype == o.dtype
-                      and storage.same_buffer(o._data, a._data)), None)
-            if i is not None:
-                pairs.append((j, i))
+        i = next((i for i, a in enumerate(inputs) if a.size == o.size and a.dtype == o.dtype
+                  and storage.same_buffer(o._data, a._data)), None)
+        if i is not None:
+            pairs.append((j, i))
     return tuple(pairs)
 
 
@@ -398,7 +394,7 @@ def _invoke_as_given(op: str, inputs: list, params: dict, out: Any, where: str,
         raise MXNetError(f"{where}: {len(outs)} out array(s) for {len(call.outputs)} outputs")
     outs = [_check_out(where, o, s, d, ctx) for o, (s, d) in zip(outs, call.outputs)]
     direct = [_safe_target(call, o, j, inputs) for j, o in enumerate(outs)]
-    over = _over(outs, inputs, direct)
+    over = tuple((j, i) for j, i in guess if direct[j])
     if over != guess:
         call = _lookup(op, params, list(inputs), ctx, over)
     targets = [o if ok else NDArray(storage.empty(o.shape, np.dtype(o.dtype), ctx), ctx)
@@ -643,20 +639,27 @@ def _remember_recorded(table: dict, key: tuple, token: Any, called: str, params:
             table[key] = (token, runner)
 
 
-def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, where: str) -> list[NDArray]:
-    """An optimizer update op called on NDArrays: its ``_rt_`` twin with the float params in a
-    float64 vector (so that a learning rate changing every step reuses one compiled kernel)."""
+def _update_call(op: Any, parsed: dict, params: dict, given: dict, where: str) -> tuple:
+    """An optimizer update op's ``_rt_`` twin as called on NDArrays: ``(inputs, params, number
+    of arguments)``, the inputs its arguments, then the float params in a float64 vector (so that
+    a learning rate changing every step reuses one compiled kernel), then its states."""
     from .ndarray.creation import place
     spec = op.extra["update"]
     runtime = set(runtime_params(spec))
     args = [given[s] for s in op.list_arguments(parsed)]
-    for i, a in enumerate(args + [given[s] for s in op.list_aux(parsed)]):
+    aux = [given[s] for s in op.list_aux(parsed)]
+    for i, a in enumerate(args + aux):
         if not isinstance(a, NDArray):
             raise DTypeError(f"{where}: input {i} must be an NDArray, got {type(a).__name__}")
     vec = runtime_scalars(spec, parsed, parsed["num_weights"] if spec.group else 1)
-    scalars = place(vec, args[0].context, where)
-    inputs = args + [scalars] + [given[s] for s in op.list_aux(parsed)]
-    return invoke(f"_rt_{op.name}", inputs, {k: v for k, v in params.items() if k not in runtime}, out, where)
+    inputs = args + [place(vec, args[0].context, where)] + aux
+    return inputs, {k: v for k, v in params.items() if k not in runtime}, len(args)
+
+
+def _invoke_update(op: Any, parsed: dict, params: dict, given: dict, out: Any, where: str) -> list[NDArray]:
+    """An optimizer update op called on NDArrays: its ``_rt_`` twin (:func:`_update_call`)."""
+    inputs, rt_params, _ = _update_call(op, parsed, params, given, where)
+    return invoke(f"_rt_{op.name}", inputs, rt_params, out, where)
 
 
 def _fast_update(op: Any, parsed: dict, params: dict, given: dict, out: Any) -> Any:
@@ -665,25 +668,20 @@ def _fast_update(op: Any, parsed: dict, params: dict, given: dict, out: Any) -> 
     ``run(arrays, kwargs, out)`` writes the call's float params into a scalar vector it keeps and
     calls the ``_rt_`` twin's runner (:func:`_fast_for`); None where there is none (several
     weights, device memory, ``out`` not the weight's array)."""
-    from .ndarray.creation import place
     spec = op.extra["update"]
     weight = given[op.extra["outputs_like"](parsed)[0]]
     if spec.group or type(out) is not NDArray or out._store is not weight._store \
             or not out.context.device.host_memory:
         return None
-    runtime = set(runtime_params(spec))
-    args = [given[s] for s in op.list_arguments(parsed)]
-    aux = [given[s] for s in op.list_aux(parsed)]
-    scalars = place(runtime_scalars(spec, parsed, 1), out.context, op.name)
-    inputs = args + [scalars] + aux
+    inputs, rt_params, n_args = _update_call(op, parsed, params, given, op.name)
     if _has_half(inputs, params):      # computed in float32 and written back (_invoke_half)
         return None
-    runner = _fast_for(f"_rt_{op.name}", {k: v for k, v in params.items() if k not in runtime}, inputs,
-                       out, [a._store is out._store for a in inputs])
+    runner = _fast_for(f"_rt_{op.name}", rt_params, inputs, out, [a._store is out._store for a in inputs])
     if runner is None:
         return None
-    layout, vec, n_args = scalar_layout(spec, 1), scalars._store, len(args)
-    given_rt = [(k, layout[k]) for k in params if k in runtime]
+    scalars, layout = inputs[n_args], scalar_layout(spec, 1)
+    vec = scalars._store
+    given_rt = [(k, layout[k]) for k in params if k not in rt_params]
 
     def run(arrays: Any, kwargs: dict, out: NDArray) -> NDArray:
         for k, at in given_rt:

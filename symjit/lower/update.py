@@ -56,7 +56,7 @@ def _emit(k, node, ins, outs) -> None:
         arrays = [view(local(a)) for a in spec.arrays]
         scalars = [scalar(s, j) for s in spec.scalars]
         # every view is made before the loop: one made inside it is remade each iteration
-        w = view(weight)
+        w = view(weight) if spec.style in ("row", "inplace") else None
         w32 = view(local("weight32")) if spec.style == "mp" else None
         if spec.style == "row":
             rows = k.info[weight].shape[0]
