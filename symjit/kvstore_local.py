@@ -62,10 +62,7 @@ def _sparse_sum(stored: NDArray, values: list[NDArray]) -> NDArray:
 def rows_of(value: NDArray, row_ids: NDArray, where: str) -> NDArray:
     """The rows ``row_ids`` (any order, repeats allowed) of ``value`` as a row_sparse array (a
     row_sparse value keeps only the rows it stores)."""
-    ids = row_ids.asnumpy().reshape(-1)
-    if ids.dtype.kind not in "iuf" or (ids.dtype.kind == "f" and not (ids == np.round(ids)).all()):
-        raise DTypeError(f"{where}: row_ids must hold integers, got {ids[:6].tolist()} ({ids.dtype})")
-    rows = np.unique(ids.astype(np.int64))
+    rows = np.unique(sparse.integer_indices(row_ids, where, "row_ids"))
     if rows.size and (rows[0] < 0 or rows[-1] >= value.shape[0]):
         raise ShapeError(f"{where}: row_ids must lie in [0, {value.shape[0]}), got values from "
                          f"{int(rows[0])} to {int(rows[-1])}")

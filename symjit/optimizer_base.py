@@ -14,6 +14,7 @@ from .base import DTypeError, MXNetError, ParamError, ShapeError, shape_str
 from .ndarray import NDArray, dispatch, storage, zeros_like
 from .ndarray.ndarray import wrap
 from .ndarray.optim_ops import MultiUpdate, update_kernels
+from .ndarray.sparse_array import is_sparse
 
 __all__ = ["Optimizer", "SchedulerConflictError", "register", "create", "update_sparse", "dense_state_weight"]
 
@@ -390,14 +391,13 @@ def _put_rows(state: Any, part: Any, rows: np.ndarray) -> None:
 
 def _has_sparse(*arrays: Any) -> bool:
     """Whether any of ``arrays`` (NDArrays, None, or tuples/lists of them) is a sparse array."""
-    return any(_has_sparse(*a) if isinstance(a, (tuple, list)) else
-               isinstance(a, NDArray) and a.stype != "default" for a in arrays)
+    return any(_has_sparse(*a) if isinstance(a, (tuple, list)) else is_sparse(a) for a in arrays)
 
 
 def _dense_states(state: Any) -> Any:
     """``state`` with each sparse array replaced by a dense copy (the update kernels write dense
     storage only)."""
-    if isinstance(state, NDArray) and state.stype != "default":
+    if is_sparse(state):
         return state.tostype("default")
     if isinstance(state, (tuple, list)):
         return type(state)(_dense_states(s) for s in state)

@@ -67,7 +67,9 @@ def _dense_source(x: Any, dtype: Any, where: str) -> np.ndarray:
     return _host(x, dtype if dtype is not None or not isinstance(x, np.ndarray) else x.dtype, where)
 
 
-def _index(x: Any, where: str, what: str) -> np.ndarray:
+def integer_indices(x: Any, where: str, what: str) -> np.ndarray:
+    """``x`` (an NDArray or array-like of whole numbers) as flat int64 indices; an error naming
+    ``what`` for fractions or a non-numeric dtype."""
     arr = x.asnumpy() if isinstance(x, NDArray) else np.asarray(x)
     if arr.size and arr.dtype.kind == "f" and not (arr == np.round(arr)).all():
         raise DTypeError(f"{where}: {what} must hold integers, got {arr.ravel()[:6].tolist()}")
@@ -109,7 +111,7 @@ def row_sparse_array(arg1: Any, shape: Any = None, ctx: Context | None = None,
         data = _host(arg1[0], dtype if dtype is not None else default, where)
         if data.dtype == np.float64 and dtype is None and not isinstance(arg1[0], (NDArray, np.ndarray)):
             data = data.astype(_DEFAULT_DTYPE)
-        indices = _index(arg1[1], where, "indices")
+        indices = integer_indices(arg1[1], where, "indices")
         if shape is None:
             if data.ndim < 1:
                 raise ShapeError(f"{where}: data of shape {shape_str(data.shape)} needs at least one "
@@ -163,7 +165,7 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Context | None = None, dtype: 
     if isinstance(arg1, tuple) and len(arg1) == 2 and isinstance(arg1[1], tuple):
         import scipy.sparse as sps
         data = _host(arg1[0], dtype, where)
-        row, col = _index(arg1[1][0], where, "row"), _index(arg1[1][1], where, "col")
+        row, col = integer_indices(arg1[1][0], where, "row"), integer_indices(arg1[1][1], where, "col")
         shp = _shape(shape, where) if shape is not None else (
             int(row.max()) + 1 if row.size else 0, int(col.max()) + 1 if col.size else 0)
         if data.shape != row.shape or row.shape != col.shape:
@@ -178,7 +180,8 @@ def csr_matrix(arg1: Any, shape: Any = None, ctx: Context | None = None, dtype: 
         data = _host(arg1[0], dtype if dtype is not None else default, where).reshape(-1)
         if data.dtype == np.float64 and dtype is None and not isinstance(arg1[0], (NDArray, np.ndarray)):
             data = data.astype(_DEFAULT_DTYPE)
-        indices, indptr = _index(arg1[1], where, "indices"), _index(arg1[2], where, "indptr")
+        indices = integer_indices(arg1[1], where, "indices")
+        indptr = integer_indices(arg1[2], where, "indptr")
         if shape is None:
             shape = (max(indptr.shape[0] - 1, 0), int(indices.max()) + 1 if indices.size else 0)
         shp = _shape(shape, where)
@@ -281,7 +284,7 @@ def retain(data: RowSparseNDArray, indices: Any) -> RowSparseNDArray:
     if not isinstance(data, RowSparseNDArray):
         raise DTypeError(f"{where}: data must be a row_sparse array, got storage type "
                          f"{getattr(data, 'stype', type(data).__name__)!r}")
-    rows = _index(indices, where, "indices")
+    rows = integer_indices(indices, where, "indices")
     if rows.size and (rows.min() < 0 or rows.max() >= data.shape[0]):
         raise MXNetError(f"{where}: indices must lie in [0, {data.shape[0]}), got values from "
                          f"{int(rows.min())} to {int(rows.max())}")
