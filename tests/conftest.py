@@ -31,6 +31,18 @@ def steady_blas_threads(monkeypatch):
     return pol
 
 
+@pytest.fixture
+def wide_tile_rule(monkeypatch):
+    """Have the compiler pick the tile kernels of ``conv_vec`` by AVX-512's rule on any host with a
+    tile: on an AVX2 host the rule takes few layers (``conv_shapes.VEC_NARROW_MAX_CHANNELS``), and a
+    test of the tile kernels' results or choice by AVX-512's rule would otherwise test another
+    kernel there. The kernels themselves still run the host's tile."""
+    import functools
+
+    from symjit.kernels.cpu import conv_shapes
+    monkeypatch.setattr(conv_shapes, "prefers_vec", functools.partial(conv_shapes.prefers_vec, tile=(6, 4)))
+
+
 # The slowest end-to-end tests (subprocesses, whole trainings, sweeps), run with --exhaustive only.
 # Each module they test keeps faster tests in the default tier; a full run (CI) runs them all.
 # Node ids, or a prefix ending in "[" for every parameter of a test but the ones listed plainly.

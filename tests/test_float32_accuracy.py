@@ -74,7 +74,7 @@ def _bound(x, w, head, dtype):
 
 @needs_tile
 @pytest.mark.parametrize("x_shape, filters", [((2, 256, 14, 14), 256), ((2, 512, 7, 7), 512)])
-def test_tile_convolutions_are_as_accurate_as_a_direct_one(x_shape, filters):
+def test_tile_convolutions_are_as_accurate_as_a_direct_one(x_shape, filters, wide_tile_rule):
     """ResNet's 3x3 layers at batch 2 (the tiles take their forward, and the 14 x 14 layer's data
     gradient): 2304- and 4608-term sums, within 2x a direct float32 convolution's error."""
     prm = get_op("Convolution").parse_params({"kernel": "(3, 3)", "pad": "(1, 1)",

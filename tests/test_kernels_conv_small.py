@@ -183,7 +183,7 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel():
+def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(wide_tile_rule):
     """SqueezeNet's 3x3 layers at batch 2 (columns of 73 Ki to 205 Ki elements, which neither the
     direct tiles nor Winograd take) run the small-plane forward instead of im2col + BLAS, and give
     numpy's output; the layers those take keep them, and columns past 512 Ki keep im2col."""

@@ -5,11 +5,13 @@ a single channel), batches cut into blocks (the last one shorter), NaN-filled sc
 that keep other dtypes and geometries out; and which layers the compiler gives them."""
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 import pytest
-from symjit.kernels.cpu import conv
-from symjit.kernels.cpu.conv_shapes import prefers_vec, vec_layout, vec_tile
+from symjit.kernels.cpu import conv, conv_shapes
+from symjit.kernels.cpu.conv_shapes import vec_layout, vec_tile
 from symjit.kernels.cpu.conv_vec import (
     MR,
     NR,
@@ -178,10 +180,11 @@ def test_tile_scratch_too_short_is_an_error():
 
 
 def test_which_layers_prefer_the_tile_kernels():
-    """Planes of 28 x 28 and more in float32 at stride 1 do (ResNet's 56 x 56 and 28 x 28 layers,
-    Inception's 147 x 147 and 35 x 35 ones), forward and data gradient; smaller planes forward only,
-    unless tiny or Winograd's over many positions; into fewer than 16 channels, float64, strides and
-    groups do not."""
+    """With AVX-512's tile: planes of 28 x 28 and more in float32 at stride 1 do (ResNet's 56 x 56
+    and 28 x 28 layers, Inception's 147 x 147 and 35 x 35 ones), forward and data gradient; smaller
+    planes forward only, unless tiny or Winograd's over many positions; into fewer than 16 channels,
+    float64, strides and groups do not."""
+    prefers_vec = functools.partial(conv_shapes.prefers_vec, tile=(6, 4))
     geo = ((1, 1), (1, 1), (1, 1), 1)
     s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
     assert prefers_vec(*s1, *geo, "float32") and prefers_vec(*s1, *geo, "float32", gradient=True)
@@ -213,12 +216,37 @@ def test_which_layers_prefer_the_tile_kernels():
                            "float32")
 
 
+def test_avx2s_tile_takes_only_forwards_of_few_channels_or_big_windows():
+    """AVX2's narrow tile: forwards of at most 31 input channels (SqueezeNet's 16 -> 64 expansion,
+    VGG's 3-channel input, LeNet's second layer at batch 64) or of 5 x 5 windows (Inception's); not
+    ResNet's or Inception's 3 x 3 layers of 64 channels and more, and no gradients."""
+    def prefers(shapes, geo=((1, 1), (1, 1), (1, 1), 1), gradient=False, tile=(6, 1)) -> bool:
+        return conv_shapes.prefers_vec(*shapes, *geo, "float32", gradient, tile=tile)
+    s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
+    sq55 = ((2, 16, 55, 55), (64, 16, 3, 3), (2, 64, 55, 55))
+    vgg = ((2, 3, 224, 224), (64, 3, 3, 3), (2, 64, 224, 224))
+    i35x5 = ((2, 48, 35, 35), (64, 48, 5, 5), (2, 64, 35, 35))
+    five = ((1, 1), (2, 2), (1, 1), 1)
+    lenet2 = ((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8))
+    valid = ((1, 1), (0, 0), (1, 1), 1)
+    assert prefers(sq55) and prefers(vgg) and prefers(i35x5, five) and prefers(lenet2, valid)
+    assert not prefers(s1) and prefers(s1, tile=(6, 4))
+    c31, c32 = (((2, c, 147, 147), (64, c, 3, 3), (2, 64, 147, 147)) for c in (31, 32))
+    assert prefers(c31) and not prefers(c32) and prefers(c32, tile=(6, 4))
+    same = ((1, 1), (1, 1), (1, 1), 1)
+    for shapes, geo in ((sq55, same), (i35x5, five), (s1, same)):
+        assert not prefers(shapes, geo, True) and not prefers(shapes, geo, "weight")
+    assert prefers(sq55, gradient=True, tile=(6, 4))
+    assert not prefers(sq55, tile=(0, 0))
+
+
 def test_a_window_nearly_as_big_as_its_image_keeps_the_gemm_kernels():
     """The tiles run over the padded input plane: a window as big as the image (one output
     position) would do thousands of times its multiply-adds, so every pass keeps im2col + GEMM,
     while the same layer with a 3 x 3 window still gets the tiles."""
     from symjit.lower.cpu.nn import _forward_kind, _gradient_kind
     geo = ((1, 1), (0, 0), (1, 1), 1)
+    prefers_vec = functools.partial(conv_shapes.prefers_vec, tile=(6, 4))     # AVX-512's tile
     whole = ((4, 3, 224, 224), (256, 3, 224, 224), (4, 256, 1, 1))
     for gradient in (False, True, "weight"):
         assert not prefers_vec(*whole, *geo, "float32", gradient)

@@ -404,7 +404,7 @@ def test_cuda_convolution_is_an_implicit_gemm_unless_grouped():
 
 @pytest.mark.skipif(vec_tile()[0] == 0, reason="the host has neither AVX2 nor AVX-512: no tile kernels")
 @pytest.mark.parametrize("batch", [1, 2])
-def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch, monkeypatch):
+def test_a_big_plane_convolution_runs_the_simd_tile_kernels(batch, monkeypatch, wide_tile_rule):
     """float32 over 80 x 80 planes at stride 1, 32 channels and filters: the forward and both
     gradients call the tile kernels of conv_vec; output and gradients match numpy's. The batch
     fits the scratch's block, so the forward leaves its result there for the epilogue loop to read

@@ -28,6 +28,7 @@ __all__ = [
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "WINOGRAD_SCRATCH_MIN", "VEC_BLOCK_IMAGES",
     "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
+    "VEC_WIDE_VECTORS", "VEC_NARROW_MAX_CHANNELS", "VEC_NARROW_MIN_TAPS",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_COVER", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "SMALL_MAX_COLS", "SMALL_WIDE_COLS", "SMALL_MIN_WEIGHT_DEPTH",
     "is_pointwise_tiles", "prefers_pointwise_tiles", "POINTWISE_TILES_MIN_PIXELS", "small_layout",
@@ -509,10 +510,10 @@ def vec_images_per_block(length, n, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, w
 
 
 def is_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dilate, groups: int,
-           dtype) -> bool:
+           dtype, host: bool = True) -> bool:
     """Whether :mod:`~symjit.kernels.cpu.conv_vec` can compute this convolution (and its data
     gradient): float32, stride 1, no dilation, one group, ``pad <= K - 1`` per axis, on a host with
-    a tile (:func:`vec_tile`).
+    a tile (:func:`vec_tile`; ``host=False`` leaves the host out).
 
     >>> w = (64, 64, 3, 3)
     >>> is_vec((2, 64, 56, 56), w, (1, 1), (1, 1), (1, 1), 1, "float32") == (vec_tile()[0] > 0)
@@ -523,7 +524,7 @@ def is_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], stride, pad, dila
     import numpy as np
     return (np.dtype(dtype) == np.float32 and tuple(stride) == (1, 1) and tuple(dilate) == (1, 1)
             and groups == 1 and pad[0] <= w_shape[2] - 1 and pad[1] <= w_shape[3] - 1
-            and vec_tile()[0] > 0)
+            and (not host or vec_tile()[0] > 0))
 
 
 WINOGRAD_SCRATCH_MIN = 1 << 24
@@ -553,6 +554,23 @@ Inception's 147 x 147 stem layers 1.35-2.5x, its 35 x 35 ones 1.2-2.1x, SqueezeN
 windows keep their GEMM (Inception's 17 x 17 768 -> 192 layer: tiles 0.8x forward and data
 gradient, 0.3x weight gradient)."""
 
+VEC_WIDE_VECTORS = 4
+VEC_NARROW_MAX_CHANNELS = 31
+VEC_NARROW_MIN_TAPS = 25
+"""AVX2's tile (:func:`vec_tile`: fewer than :data:`VEC_WIDE_VECTORS` vectors of outputs, one
+16-lane vector held as two 8-lane registers) takes only forwards, and only those of at most
+:data:`VEC_NARROW_MAX_CHANNELS` input channels or of windows of at least :data:`VEC_NARROW_MIN_TAPS`
+taps (5 x 5), besides the rules above. Measured on a 2-core AMD EPYC (Zen 4, AVX-512 hidden), batch
+2, against the faster of im2col + GEMM and Winograd (``benchmarks/bench_conv_vec.py``;
+``docs/performance.md``, "AVX2 hosts: the tile kernels only where they win"): the forward won on
+SqueezeNet's 16 -> 64 expansion (1.40x), VGG's 3-channel input (1.57x), Inception's 5 x 5 layer
+(1.25x) and LeNet's second layer at batch 64 (1.58x), and lost on every 3 x 3 layer of 64 channels
+or more (ResNet's 0.48-0.59x, Inception's 0.43-0.79x); the data gradients won only on Inception's
+32-channel 149 x 149 layer (1.42x; its 147 x 147 one, 32 channels too, lost: 0.72x) and on
+SqueezeNet's expansion (1.05x), the weight gradients nowhere (0.09-0.55x).
+ResNet-18's inference went from 119 to 75 ms, its training step at batch 16 from 2.2-2.4 s to
+1.5-1.6 s."""
+
 VEC_MIN_COVER = 4
 """The tile kernels run over the flat positions of the padded input plane (the weight gradient
 over all of them, the forward over its output rows' full width), so their work grows with the
@@ -579,22 +597,34 @@ Their data gradients stay with im2col: 0.75-1.07x at batch 2."""
 
 
 def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
-                stride, pad, dilate, groups: int, dtype, gradient: bool | str = False) -> bool:
+                stride, pad, dilate, groups: int, dtype, gradient: bool | str = False,
+                tile: tuple[int, int] | None = None) -> bool:
     """Whether a convolution's forward (or, with ``gradient``, its data gradient; with ``gradient=
-    'weight'`` its weight gradient) runs the tile kernel of :mod:`~symjit.kernels.cpu.conv_vec`. The
-    weight gradient's tiles take a window row's taps in threes, so it asks for ``KW >= 3``.
+    'weight'`` its weight gradient) runs the tile kernel of :mod:`~symjit.kernels.cpu.conv_vec` on a
+    host whose tile is ``tile`` (default: this host's, :func:`vec_tile`). The weight gradient's
+    tiles take a window row's taps in threes, so it asks for ``KW >= 3``. AVX2's narrow tile takes
+    fewer layers (:data:`VEC_NARROW_MAX_CHANNELS`).
 
-    >>> geo = ((1, 1), (1, 1), (1, 1), 1)
+    >>> geo, avx512, avx2 = ((1, 1), (1, 1), (1, 1), 1), (6, 4), (6, 1)
     >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
-    >>> prefers_vec(*s1, *geo, "float32") == prefers_vec(*s1, *geo, "float32", True) == (vec_tile()[0] > 0)
-    True
+    >>> [prefers_vec(*s1, *geo, "float32", grad, tile=avx512) for grad in (False, True)]
+    [True, True]
     >>> s3 = ((2, 256, 14, 14), (256, 256, 3, 3), (2, 256, 14, 14))
-    >>> prefers_vec(*s3, *geo, "float32") == (vec_tile()[0] > 0), prefers_vec(*s3, *geo, "float32", True)
-    (True, False)
-    >>> prefers_vec((32, 256, 14, 14), (256, 256, 3, 3), (32, 256, 14, 14), *geo, "float32")
+    >>> [prefers_vec(*s3, *geo, "float32", grad, tile=avx512) for grad in (False, True)]
+    [True, False]
+    >>> prefers_vec((32, 256, 14, 14), (256, 256, 3, 3), (32, 256, 14, 14), *geo, "float32", tile=avx512)
+    False
+    >>> sq55 = ((2, 16, 55, 55), (64, 16, 3, 3), (2, 64, 55, 55))
+    >>> [prefers_vec(*s, *geo, "float32", tile=avx2) for s in (s1, sq55)]
+    [False, True]
+    >>> prefers_vec(*sq55, *geo, "float32", True, tile=avx2)
     False
     """
-    if not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype):
+    tile = vec_tile() if tile is None else tile
+    if tile[0] == 0 or not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype, host=False):
+        return False
+    if tile[1] < VEC_WIDE_VECTORS and (gradient or (x_shape[1] > VEC_NARROW_MAX_CHANNELS
+                                                    and w_shape[2] * w_shape[3] < VEC_NARROW_MIN_TAPS)):
         return False
     padded = (x_shape[2] + 2 * pad[0]) * (x_shape[3] + 2 * pad[1])
     if out_shape[2] * out_shape[3] * VEC_MIN_COVER < padded:
