@@ -253,9 +253,15 @@ def _draws(opdef: Any, params: dict) -> bool:
     return name == "RNN" and MODE.training and opdef.parse_params(dict(params))["p"] > 0
 
 
-def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ctx: Any) -> list[NDArray]:
-    """The recorder :mod:`symjit.imperative` calls while recording: run the call, and record it
-    when an input depends on a variable."""
+def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ctx: Any,
+            run: Any = None) -> list[NDArray]:
+    """The recorder :mod:`symjit.imperative` calls while recording: run the call (``invoke_now``, or
+    ``run()`` for an operator imperative code runs itself: ``mx.nd.Custom``'s Python code), and
+    record it when an input depends on a variable."""
+    if run is not None:
+        if not any(tracked(a) for a in inputs):
+            return constant(run())
+        return _mark_call(op, inputs, params, out, where or op, run)
     if not any(tracked(a) for a in inputs):
         return constant(invoke_now(op, inputs, params, out, where, ctx))
     opdef = get_op(op)
@@ -280,6 +286,13 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         mask = invoke_now("Dropout", [ones(shape, ctx=x.context, dtype=x.dtype)], params, None, where)[0]
         return _record("broadcast_mul", [x, mask], {}, out, where, ctx)
+    return _mark_call(op, inputs, params, out, where, lambda: invoke_now(op, inputs, params, out, where, ctx))
+
+
+def _mark_call(op: str, inputs: list, params: dict, out: Any, where: str, run: Any) -> list[NDArray]:
+    """Run a call of ``op`` whose inputs depend on a variable (``run()``), and record it."""
+    opdef = get_op(op)
+    name = opdef.name
     pairs = [source_of(a, where) for a in inputs]
     if MODE.training and opdef.aux:   # aux states a training pass updates: its result ignores them
         n_aux = len(opdef.list_aux(opdef.parse_params(dict(params))))
@@ -291,7 +304,7 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         if v is not None and any(storage_overlaps(a, t) for t in targets):   # values as they were
             snap = a._copyto(a.context)
             pairs[i] = (snap, snap._cell()[0])
-    outs = invoke_now(op, inputs, params, out, where, ctx)
+    outs = run()
     mark(outs, Entry(name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
                        [v for _, v in pairs]))
     return outs

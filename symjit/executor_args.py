@@ -145,6 +145,12 @@ def simple_bind_arrays(symbol, ctx: Context, grad_req: Any, type_dict: dict | No
     if arg_s is None:
         part, _, _ = symbol.infer_shape_partial(**shapes)
         missing = [n for n, s in zip(arg_names, part) if not s]
+        if not missing:     # every input known: an operator's output nothing sizes (a draw without shape)
+            inner = symbol.get_internals()
+            _, outs, _ = inner.infer_shape_partial(**shapes)
+            unsized = [n for n, s in zip(inner.list_outputs(), outs) if not s]
+            raise MXNetError(f"simple_bind: cannot infer the shapes of the outputs {unsized}; give "
+                             "their operators a shape, or use them where the graph gives one")
         raise MXNetError(f"simple_bind: cannot infer the shapes of {missing}; give their shapes")
     types = {n: np_dtype((type_dict or {}).get(n, "float32")) for n in arg_names}
     arg_t, _, aux_t = symbol.infer_type(**{n: t for n, t in (type_dict or {}).items()})

@@ -794,7 +794,7 @@ def nd_custom(*inputs: NDArray, op_type: str | None = None, out: Any = None, nam
     >>> mx.nd.Custom(mx.nd.array([1, 2]), op_type='twice_nd').asnumpy().tolist()
     [2.0, 4.0]
     """
-    from .ops.custom import _aux, _custom_dtype, _custom_shape, prop_of
+    from .ops.custom import _aux, prop_of
     op = get_op("Custom")
     params = op.parse_params({"op_type": op_type, **kwargs})
     for i, a in enumerate(inputs):
@@ -806,6 +806,21 @@ def nd_custom(*inputs: NDArray, op_type: str | None = None, out: Any = None, nam
     if len(inputs) != n_args + len(_aux(params)):
         raise MXNetError(f"Custom (op_type={op_type!r}): {len(inputs)} inputs given, it takes "
                          f"{op.list_arguments(params) + op.list_aux(params)}")
+    if MODE.recording and MODE.recorder is not None:     # autograd.record(): run it, and record it
+        raw = {"op_type": op_type, **kwargs}
+        outs = MODE.recorder("Custom", list(inputs), raw, out, f"Custom (op_type={op_type!r})",
+                             None, run=lambda: _custom_forward(op_type, params, prop, inputs, n_args, out,
+                                                               MODE.training))
+    else:
+        outs = _custom_forward(op_type, params, prop, inputs, n_args, out, MODE.training)
+    n_vis = op.num_visible(params)
+    return outs[0] if n_vis == 1 else outs[:n_vis]
+
+
+def _custom_forward(op_type: str | None, params: dict, prop: Any, inputs: tuple, n_args: int, out: Any,
+                    is_train: bool) -> list[NDArray]:
+    """Run a Custom operator's ``forward`` on NDArrays (every output, the hidden ones too)."""
+    from .ops.custom import _custom_dtype, _custom_shape
     args, aux = list(inputs[:n_args]), list(inputs[n_args:])
     try:
         _, shapes, _ = _custom_shape(params, [tuple(a.shape) for a in args], [tuple(a.shape) for a in aux])
@@ -819,10 +834,9 @@ def nd_custom(*inputs: NDArray, op_type: str | None = None, out: Any = None, nam
     operator = prop.create_operator(ctx, [list(a.shape) for a in args], [a.dtype for a in args])
     try:
         with profiler.custom_op(op_type):
-            operator.forward(False, ["write"] * len(outs), args, outs, aux)
+            operator.forward(is_train, ["write"] * len(outs), args, outs, aux)
     except MXNetError:
         raise
     except Exception as exc:  # noqa: BLE001 - user code: report it, naming the op
         raise MXNetError(f"Custom (op_type={op_type!r}): forward raised {type(exc).__name__}: {exc}") from exc
-    n_vis = op.num_visible(params)
-    return outs[0] if n_vis == 1 else outs[:n_vis]
+    return outs

@@ -105,6 +105,15 @@ def _pairs(key: Any, value: Any, where: str, what: str) -> list[tuple[Key, list[
     return [(k, _as_arrays(v, k, where, what)) for k, v in zip(keys, value)]
 
 
+def pulled(pairs: list[tuple[Key, list[NDArray]]], ignore_sparse: bool) -> list[tuple[Key, list[NDArray]]]:
+    """The ``(key, [out arrays])`` pairs a :meth:`KVStore.pull` writes: with ``ignore_sparse`` (MXNet's
+    default) its sparse outputs are left as they are, as MXNet's pull leaves them (a sparse array
+    takes ``row_sparse_pull``'s rows); without it they get the whole value."""
+    if not ignore_sparse:
+        return pairs
+    return [(k, [o for o in outs if not sparse.is_sparse(o)]) for k, outs in pairs]
+
+
 class KVStore(OneWorker, KVStoreBase):
     """A single-process key-value store (create one with :func:`create`).
 
@@ -143,7 +152,7 @@ class KVStore(OneWorker, KVStoreBase):
 
     def _check_init(self, key: Any, value: Any, where: str) -> list[tuple[Key, list[NDArray]]]:
         """``init``'s arguments as ``(key, [value])`` pairs, checked; nothing is changed."""
-        pairs = _pairs(key, value, where, "value")
+        pairs = self._pairs(key, value, where, "value")
         seen: set[Key] = set()
         for k, vals in pairs:
             if len(vals) != 1:
@@ -151,6 +160,17 @@ class KVStore(OneWorker, KVStoreBase):
             if k in self._store or k in seen:
                 raise KVStoreKeyError(f"{where}: key {k!r} is already initialised")
             seen.add(k)
+        return pairs
+
+    def _pairs(self, key: Any, value: Any, where: str, what: str) -> list[tuple[Key, list[NDArray]]]:
+        """:func:`_pairs`, and keys of the store's one type: a store holding int keys refuses str
+        keys and the other way round, as MXNet's does."""
+        pairs = _pairs(key, value, where, what)
+        held = next(iter(self._store), None)
+        if held is not None and pairs and isinstance(pairs[0][0], str) != isinstance(held, str):
+            kinds = ("str", "int") if isinstance(held, str) else ("int", "str")
+            raise MXNetError(f"{where}: this store's keys are {kinds[0]}s, got the {kinds[1]} key "
+                             f"{pairs[0][0]!r} (a store takes keys of one type)")
         return pairs
 
     def _store_init(self, pairs: list[tuple[Key, list[NDArray]]]) -> None:
@@ -191,7 +211,7 @@ class KVStore(OneWorker, KVStoreBase):
     def _check_push(self, key: Any, value: Any, where: str) -> dict[Key, list[NDArray]]:
         """``push``'s values per key, checked against the stored shapes; nothing is changed."""
         grouped: dict[Key, list[NDArray]] = {}
-        for k, vals in _pairs(key, value, where, "value"):
+        for k, vals in self._pairs(key, value, where, "value"):
             grouped.setdefault(k, []).extend(vals)
         for k, vals in grouped.items():
             self._check_shapes(k, vals, where, "value")
@@ -229,14 +249,25 @@ class KVStore(OneWorker, KVStoreBase):
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:
         """Copy the stored value of ``key`` into ``out`` (an NDArray or a list, one per device); for a
-        list of keys, ``out`` has one entry (an NDArray or a list) per key."""
+        list of keys, ``out`` has one entry (an NDArray or a list) per key. With ``ignore_sparse``
+        (the default), sparse arrays in ``out`` are left unchanged, as in MXNet
+        (:meth:`row_sparse_pull` fills them).
+
+        >>> import symjit as mx
+        >>> kv = mx.kv.create()
+        >>> kv.init(3, mx.nd.ones((2, 2)))
+        >>> dense, rows = mx.nd.zeros((2, 2)), mx.nd.sparse.zeros('row_sparse', (2, 2))
+        >>> kv.pull(3, out=[dense, rows])
+        >>> dense.asnumpy().sum(), rows.asnumpy().sum()
+        (np.float32(4.0), np.float32(0.0))
+        """
         where = "KVStore.pull"
         if out is None:
             raise ParamError(f"{where}: out is required (an NDArray or a list of NDArrays)")
-        pairs = _pairs(key, out, where, "out")
+        pairs = self._pairs(key, out, where, "out")
         for k, outs in pairs:
             self._check_shapes(k, outs, where, "out")
-        for k, outs in pairs:
+        for k, outs in pulled(pairs, ignore_sparse):
             for o in outs:
                 self._store[k].copyto(o)
 
@@ -273,7 +304,7 @@ class KVStore(OneWorker, KVStoreBase):
         where = "KVStore.row_sparse_pull"
         if out is None or row_ids is None:
             raise ParamError(f"{where}: out and row_ids are required")
-        pairs = _pairs(key, out, where, "out")
+        pairs = self._pairs(key, out, where, "out")
         ids = [row_ids] if len(pairs) == 1 else list(row_ids) if isinstance(row_ids, (list, tuple)) else None
         if ids is None or len(ids) != len(pairs):
             raise ParamError(f"{where}: {len(pairs)} keys need {len(pairs)} row_ids entries")

@@ -183,6 +183,8 @@ class AdaGrad(Optimizer):
     -0.1
     """
 
+    sparse_rows = True      # a row_sparse weight: only the gradient's rows (see update_sparse)
+
     def __init__(self, eps: float = 1e-7, **kwargs: Any):
         super().__init__(**kwargs)
         self.float_stable_eps = float(eps)

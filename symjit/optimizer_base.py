@@ -420,13 +420,17 @@ def dense_state_weight(weight: NDArray) -> NDArray:
 
 def update_sparse(opt: Optimizer, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
     """One update where the weight or the gradient is sparse. With a row_sparse gradient and an
-    optimizer whose ``lazy_update`` is on (MXNet's default for SGD, Adam, ...), only the rows the
-    gradient stores are updated, their states too (MXNet's lazy update); otherwise the update is
-    the dense one on the dense values. A sparse weight keeps its storage type."""
+    optimizer whose ``lazy_update`` is on (MXNet's default for SGD, Adam, ...), or a row_sparse
+    weight and an optimizer whose sparse update always is lazy (``sparse_rows``: FTRL and AdaGrad,
+    as MXNet's ``ftrl_update`` and ``_sparse_adagrad_update`` document), only the rows the gradient
+    stores are updated, their states too (MXNet's lazy update); otherwise the update is the dense
+    one on the dense values. A sparse weight keeps its storage type."""
     if grad.shape != weight.shape:
         raise ShapeError(f"{type(opt).__name__}.update (index {index!r}): grad shape "
                          f"{shape_str(grad.shape)} does not match the weight's {shape_str(weight.shape)}")
-    if grad.stype == "row_sparse" and getattr(opt, "lazy_update", False):
+    lazy = getattr(opt, "lazy_update", False) or (getattr(opt, "sparse_rows", False)
+                                                   and weight.stype == "row_sparse")
+    if grad.stype == "row_sparse" and lazy:
         rows = grad.indices.asnumpy()
         if rows.size == 0:
             opt._update_count(index)

@@ -138,6 +138,7 @@ class Ftrl(_Fused):
     sqrt(n)) / lr + wd)`` where ``|z| > lamda1``, else 0 (the step of ``ftrl_update``)."""
 
     n_states = 2
+    sparse_rows = True      # a row_sparse weight: only the gradient's rows (see update_sparse)
 
     def __init__(self, lamda1: float = 0.01, learning_rate: float = 0.1, beta: float = 1.0, **kwargs: Any):
         super().__init__(learning_rate=learning_rate, **kwargs)

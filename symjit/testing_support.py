@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import ndarray as nd
-from .base import MXNetError, ParamError, shape_str
+from .base import MXNetError, ParamError, shape_str  # noqa: F401 (MXNetError: the doctests')
 from .context import Context, current_context
 from .io import DataIter
 
@@ -371,29 +371,50 @@ def compare_ndarray_tuple(t1: Any, t2: Any, rtol: float | None = None, atol: flo
     assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
 
 
+def _stored(shape: Any, dtype: Any, stype: str, ctx: Context, whole: bool) -> nd.NDArray:
+    """Uniform values in ``[0, 1)`` of ``shape`` stored as ``stype``; a sparse one stores every row
+    (``whole``) or rows (csr: elements) drawn at random, each kept with one probability drawn at random."""
+    from .random import uniform
+    dense = uniform(shape=shape, ctx=ctx, dtype=dtype)
+    if stype == "default":
+        return dense
+    if not whole:
+        values = dense.asnumpy()
+        keep = np.random.uniform()
+        mask = np.random.uniform(size=values.shape[:1] if stype == "row_sparse" else values.shape) < keep
+        values[~mask] = 0
+        dense = nd.array(values, ctx=ctx, dtype=values.dtype)
+    return dense.tostype(stype)
+
+
 def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str = "default",
                       g_stype: str = "default", rtol: float = 1e-4, atol: float = 1e-5,
                       compare_states: bool = True, ntensors: int = 1) -> None:
     """Run one update of ``opt1`` and ``opt2`` from the same random weight and gradient and
     compare the weights (and states, with ``compare_states``). A list of shapes updates
     ``ntensors`` weights: ``opt1`` one at a time, ``opt2`` in one ``update_multi_precision`` call
-    over lists. Only dense storage: other ``w_stype``/``g_stype`` are an error.
+    over lists (dense storage). With one shape, ``w_stype``/``g_stype`` (``'row_sparse'``,
+    ``'csr'``) give ``opt2`` sparse arrays and ``opt1`` their dense copies: the weight stores every
+    row, the gradient some of them at random (a random share of its elements for csr).
 
     >>> import symjit as mx
     >>> compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.1),
     ...                   (3, 4), np.float32)
+    >>> compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.1),
+    ...                   (3, 4), np.float32, 'row_sparse', 'row_sparse')
     """
-    from .random import uniform
     for what, stype in (("w_stype", w_stype), ("g_stype", g_stype)):
-        if stype != "default":
-            raise MXNetError(f"compare_optimizer: {what}={stype!r} is not supported (symjit has dense "
-                             "storage only)")
+        if stype not in ("default", "row_sparse", "csr"):
+            raise ParamError(f"compare_optimizer: {what}={stype!r}; expected 'default', 'row_sparse' "
+                             "or 'csr'")
+        if stype != "default" and isinstance(shape, list):
+            raise ParamError(f"compare_optimizer: {what}={stype!r} takes one shape, not a list")
     ctx = default_context()
     if not isinstance(shape, list):
         if ntensors != 1:
             raise ParamError(f"compare_optimizer: ntensors={ntensors} needs a list of shapes")
-        w2, g2 = (uniform(shape=shape, ctx=ctx, dtype=dtype) for _ in range(2))
-        w1, g1 = w2.copy(), g2.copy()
+        w2, g2 = _stored(shape, dtype, w_stype, ctx, True), _stored(shape, dtype, g_stype, ctx, False)
+        w1, g1 = w2.tostype("default").copy(), g2.tostype("default").copy()
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:
@@ -404,6 +425,7 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
             compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
         assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
         return
+    from .random import uniform
     w1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
     g1 = tuple(uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
     w2, g2 = copy.deepcopy(w1), copy.deepcopy(g1)

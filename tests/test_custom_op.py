@@ -374,6 +374,59 @@ def test_nd_custom_runs_the_operator_imperatively():
         mx.nd.Custom(mx.nd.array(x), mx.nd.array(x), op_type="test_scaled_sigmoid")
 
 
+def test_nd_custom_recorded_by_autograd_differentiates_through_its_backward():
+    """``mx.nd.Custom`` under ``autograd.record()``: the forward runs at the call in training mode,
+    the call is recorded, and ``backward`` reaches the input through the op's own ``backward``;
+    called on arrays no variable reaches, nothing is recorded."""
+    x = R.uniform(-2, 2, (3, 4)).astype(np.float32)
+    head = R.uniform(-1, 1, (3, 4)).astype(np.float32)
+    xa = mx.nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Custom(xa, op_type="test_scaled_sigmoid", scale=3.0) * mx.nd.array(head)
+    assert CREATED[-1].calls[0] == ("forward", True, ["write"])
+    y.backward()
+    s = _sigmoid(x)
+    np.testing.assert_allclose(xa.grad.asnumpy(), head * 3.0 * s * (1 - s), rtol=1e-5, atol=1e-6)
+    assert any(c[0] == "backward" for op in CREATED for c in op.calls)
+    with mx.autograd.record():
+        z = mx.nd.Custom(mx.nd.array(x), op_type="test_scaled_sigmoid")
+    with pytest.raises(mx.MXNetError, match="not computed from a variable"):
+        z.backward()
+
+
+def test_profiled_custom_op_names_the_calls_its_python_code_makes(tmp_path):
+    """Profiled, a recorded Custom op's Python code is ``<op_type>::pure_python`` (its backward
+    ``_backward_<op_type>::pure_python``), and an array it makes with ``mx.nd.zeros`` inside is
+    MXNet's ``_zeros`` operator, named after it: ``<op_type>::_zeros``."""
+    import json
+
+    class Zeros(ScaledSigmoid):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            mx.nd.zeros((10, 10))
+            super().forward(is_train, req, in_data, out_data, aux)
+
+    @mx.operator.register("test_profiled_sigmoid")
+    class ZerosProp(ScaledSigmoidProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Zeros(self.scale)
+
+    mx.profiler.set_config(profile_all=True, aggregate_stats=True, filename=str(tmp_path / "p.json"))
+    mx.profiler.set_state("run")
+    try:
+        mx.profiler.dumps(reset=True)
+        xa = mx.nd.array([0.0, 1.0])
+        xa.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.Custom(xa, op_type="test_profiled_sigmoid")
+        y.backward()
+        names = set(json.loads(mx.profiler.dumps(format="json"))["Time"]["Custom Operator"])
+    finally:
+        mx.profiler.set_state("stop")
+    assert {"test_profiled_sigmoid::pure_python", "_backward_test_profiled_sigmoid::pure_python",
+            "test_profiled_sigmoid::_zeros"} <= names
+
+
 def test_get_operator_arguments_lists_inputs_then_parameters():
     act = mx.operator.get_operator_arguments("Activation")
     assert isinstance(act, mx.operator.OperatorArguments)

@@ -305,6 +305,42 @@ def test_pull_casts_to_out_dtype_and_numpy_int_keys():
 
 
 # -- broadcast, capabilities and Python stores registered with KVStoreBase ----------------------------
+def test_pull_leaves_sparse_outputs_unless_asked():
+    """MXNet's pull skips sparse arrays in ``out`` (``ignore_sparse=True``, its default: a sparse
+    array takes rows through ``row_sparse_pull``); with ``ignore_sparse=False`` they get the value,
+    and dense outputs beside them always do."""
+    kv = mx.kv.create()
+    kv.init("w", mx.nd.array(np.arange(6, dtype=np.float32).reshape(3, 2)))
+    rows = (mx.nd.ones((3, 2)) * 7).tostype("row_sparse")
+    dense = mx.nd.zeros((3, 2))
+    kv.pull("w", out=[rows, dense])
+    assert (rows.asnumpy() == 7).all() and rows.stype == "row_sparse"
+    np.testing.assert_array_equal(dense.asnumpy(), np.arange(6).reshape(3, 2))
+    kv.pull(["w"], out=[rows])
+    assert (rows.asnumpy() == 7).all()
+    kv.pull("w", out=rows, ignore_sparse=False)
+    np.testing.assert_array_equal(rows.asnumpy(), np.arange(6).reshape(3, 2))
+
+
+def test_a_store_takes_keys_of_one_type():
+    """A store that holds int keys refuses str keys in every call, and the other way round (MXNet's
+    rule), naming both types."""
+    ints, strs = mx.kv.create(), mx.kv.create()
+    ints.init(3, mx.nd.zeros((2,)))
+    strs.init("a", mx.nd.zeros((2,)))
+    for kv, other in ((ints, "a"), (strs, 3)):
+        calls = (("init", (other, mx.nd.zeros((2,))), {}), ("push", (other, mx.nd.ones((2,))), {}),
+                 ("pull", (other,), {"out": mx.nd.zeros((2,))}),
+                 ("pull", ([other],), {"out": [mx.nd.zeros((2,))]}))
+        for method, args, kwargs in calls:
+            with pytest.raises(MXNetError, match="keys are (int|str)s, got the (str|int) key"):
+                getattr(kv, method)(*args, **kwargs)
+    ints.init([4, 5], [mx.nd.ones((2,))] * 2)       # more of its own type
+    out = mx.nd.zeros((2,))
+    ints.pull(5, out=out)
+    assert out.asnumpy().tolist() == [1.0, 1.0]
+
+
 def test_broadcast_initialises_and_pulls():
     kv = mx.kv.create("device")
     outs = [mx.nd.zeros(SHAPE) for _ in range(3)]
@@ -312,7 +348,7 @@ def test_broadcast_initialises_and_pulls():
     for o in outs:
         np.testing.assert_array_equal(o.asnumpy(), np.full(SHAPE, 3.0))
     single, pair = mx.nd.zeros((2,)), [mx.nd.zeros((2,)), mx.nd.zeros((2,))]
-    kv.broadcast([1, 2], [mx.nd.array([1, 2]), mx.nd.array([3, 4])], [single, pair])
+    mx.kv.create("device").broadcast([1, 2], [mx.nd.array([1, 2]), mx.nd.array([3, 4])], [single, pair])
     assert single.asnumpy().tolist() == [1, 2] and pair[1].asnumpy().tolist() == [3, 4]
     with pytest.raises(MXNetError, match="already initialised"):
         kv.broadcast("w", mx.nd.ones(SHAPE), mx.nd.zeros(SHAPE))

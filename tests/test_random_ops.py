@@ -69,6 +69,25 @@ def test_seeded_draws_repeat_and_each_call_draws_anew():
     assert (mx.nd.random.gamma(2.0, 1.0, shape=(5,)).asnumpy() == first).all()
 
 
+def test_a_symbolic_draw_without_shape_takes_the_shape_the_graph_gives():
+    """``mx.sym.random.normal()`` (no shape) added to ``x`` draws ``x``'s shape, as in MXNet; alone,
+    binding it names its output. A Symbol keyword argument to a draw (an operator without inputs)
+    is dropped, as MXNet's composition drops it; ``mx.nd.random.normal()`` draws one number."""
+    x = mx.sym.Variable("x")
+    draw = mx.sym.random.normal(loc=10.0, scale=0.5, name="draw", data=mx.sym.ones((5, 3)))
+    assert draw.list_arguments() == [] and draw.infer_shape_partial()[1] == [()]
+    y = draw + x
+    assert y.infer_shape(x=(40, 30))[1] == [(40, 30)]
+    ex = y.simple_bind(mx.cpu(), x=(40, 30))
+    got = ex.forward()[0].asnumpy()
+    assert got.shape == (40, 30) and abs(got.mean() - 10.0) < 0.1 and abs(got.std() - 0.5) < 0.05
+    with pytest.raises(mx.MXNetError, match=r"outputs \['draw_output'\]"):
+        draw.simple_bind(mx.cpu())
+    with pytest.raises(mx.MXNetError, match="unknown input 'data2'"):     # an op with inputs: an error
+        mx.sym.random.normal_like(mx.sym.Variable("a"), data2=x)
+    assert mx.nd.random.normal().shape == (1,)
+
+
 def test_mixed_number_and_array_parameters_are_a_clear_error():
     with pytest.raises(mx.MXNetError, match=r"random.uniform: with Symbol parameters .*\['high'\]"):
         mx.sym.random.uniform(mx.sym.Variable("lo"), 1.0)

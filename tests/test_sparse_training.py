@@ -47,6 +47,25 @@ def test_adam_lazy_update_matches_dense_on_the_rows():
     np.testing.assert_array_equal(lazy.asnumpy()[[1, 3]], W[[1, 3]])
 
 
+@pytest.mark.parametrize("make", [lambda: mx.optimizer.Ftrl(learning_rate=0.1, wd=0.05),
+                                  lambda: mx.optimizer.AdaGrad(learning_rate=0.1, wd=0.05)],
+                         ids=["ftrl", "adagrad"])
+def test_ftrl_and_adagrad_update_a_row_sparse_weight_on_the_gradient_rows_only(make):
+    """FTRL and AdaGrad have no ``lazy_update``: a row_sparse weight with a row_sparse gradient
+    updates the gradient's rows only (MXNet's sparse kernels), those rows as the dense update does;
+    a dense weight takes the dense update (weight decay reaches every row)."""
+    rows = [0, 2]
+    sparse_w, rows_w = mx.nd.array(W).tostype("row_sparse"), mx.nd.array(W[rows])
+    mx.optimizer.get_updater(make())(0, _rsp_grad(rows, value=0.5), sparse_w)
+    mx.optimizer.get_updater(make())(0, mx.nd.full((2, 3), 0.5), rows_w)
+    got = sparse_w.asnumpy()
+    np.testing.assert_allclose(got[rows], rows_w.asnumpy(), rtol=1e-6)
+    np.testing.assert_array_equal(got[[1, 3]], W[[1, 3]])
+    dense_w = mx.nd.array(W)
+    mx.optimizer.get_updater(make())(0, _rsp_grad(rows, value=0.5), dense_w)
+    assert not np.allclose(dense_w.asnumpy()[[1, 3]], W[[1, 3]])
+
+
 def test_row_sparse_weight_keeps_its_storage_type():
     w = mx.nd.array(W).tostype("row_sparse")
     mx.optimizer.get_updater(mx.optimizer.SGD(learning_rate=1.0))(0, _rsp_grad([2]), w)

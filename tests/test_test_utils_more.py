@@ -95,8 +95,17 @@ def test_compare_optimizer_passes_for_equal_and_fails_for_different_rules():
     with pytest.raises(AssertionError):
         tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.2),
                              (3, 4), np.float32)
-    with pytest.raises(MXNetError, match="row_sparse"):
-        tu.compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (3, 4), np.float32, w_stype="row_sparse")
+    # sparse storage: the second optimizer gets the sparse arrays, the first their dense copies;
+    # lazy SGD and dense SGD part on a row_sparse gradient with weight decay (the rows it lacks)
+    tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.SGD(learning_rate=0.1),
+                         (6, 4), np.float32, w_stype="row_sparse", g_stype="row_sparse")
+    np.random.seed(3)
+    with pytest.raises(AssertionError):
+        tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1, wd=0.5, lazy_update=False),
+                             mx.optimizer.SGD(learning_rate=0.1, wd=0.5), (6, 4), np.float32,
+                             g_stype="row_sparse")
+    with pytest.raises(MXNetError, match="'dense'"):
+        tu.compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (3, 4), np.float32, w_stype="dense")
 
 
 def test_update_multi_precision_over_lists_equals_one_by_one():

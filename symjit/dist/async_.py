@@ -32,7 +32,7 @@ import numpy as np
 
 from ..base import MXNetError, ParamError, write_atomic
 from ..config import Config
-from ..kvstore_local import Key, _pairs, apply_update
+from ..kvstore_local import Key, apply_update, pulled
 from ..ndarray import NDArray
 from . import mpi
 from .sync import DistSyncKVStore, Layout, pack, unpack
@@ -165,7 +165,7 @@ class DistAsyncKVStore(DistSyncKVStore):
         where = self._where("pull")
         if out is None:
             raise ParamError(f"{where}: out is required (an NDArray or a list of NDArrays)")
-        pairs = _pairs(key, out, where, "out")
+        pairs = self._pairs(key, out, where, "out")
         for k, outs in pairs:
             self._check_shapes(k, outs, where, "out")
         keys = list(dict.fromkeys(k for k, _ in pairs))
@@ -175,7 +175,7 @@ class DistAsyncKVStore(DistSyncKVStore):
         self._wait_all(requests, where)
         for k, flat in zip(keys, layout.views()):
             unpack(flat, self._store[k], where)
-        for k, outs in pairs:
+        for k, outs in pulled(pairs, ignore_sparse):
             for o in outs:
                 self._store[k].copyto(o)
 

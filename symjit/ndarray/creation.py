@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import ctypes
 import math
+import time
 import weakref
 from typing import Any
 
 import numpy as np
 
+from .. import profiler
 from ..base import DTypeError, ParamError, ShapeError, np_dtype, shape_str
 from ..context import Context
 from ..util import is_np_shape
@@ -116,7 +118,13 @@ def full(shape: Any, val: Any, ctx: Context | None = None, dtype: Any = None,
     >>> mx.nd.full((2,), 0.5).asnumpy().tolist()
     [0.5, 0.5]
     """
-    return _fill(_filled_shape(shape, where), val, ctx, _dtype(dtype), out, where)
+    if not profiler.active("profile_imperative"):
+        return _fill(_filled_shape(shape, where), val, ctx, _dtype(dtype), out, where)
+    start = time.perf_counter()     # profiled as MXNet's operator (_zeros, _ones, _full)
+    try:
+        return _fill(_filled_shape(shape, where), val, ctx, _dtype(dtype), out, where)
+    finally:
+        profiler.record_op(f"_{where}", start, time.perf_counter())
 
 
 def _fill(shp: tuple[int, ...], val: Any, ctx: Context | None, dt: np.dtype, out: NDArray | None,

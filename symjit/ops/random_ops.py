@@ -246,7 +246,9 @@ def _params(spec: tuple) -> tuple[Param, ...]:
 
 
 def _shape(p: dict, ins: list, aux: list):
-    return [], [tuple(p["shape"]) or (1,)], []
+    """The output's shape is ``shape``; without one, what the graph around it says (MXNet's rule:
+    ``mx.sym.random.normal() + x`` draws x's shape)."""
+    return [], [tuple(p["shape"]) or None], []
 
 
 def _dtype(p: dict, ins: list, aux: list):

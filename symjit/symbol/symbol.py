@@ -586,6 +586,8 @@ def make_op_symbol(op_name: str, *args: Any, name: str | None = None,
     if len(args) > len(slots):
         raise MXNetError(f"{op_name} '{node_name}': {len(args)} inputs given, it takes {len(slots)}: {slots}")
     given.update(zip(slots, args))
+    if not slots:       # an operator without inputs drops Symbol keywords, as MXNet's composition does
+        sym_kwargs = {}
     for k, v in sym_kwargs.items():
         if k not in slots:
             raise MXNetError(f"{op_name} '{node_name}': unknown input {k!r}; inputs are {slots}")
