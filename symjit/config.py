@@ -53,9 +53,9 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     the most forward passes such a program runs interpreted before it compiles (default: no
     limit but the time; ``0`` is ``SYMJIT_INTERPRET=0``).
 ``SYMJIT_LAZY``
-    ``1`` queues NDArray arithmetic and assignments on the CPU and runs each queue, when a value
-    is read, as one compiled fused program (see :mod:`symjit.lazy`); ``0`` (the default for now)
-    runs every call at once.
+    ``1`` (the default) queues NDArray arithmetic and assignments on the CPU and runs each queue,
+    when a value is read, as one compiled fused program (see :mod:`symjit.lazy`); ``0`` runs every
+    call at once.
 
 Passes take a ``Config`` argument; nothing reads the environment behind their back, and nothing is
 switched off silently: an invalid value raises.
@@ -143,7 +143,7 @@ class Config:
     eliminate_common_expr: bool = True    # merge repeated computations at bind (symbol.cse)
     progress_seconds: float = 2.0         # a bind compiling longer than this shows its progress
     progress_interval: float = 5.0        # seconds between two progress lines on a non-terminal
-    lazy: bool = False                    # queue NDArray calls, run them fused at a read (symjit.lazy)
+    lazy: bool = True                     # queue NDArray calls, run them fused at a read (symjit.lazy)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Config:

@@ -1,6 +1,6 @@
 """The lazy engine: NDArray work queued, then run as one compiled, fused program when a value is read.
 
-With ``Config.lazy`` (``SYMJIT_LAZY=1``; off by default for now), an ``mx.nd`` call or
+With ``Config.lazy`` (the default; ``SYMJIT_LAZY=0`` turns it off), an ``mx.nd`` call or
 NDArray arithmetic of an elementwise or broadcast operator on the CPU
 (:func:`symjit.imperative.queueable`) and an assignment ``a[key] = b`` of an NDArray do not run at
 the call: the call is checked (shapes and dtypes are inferred, so a shape or dtype error is raised
