@@ -258,14 +258,12 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
     """The recorder :mod:`symjit.imperative` calls while recording: run the call (``invoke_now``, or
     ``run()`` for an operator imperative code runs itself: ``mx.nd.Custom``'s Python code), and
     record it when an input depends on a variable."""
-    if run is not None:
-        if not any(tracked(a) for a in inputs):
-            return constant(run())
-        return _mark_call(op, inputs, params, out, where or op, run)
     if not any(tracked(a) for a in inputs):
-        return constant(invoke_now(op, inputs, params, out, where, ctx))
+        return constant(invoke_now(op, inputs, params, out, where, ctx) if run is None else run())
     opdef = get_op(op)
     name, where = opdef.name, where or op
+    if run is not None:
+        return _mark_call(opdef, inputs, params, out, where, run)
     if _draws(opdef, params):
         if opdef.grad is None and opdef.expand is None or (
                 name == "_sample_multinomial" and not opdef.parse_params(dict(params))["get_prob"]):
@@ -286,13 +284,12 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
         mask = invoke_now("Dropout", [ones(shape, ctx=x.context, dtype=x.dtype)], params, None, where)[0]
         return _record("broadcast_mul", [x, mask], {}, out, where, ctx)
-    return _mark_call(op, inputs, params, out, where, lambda: invoke_now(op, inputs, params, out, where, ctx))
+    return _mark_call(opdef, inputs, params, out, where,
+                      lambda: invoke_now(op, inputs, params, out, where, ctx))
 
 
-def _mark_call(op: str, inputs: list, params: dict, out: Any, where: str, run: Any) -> list[NDArray]:
-    """Run a call of ``op`` whose inputs depend on a variable (``run()``), and record it."""
-    opdef = get_op(op)
-    name = opdef.name
+def _mark_call(opdef: Any, inputs: list, params: dict, out: Any, where: str, run: Any) -> list[NDArray]:
+    """Run a call of operator ``opdef`` whose inputs depend on a variable (``run()``), and record it."""
     pairs = [source_of(a, where) for a in inputs]
     if MODE.training and opdef.aux:   # aux states a training pass updates: its result ignores them
         n_aux = len(opdef.list_aux(opdef.parse_params(dict(params))))
@@ -305,7 +302,7 @@ def _mark_call(op: str, inputs: list, params: dict, out: Any, where: str, run: A
             snap = a._copyto(a.context)
             pairs[i] = (snap, snap._cell()[0])
     outs = run()
-    mark(outs, Entry(name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
+    mark(outs, Entry(opdef.name, dict(params), [s for s, _ in pairs], len(outs), MODE.training,
                        [v for _, v in pairs]))
     return outs
 
