@@ -1,16 +1,23 @@
-"""symjit beside the tools a user would pick instead, in one run on one machine: the seed's custom
-training loop (MLP 784-128-64-10, batch 100, SGD momentum, accuracy per batch, shuffled batches)
-and LeNet training (batch 64), samples/s on MNIST.
+"""symjit beside the tools a user would pick instead, in one run on one machine, samples/s on MNIST:
+
+* ``mlp``: the custom training loop (MLP 784-128-64-10, batch 100, ``get_updater``'s SGD with
+  momentum called per parameter, accuracy per batch, shuffled batches);
+* ``mlp_bn``: the low-level loop (``examples/train_mlp_bn.py``'s BatchNorm + tanh MLP, batch 100,
+  ``ex.forward(is_train=True, data=..., softmax_label=...)``, ``ex.backward()``, then plain SGD
+  written as NDArray arithmetic, ``w[:] -= lr * (g * norm)`` per parameter);
+* ``lenet``: LeNet training (batch 64, the ``mlp`` loop's updater).
 
 Each framework runs in a process of its own, one after the other, ``--rounds`` times (the best
-round counts, so a busy moment of the machine does not decide). symjit runs with this
-interpreter; JAX (``jax.jit`` of the whole step: forward, backward and the update) and PyTorch
-(eager, ``torch.optim.SGD``) run with ``--peer-python`` (an interpreter that has them; a peer
-that is not installed there is skipped), MXNet 1.9.1 with ``--mxnet-python`` (its own venv,
-numpy < 1.24). Peers are never a dependency of symjit or its tests.
+round counts, so a busy moment of the machine does not decide), every peer at each of its
+settings: JAX (``jax.jit`` of the whole step: forward, backward and the update) and PyTorch
+(eager, and ``torch.compile`` of the model; ``torch.optim.SGD``) run with ``--peer-python`` (an
+interpreter that has them; a peer that is not installed there is skipped), MXNet 1.9.1 with
+``--mxnet-python`` (its own venv, numpy < 1.24) as installed and with ``OMP_NUM_THREADS=2``
+(faster on convolution nets). MXNet runs the very program symjit's worker runs
+(``import mxnet as mx``). Peers are never a dependency of symjit or its tests.
 
     python benchmarks/bench_peers.py --peer-python /path/to/venv/bin/python [--rounds 2]
-        [--workloads mlp,lenet] [--mxnet-python /path/to/mxnet-venv/bin/python]
+        [--workloads mlp,mlp_bn,lenet] [--mxnet-python /path/to/mxnet-venv/bin/python]
 
 Every worker does the same work per batch: gather a shuffled batch from the arrays in memory,
 one training step, the batch's accuracy on the host.
@@ -34,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if os.environ.setdefault("SYMJIT_AOT", "off") == "background":
     os.environ["SYMJIT_AOT"] = "off"
 WORKLOADS = {"mlp": {"batch": 100, "warm": 30, "steps": 300, "lr": 0.1},
+             "mlp_bn": {"batch": 100, "warm": 30, "steps": 300, "lr": 0.1},
              "lenet": {"batch": 64, "warm": 5, "steps": 60, "lr": 0.05}}
 MOMENTUM, WD = 0.9, 1e-4
 
@@ -72,6 +80,8 @@ def symjit_worker(x, y, name: str, work: dict) -> float:
     sys.path.insert(0, str(ROOT))
     import symjit as mx
     from examples.nets import lenet, mlp
+    if name == "mlp_bn":
+        return _hand_sgd_worker(mx, x, y, work)
     bs = work["batch"]
     net = mlp() if name == "mlp" else lenet()
     shape = (bs, 784) if name == "mlp" else (bs, 1, 28, 28)
@@ -99,6 +109,29 @@ def symjit_worker(x, y, name: str, work: dict) -> float:
     return timed(step, x, y, work)
 
 
+def _hand_sgd_worker(mx, x, y, work: dict) -> float:
+    """The low-level loop, as ``examples/train_mlp_bn.py`` writes it (``mx`` is symjit or MXNet)."""
+    from examples.nets import mlp_bn
+    bs = work["batch"]
+    ex = mlp_bn().simple_bind(mx.cpu(), data=(bs, 784))
+    rng = np.random.default_rng(0)     # train_mlp_bn.init_params (its module reads MNIST with symjit)
+    params = [n for n in ex.arg_dict if n not in ("data", "softmax_label")]
+    for n in params:
+        ex.arg_dict[n][:] = (rng.uniform(-0.07, 0.07, ex.arg_dict[n].shape) if n.endswith("weight")
+                             else 1.0 if n.endswith("gamma") else 0.0)
+    for n, arr in ex.aux_dict.items():
+        arr[:] = 1.0 if n.endswith("var") else 0.0
+    lr, norm = work["lr"], 1.0 / bs
+
+    def step(xb, yb):
+        ex.forward(is_train=True, data=xb, softmax_label=yb)
+        ex.backward()
+        for n in params:
+            ex.arg_dict[n][:] -= lr * (ex.grad_dict[n] * norm)
+        return ex.outputs[0].asnumpy()
+    return timed(step, x, y, work)
+
+
 def jax_worker(x, y, name: str, work: dict) -> float:
     import jax
     import jax.numpy as jnp
@@ -114,6 +147,18 @@ def jax_worker(x, y, name: str, work: dict) -> float:
             h = jax.nn.relu(xb @ p[0] + p[1])
             h = jax.nn.relu(h @ p[2] + p[3])
             return h @ p[4] + p[5]
+    elif name == "mlp_bn":
+        params = (dense(784, 128) + [jnp.ones(128), jnp.zeros(128)] + dense(128, 64)
+                  + [jnp.ones(64), jnp.zeros(64)] + dense(64, 10))
+
+        def bn_tanh(h, gamma, beta):   # training BatchNorm (batch statistics), then tanh
+            mean, var = h.mean(0), h.var(0)
+            return jnp.tanh((h - mean) * jax.lax.rsqrt(var + 1e-3) * gamma + beta)
+
+        def logits(p, xb):
+            h = bn_tanh(xb @ p[0] + p[1], p[2], p[3])
+            h = bn_tanh(h @ p[4] + p[5], p[6], p[7])
+            return h @ p[8] + p[9]
     else:
         def conv(c_in, c_out):
             return [jnp.asarray(rng.uniform(-0.1, 0.1, (c_out, c_in, 5, 5)).astype(np.float32)),
@@ -136,10 +181,12 @@ def jax_worker(x, y, name: str, work: dict) -> float:
         ll = jax.nn.log_softmax(z)
         return -jnp.mean(jnp.take_along_axis(ll, yb[:, None].astype(jnp.int32), axis=1)), z
 
+    momentum, wd = (0.0, 0.0) if name == "mlp_bn" else (MOMENTUM, WD)   # mlp_bn: plain SGD
+
     @jax.jit
     def train(p, m, xb, yb):
         (_, z), g = jax.value_and_grad(loss, has_aux=True)(p, xb, yb)
-        m = [MOMENTUM * mi - work["lr"] * (gi + WD * pi) for mi, gi, pi in zip(m, g, p)]
+        m = [momentum * mi - work["lr"] * (gi + wd * pi) for mi, gi, pi in zip(m, g, p)]
         return [pi + mi for pi, mi in zip(p, m)], m, jax.nn.softmax(z)
     state = {"p": params, "m": [jnp.zeros_like(q) for q in params]}
 
@@ -149,22 +196,29 @@ def jax_worker(x, y, name: str, work: dict) -> float:
     return timed(step, x, y, work)
 
 
-def torch_worker(x, y, name: str, work: dict) -> float:
+def torch_worker(x, y, name: str, work: dict, compiled: bool = False) -> float:
     import torch
     from torch import nn
     torch.manual_seed(0)
     if name == "mlp":
         model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
                               nn.Linear(64, 10))
+    elif name == "mlp_bn":
+        model = nn.Sequential(nn.Linear(784, 128), nn.BatchNorm1d(128, eps=1e-3, momentum=0.1),
+                              nn.Tanh(), nn.Linear(128, 64), nn.BatchNorm1d(64, eps=1e-3, momentum=0.1),
+                              nn.Tanh(), nn.Linear(64, 10))
     else:
         model = nn.Sequential(nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, 20, 5), nn.Tanh(),
                               nn.MaxPool2d(2), nn.Conv2d(20, 50, 5), nn.Tanh(), nn.MaxPool2d(2),
                               nn.Flatten(), nn.Linear(800, 500), nn.Tanh(), nn.Linear(500, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=work["lr"], momentum=MOMENTUM, weight_decay=WD)
+    plain = name == "mlp_bn"
+    opt = torch.optim.SGD(model.parameters(), lr=work["lr"], momentum=0.0 if plain else MOMENTUM,
+                          weight_decay=0.0 if plain else WD)
     lossf = nn.CrossEntropyLoss()
+    run = torch.compile(model) if compiled else model
 
     def step(xb, yb):
-        z = model(torch.from_numpy(xb))
+        z = run(torch.from_numpy(xb))
         loss = lossf(z, torch.from_numpy(yb).long())
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -179,13 +233,18 @@ def mxnet_worker(x, y, name: str, work: dict) -> float:
     return symjit_worker(x, y, name, work)
 
 
-WORKERS = {"symjit": symjit_worker, "jax": jax_worker, "torch": torch_worker, "mxnet": mxnet_worker}
+def torch_compile_worker(x, y, name: str, work: dict) -> float:
+    return torch_worker(x, y, name, work, compiled=True)
+
+
+WORKERS = {"symjit": symjit_worker, "jax": jax_worker, "torch": torch_worker,
+           "torch.compile": torch_compile_worker, "mxnet": mxnet_worker}
 
 
 # -- driver ------------------------------------------------------------------------------------
 
-def run_worker(python: str, who: str, name: str, data: str) -> float | None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def run_worker(python: str, who: str, name: str, data: str, env_extra: dict | None = None) -> float | None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **(env_extra or {}))
     proc = subprocess.run([python, __file__, "--worker", who, "--workload", name, "--data", data],
                           env=env, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
@@ -218,19 +277,21 @@ def main() -> None:
     mnist = load_mnist(args.mnist or (str(shared) if shared.is_dir() else None))
     x = np.ascontiguousarray(mnist["train_data"].reshape(-1, 784), np.float32)
     y = mnist["train_label"].astype(np.float32)
-    pythons = {"symjit": sys.executable}
+    runs = {"symjit": ("symjit", sys.executable, {})}   # label: (worker, interpreter, environment)
     if args.peer_python:
-        pythons.update(jax=args.peer_python, torch=args.peer_python)
+        runs.update({"jax": ("jax", args.peer_python, {}), "torch": ("torch", args.peer_python, {}),
+                     "torch.compile": ("torch.compile", args.peer_python, {})})
     if args.mxnet_python:
-        pythons["mxnet"] = args.mxnet_python
+        runs.update({"mxnet": ("mxnet", args.mxnet_python, {}),
+                     "mxnet OMP_NUM_THREADS=2": ("mxnet", args.mxnet_python, {"OMP_NUM_THREADS": "2"})})
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "mnist.npz")
         np.savez(data, x=x, y=y)
         for name in args.workloads.split(","):
             best: dict[str, float] = {}
             for r in range(args.rounds):
-                for who, python in pythons.items():
-                    rate = run_worker(python, who, name, data)
+                for who, (worker, python, extra) in runs.items():
+                    rate = run_worker(python, worker, name, data, extra)
                     if rate is not None:
                         best[who] = max(best.get(who, 0.0), rate)
                         print(f"  round {r}: {who} {name}: {rate:,.0f} samples/s", flush=True)

@@ -34,7 +34,8 @@ def _bn(name: str, parts: int, *args) -> None:
 
 @pytest.mark.parametrize("parts", [1, 2, 3])
 @pytest.mark.parametrize("shape,dtype", [((3, 5, 7), np.float32), ((4, 9, 33), np.float64),
-                                         ((2, 1, 10), np.float32), ((0, 3, 4), np.float32)])
+                                         ((2, 1, 10), np.float32), ((0, 3, 4), np.float32),
+                                         ((6, 37, 1), np.float32), ((0, 5, 1), np.float64)])
 def test_batchnorm_in_parts_matches_serial(shape, dtype, parts):
     x, g, b = _bn_inputs(shape, dtype)
     c = shape[1]

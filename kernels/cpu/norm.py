@@ -52,6 +52,7 @@ from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, b
 from ._jit import njit
 from ._parallel import part_range
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
+from .norm_rows import backward_rows, inference_rows, invstd, relu_backward_rows, train_rows
 
 __all__ = [
     "batchnorm_forward_train", "batchnorm_forward_inference", "batchnorm_update_moving",
@@ -232,10 +233,13 @@ def _channel_mean_var(x, c):
     return shift + m, max(0.0, sq / (n * s) - m * m)
 
 
+_invstd = invstd
+
+
 @_jit
-def _invstd(var, eps):
-    v = var + eps
-    return 0.0 if v == 0.0 else 1.0 / math.sqrt(v)
+def _rows(a):
+    """An ``(N, C, 1)`` view as ``(N, C)`` (BatchNorm after FullyConnected: :mod:`.norm_rows`)."""
+    return a.reshape(a.shape[0], a.shape[1])
 
 
 @_jit
@@ -277,6 +281,10 @@ def batchnorm_forward_train(x, gamma, beta, moving_mean, moving_var, out, save_m
     Writes ``out (N, C, S)``, ``save_mean (C,)`` and ``save_invstd (C,)``; when ``update_moving``,
     updates ``moving_mean``/``moving_var`` in place with the biased batch variance.
     """
+    if x.shape[2] == 1:
+        train_rows(_rows(x), gamma, beta, moving_mean, moving_var, _rows(out), save_mean, save_invstd,
+                   eps, momentum, fix_gamma, update_moving, 0, x.shape[1])
+        return
     for c in range(x.shape[1]):
         _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                        momentum, fix_gamma, update_moving, c)
@@ -288,6 +296,10 @@ def batchnorm_forward_train_parts(x, gamma, beta, moving_mean, moving_var, out, 
     """:func:`batchnorm_forward_train` of part ``part`` of ``parts`` even runs of the channels
     (the host runs the parts on its threads, :mod:`symjit.parts`)."""
     c0, c1 = part_range(part, parts, x.shape[1])
+    if x.shape[2] == 1:
+        train_rows(_rows(x), gamma, beta, moving_mean, moving_var, _rows(out), save_mean, save_invstd,
+                   eps, momentum, fix_gamma, update_moving, c0, c1)
+        return
     for c in range(c0, c1):
         _train_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                        momentum, fix_gamma, update_moving, c)
@@ -312,6 +324,10 @@ def batchnorm_forward_inference(x, gamma, beta, moving_mean, moving_var, out, sa
     Also writes ``save_mean = moving_mean`` and ``save_invstd = 1/sqrt(moving_var + eps)`` for a
     backward with ``use_batch_stats=False``.
     """
+    if x.shape[2] == 1:
+        inference_rows(_rows(x), gamma, beta, moving_mean, moving_var, _rows(out), save_mean,
+                       save_invstd, eps, fix_gamma, 0, x.shape[1])
+        return
     for c in range(x.shape[1]):
         _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                            fix_gamma, c)
@@ -322,6 +338,10 @@ def batchnorm_forward_inference_parts(x, gamma, beta, moving_mean, moving_var, o
                                       save_invstd, eps, fix_gamma, part, parts, sync):
     """:func:`batchnorm_forward_inference` of a part of the channels."""
     c0, c1 = part_range(part, parts, x.shape[1])
+    if x.shape[2] == 1:
+        inference_rows(_rows(x), gamma, beta, moving_mean, moving_var, _rows(out), save_mean,
+                       save_invstd, eps, fix_gamma, c0, c1)
+        return
     for c in range(c0, c1):
         _inference_channel(x, gamma, beta, moving_mean, moving_var, out, save_mean, save_invstd, eps,
                            fix_gamma, c)
@@ -470,6 +490,10 @@ def batchnorm_backward(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta
     (0 when ``fix_gamma``), ``dbeta = sum(dout)``.
     """
     alias = _alias(dx, dout, x)
+    if x.shape[2] == 1:
+        backward_rows(_rows(x), _rows(dout), gamma, save_mean, save_invstd, _rows(dx), dgamma, dbeta,
+                      fix_gamma, use_batch_stats, alias, 0, x.shape[1])
+        return
     for c in range(x.shape[1]):
         _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
                           use_batch_stats, alias, c)
@@ -481,6 +505,10 @@ def batchnorm_backward_parts(x, dout, gamma, save_mean, save_invstd, dx, dgamma,
     """:func:`batchnorm_backward` of a part of the channels."""
     alias = _alias(dx, dout, x)
     c0, c1 = part_range(part, parts, x.shape[1])
+    if x.shape[2] == 1:
+        backward_rows(_rows(x), _rows(dout), gamma, save_mean, save_invstd, _rows(dx), dgamma, dbeta,
+                      fix_gamma, use_batch_stats, alias, c0, c1)
+        return
     for c in range(c0, c1):
         _backward_channel(x, dout, gamma, save_mean, save_invstd, dx, dgamma, dbeta, fix_gamma,
                           use_batch_stats, alias, c)
@@ -527,6 +555,10 @@ def batchnorm_relu_backward(x, dout, gamma, beta, save_mean, save_invstd, dx, dg
     either).
     """
     alias = _alias(dx, dout, x)
+    if x.shape[2] == 1:
+        relu_backward_rows(_rows(x), _rows(dout), gamma, beta, save_mean, save_invstd, _rows(dx), dgamma,
+                           dbeta, fix_gamma, use_batch_stats, alias, 0, x.shape[1])
+        return
     for c in range(x.shape[1]):
         _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
                                fix_gamma, use_batch_stats, alias, c)
@@ -538,6 +570,10 @@ def batchnorm_relu_backward_parts(x, dout, gamma, beta, save_mean, save_invstd, 
     """:func:`batchnorm_relu_backward` of a part of the channels."""
     alias = _alias(dx, dout, x)
     c0, c1 = part_range(part, parts, x.shape[1])
+    if x.shape[2] == 1:
+        relu_backward_rows(_rows(x), _rows(dout), gamma, beta, save_mean, save_invstd, _rows(dx), dgamma,
+                           dbeta, fix_gamma, use_batch_stats, alias, c0, c1)
+        return
     for c in range(c0, c1):
         _relu_backward_channel(x, dout, gamma, beta, save_mean, save_invstd, dx, dgamma, dbeta,
                                fix_gamma, use_batch_stats, alias, c)
