@@ -329,6 +329,42 @@ def _divisor(h0, h1, w0, w1, ph, pw, count_include_pad):
     return ph * pw if count_include_pad else real
 
 
+@numba.njit(inline="always")
+def _row_sums(xf, r, w_, rows, inner):
+    """``inner[w] = sum(x[r + i * w_ + w] for i < rows)`` added from 0 in row order, as
+    :func:`_row_maxima` (windows of three rows in one pass)."""
+    wn = inner.size
+    zero = inner.dtype.type(0)
+    if rows == 3:
+        a, b, c = xf[r:r + wn], xf[r + w_:r + w_ + wn], xf[r + 2 * w_:r + 2 * w_ + wn]
+        for w in range(wn):
+            inner[w] = ((zero + a[w]) + b[w]) + c[w]
+        return
+    inner[:] = 0
+    for i in range(rows):
+        src = xf[r + i * w_:r + i * w_ + wn]
+        for w in range(wn):
+            inner[w] += src[w]
+
+
+@numba.njit(inline="always")
+def _column_sums(cs, acc, kw, sw):
+    """``acc[ow] = sum(cs[ow * sw + j] for j < kw)`` in ``j`` order, as :func:`_column_maxima`."""
+    if kw == 3 and sw == 1:
+        for ow in range(acc.size):
+            acc[ow] = (cs[ow] + cs[ow + 1]) + cs[ow + 2]
+        return
+    if kw == 3 and sw == 2:
+        for ow in range(acc.size):
+            acc[ow] = (cs[2 * ow] + cs[2 * ow + 1]) + cs[2 * ow + 2]
+        return
+    for ow in range(acc.size):
+        acc[ow] = cs[ow * sw]
+    for j in range(1, kw):
+        for ow in range(acc.size):
+            acc[ow] += cs[ow * sw + j]
+
+
 @_jit
 def _separable_sum(x, out, kernel, stride, pad, scale):
     """``out = scale * (window sum)``, the sum taken separably in ``x``'s dtype (as MXNet sums a
@@ -349,16 +385,8 @@ def _separable_sum(x, out, kernel, stride, pad, scale):
     for q in range(n_ * c_):
         xb, ob = q * h_ * w_, q * oh_ * ow_
         for oh in range(oh_):
-            inner[:] = 0
-            for i in range(hlo[oh], hhi[oh]):
-                src = xf[xb + i * w_:xb + i * w_ + wn]
-                for w in range(wn):
-                    inner[w] += src[w]
-            for ow in range(ow_):
-                acc[ow] = cs[ow * sw]
-            for j in range(1, kw):
-                for ow in range(ow_):
-                    acc[ow] += cs[ow * sw + j]
+            _row_sums(xf, xb + hlo[oh] * w_, w_, hhi[oh] - hlo[oh], inner)
+            _column_sums(cs, acc, kw, sw)
             dst, so = of[ob + oh * ow_:ob + (oh + 1) * ow_], sc[oh]
             for ow in range(ow_):
                 dst[ow] = acc[ow] * so[ow]
