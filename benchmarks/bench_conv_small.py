@@ -16,7 +16,7 @@ ms of ``--reps`` rounds per kernel:
   small-plane kernels (``prefers_small_wide``).
 
 With ``--net``, LeNet's training step (forward + backward, parameter gradients) from two executors,
-one bound with the small-plane rule and one without (``conv_shapes.SMALL_MAX_COLS = 0``), alternated.
+one bound with the small-plane rule and one without (``conv_small_rules.SMALL_MAX_COLS = 0``), alternated.
 
     python benchmarks/bench_conv_small.py [--layers lenet,strided,pointwise,stems,squeeze] [--batch 64]
         [--reps 9] [--net]
@@ -81,7 +81,8 @@ def conv_cases(batch: int, image: tuple, f: int, k: int, stride: int, pad: int) 
     """im2col + BLAS, the direct tiles (forward, where ``prefers_vec``) and the small-plane kernels
     of one layer, forward and both gradients, each on its own scratch."""
     from symjit.kernels.cpu import conv, conv_small, conv_vec
-    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_small_rows, prefers_vec
+    from symjit.kernels.cpu.conv_shapes import conv2d_block_elems, prefers_vec
+    from symjit.kernels.cpu.conv_small_rules import prefers_small_rows
 
     from symjit.parts import run_in_parts
     x, w, dout, g = _arrays(batch, image, f, k, stride, pad)
@@ -147,7 +148,7 @@ def table(layers: list, cases_of: Callable, reps: int) -> None:
 
 def net_ab(batch: int, reps: int) -> None:
     sys.path.insert(0, str(ROOT))
-    from symjit.kernels.cpu import conv_shapes
+    from symjit.kernels.cpu import conv_small_rules
 
     import symjit as mx
     from examples.nets import lenet
@@ -162,12 +163,12 @@ def net_ab(batch: int, reps: int) -> None:
         ex.arg_dict["softmax_label"][:] = np.arange(batch) % 10
         return ex
     small = bind()
-    keep = conv_shapes.SMALL_MAX_COLS
-    conv_shapes.SMALL_MAX_COLS = 0
+    keep = conv_small_rules.SMALL_MAX_COLS
+    conv_small_rules.SMALL_MAX_COLS = 0
     try:
         before = bind()
     finally:
-        conv_shapes.SMALL_MAX_COLS = keep
+        conv_small_rules.SMALL_MAX_COLS = keep
     steps: dict[str, list[float]] = {"small": [], "before": []}
     for r in range(2 * reps):
         order = (("small", small), ("before", before)) if r % 2 else (("before", before), ("small", small))

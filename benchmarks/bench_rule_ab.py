@@ -1,13 +1,13 @@
 """One kernel-choice rule on and off in one net, in one process: a zoo net or LeNet (``examples/nets.py``)
 bound as the rules say and bound again with a constant of ``symjit.kernels.cpu.conv_shapes``
-changed (say ``POINTWISE_TILES_MIN_PIXELS=1000000000``, which turns the 1x1 tiles off), or of
+changed (say ``VEC_MIN_MACS=1000000000``), or of
 another module named with it (``symjit.lower.cpu.SPLIT_MIN=...``: the size from which generated
 loops run on threads), then the two executors' forwards (or training steps, ``--train``) timed in
 turns (``bench_winograd.alternate_executors``). The machine's speed swings between runs, so a rule
 is judged by executors measured side by side, not by two runs.
 
-    python benchmarks/bench_rule_ab.py resnet50 --batch 2 --set POINTWISE_TILES_MIN_PIXELS=1000000000
-        [--train] [--rounds 6]
+    python benchmarks/bench_rule_ab.py resnet50 --batch 2 [--train] [--rounds 6]
+        --set symjit.kernels.cpu.conv_small_rules.POINTWISE_TILES_MIN_PIXELS=1000000000
     python benchmarks/bench_rule_ab.py resnet50 --batch 2 --set symjit.lower.cpu.SPLIT_MIN=1000000000000
 """
 from __future__ import annotations

@@ -11,7 +11,8 @@ from symjit.kernels.cpu.conv_pointwise import (
     check_pointwise,
     conv2d_forward_pointwise_parts,
 )
-from symjit.kernels.cpu.conv_shapes import prefers_pointwise_tiles, vec_tile
+from symjit.kernels.cpu.conv_shapes import vec_tile
+from symjit.kernels.cpu.conv_small_rules import prefers_pointwise_tiles
 from symjit.kernels.cpu.gemm import KernelArgError
 
 import symjit as mx

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from symjit.kernels.cpu import conv
-from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, prefers_small, small_layout, vec_tile
+from symjit.kernels.cpu.conv_shapes import SMALL_CHUNKS, small_layout, vec_tile
 from symjit.kernels.cpu.conv_small import (
     conv2d_backward_data_small_parts,
     conv2d_backward_weight_rows_small_parts,
@@ -17,6 +17,7 @@ from symjit.kernels.cpu.conv_small import (
     conv2d_forward_rows_small_parts,
     conv2d_forward_small_parts,
 )
+from symjit.kernels.cpu.conv_small_rules import prefers_small
 from symjit.kernels.cpu.gemm import KernelArgError
 
 import symjit as mx
@@ -171,9 +172,9 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
         ex.backward(mx.nd.array(head))
         return [out] + [ex.grad_dict[k].asnumpy() for k in args]
     small = run()
-    from symjit.kernels.cpu import conv_shapes
-    monkeypatch.setattr(conv_shapes, "SMALL_MAX_COLS", 0)
-    monkeypatch.setattr(conv_shapes, "SMALL_WIDE_S1_COLS", 0)   # nor as a wider plane (prefers_small_wide)
+    from symjit.kernels.cpu import conv_small_rules
+    monkeypatch.setattr(conv_small_rules, "SMALL_MAX_COLS", 0)
+    monkeypatch.setattr(conv_small_rules, "SMALL_WIDE_S1_COLS", 0)   # nor as a wider plane
     one_shapes = {k: v.shape for k, v in args.items()}
     c = compile_symbol(one, one_shapes, dict.fromkeys(args, f32), dict.fromkeys(args, "write"), True,
                        Config.from_env(), load=False)
@@ -187,7 +188,7 @@ def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(
     """SqueezeNet's 3x3 layers at batch 2 (columns of 73 Ki to 205 Ki elements, which neither the
     direct tiles nor Winograd take) run the small-plane forward instead of im2col + BLAS, and give
     numpy's output; the layers those take keep them, and columns past 512 Ki keep im2col."""
-    from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+    from symjit.kernels.cpu.conv_small_rules import prefers_small_wide
 
     from symjit.lower.cpu.nn import _forward_kind
     f32 = np.dtype(np.float32)
@@ -257,7 +258,7 @@ def test_row_chunk_forward_matches_the_reference(case):
 
 
 def test_row_chunk_forward_rejects_narrow_rows_and_is_chosen_for_stems():
-    from symjit.kernels.cpu.conv_shapes import prefers_small_rows
+    from symjit.kernels.cpu.conv_small_rules import prefers_small_rows
 
     from symjit.lower.cpu.nn import _forward_kind
     x = np.zeros((1, 3, 20, 20), np.float32)

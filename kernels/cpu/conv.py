@@ -80,12 +80,12 @@ from .conv_shapes import (  # noqa: F401  (re-exported: the sizes are part of th
     conv2d_images_per_block,
     conv2d_output_size,
     conv2d_scratch_length,
-    is_small,
     is_vec,
     is_winograd,
     sum_length,
     vec_tile,
 )
+from .conv_small_rules import is_small
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 from .im2col import (  # noqa: F401  (im2col, col2im re-exported)
     _col2im_block,

@@ -11,7 +11,7 @@ or im2col's copy and one GEMM) on ResNet-50's and Inception's 1x1 layers of 64 p
 and like the tile convolutions around it, it runs on numba's threads rather than waking
 OpenBLAS's (``docs/performance.md``, "Register tiles as GEMMs: small planes, strided and 1x1
 layers"). The compiler picks this kernel per shape
-(:func:`~symjit.kernels.cpu.conv_shapes.prefers_pointwise_tiles`).
+(:func:`~symjit.kernels.cpu.conv_small_rules.prefers_pointwise_tiles`).
 
 >>> import numpy as np
 >>> x = np.arange(2 * 3 * 16, dtype=np.float32).reshape(2, 3, 4, 4)
@@ -32,7 +32,7 @@ from symjit.base import shape_str
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
 from ._parallel import part_range
-from .conv_shapes import is_pointwise_tiles
+from .conv_small_rules import is_pointwise_tiles
 from .conv_vec import MR, tile_gemm
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 

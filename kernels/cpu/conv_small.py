@@ -21,7 +21,7 @@ them:
 The batch is cut into :data:`~symjit.kernels.cpu.conv_shapes.SMALL_CHUNKS` parts (fewer for a
 smaller batch), each with its own slice of the scratch
 (:func:`~symjit.kernels.cpu.conv_shapes.small_layout` elements). The compiler picks these kernels
-per shape (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`; figures in
+per shape (:func:`~symjit.kernels.cpu.conv_small_rules.prefers_small`; figures in
 ``docs/performance.md``, "Register tiles as GEMMs: small planes, strided and 1x1 layers").
 
 >>> import numpy as np

@@ -107,15 +107,15 @@ def _vec(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
 
 def _small_rows(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
     """Whether a strided forward with big images' columns runs in chunks of output rows
-    (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_rows`)."""
-    from symjit.kernels.cpu.conv_shapes import prefers_small_rows
+    (:func:`~symjit.kernels.cpu.conv_small_rules.prefers_small_rows`)."""
+    from symjit.kernels.cpu.conv_small_rules import prefers_small_rows
     return _by_stride(prefers_small_rows, x_shape, w_shape, out_shape, p, dtype)
 
 
 def _small_wide(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype) -> bool:
     """Whether a stride-1 forward that neither the tiles nor Winograd took runs the small-plane
-    kernel (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small_wide`)."""
-    from symjit.kernels.cpu.conv_shapes import prefers_small_wide
+    kernel (:func:`~symjit.kernels.cpu.conv_small_rules.prefers_small_wide`)."""
+    from symjit.kernels.cpu.conv_small_rules import prefers_small_wide
     return _by_stride(prefers_small_wide, x_shape, w_shape, out_shape, p, dtype)
 
 
@@ -144,8 +144,8 @@ def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> t
 def _small(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dtype,
            gradient: bool | str = False) -> bool:
     """Whether the convolution's forward (or a gradient) runs the small-plane kernels of
-    :mod:`symjit.kernels.cpu.conv_small` (:func:`~symjit.kernels.cpu.conv_shapes.prefers_small`)."""
-    from symjit.kernels.cpu.conv_shapes import prefers_small
+    :mod:`symjit.kernels.cpu.conv_small` (:func:`~symjit.kernels.cpu.conv_small_rules.prefers_small`)."""
+    from symjit.kernels.cpu.conv_small_rules import prefers_small
     stride = _geometry(p, len(p["kernel"]))[0]
     return prefers_small(*(_shape4d(s) for s in (x_shape, w_shape, out_shape)), stride, p["num_group"],
                          dtype, gradient)
@@ -162,7 +162,8 @@ def _forward_kind(x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict, dty
     ``'forward_winograd'`` (3x3 at stride 1 by :mod:`symjit.kernels.cpu.conv_winograd`, written
     NCHW), ``'forward_cnhw'`` (im2col + GEMM of the whole batch in one block, the result left
     filter-major) or ``'forward'`` (blocks of images, written NCHW)."""
-    from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise, prefers_pointwise_tiles
+    from symjit.kernels.cpu.conv_shapes import is_depthwise, is_pointwise
+    from symjit.kernels.cpu.conv_small_rules import prefers_pointwise_tiles
     x4, w4 = _shape4d(x_shape), _shape4d(w_shape)
     if is_depthwise(x4, w4, p["num_group"]):
         return "depthwise"
