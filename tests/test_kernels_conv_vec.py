@@ -11,7 +11,7 @@ import numba
 import numpy as np
 import pytest
 from symjit.kernels.cpu import conv, conv_shapes
-from symjit.kernels.cpu.conv_shapes import vec_layout, vec_tile
+from symjit.kernels.cpu.conv_shapes import vec_layout, vec_packed_scratch, vec_tile
 from symjit.kernels.cpu.conv_vec import (
     MR,
     NR,
@@ -62,6 +62,7 @@ def _scratch(kind, x_shape, w_shape, out_shape, images):
         ph, pw = (other[0] - plane[0] + kh - 1) // 2, (other[1] - plane[1] + kw - 1) // 2
         weight = kind == "backward_weight_vec"
         limit = int(vec_layout(images, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1, weight)[2])
+        limit += 0 if weight else vec_packed_scratch(c_in, c_out, kh * kw)   # AVX2's packed weight
     shape = conv.conv2d_cols_shape(kind, x_shape, w_shape, out_shape, 1, limit)
     if images is not None:
         assert shape == (1, limit)
@@ -279,6 +280,7 @@ def test_tile_scratch_holds_several_images_whatever_the_block_budget():
             xs = (batch, *x_shape[1:])
             budget = conv2d_block_elems(w_shape, 1, kind, xs, xs)
             length = conv.conv2d_cols_shape(kind, xs, w_shape, xs, 1, budget)[1]
+            length -= 0 if weight else vec_packed_scratch(64, 64, 9)   # (AVX2's packed weight)
             nb = vec_images_per_block(length, batch, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)
             assert nb == min(batch, VEC_BLOCK_IMAGES)
             assert length == vec_layout(nb, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, weight)[2]

@@ -27,7 +27,9 @@ __all__ = [
     "winograd_images_per_block", "winograd_sums",
     "is_winograd", "prefers_winograd", "WINOGRAD_MIN_CHANNELS", "WINOGRAD_MIN_TILES", "WINOGRAD_WIDE_PLANE",
     "WINOGRAD_SCRATCH_MIN", "VEC_BLOCK_IMAGES",
-    "vec_tile", "vec_layout", "vec_images_per_block", "is_vec", "prefers_vec", "VEC_MIN_PLANE",
+    "vec_tile", "vec_layout", "vec_images_per_block", "vec_packs_weights", "vec_packed_length",
+    "vec_packed_scratch",
+    "is_vec", "prefers_vec", "VEC_MIN_PLANE",
     "VEC_WIDE_VECTORS", "VEC_NARROW_MAX_CHANNELS", "VEC_NARROW_MIN_TAPS",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_COVER", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "small_layout",
@@ -282,8 +284,9 @@ def conv2d_cols_shape(kind: str, x_shape: tuple[int, ...], w_shape: tuple[int, .
             return 1, int(vec_layout(nb, c, f, *plane, kh, kw, ph, pw, 1, 1, True)[2])
         if kind == "backward_data_vec":
             c_in, c_out, plane, ph, pw = f, c, out_shape[2:], kh - 1 - ph, kw - 1 - pw
-        nb = vec_images_per_block(max_elems, n, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)
-        return 1, int(vec_layout(nb, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[2])
+        packed = vec_packed_scratch(c_in, c_out, kh * kw)
+        nb = vec_images_per_block(max(0, max_elems - packed), n, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)
+        return 1, int(vec_layout(nb, c_in, c_out, *plane, kh, kw, ph, pw, 1, 1)[2] + packed)
     if kind == "forward":
         rows = conv2d_forward_rows(c * kh * kw, f, out_shape[2], out_shape[3], max_elems)
         if rows < out_shape[2]:
@@ -484,6 +487,41 @@ def vec_layout(nb, c_in, c_out, h, w, kh, kw, ph, pw, dh, dw, weight=False):
     if weight:
         return cs, os, (c_in + 1) * cs + fp * os + VEC_TAPS_SLACK
     return cs, os, c_in * cs + fp * os
+
+
+def vec_packs_weights(tile: tuple[int, int] | None = None) -> bool:
+    """Whether the convolution tiles of a host whose tile is ``tile`` (default: this host's) read
+    a copy of the weight packed per block of filters (:func:`vec_packed_length`) rather than the
+    weight in place: AVX2's narrow tile (fewer than :data:`VEC_WIDE_VECTORS` vectors of outputs).
+    Its inner loop, reading six filter rows in place, kept six row addresses that with its loop
+    counters outnumber the 16 general registers, and ran 1.4-1.6x slower than on the packed copy,
+    whose rows lie side by side behind one address (``docs/performance.md``, "AVX2 tiles on a
+    packed weight"). AVX-512's tile does four times the work per pass and reads the weight in
+    place, so no copy is made there.
+
+    >>> vec_packs_weights((6, 1)), vec_packs_weights((6, 4)), vec_packs_weights((0, 0))
+    (True, False, False)
+    """
+    tile = vec_tile() if tile is None else tile
+    return tile[0] > 0 and tile[1] < VEC_WIDE_VECTORS
+
+
+@jitable
+def vec_packed_length(c_in, c_out, kk, mr):
+    """Elements of the packed weight of :func:`vec_packs_weights`: per block of ``mr`` filters (the
+    last one's rows past ``c_out`` repeating its last filter), per input channel and tap, the
+    block's ``mr`` weights side by side.
+
+    >>> int(vec_packed_length(64, 64, 9, 6))
+    38016
+    """
+    return (c_out + mr - 1) // mr * mr * c_in * kk
+
+
+def vec_packed_scratch(c_in: int, c_out: int, kk: int) -> int:
+    """Elements at the end of a tile forward's (or data gradient's) scratch that hold its packed
+    weight on this host: :func:`vec_packed_length` where :func:`vec_packs_weights`, else 0."""
+    return int(vec_packed_length(c_in, c_out, kk, vec_tile()[0])) if vec_packs_weights() else 0
 
 
 VEC_TAPS_SLACK = 16

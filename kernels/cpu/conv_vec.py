@@ -57,7 +57,7 @@ from symjit.jitext import install
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
 from ._parallel import part_range
-from .conv_shapes import vec_images_per_block, vec_layout, vec_tile
+from .conv_shapes import vec_images_per_block, vec_layout, vec_packed_length, vec_packs_weights, vec_tile
 from .simd import LANES, vadd, vbcast, vload, vmuladd, vstore, vsum, vzero
 from .spin import barrier
 
@@ -78,17 +78,19 @@ NR = LANES * _NV
 _TILE_ARGS = "x, xo, cs, rs, dw, w, wo, wrs, wcs, wkh, wkw, rows, out, oo, os, c0, c1, kh_, kw_, first"
 
 
-def _tile_source(mr: int, nv: int, name: str) -> str:
+def _tile_source(mr: int, nv: int, name: str, packed: bool = False) -> str:
     """Source of the ``mr x 16*nv`` tile over channels ``c0 .. c1``: ``out[oo + r*os + j] (+)= sum
     over (c, kh, kw) of w[wo + min(r, rows-1)*wrs + c*wcs + kh*wkh + kw*wkw] * x[xo + c*cs + kh*rs +
     kw*dw + j]``, written when ``first``, else added to the partial sums in ``out``. The block's
     sum starts from 0 in registers and meets ``out`` once, at the end: summed over blocks of
     channels (:data:`TAPS_PER_BLOCK` taps, :data:`DEPTH_BLOCK` in :func:`tile_gemm`), a float32
     result's rounding error grows with the block length plus the block count rather than with the
-    whole sum's length (as BLAS's blocks of the inner dimension do)."""
+    whole sum's length (as BLAS's blocks of the inner dimension do). ``packed``: row ``r``'s weight
+    is ``w[wo + r + c*wcs + kh*wkh + kw*wkw]`` instead (a packed weight, ``wrs`` and ``rows`` unused:
+    one address and constant offsets, :func:`_pack_weight`)."""
     acc = [[f"a{r}_{j}" for j in range(nv)] for r in range(mr)]
     lines = [f"def {name}({_TILE_ARGS}):"]
-    lines += [f"    o{r} = min({r}, rows - 1) * wrs" for r in range(mr)]
+    lines += [f"    o{r} = {r}" if packed else f"    o{r} = min({r}, rows - 1) * wrs" for r in range(mr)]
     lines += [f"    {a} = vzero()" for row in acc for a in row]
     lines += ["    for c in range(c0, c1):",
               "        for kh in range(kh_):",
@@ -110,9 +112,9 @@ def _tile_source(mr: int, nv: int, name: str) -> str:
     return "\n".join(lines)
 
 
-def _tiles_source(mr: int, nv: int) -> str:
+def _tiles_source(mr: int, nv: int, packed: bool = False) -> str:
     """Tiles of 1 to ``nv`` vectors and ``tile(n, ...)``, which calls the one of ``n`` vectors."""
-    parts = [_tile_source(mr, n, f"tile{n}") for n in range(1, nv + 1)]
+    parts = [_tile_source(mr, n, f"tile{n}", packed) for n in range(1, nv + 1)]
     lines = [f"def tile(n, {_TILE_ARGS}):"]
     for n in range(nv, 1, -1):
         lines += [f"    {'if' if n == nv else 'elif'} n == {n}:", f"        tile{n}({_TILE_ARGS})"]
@@ -132,6 +134,11 @@ def _compile_tile(source: str, name: str):
 
 
 _tile = _compile_tile(_tiles_source(MR, _NV), "tile")
+PACKED = vec_packs_weights()
+"""Whether the convolutions' tiles read the weight packed (AVX2's tile, ``conv_shapes.vec_packs_weights``:
+the scratch ends with :func:`~symjit.kernels.cpu.conv_shapes.vec_packed_length` elements for it);
+:func:`tile_gemm` reads its operand in place on every host."""
+_conv_tile = _compile_tile(_tiles_source(MR, _NV, True), "tile") if PACKED else _tile
 
 
 DEPTH_BLOCK = 256
@@ -207,13 +214,16 @@ than L2 (ResNet's 7 x 7 layer: 9.4 MB) was read from memory once per run; with 2
 
 
 @_jit
-def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_, positions, part, nparts):
+def _tiles(xp, cs, wr, dh, dw, w, wo, fstride, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_, positions,
+           part, nparts):
     """Every ``MR x NR`` tile of the block's product over ``positions`` outputs (the last run's of
-    as many vectors as reach ``positions``), ``f_`` filters of weight ``w`` at ``wo + f*wrs + c*wcs +
-    kh*wkh + kw*wkw``. The parts take groups of :data:`RUN_POSITIONS` positions and, when there
-    are fewer than 16 groups, a share of the filter blocks; each group passes over the channels in
-    blocks of :data:`TAPS_PER_BLOCK` taps, every filter block of the share adding that block's
-    products to its partial sums run by run."""
+    as many vectors as reach ``positions``), ``f_`` filters of weight ``w``, filter block ``fb``'s
+    weights from ``wo + fb*fstride`` (in place: filter ``f`` at ``wo + f*wrs + c*wcs + kh*wkh +
+    kw*wkw``; packed, :data:`PACKED`: row ``r`` of the block at ``... + r + c*wcs + ...``). The
+    parts take groups of :data:`RUN_POSITIONS` positions and, when there are fewer than 16 groups,
+    a share of the filter blocks; each group passes over the channels in blocks of
+    :data:`TAPS_PER_BLOCK` taps, every filter block of the share adding that block's products to
+    its partial sums run by run."""
     nq = (positions + NR - 1) // NR
     rg = max(1, RUN_POSITIONS // NR)
     nr = (nq + rg - 1) // rg
@@ -229,8 +239,8 @@ def _tiles(xp, cs, wr, dh, dw, w, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, k
             for fb in range(g * per_group, min(nf, (g + 1) * per_group)):
                 for q in range(qg * rg, min(nq, (qg + 1) * rg)):
                     n = min(_NV, (positions - q * NR + LANES - 1) // LANES)
-                    _tile(n, xp, q * NR, cs, dh * wr, dw, w, wo + fb * MR * wrs, wrs, wcs, wkh, wkw,
-                          f_ - fb * MR, sc, fb * MR * os + q * NR, os, c0, c1, kh_, kw_, c0 == 0)
+                    _conv_tile(n, xp, q * NR, cs, dh * wr, dw, w, wo + fb * fstride, wrs, wcs, wkh, wkw,
+                               f_ - fb * MR, sc, fb * MR * os + q * NR, os, c0, c1, kh_, kw_, c0 == 0)
 
 
 @_jit
@@ -247,6 +257,24 @@ def _unpad_block(sc, os, out, n0, nbb, rows, wr, part, nparts):
 
 
 @_jit
+def _pack_weight(w, wo, wrs, wcs, wkh, wkw, f_, c_, kh_, kw_, wp, part, nparts):
+    """``wp[((fb*C + c)*KH*KW + kh*KW + kw)*MR + r] = w[wo + f*wrs + c*wcs + kh*wkh + kw*wkw]`` with
+    ``f = min(fb*MR + r, F - 1)``: each block of ``MR`` filters' weights per channel and tap side by
+    side (the last block's rows past ``F`` repeat filter ``F - 1``, into output rows that are
+    dropped); part ``part`` of ``nparts`` packs its share of the filter blocks."""
+    kk = kh_ * kw_
+    fb0, fb1 = part_range(part, nparts, (f_ + MR - 1) // MR)
+    for fb in range(fb0, fb1):
+        for r in range(MR):
+            src = wo + min(fb * MR + r, f_ - 1) * wrs
+            for c in range(c_):
+                dst = (fb * c_ + c) * kk * MR + r
+                for kh in range(kh_):
+                    for kw in range(kw_):
+                        wp[dst + (kh * kw_ + kw) * MR] = w[src + c * wcs + kh * wkh + kw * wkw]
+
+
+@_jit
 def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad, part, nparts, sync):
     """``out = conv(x, w')`` at stride 1 over blocks of images, ``w' = w`` or, with ``flip``,
     ``w'[c, f, kh, kw] = w[f, c, KH-1-kh, KW-1-kw]`` (read in place: the tiles take the weight's
@@ -257,27 +285,33 @@ def _vec_conv(x, w, out, cols, pad, dilate, flip, unpad, part, nparts, sync):
     f_ = out.shape[1]
     kh_, kw_ = w.shape[2], w.shape[3]
     ph, pw = pad[0], pad[1]
-    cf = cols[0]
+    kk = kh_ * kw_
+    packed = vec_packed_length(c_, f_, kk, MR) if PACKED else 0
+    cf = cols[0][:cols.shape[1] - packed]     # the packed weight at the scratch's end
     nb = vec_images_per_block(cf.shape[0], n_, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
     if not unpad and nb < n_:
         raise ValueError("conv2d_forward_vec_flat_parts: the scratch does not hold the whole batch")
     cs, os, _ = vec_layout(nb, c_, f_, h_, w_, kh_, kw_, ph, pw, dilate[0], dilate[1])
     xp = cf[:c_ * cs]
     sc = cf[c_ * cs:]
-    kk = kh_ * kw_
     wf = w.ravel()
     if flip:
         wo, wrs, wcs, wkh, wkw = kk - 1, kk, w.shape[1] * kk, -kw_, -1
     else:
         wo, wrs, wcs, wkh, wkw = 0, c_ * kk, kk, kw_, 1
+    tw, two, tfs, twcs, twkh, twkw = wf, wo, MR * wrs, wcs, wkh, wkw
+    if PACKED:
+        tw = cols[0][cols.shape[1] - packed:]
+        _pack_weight(wf, wo, wrs, wcs, wkh, wkw, f_, c_, kh_, kw_, tw, part, nparts)   # before the barrier
+        two, tfs, twcs, twkh, twkw = 0, c_ * kk * MR, kk * MR, kw_ * MR, MR
     rows, wr = h_ + ph, w_ + pw
     for n0 in range(0, n_, nb):
         nbb = min(nb, n_ - n0)
         _pad_block(x, n0, nbb, xp, cs, ph, pw, part, nparts)
         if not barrier(sync, nparts):
             return
-        _tiles(xp, cs, wr, dilate[0], dilate[1], wf, wo, wrs, wcs, wkh, wkw, f_, sc, os, c_, kh_, kw_,
-               nbb * rows * wr, part, nparts)
+        _tiles(xp, cs, wr, dilate[0], dilate[1], tw, two, tfs, wrs, twcs, twkh, twkw, f_, sc, os, c_, kh_,
+               kw_, nbb * rows * wr, part, nparts)
         if not barrier(sync, nparts):
             return
         if unpad:

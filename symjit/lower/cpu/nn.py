@@ -130,11 +130,11 @@ def _vec_flat(k, x_shape: tuple, w_shape: tuple, out_shape: tuple, p: dict) -> t
     (``conv_vec.conv2d_forward_vec_flat_parts``): ``(start, positions per filter, padded rows
     per image, padded row length)``; None when the planned scratch takes the batch in several
     blocks (the kernel then writes the output NCHW itself)."""
-    from symjit.kernels.cpu.conv_shapes import vec_images_per_block, vec_layout
+    from symjit.kernels.cpu.conv_shapes import vec_images_per_block, vec_layout, vec_packed_scratch
     n, c, h, wd = x_shape
     f, _, kh, kw = w_shape
     ph, pw = _geometry(p, len(p["kernel"]))[1]
-    length = k.info[k.workspace[0]].shape[1]
+    length = k.info[k.workspace[0]].shape[1] - vec_packed_scratch(c, f, kh * kw)   # (at its end)
     if vec_images_per_block(length, n, c, f, h, wd, kh, kw, ph, pw, 1, 1) < n:
         return None
     cs, os, _ = vec_layout(n, c, f, h, wd, kh, kw, ph, pw, 1, 1)
