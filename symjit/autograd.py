@@ -31,9 +31,10 @@ operators are recorded so that a recomputation gives the recorded values: Dropou
 training pass runs as a mask drawn by Dropout on ones times the input (the mask a recorded
 constant), and BatchNorm recorded in predict mode binds with ``use_global_stats``; aux states
 are copies, so the recomputation leaves the moving statistics alone. Samplers on recorded inputs
-give constants (they have no gradient); a differentiable random operator in training mode
-(``RNN`` with dropout) is an error. NDArray methods that make arrays without an operator call
-(views, indexing, ``astype``, ``copyto``, assignment) reach this module through
+give constants (they have no gradient); a multinomial draw with its log-probabilities is a
+constant draw and the log of data taken at the drawn indices; another differentiable random
+operator in training mode (``RNN`` with dropout) is an error. NDArray methods that make arrays
+without an operator call (views, indexing, ``astype``, ``copyto``, assignment) reach this module through
 ``ndarray.dispatch.recorded`` and are recorded as the equivalent operators. Because the leaves
 are read again when ``backward`` runs, each entry keeps the write count of the leaves it read
 (``NDArray._cell``: one counter per storage, shared by views) and ``backward`` refuses a
@@ -54,6 +55,8 @@ import collections
 import contextlib
 from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from .autograd_methods import detach, method_hook
 from .autograd_programs import STATS as _STATS
@@ -84,7 +87,7 @@ from .autograd_tape import (
 from .base import MXNetError
 from .imperative import MODE, RECORDED, invoke_now
 from .ndarray import NDArray, dispatch
-from .ndarray.creation import ones, zeros
+from .ndarray.creation import array, ones, zeros
 from .ndarray.sparse import STYPES as _STYPES
 from .ndarray.sparse import dense_zeros as sparse_zeros
 from .ops.registry import get_op
@@ -265,8 +268,9 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
     if run is not None:
         return _mark_call(opdef, inputs, params, out, where, run)
     if _draws(opdef, params):
-        if opdef.grad is None and opdef.expand is None or (
-                name == "_sample_multinomial" and not opdef.parse_params(dict(params))["get_prob"]):
+        if name == "_sample_multinomial" and opdef.parse_params(dict(params))["get_prob"]:
+            return _record_multinomial(opdef, inputs, params, out, where, ctx)
+        if opdef.grad is None and opdef.expand is None or name == "_sample_multinomial":
             return constant(invoke_now(op, inputs, params, out, where, ctx))   # no gradient
         raise MXNetError(f"{where}: operator {name} draws random numbers and is differentiable; "
                          "recording it in training mode is not supported by symjit's autograd (the "
@@ -286,6 +290,31 @@ def _record(op: str, inputs: list, params: dict, out: Any, where: str | None, ct
         return _record("broadcast_mul", [x, mask], {}, out, where, ctx)
     return _mark_call(opdef, inputs, params, out, where,
                       lambda: invoke_now(op, inputs, params, out, where, ctx))
+
+
+def _record_multinomial(opdef: Any, inputs: list, params: dict, out: Any, where: str,
+                        ctx: Any) -> list[NDArray]:
+    """A multinomial draw with its log-probabilities on a recorded ``data``: the indices are drawn
+    once (a constant), and the log-probabilities recorded as ``log(take(data, flat index))``, so
+    that every backward pass (a recomputing one too) reads the drawn indices, and the gradient
+    reaching ``data`` is the head gradient over each drawn category's probability, summed over the
+    draws (MXNet's)."""
+    data = inputs[0]
+    targets = [None, None] if out is None else list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(targets) != 2:
+        raise MXNetError(f"{where}: get_prob=True makes 2 outputs (the indices and their "
+                         f"log-probabilities); out= gives {len(targets)} arrays")
+    draw = dict(params, get_prob=False)
+    sample = constant(invoke_now(opdef.name, [data], draw, targets[:1] if targets[0] is not None
+                                 else None, where, ctx))[0]
+    k = data.shape[-1]
+    rows = sample.asnumpy().reshape(max(int(np.prod(data.shape[:-1])), 1), -1).astype(np.int64)
+    flat = rows + np.arange(rows.shape[0], dtype=np.int64)[:, None] * k
+    index = array(flat.reshape(sample.shape), ctx=data.context, dtype=np.int64)
+    whole = _record("Reshape", [data], {"shape": (-1,)}, None, where, ctx)[0]
+    picked = _record("take", [whole, index], {}, None, where, ctx)[0]
+    prob = _record("log", [picked], {}, None if targets[1] is None else [targets[1]], where, ctx)[0]
+    return [sample, prob]
 
 
 def _mark_call(opdef: Any, inputs: list, params: dict, out: Any, where: str, run: Any) -> list[NDArray]:

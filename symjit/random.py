@@ -36,6 +36,8 @@ from .context import Context, current_context
 from .ndarray import storage
 from .ndarray.creation import norm_shape, place
 from .ndarray.ndarray import NDArray
+from .ops.registry import RuleError
+from .ops.sample_ops import check_categories
 
 __all__ = ["seed", "next_seed", "randn", "shuffle", "multinomial", "distribution_functions",
            "op_functions"]
@@ -273,6 +275,11 @@ def multinomial(data: NDArray, shape: Any = None, get_prob: bool = False, out: N
         raise DTypeError(f"random.multinomial: data must be an NDArray, got {type(data).__name__}")
     params = {"shape": () if shape is None else norm_shape(shape, "random.multinomial"),
               "get_prob": bool(get_prob), "dtype": np_dtype(dtype).name}
+    if data.ndim:   # before a float16 dtype is widened to float32 for the kernel
+        try:
+            check_categories(data.shape[-1], params["dtype"])
+        except RuleError as exc:
+            raise MXNetError(f"random.multinomial: {exc}") from None
     outs = dispatch.invoke("_sample_multinomial", [data], params, None if out is None else
                            (list(out) if isinstance(out, (list, tuple)) else [out]), "random.multinomial")
     return outs if get_prob else outs[0]

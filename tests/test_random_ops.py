@@ -145,6 +145,77 @@ def test_multinomial_frequencies_log_probabilities_and_gradient():
         probs > 0, probs, 1.0), 0.0))
 
 
+def _score_gradient(probs, drawn, scale):
+    """scale times each category's draw count over its probability (0 where never drawn)."""
+    counts = np.stack([np.bincount(r, minlength=probs.shape[-1]) for r in drawn.reshape(len(probs), -1)])
+    return np.where(counts > 0, scale * counts / np.where(probs > 0, probs, 1.0), 0.0)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float16", "float32", "float64"])
+def test_recorded_multinomial_log_probabilities_reach_data(dtype):
+    mx.random.seed(23)
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])
+    x = mx.nd.array(probs)
+    x.attach_grad()
+    with mx.autograd.record():          # training mode: the draw is recorded once, not redrawn
+        drawn, logp = mx.nd.random.multinomial(x, shape=(4, 30), get_prob=True, dtype=dtype)
+        (logp * 3).backward()
+    d = drawn.asnumpy().astype(np.int64)
+    assert drawn.dtype == np.dtype(dtype) and d.shape == (2, 4, 30)
+    np.testing.assert_allclose(logp.asnumpy(), np.log(probs[np.arange(2)[:, None, None], d]), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), _score_gradient(probs, d, 3.0), rtol=1e-5)
+
+
+def test_recorded_multinomial_recomputed_backward_reads_the_same_draws():
+    mx.random.seed(29)
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    x = mx.nd.array(probs)
+    x.attach_grad()
+    with mx.autograd.record():
+        drawn, logp = mx.nd.random.multinomial(x, shape=200, get_prob=True)
+        # a higher-order request recomputes the forward pass from the leaves
+        g = mx.autograd.grad(logp, [x], create_graph=True, retain_graph=True)[0]
+    logp.backward()
+    want = _score_gradient(probs[None], drawn.asnumpy(), 1.0)[0]
+    np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5)
+
+
+def test_recorded_multinomial_writes_out_arrays():
+    x = mx.nd.array([[0.5, 0.5], [0.9, 0.1]])
+    x.attach_grad()
+    idx, lp = mx.nd.zeros((2, 5), dtype="int32"), mx.nd.zeros((2, 5))
+    with mx.autograd.record():
+        got = mx.nd.random.multinomial(x, shape=5, get_prob=True, out=[idx, lp])
+    assert got[0] is idx and got[1] is lp
+    lp.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), _score_gradient(x.asnumpy(), idx.asnumpy(), 1.0), rtol=1e-5)
+    with mx.autograd.record(), pytest.raises(mx.MXNetError, match="makes 2 outputs"):
+        mx.nd.random.multinomial(x, get_prob=True, out=idx)
+
+
+def test_multinomial_of_one_distribution_without_shape_draws_one_index():
+    out = mx.nd.random.multinomial(mx.nd.array([0.0, 1.0]))
+    assert out.shape == (1,) and out.asnumpy().tolist() == [1]
+    x = mx.sym.var("x")
+    assert mx.sym.random.multinomial(x).infer_shape(x=(3,))[1] == [(1,)]
+    ex = mx.sym.MakeLoss(mx.sym.random.multinomial(x, get_prob=True)[1]).bind(
+        mx.cpu(), {"x": mx.nd.array([0.0, 1.0])}, args_grad={"x": mx.nd.zeros(2)})
+    ex.forward(is_train=True)
+    ex.backward()
+    assert ex.grad_dict["x"].asnumpy().tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("dtype, categories", [("uint8", 257), ("float16", 2050)])
+def test_multinomial_refuses_more_categories_than_its_dtype_counts(dtype, categories):
+    data = mx.nd.ones((categories,)) / categories
+    with pytest.raises(mx.MXNetError, match=f"{categories} categories .* dtype {dtype}"):
+        mx.nd.random.multinomial(data, dtype=dtype)
+    with pytest.raises(mx.MXNetError, match=f"{categories} categories"):
+        mx.sym.random.multinomial(mx.sym.var("p"), dtype=dtype).infer_shape(p=(3, categories))
+    assert mx.nd.random.multinomial(data[:categories - 1], dtype=dtype).shape == (1,)
+
+
 def test_shuffle_permutes_rows():
     mx.random.seed(19)
     x = np.arange(24.0).reshape(8, 3)

@@ -20,6 +20,7 @@ gradient. Lowering: :mod:`symjit.lower.random`.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from .random_ops import SAMPLERS, uniform01
 from .registry import Kind, OpDef, Param, RuleError, register
 from .rules import need_float, shape_str
 
-__all__ = ["SAMPLE_ARGS", "categorical", "shuffle_rows"]
+__all__ = ["SAMPLE_ARGS", "categorical", "check_categories", "shuffle_rows"]
 
 # dist -> MXNet's argument names of the parameter arrays
 SAMPLE_ARGS = {"uniform": ("low", "high"), "normal": ("mu", "sigma"), "gamma": ("alpha", "beta"),
@@ -84,11 +85,31 @@ def _multi_outputs(p: dict) -> list[str]:
     return ["output", "prob"] if p["get_prob"] else ["output"]
 
 
+def _exact_integers(dtype: np.dtype) -> int:
+    """The largest integer ``dtype`` holds, with every smaller one, exactly."""
+    if dtype.kind in "iu":
+        return int(np.iinfo(dtype).max)
+    return 2 ** (np.finfo(dtype).nmant + 1)
+
+
+def check_categories(k: int, dtype: Any) -> None:
+    """A RuleError unless every category index below ``k`` is exact in ``dtype``."""
+    dtype = np.dtype(dtype)
+    if k - 1 > _exact_integers(dtype):
+        raise RuleError(f"data has {k} categories on its last axis, more than dtype {dtype.name} "
+                        f"represents exactly (indices up to {_exact_integers(dtype)}); choose a wider "
+                        "dtype")
+
+
 def _multi_shape(p: dict, ins: list, aux: list):
+    """Data's leading axes then ``shape`` ((1,) for one distribution and no ``shape``); the
+    categories' indices must be exact in ``dtype``."""
     data = ins[0]
     if data is None:
         return [None], [None] * len(_multi_outputs(p)), []
-    out = tuple(data[:-1]) + tuple(p["shape"])
+    if data:
+        check_categories(data[-1], p["dtype"])
+    out = (tuple(data[:-1]) + tuple(p["shape"])) or (1,)
     return [data], [out] * len(_multi_outputs(p)), []
 
 
@@ -106,7 +127,7 @@ def _multi_grad(b, node, ograds):
     data = node.inputs[0]
     ds = b.g.values[data].shape
     sample, g = node.outputs[0], ograds[1]
-    extra = len(node.params["shape"])
+    extra = len(b.g.values[g].shape) - (len(ds) - 1)     # the draws' axes
     hot = b.add1("one_hot", sample, depth=ds[-1], dtype=b.g.values[data].dtype.name)
     spread = b.add1("broadcast_mul", hot, b.add1("expand_dims", g, axis=len(b.g.values[g].shape)))
     if extra:
