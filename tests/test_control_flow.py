@@ -267,3 +267,40 @@ def test_a_hybridized_block_unrolling_with_foreach_initializes_its_deferred_weig
         results.append((out.asnumpy(), last.asnumpy()))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(results[1][1], results[0][0][:, -1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture
+def fresh_subgraph_names(monkeypatch):
+    from collections import defaultdict
+    counts: defaultdict = defaultdict(int)
+    monkeypatch.setattr(mx.attribute.AttrScope, "_subgraph_names", counts)
+    return counts
+
+
+class _Branchy(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, x):
+        return F.contrib.cond(x.sum() > 0, lambda: x + 1, lambda: x - 1, name="pick")
+
+
+def test_control_flow_counts_its_subgraph_names(fresh_subgraph_names):
+    x = mx.nd.array([1.0, -3.0])
+    for _ in range(2):                      # two blocks, each traced once by hybridize
+        net = _Branchy()
+        net.hybridize()
+        assert net(x).asnumpy().tolist() == [0.0, -4.0]
+    assert dict(fresh_subgraph_names) == {"pick_pred": 2, "pick_then": 2, "pick_else": 2}
+    v = mx.sym.var("v")
+    mx.sym.contrib.while_loop(lambda a: a < 5, lambda a: (a, a + 1), [v], max_iterations=4, name="w")
+    # one condition and one step subgraph per loop, however many steps it unrolls
+    assert fresh_subgraph_names["w_cond"] == 1 and fresh_subgraph_names["w_func"] == 1
+
+
+def test_nested_control_flow_names_its_subgraphs_under_the_enclosing_one(fresh_subgraph_names):
+    def step(x, states):
+        y = mx.sym.contrib.cond(x.sum() > 0, lambda: x * 2, lambda: x, name="inner")
+        return y, [states[0] + y]
+    mx.sym.contrib.foreach(step, mx.sym.var("d"), [mx.sym.var("s")], name="outer")
+    mx.sym.contrib.foreach(step, mx.sym.var("d"), [mx.sym.var("s")], name="outer")
+    assert dict(fresh_subgraph_names) == {
+        "outer": 2, "outer0$inner_pred": 1, "outer0$inner_then": 1, "outer0$inner_else": 1,
+        "outer1$inner_pred": 1, "outer1$inner_then": 1, "outer1$inner_else": 1}

@@ -38,7 +38,7 @@ from ..base import MXNetError, shape_str
 from ..ops.partial_shape import merge, merge_all
 from ..ops.registry import Kind, OpDef, Param, RuleError, register
 from .infer import infer_graph
-from .naming import current_name_manager
+from .naming import current_name_manager, subgraph_scope, unique_subgraph_name
 from .symbol import Node, Symbol, load_json, make_op_symbol, topo_order
 
 __all__ = ["foreach", "while_loop", "cond", "nd_foreach", "nd_while_loop", "nd_cond"]
@@ -264,7 +264,8 @@ def foreach(body: Any, data: Any, init_states: Any, name: str = "foreach") -> tu
     ph = [Node(None, f"{_PH}{k}") for k in range(nd + ns)]
     d_in, _ = _regroup([Symbol([(n, 0)]) for n in ph[:nd]], data_fmt)
     s_in, _ = _regroup([Symbol([(n, 0)]) for n in ph[nd:]], state_fmt)
-    outs, new_states = body(d_in, s_in)
+    with subgraph_scope(unique_subgraph_name(name)):
+        outs, new_states = body(d_in, s_in)
     flat_outs, out_fmt = _flatten(outs if outs is not None else [], "foreach body outputs", Symbol)
     flat_new, new_fmt = _flatten(new_states, "foreach body states", Symbol)
     if len(flat_new) != ns:
@@ -388,11 +389,14 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
     if steps < 1:
         raise MXNetError(f"while_loop: max_iterations must be >= 1, got {max_iterations}")
     vars_, var_fmt = _loop_vars(loop_vars, Symbol)
+    cond_name, func_name = unique_subgraph_name(f"{name}_cond"), unique_subgraph_name(f"{name}_func")
     active, per_step, out_fmt = None, [], None
     for _ in range(steps):
-        c = make_op_symbol("Cast", _call_with(cond, vars_, var_fmt) != 0, dtype="float32")
+        with subgraph_scope(cond_name):
+            c = make_op_symbol("Cast", _call_with(cond, vars_, var_fmt) != 0, dtype="float32")
         active = c if active is None else active * c
-        step_out, new_vars = _call_with(func, vars_, var_fmt)
+        with subgraph_scope(func_name):
+            step_out, new_vars = _call_with(func, vars_, var_fmt)
         new_vars = _new_loop_vars(new_vars, len(vars_), Symbol)
         flat, out_fmt = _flatten(step_out if step_out is not None else [], "while_loop step output", Symbol)
         if flat:
@@ -406,8 +410,11 @@ def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None 
 def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:
     """``then_func()`` where ``pred`` (one element) is non-zero, else ``else_func()``; both return
     a symbol or nested lists of symbols of the same structure, shapes and dtypes."""
-    then_out, fmt = _flatten(then_func(), "cond then_func output", Symbol)
-    else_out, _ = _flatten(else_func(), "cond else_func output", Symbol)
+    unique_subgraph_name(f"{name}_pred")     # counted as MXNet counts it: pred is built already
+    with subgraph_scope(unique_subgraph_name(f"{name}_then")):
+        then_out, fmt = _flatten(then_func(), "cond then_func output", Symbol)
+    with subgraph_scope(unique_subgraph_name(f"{name}_else")):
+        else_out, _ = _flatten(else_func(), "cond else_func output", Symbol)
     if len(then_out) != len(else_out):
         raise MXNetError(f"cond: then_func gave {len(then_out)} outputs, else_func {len(else_out)}")
     return _regroup(_select(pred, then_out, else_out, name=current_name_manager().get(None, name)), fmt)[0]

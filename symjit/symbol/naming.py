@@ -1,14 +1,21 @@
 """Automatic names (``fullyconnected0``), ``mx.name.Prefix`` and ``mx.AttrScope``.
 
-Both are explicit context managers over a thread-local stack; nothing else keeps naming state.
+Both are explicit context managers over a thread-local stack. The one other naming state is
+MXNet's count of control-flow subgraph names, ``AttrScope._subgraph_names`` (a class attribute
+that MXNet's own code and tests read and reset): ``contrib.foreach``, ``while_loop`` and ``cond``
+name their subgraphs through :func:`unique_subgraph_name`.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import threading
+from collections.abc import Iterator
 
 from ..base import ParamError
 
 __all__ = ["NameManager", "Prefix", "AttrScope", "current_name_manager", "current_attrs",
+           "unique_subgraph_name", "subgraph_scope",
            "HIDDEN_KEYS", "hidden_key", "normalize_attrs", "split_attr_kwargs", "listed_attrs"]
 
 # Attributes MXNet stores as ``__key__`` whatever form they are set in (``lr_mult`` -> ``__lr_mult__``);
@@ -112,7 +119,12 @@ class Prefix(NameManager):
 
 
 class AttrScope:
-    """Attributes attached to every symbol created inside: ``with mx.AttrScope(ctx_group='dev1'):``."""
+    """Attributes attached to every symbol created inside: ``with mx.AttrScope(ctx_group='dev1'):``.
+
+    ``_subgraph_names``: how many control-flow subgraphs of each name were made (see
+    :func:`unique_subgraph_name`)."""
+
+    _subgraph_names: collections.defaultdict[str, int] = collections.defaultdict(int)
 
     def __init__(self, **attrs: str) -> None:
         for k, v in attrs.items():
@@ -150,3 +162,39 @@ def current_attrs() -> dict[str, str]:
     """The attributes of the innermost AttrScope ({} outside any)."""
     stack = _stack("attrs")
     return dict(stack[-1]._attrs) if stack else {}
+
+
+SUBGRAPH_KEY = "__subgraph_name__"
+
+
+def unique_subgraph_name(name: str) -> str:
+    """The name of a new control-flow subgraph (a ``cond`` branch, a ``while_loop``'s condition or
+    step, a ``foreach`` body): ``name`` under the enclosing subgraph's (``outer$name``), counted in
+    ``AttrScope._subgraph_names`` and numbered by that count, as MXNet names them.
+
+    >>> AttrScope._subgraph_names.clear()
+    >>> unique_subgraph_name('c_then'), unique_subgraph_name('c_then')
+    ('c_then0', 'c_then1')
+    >>> with subgraph_scope('loop0'):
+    ...     unique_subgraph_name('c_then')
+    'loop0$c_then0'
+    """
+    stack = _stack("subgraphs")
+    outer = stack[-1] if stack else current_attrs().get(SUBGRAPH_KEY, "")
+    if outer:
+        name = f"{outer}${name}"
+    counts = AttrScope._subgraph_names
+    counts[name] = counts.get(name, 0) + 1
+    return f"{name}{counts[name] - 1}"
+
+
+@contextlib.contextmanager
+def subgraph_scope(name: str) -> Iterator[str]:
+    """Inside: the subgraph ``name`` (from :func:`unique_subgraph_name`) encloses the control flow
+    traced, whose subgraph names it prefixes."""
+    stack = _stack("subgraphs")
+    stack.append(name)
+    try:
+        yield name
+    finally:
+        stack.pop()
