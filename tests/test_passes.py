@@ -137,3 +137,39 @@ def test_dead_backward_ops_are_removed():
     assert not first_layer_dx, "the data gradient of the first layer is dead and must be dropped"
     g2, _, _ = lower(mlp(), (10, 784), True, grad_data=True)
     assert "data" in g2.grads
+
+
+def test_placement_index_finds_exactly_the_buffers_alive_with_a_new_one():
+    from symjit.compiler.passes.plan import _SPAN, _Placed
+    rng = np.random.default_rng(3)
+    placed, every = _Placed(), []
+    for k in range(400):
+        start = int(rng.integers(0, 20 * _SPAN))
+        end = start + int(rng.choice([0, 1, _SPAN - 1, _SPAN, _SPAN + 1, 7 * _SPAN]))
+        if k % 50 == 0:
+            start, end = _SPAN * (k // 50), _SPAN * (k // 50) + _SPAN   # bucket edges
+        placed.add(64 * k, 64, start, end)
+        every.append((64 * k, 64, start, end))
+        lo = int(rng.integers(0, 21 * _SPAN))
+        hi = lo + int(rng.choice([0, 3, 2 * _SPAN]))
+        want = sorted((o, s) for o, s, st, en in every if not (en < lo or st > hi))
+        assert placed.clashes(lo, hi) == want
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_plan_of_an_unrolled_loop_spanning_many_buckets_is_valid(training):
+    """A while loop unrolled 40 steps: a few hundred kernel groups, so buffers fall in many of
+    the placement index's buckets."""
+    a, s = mx.sym.var("a"), mx.sym.var("s")
+    outs, final = mx.sym.contrib.while_loop(lambda s: s.sum() < 1e9, lambda s: (s * a, s * 0.5 + a),
+                                            [s], max_iterations=40)
+    sym = mx.sym.Group([outs[0], final[0]])
+    shapes = {"a": (3,), "s": (3,)}
+    g = build_forward(sym, shapes, {n: np.dtype("float32") for n in shapes}, training)
+    if training:
+        g = autodiff(g, {"a": "write", "s": "write"})
+    g = CPU.schedule(simplify(g, True))
+    groups = fuse(g, CPU, enabled=True)
+    plan = plan_memory(g, groups)
+    assert len(groups) > 4 * 64
+    check_plan(g, groups, plan)

@@ -236,8 +236,12 @@ def _same_arrays(g: Graph, params: list[int], inplace: dict[int, int]) -> dict[i
     would run its scalar fallback (an in-place fused ``tanh`` epilogue over LeNet's conv1 output:
     2.5 ms instead of 0.68); one name lets it vectorize."""
     out = {}
-    for o, i in inplace.items():
-        while i in inplace and i not in params:   # a chain of in-place values: the kernel's input
+    inside = set(params)
+    for o in params:    # the kernel's own values only: a graph has thousands of in-place pairs
+        i = inplace.get(o)
+        if i is None:
+            continue
+        while i in inplace and i not in inside:   # a chain of in-place values: the kernel's input
             i = inplace[i]
         vo, vi = g.values[o], g.values[i]
         if o in params and i in params and vo.shape == vi.shape and vo.dtype == vi.dtype:

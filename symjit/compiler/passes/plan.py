@@ -155,13 +155,46 @@ def _inplace_candidates(g: Graph, grp: Group, life: dict, taken: set) -> list[tu
     return pairs
 
 
+_SPAN = 64   # steps per bucket of the placement's index of short-lived buffers
+
+
+class _Placed:
+    """The buffers placed so far (offset, size, start, end), indexed by time: a buffer living at
+    most :data:`_SPAN` steps is listed in the one or two buckets of ``_SPAN`` steps it touches,
+    a longer one in a plain list, so finding the buffers alive with a new one reads a few buckets
+    and the long-lived ones, not every buffer of the graph (an unrolled loop has tens of
+    thousands)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, int, int, int]] = []
+        self.long: list[int] = []
+        self.buckets: dict[int, list[int]] = {}
+
+    def add(self, offset: int, size: int, start: int, end: int) -> None:
+        j = len(self.items)
+        self.items.append((offset, size, start, end))
+        if end - start > _SPAN:
+            self.long.append(j)
+            return
+        for k in range(start // _SPAN, end // _SPAN + 1):
+            self.buckets.setdefault(k, []).append(j)
+
+    def clashes(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(offset, size) of each placed buffer alive at some step of [start, end], sorted."""
+        near = set(self.long)
+        for k in range(start // _SPAN, end // _SPAN + 1):
+            near.update(self.buckets.get(k, ()))
+        items = self.items
+        return sorted((items[j][0], items[j][1]) for j in near
+                      if not (items[j][3] < start or items[j][2] > end))
+
+
 def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
-    placed: list[tuple[int, int, int, int]] = []   # offset, size, start, end
+    placed = _Placed()
     offsets: dict[int, int] = {}
     for b in order:
         buf = buffers[b]
-        clashes = sorted((o, s) for o, s, st, en in placed
-                         if not (en < buf["start"] or st > buf["end"]))
+        clashes = placed.clashes(buf["start"], buf["end"])
         best, best_gap = None, None
         cursor = 0
         for o, s in clashes:
@@ -171,8 +204,8 @@ def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
             cursor = max(cursor, o + s)
         offset = best if best is not None else cursor
         offsets[b] = offset
-        placed.append((offset, buf["size"], buf["start"], buf["end"]))
-    total = max((o + s for o, s, _, _ in placed), default=0)
+        placed.add(offset, buf["size"], buf["start"], buf["end"])
+    total = max((o + s for o, s, _, _ in placed.items), default=0)
     return offsets, total
 
 
@@ -200,6 +233,7 @@ def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan
 
     def root(v: int) -> int:
         while parent[v] != v:
+            parent[v] = parent[parent[v]]   # path halving: in-place chains get long
             v = parent[v]
         return v
 
