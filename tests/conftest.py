@@ -34,7 +34,7 @@ def steady_blas_threads(monkeypatch):
 @pytest.fixture
 def wide_tile_rule(monkeypatch):
     """Have the compiler pick the tile kernels of ``conv_vec`` by AVX-512's rule on any host with a
-    tile: on an AVX2 host the rule takes few layers (``conv_shapes.VEC_NARROW_MAX_CHANNELS``), and a
+    tile: on an AVX2 host the rule takes fewer layers (``conv_shapes.VEC_NARROW_MAX_CHANNELS``), and a
     test of the tile kernels' results or choice by AVX-512's rule would otherwise test another
     kernel there. The kernels themselves still run the host's tile."""
     import functools

@@ -217,10 +217,11 @@ def test_which_layers_prefer_the_tile_kernels():
                            "float32")
 
 
-def test_avx2s_tile_takes_only_forwards_of_few_channels_or_big_windows():
-    """AVX2's narrow tile: forwards of at most 31 input channels (SqueezeNet's 16 -> 64 expansion,
-    VGG's 3-channel input, LeNet's second layer at batch 64) or of 5 x 5 windows (Inception's); not
-    ResNet's or Inception's 3 x 3 layers of 64 channels and more, and no gradients."""
+def test_avx2s_tile_takes_forwards_and_data_gradients_of_few_channels():
+    """AVX2's narrow tile (packed weight): forwards of at most 64 input channels (SqueezeNet's
+    expansion, VGG's 3-channel input, Inception's 32- and 48-channel layers, ResNet's 64 -> 64) and
+    data gradients whose convolution reads at most 64 channels (the layer's filters); not layers of
+    more channels, and no weight gradient. AVX-512's wide tile takes them all."""
     def prefers(shapes, geo=((1, 1), (1, 1), (1, 1), 1), gradient=False, tile=(6, 1)) -> bool:
         return conv_shapes.prefers_vec(*shapes, *geo, "float32", gradient, tile=tile)
     s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
@@ -231,13 +232,13 @@ def test_avx2s_tile_takes_only_forwards_of_few_channels_or_big_windows():
     lenet2 = ((64, 20, 12, 12), (50, 20, 5, 5), (64, 50, 8, 8))
     valid = ((1, 1), (0, 0), (1, 1), 1)
     assert prefers(sq55) and prefers(vgg) and prefers(i35x5, five) and prefers(lenet2, valid)
-    assert not prefers(s1) and prefers(s1, tile=(6, 4))
-    c31, c32 = (((2, c, 147, 147), (64, c, 3, 3), (2, 64, 147, 147)) for c in (31, 32))
-    assert prefers(c31) and not prefers(c32) and prefers(c32, tile=(6, 4))
-    same = ((1, 1), (1, 1), (1, 1), 1)
-    for shapes, geo in ((sq55, same), (i35x5, five), (s1, same)):
-        assert not prefers(shapes, geo, True) and not prefers(shapes, geo, "weight")
-    assert prefers(sq55, gradient=True, tile=(6, 4))
+    assert prefers(s1) and prefers(s1, gradient=True) and not prefers(s1, gradient="weight")
+    c64, c65 = (((2, c, 147, 147), (64, c, 3, 3), (2, 64, 147, 147)) for c in (64, 65))
+    assert prefers(c64) and not prefers(c65) and prefers(c65, tile=(6, 4))
+    f64, f65 = (((2, 32, 147, 147), (f, 32, 3, 3), (2, f, 147, 147)) for f in (64, 65))
+    assert prefers(f64, gradient=True) and not prefers(f65, gradient=True)
+    assert prefers(f65) and prefers(f65, gradient=True, tile=(6, 4))
+    assert prefers(s1, gradient="weight", tile=(6, 4))
     assert not prefers(sq55, tile=(0, 0))
 
 

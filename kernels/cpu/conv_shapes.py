@@ -30,7 +30,7 @@ __all__ = [
     "vec_tile", "vec_layout", "vec_images_per_block", "vec_packs_weights", "vec_packed_length",
     "vec_packed_scratch",
     "is_vec", "prefers_vec", "VEC_MIN_PLANE",
-    "VEC_WIDE_VECTORS", "VEC_NARROW_MAX_CHANNELS", "VEC_NARROW_MIN_TAPS",
+    "VEC_WIDE_VECTORS", "VEC_NARROW_MAX_CHANNELS",
     "VEC_MIN_FILTERS", "VEC_MIN_PLANE_WEIGHT", "VEC_MIN_COVER", "VEC_MIN_MACS", "VEC_SMALL_MAX_POSITIONS",
     "SMALL_CHUNKS", "small_layout",
     "small_rows", "small_rows_plan", "small_rows_layout", "SMALL_ROWS_COLS",
@@ -591,21 +591,22 @@ windows keep their GEMM (Inception's 17 x 17 768 -> 192 layer: tiles 0.8x forwar
 gradient, 0.3x weight gradient)."""
 
 VEC_WIDE_VECTORS = 4
-VEC_NARROW_MAX_CHANNELS = 31
-VEC_NARROW_MIN_TAPS = 25
+VEC_NARROW_MAX_CHANNELS = 64
 """AVX2's tile (:func:`vec_tile`: fewer than :data:`VEC_WIDE_VECTORS` vectors of outputs, one
-16-lane vector held as two 8-lane registers) takes only forwards, and only those of at most
-:data:`VEC_NARROW_MAX_CHANNELS` input channels or of windows of at least :data:`VEC_NARROW_MIN_TAPS`
-taps (5 x 5), besides the rules above. Measured on a 2-core AMD EPYC (Zen 4, AVX-512 hidden), batch
-2, against the faster of im2col + GEMM and Winograd (``benchmarks/bench_conv_vec.py``;
-``docs/performance.md``, "AVX2 hosts: the tile kernels only where they win"): the forward won on
-SqueezeNet's 16 -> 64 expansion (1.40x), VGG's 3-channel input (1.57x), Inception's 5 x 5 layer
-(1.25x) and LeNet's second layer at batch 64 (1.58x), and lost on every 3 x 3 layer of 64 channels
-or more (ResNet's 0.48-0.59x, Inception's 0.43-0.79x); the data gradients won only on Inception's
-32-channel 149 x 149 layer (1.42x; its 147 x 147 one, 32 channels too, lost: 0.72x) and on
-SqueezeNet's expansion (1.05x), the weight gradients nowhere (0.09-0.55x).
-ResNet-18's inference went from 119 to 75 ms, its training step at batch 16 from 2.2-2.4 s to
-1.5-1.6 s."""
+16-lane vector held as two 8-lane registers; its weight packed, :func:`vec_packs_weights`) takes
+forwards and data gradients whose convolution (``C -> F`` forward, ``F -> C`` for the data
+gradient) has at most :data:`VEC_NARROW_MAX_CHANNELS` input channels, besides the rules above,
+and no weight gradient. Measured on a 2-core AMD EPYC (Zen 4, AVX-512 hidden), batch 2, against
+the faster of im2col + GEMM and Winograd (``benchmarks/bench_conv_vec.py``; ``docs/performance.md``,
+"AVX2 tiles on a packed weight"): forwards of at most 64 input channels won or tied (SqueezeNet's
+16 -> 64 expansion 1.44x, Inception's 32-channel 149 x 149 and 147 x 147 layers 1.35x and 1.09x,
+its 5 x 5 layer 1.28x, its 64 -> 96 1.08x, VGG's 3-channel input 1.24x, ResNet's 64 -> 64 and
+SqueezeNet's 32 -> 128 1.00-1.04x), those of 80 channels or more lost (0.52-0.98x); the data
+gradients of at most 64 channels won or tied (Inception's 32-channel layers 1.22x and 1.48x,
+ResNet's and SqueezeNet's 64-channel ones 1.00x), those of 96 or more lost (0.35-0.94x); the
+weight gradients lost everywhere (0.10-0.59x: their 4 x 2 x 3 tile of 24 vectors spills AVX2's 16
+registers). Before the weight was packed, AVX2's tile took only forwards of at most 31 channels
+or 5 x 5 windows (it lost on ResNet's 3 x 3 layers at 0.48-0.59x)."""
 
 VEC_MIN_COVER = 4
 """The tile kernels run over the flat positions of the padded input plane (the weight gradient
@@ -639,7 +640,7 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     'weight'`` its weight gradient) runs the tile kernel of :mod:`~symjit.kernels.cpu.conv_vec` on a
     host whose tile is ``tile`` (default: this host's, :func:`vec_tile`). The weight gradient's
     tiles take a window row's taps in threes, so it asks for ``KW >= 3``. AVX2's narrow tile takes
-    fewer layers (:data:`VEC_NARROW_MAX_CHANNELS`).
+    layers of fewer channels, and no weight gradient (:data:`VEC_NARROW_MAX_CHANNELS`).
 
     >>> geo, avx512, avx2 = ((1, 1), (1, 1), (1, 1), 1), (6, 4), (6, 1)
     >>> s1 = ((2, 64, 56, 56), (64, 64, 3, 3), (2, 64, 56, 56))
@@ -650,17 +651,17 @@ def prefers_vec(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: t
     [True, False]
     >>> prefers_vec((32, 256, 14, 14), (256, 256, 3, 3), (32, 256, 14, 14), *geo, "float32", tile=avx512)
     False
-    >>> sq55 = ((2, 16, 55, 55), (64, 16, 3, 3), (2, 64, 55, 55))
-    >>> [prefers_vec(*s, *geo, "float32", tile=avx2) for s in (s1, sq55)]
-    [False, True]
-    >>> prefers_vec(*sq55, *geo, "float32", True, tile=avx2)
+    >>> s2 = ((2, 128, 28, 28), (128, 128, 3, 3), (2, 128, 28, 28))
+    >>> [prefers_vec(*s, *geo, "float32", grad, tile=avx2) for s in (s1, s2) for grad in (False, True)]
+    [True, True, False, False]
+    >>> prefers_vec(*s1, *geo, "float32", "weight", tile=avx2)
     False
     """
     tile = vec_tile() if tile is None else tile
     if tile[0] == 0 or not is_vec(x_shape, w_shape, stride, pad, dilate, groups, dtype, host=False):
         return False
-    if tile[1] < VEC_WIDE_VECTORS and (gradient or (x_shape[1] > VEC_NARROW_MAX_CHANNELS
-                                                    and w_shape[2] * w_shape[3] < VEC_NARROW_MIN_TAPS)):
+    if tile[1] < VEC_WIDE_VECTORS and (gradient == "weight" or VEC_NARROW_MAX_CHANNELS
+                                       < (w_shape[0] if gradient else x_shape[1])):
         return False
     padded = (x_shape[2] + 2 * pad[0]) * (x_shape[3] + 2 * pad[1])
     if out_shape[2] * out_shape[3] * VEC_MIN_COVER < padded:
