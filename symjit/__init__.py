@@ -21,6 +21,7 @@ from . import (  # noqa: E402
     executor,
     fluent,
     imperative,
+    imperative_functions,
     initializer,
     io,
     kvstore,
@@ -49,6 +50,7 @@ from .symbol.naming import AttrScope
 sym = symbol
 nd = ndarray
 imperative.install_nd_functions(ndarray)   # mx.nd.FullyConnected, ...: the registry's other ops
+imperative_functions.install(ndarray)      # mx.nd.split_v2, histogram, reset_arrays, Custom
 cached_op.install(ndarray)                 # mx.nd.CachedOp: a symbol called on NDArrays
 fluent.install(symbol.Symbol, symbol)      # x.sum(), x.reshape(...), ...: MXNet's fluent methods
 fluent.install(ndarray.NDArray, ndarray)

@@ -673,10 +673,6 @@ def install_nd_functions(module: Any) -> list[str]:
         dispatch.install_function(n, getattr(module, n))
     dispatch.install_function("expand_dims", nd_function("expand_dims"))  # mx.nd's checks its axis
     module.__all__ = [*module.__all__, *names]
-    from . import imperative_functions as extra
-    module.split_v2 = extra.split_v2
-    module.histogram = extra.histogram
-    module.Custom = extra.nd_custom
     from .symbol import SUBSPACES
     for space, prefix in SUBSPACES.items():   # mx.nd.contrib.<name>: the operator <prefix><name>
         sub = sys.modules.get(f"{module.__name__}.{space}") or types.ModuleType(
@@ -686,7 +682,6 @@ def install_nd_functions(module: Any) -> list[str]:
                 setattr(sub, n[len(prefix):], nd_function(n))
         setattr(module, space, sub)
         sys.modules[sub.__name__] = sub
-    module.reset_arrays = extra.reset_arrays
     from .ndarray import internal
     internal_ns = types.ModuleType(f"{module.__name__}._internal", "mx.nd._internal: the operators _<name>.")
     for n in internal.__all__:

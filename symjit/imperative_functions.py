@@ -1,5 +1,5 @@
-"""``mx.nd`` functions written in Python around the registered operators, which
-:func:`symjit.imperative.install_nd_functions` gives ``mx.nd``: ``split_v2`` and ``histogram``
+"""``mx.nd`` functions written in Python around the registered operators, which :func:`install`
+gives ``mx.nd`` after :func:`symjit.imperative.install_nd_functions`: ``split_v2`` and ``histogram``
 (their params worked out here, then the operator's compiled call), ``reset_arrays`` (fills, no
 kernel) and ``Custom`` (a :class:`symjit.operator.CustomOpProp`'s own ``forward``, recorded under
 ``autograd.record``).
@@ -15,7 +15,16 @@ from .imperative import MODE, invoke
 from .ndarray import NDArray
 from .ops.registry import get_op
 
-__all__ = ["split_v2", "histogram", "reset_arrays", "nd_custom"]
+__all__ = ["split_v2", "histogram", "reset_arrays", "nd_custom", "install"]
+
+
+def install(module: Any) -> None:
+    """Give ``module`` (``mx.nd``) these functions, in place of the generated functions of the
+    operators of the same names."""
+    module.split_v2 = split_v2
+    module.histogram = histogram
+    module.Custom = nd_custom
+    module.reset_arrays = reset_arrays
 
 
 def split_v2(ary: NDArray, indices_or_sections: Any, axis: int = 0, squeeze_axis: bool = False,

@@ -42,6 +42,11 @@ class DistTimeout(DistError, TimeoutError):
 
 
 _hook_installed = False
+ABORT_GRACE = 0.5
+"""Seconds a failing worker waits after writing its error before it aborts the job: MPICH's
+mpiexec forwards a worker's output asynchronously and drops what it has not forwarded when
+``MPI_Abort`` kills the job (seen on a loaded 2-core machine: the job stopped without the failing
+rank's traceback)."""
 
 
 def _mpi() -> Any:
@@ -78,6 +83,7 @@ def _install_hook(world: Any) -> None:
         sys.stderr.flush()
         if kind is KeyboardInterrupt:
             previous(kind, value, tb)
+        time.sleep(ABORT_GRACE)    # mpiexec forwards the text before MPI_Abort kills the job
         world.Abort(1)
 
     sys.excepthook = abort_job
