@@ -112,15 +112,10 @@ def symjit_worker(x, y, name: str, work: dict) -> float:
 def _hand_sgd_worker(mx, x, y, work: dict) -> float:
     """The low-level loop, as ``examples/train_mlp_bn.py`` writes it (``mx`` is symjit or MXNet)."""
     from examples.nets import mlp_bn
+    from examples.train_mlp_bn import init_params
     bs = work["batch"]
     ex = mlp_bn().simple_bind(mx.cpu(), data=(bs, 784))
-    rng = np.random.default_rng(0)     # train_mlp_bn.init_params (its module reads MNIST with symjit)
-    params = [n for n in ex.arg_dict if n not in ("data", "softmax_label")]
-    for n in params:
-        ex.arg_dict[n][:] = (rng.uniform(-0.07, 0.07, ex.arg_dict[n].shape) if n.endswith("weight")
-                             else 1.0 if n.endswith("gamma") else 0.0)
-    for n, arr in ex.aux_dict.items():
-        arr[:] = 1.0 if n.endswith("var") else 0.0
+    params = init_params(ex, np.random.default_rng(0))
     lr, norm = work["lr"], 1.0 / bs
 
     def step(xb, yb):

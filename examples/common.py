@@ -4,8 +4,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from symjit.io import load_mnist
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -30,6 +28,7 @@ def example_ctx(args: argparse.Namespace):
 
 def example_mnist(args: argparse.Namespace) -> dict:
     """MNIST from ``--mnist``, else the shared copy beside the repository, else symjit's lookup."""
+    from symjit.io import load_mnist  # (imported here: the module's helpers import under MXNet too)
     shared = ROOT.parent / "shared" / "data" / "mnist"
     return load_mnist(args.mnist or (str(shared) if shared.is_dir() else None))
 
