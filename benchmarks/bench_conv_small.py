@@ -38,14 +38,15 @@ STRIDED = [   # ResNet-18's and ResNet-50's stride-2 layers: (label, image, filt
     ("r18 s2b1a 3x3", (64, 56, 56), 128, 3, 2, 1), ("r18 s3b1a 3x3", (128, 28, 28), 256, 3, 2, 1),
     ("r18 s2 down 1x1", (64, 56, 56), 128, 1, 2, 0), ("r18 s3 down 1x1", (128, 28, 28), 256, 1, 2, 0),
     ("r50 s2b1a 1x1", (256, 56, 56), 128, 1, 2, 0), ("r50 s3b1a 1x1", (512, 28, 28), 256, 1, 2, 0),
+    ("r18 s4b1a 3x3", (256, 14, 14), 512, 3, 2, 1), ("r18 s4 down 1x1", (256, 14, 14), 512, 1, 2, 0),
 ]
 STEMS = [   # the zoo's strided first layers whose images' columns exceed 2 MiB
     ("resnet stem 7x7/2", (3, 224, 224), 64, 7, 2, 3), ("incep stem 3x3/2", (3, 299, 299), 32, 3, 2, 0),
 ]
-SQUEEZE = [   # SqueezeNet 1.1's expand 3x3 layers and Inception's 8 x 8 one, stride 1
+SQUEEZE = [   # SqueezeNet 1.1's expand 3x3 layers, Inception's 8 x 8 one and ResNet's 7 x 7 one, stride 1
     ("sq fire2 3x3", (16, 55, 55), 64, 3, 1, 1), ("sq fire4 3x3", (32, 27, 27), 128, 3, 1, 1),
     ("sq fire6 3x3", (48, 13, 13), 192, 3, 1, 1), ("sq fire8 3x3", (64, 13, 13), 256, 3, 1, 1),
-    ("incep 8x8 3x3", (448, 8, 8), 384, 3, 1, 1),
+    ("incep 8x8 3x3", (448, 8, 8), 384, 3, 1, 1), ("r18 s4 3x3", (512, 7, 7), 512, 3, 1, 1),
 ]
 POINTWISE = [   # (label, image, filters)
     ("r50 s1 c", (64, 56, 56), 256), ("r50 s1 a", (256, 56, 56), 64), ("r50 s2 c", (128, 28, 28), 512),

@@ -187,7 +187,8 @@ def test_lenet_runs_the_small_kernels_and_matches_im2col(monkeypatch):
 def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(wide_tile_rule):
     """SqueezeNet's 3x3 layers at batch 2 (columns of 73 Ki to 205 Ki elements, which neither the
     direct tiles nor Winograd take) run the small-plane forward instead of im2col + BLAS, and give
-    numpy's output; the layers those take keep them, and columns past 512 Ki keep im2col."""
+    numpy's output; the layers those take keep them, columns past 512 Ki keep im2col, and so do
+    planes under 64 positions (ResNet's 512-channel 7 x 7 layers)."""
     from symjit.kernels.cpu.conv_small_rules import prefers_small_wide
 
     from symjit.lower.cpu.nn import _forward_kind
@@ -200,6 +201,9 @@ def test_wider_stride1_layers_the_tiles_and_winograd_leave_run_the_small_kernel(
     assert kind((2, 64, 13, 13), 256) == "forward_small"
     assert kind((2, 64, 56, 56), 64) == "forward_vec"           # ResNet's: the tiles
     assert kind((32, 32, 27, 27), 128) != "forward_small"       # batch 32: the tiles
+    assert kind((2, 512, 7, 7), 512) != "forward_small"          # 49 positions: im2col + BLAS
+    assert prefers_small_wide((2, 448, 8, 8), (384, 448, 3, 3), (2, 384, 8, 8), (1, 1), 1, f32) == (
+        vec_tile()[0] > 0)                                       # Inception's 8 x 8: 64 positions
     assert not prefers_small_wide((2, 96, 35, 35), (96, 96, 3, 3), (2, 96, 35, 35), (1, 1), 1, f32)
     assert not prefers_small_wide((2, 64, 13, 13), (256, 64, 1, 1), (2, 256, 13, 13), (1, 1), 1, f32)
 

@@ -125,25 +125,36 @@ SMALL_WIDE_S1_COLS = 1 << 19
 """The most im2col elements of one image for which a stride-1 forward the tiles and Winograd leave
 runs the small-plane kernel (:func:`prefers_small_wide`)."""
 
+SMALL_WIDE_S1_MIN_POSITIONS = 64
+"""The fewest output positions of a stride-1 forward the small-plane kernel takes
+(:func:`prefers_small_wide`): its tiles cover a plane in vectors of 16 positions, so a 7 x 7 plane
+computes 64 for 49. ResNet's 512-channel 3x3 layers over 7 x 7 ran 0.72-0.78x of im2col + BLAS
+there, at batch 2 on an AVX2 host; Inception's 8 x 8 one (64 positions) 1.12-1.20x faster
+(``docs/performance.md``, "oneDNN beside symjit's convolutions")."""
+
 
 def prefers_small_wide(x_shape: tuple[int, ...], w_shape: tuple[int, ...], out_shape: tuple[int, ...],
                        stride, groups: int, dtype) -> bool:
     """Whether a stride-1 forward that neither the direct tiles nor Winograd take (the compiler
     asks after them) runs the small-plane kernel rather than im2col + BLAS: more than one tap, at
-    least :data:`VEC_MIN_FILTERS` filters, an image's columns within :data:`SMALL_WIDE_S1_COLS`.
-    SqueezeNet's 3x3 layers at batch 2 (32 to 64 channels over 27 x 27 and 13 x 13) ran 1.2-1.45x
-    faster there than im2col + BLAS ("Wider small planes" in ``docs/performance.md``).
+    least :data:`VEC_MIN_FILTERS` filters, an image's columns within :data:`SMALL_WIDE_S1_COLS`,
+    and output planes of at least :data:`SMALL_WIDE_S1_MIN_POSITIONS` positions. SqueezeNet's 3x3
+    layers at batch 2 (32 to 64 channels over 27 x 27 and 13 x 13) ran 1.2-1.45x faster there than
+    im2col + BLAS ("Wider small planes" in ``docs/performance.md``).
 
     >>> prefers_small_wide((2, 32, 27, 27), (128, 32, 3, 3), (2, 128, 27, 27), (1, 1), 1,
     ...                    "float32") == (vec_tile()[0] > 0)
     True
     >>> prefers_small_wide((2, 64, 112, 112), (64, 64, 3, 3), (2, 64, 112, 112), (1, 1), 1, "float32")
     False
+    >>> prefers_small_wide((2, 512, 7, 7), (512, 512, 3, 3), (2, 512, 7, 7), (1, 1), 1, "float32")
+    False
     """
     k = w_shape[1] * w_shape[2] * w_shape[3]
     p = out_shape[2] * out_shape[3]
     return (tuple(stride) == (1, 1) and w_shape[2] * w_shape[3] > 1 and w_shape[0] >= VEC_MIN_FILTERS
-            and is_small(x_shape, w_shape, out_shape, groups, dtype) and k * p <= SMALL_WIDE_S1_COLS)
+            and is_small(x_shape, w_shape, out_shape, groups, dtype) and k * p <= SMALL_WIDE_S1_COLS
+            and p >= SMALL_WIDE_S1_MIN_POSITIONS)
 
 
 # ---------------------------------------------------------------------------------------------
