@@ -7,7 +7,7 @@ import pytest
 
 import symjit as mx
 from symjit.base import MXNetError
-from symjit.compiler.codegen.generate import PROGRAM_CALLS_LIMIT, TINY_PROGRAM_ELEMENTS
+from symjit.compiler.codegen.generate import PROGRAM_CALLS_LIMIT
 from symjit.compiler.pipeline import compile_symbol
 from symjit.config import Config
 from symjit.executor import Executor
@@ -77,26 +77,32 @@ def _elementwise():
     return mx.sym.tanh(mx.sym.broadcast_mul(mx.sym.exp(a), b) + a)
 
 
-@pytest.mark.parametrize("shape", [(3, 4), (2, TINY_PROGRAM_ELEMENTS // 2 + 1)])
-def test_small_elementwise_programs_call_their_kernels_from_the_host(shape):
-    """A program of elementwise groups on arrays of at most TINY_PROGRAM_ELEMENTS elements runs its
-    kernels from the host by default (no program function to compile), computing what the program
-    functions compute, bit for bit; a larger one keeps its program functions."""
+def _with_sum():
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    return mx.sym.broadcast_add(mx.sym.broadcast_mul(mx.sym.sum(mx.sym.exp(a), axis=1, keepdims=True), b), a)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (300, 400)])
+@pytest.mark.parametrize("make", [_elementwise, _with_sum])
+def test_elementwise_and_reduction_programs_call_their_kernels_from_the_host(shape, make):
+    """A program of only elementwise, broadcast and reduction groups runs its kernels from the host
+    by default, small or big (no program function to compile), computing what the program
+    functions compute, bit for bit; a program with a GEMM keeps its program functions (the test
+    above)."""
     rng = np.random.default_rng(1)
     arrays = {"a": rng.uniform(-1, 1, shape).astype(np.float32),
               "b": rng.uniform(-1, 1, (1, shape[1])).astype(np.float32)}
     head = rng.uniform(-1, 1, shape).astype(np.float32)
-    tiny = shape[0] * shape[1] <= TINY_PROGRAM_ELEMENTS
     results = []
     for program_calls in (None, PROGRAM_CALLS_LIMIT):
         args = {n: mx.nd.array(a) for n, a in arrays.items()}
         grads = {n: mx.nd.zeros(a.shape) for n, a in arrays.items()}
-        ex = Executor(_elementwise(), mx.cpu(), args, grads, "write", None,
-                      config=Config.from_env().replace(program_calls=program_calls))
+        ex = Executor(make(), mx.cpu(), args, grads, "write", None,
+                      config=Config.from_env().replace(program_calls=program_calls, interpret_calls=0))
         out = ex.forward(is_train=True)[0].asnumpy()
         ex.backward(mx.nd.array(head))
         kinds = {s.kind for segs in ex._program("train").program.segments.values() for s in segs}
-        assert kinds == {"calls" if tiny and program_calls is None else "njit"}, kinds
+        assert kinds == {"calls" if program_calls is None else "njit"}, kinds
         results.append([out] + [ex.grad_dict[n].asnumpy() for n in ("a", "b")])
     for got, want in zip(*results):
         np.testing.assert_array_equal(got, want)

@@ -14,8 +14,8 @@ baked in, so a new batch size reuses the compiled code.
 A phase is a list of :class:`Segment` s run in order: a compiled program function, a host call
 (a ``Custom`` op's Python code, which compiled code cannot call), or (``calls``, on targets with
 kernel modules) kernel calls made one by one from the host, for steps of more than
-:data:`PROGRAM_CALLS_LIMIT` kernels (``Config.program_calls``), for small elementwise programs
-(:data:`TINY_PROGRAM_ELEMENTS`) and for profiled programs. A phase
+:data:`PROGRAM_CALLS_LIMIT` kernels (``Config.program_calls``), for programs without GEMMs,
+convolutions or opaque kernels (:func:`_light`) and for profiled programs. A phase
 without host ops is one compiled function named after the phase (``forward``/``backward``, listed
 in ``entries`` too); a host op splits it into ``forward_0``, host call, ``forward_1``...
 """
@@ -35,7 +35,7 @@ from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 from .loop import emit_loop, loop_dims, vname
 
-__all__ = ["generate", "Program", "Segment", "canonical_form", "PROGRAM_CALLS_LIMIT", "TINY_PROGRAM_ELEMENTS"]
+__all__ = ["generate", "Program", "Segment", "canonical_form", "PROGRAM_CALLS_LIMIT"]
 
 
 @dataclasses.dataclass
@@ -60,25 +60,21 @@ class Segment:
 # beside the kernels of such programs. Small phases (the tutorial MLP's 4 and 9 calls, LeNet's)
 # keep their one compiled call, where the per-call cost would show.
 PROGRAM_CALLS_LIMIT = 16
-# A program of elementwise, broadcast and injective groups only whose every value has at most this
-# many elements (the small graphs of operator tests) calls its kernels from the host too, whatever
-# their number: its kernels run in microseconds, so the host calls' ~1-2 us each are what such a
-# step costs either way, while a compiled program function costs about as much to compile as a
-# kernel (a three-op graph's cold bind: 3 compiled functions instead of 5, 25-35% less time).
-TINY_PROGRAM_ELEMENTS = 4096
 
 
-def _tiny(g: Graph, groups: list[Group]) -> bool:
-    """Whether a program is one :data:`TINY_PROGRAM_ELEMENTS` describes."""
-    if any(grp.kind > Kind.INJECTIVE for grp in groups if not (grp.view or grp.host)):
-        return False
-    for v in g.values.values():
-        n = 1
-        for d in v.shape:
-            n *= d
-        if n > TINY_PROGRAM_ELEMENTS:
-            return False
-    return True
+def _light(groups: list[Group]) -> bool:
+    """Whether every kernel of a program is an elementwise, broadcast, injective or reduction group
+    (no GEMM, convolution or opaque kernel): such a program calls its kernels from the host,
+    however big its arrays, instead of through a compiled program function. Its kernels are
+    compiled once per rank and broadcast pattern and shared by every size, but a program function
+    links them in again, so it cost as much to compile as the kernels themselves: the binds of
+    MXNet's broadcast-operator tests (one two-input op over 31 shape pairs, forward and backward)
+    took half the time without it (``benchmarks/bench_bind_sweep.py``). The host's ~1-2 us per call
+    is what a step of such small kernels costs either way, and nothing beside a big array's: at 2 K,
+    10 K and 120 K elements a three-op graph's step time was the same within noise
+    (``docs/performance.md``, "Elementwise and reduction programs call their kernels from the
+    host")."""
+    return all(grp.kind <= Kind.REDUCTION for grp in groups if not (grp.view or grp.host))
 
 
 def _launches(step: list) -> list:
@@ -301,7 +297,7 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     :data:`PROGRAM_CALLS_LIMIT`; ``Config.program_calls``)."""
     inplace = dict(inplace)
     limit = PROGRAM_CALLS_LIMIT if program_calls is None else program_calls
-    if program_calls is None and _tiny(g, groups):
+    if program_calls is None and _light(groups):
         limit = 0
     mw = target.module_writer(cache, fastmath)
     runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
