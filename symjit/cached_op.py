@@ -62,7 +62,7 @@ class BoundGraph:
         def report(name: str, arr: NDArray) -> None:
             op = next((o for n, o in names if name.startswith(n + "_")), "")
             callback(name, op, arr)
-        exe.set_monitor_callback(report, monitor_all)
+        exe.set_monitor_callback(report, monitor_all, variables=False)   # op names only, as MXNet's hooks
 
     def _executor(self, arrays: dict[str, NDArray], ctx: Any, need: tuple | None) -> tuple:
         copied = [arrays[n] for n in self.copied]

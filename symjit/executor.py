@@ -595,15 +595,18 @@ class Executor:
         return ex
 
     def set_monitor_callback(self, callback: Any, monitor_all: bool = False,
-                             active: Any = None) -> None:
+                             active: Any = None, *, variables: bool = True) -> None:
         """Call ``callback(name, NDArray)`` for every op's outputs after each forward pass
-        (``fc1_output``; with ``monitor_all`` first its inputs, ``fc1_weight``), and after each
+        (``fc1_output``; with ``monitor_all`` first its inputs, ``fc1_weight``, an input that is a
+        variable first under its own name, ``data``), and after each
         backward pass for the gradient each op computes for its inputs (``fc1_backward_weight``).
 
         Watched passes run an unfused program without memory reuse (compiled on first use); the
         arrays handed to the callback are views valid until the next pass. ``active`` (a symjit
         extension) is a function of no arguments saying whether the next pass is watched; the
         others run the fused program. ``mx.mon.Monitor`` passes its ``interval`` gate here.
+        ``variables=False`` (a symjit extension) reports inputs by their op's names only, as
+        MXNet's Gluon op hooks do.
         ``callback=None`` removes the monitor.
 
         >>> import symjit as mx
@@ -621,11 +624,11 @@ class Executor:
         if not callable(callback):
             raise MXNetError("set_monitor_callback: callback must be callable, got "
                              f"{type(callback).__name__}")
-        self._monitor = (callback, bool(monitor_all), active or (lambda: True))
+        self._monitor = (callback, bool(monitor_all), active or (lambda: True), variables)
 
     def _report(self, mode: str, phase: str) -> None:
         """Hand the watched values of one pass of a monitored program to the callback."""
-        callback, monitor_all = self._monitor[:2]
+        callback, monitor_all, _, variables = self._monitor
         g = self._programs[mode].graph
         array = self._lookup[mode]
         for op in g.ops:
@@ -634,6 +637,9 @@ class Executor:
             if monitor_all and phase == "forward":
                 names = op.op.list_arguments(op.params) + op.op.list_aux(op.params)
                 for name, i in zip(names, op.inputs):
+                    value = g.values[i]
+                    if variables and value.kind in ("arg", "aux"):   # under its own name first
+                        callback(value.ref, NDArray(array(i), self._ctx))
                     callback(f"{op.name}_{name}", NDArray(array(i), self._ctx))
             for o in op.outputs:
                 if o in g.watch:
@@ -746,9 +752,10 @@ class HalfExecutor(Executor):
         """The inner executor's :meth:`Executor.get_optimized_symbol`."""
         return self._inner.get_optimized_symbol()
 
-    def set_monitor_callback(self, callback: Any, monitor_all: bool = False, active: Any = None) -> None:
+    def set_monitor_callback(self, callback: Any, monitor_all: bool = False, active: Any = None, *,
+                             variables: bool = True) -> None:
         """As :meth:`Executor.set_monitor_callback`: the callback sees the float32 values."""
-        self._inner.set_monitor_callback(callback, monitor_all, active)
+        self._inner.set_monitor_callback(callback, monitor_all, active, variables=variables)
 
     def debug_str(self) -> str:
         """The float32 program's :meth:`Executor.debug_str`."""

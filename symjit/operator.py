@@ -35,21 +35,25 @@ instance like a symbol constructor registers a hidden op type for it.
 from __future__ import annotations
 
 import collections
+import ctypes
 import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .base import MXNetError
+from .base import MXNetError, NDArrayHandle, py_str
+from .ndarray.dispatch import settle
 from .ndarray.ndarray import NDArray
 from .ops.custom import PROPS, register_array_type
 from .symbol.symbol import Symbol, make_op_symbol
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "NumpyOp", "get_all_registered_operators",
-           "get_operator_arguments", "OperatorArguments"]
+           "get_operator_arguments", "OperatorArguments",
+           # what ``from mxnet.operator import *`` also hands out in MXNet (its module has no __all__)
+           "ctypes", "NDArray", "NDArrayHandle", "py_str"]
 
-register_array_type(NDArray)   # a Custom op's host call hands its CustomOp NDArrays
+register_array_type(NDArray, settle)   # a Custom op's host call hands its CustomOp NDArrays
 
 
 class CustomOp:
@@ -212,7 +216,8 @@ class NumpyOp:
     ``list_outputs``, ``infer_shape``, ``forward(in_data, out_data)`` and
     ``backward(out_grad, in_data, out_data, in_grad)``, writing results into the given arrays
     in place; then call the instance like a symbol constructor:
-    ``net = NumpySoftmax()(data=fc, name='softmax')``.
+    ``net = NumpySoftmax()(data=fc, name='softmax')``. The base class itself is MXNet's: one
+    input ``data``, one output ``output`` of its shape, a copy forward and a gradient of ones.
     """
 
     def __init__(self, need_top_grad: bool = True):
@@ -236,11 +241,14 @@ class NumpyOp:
         return [t] * len(in_type), [t] * len(self.list_outputs()), []
 
     def forward(self, in_data: list[np.ndarray], out_data: list[np.ndarray]) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+        """By default, as in MXNet, the first output is a copy of the first input."""
+        out_data[0][...] = in_data[0]
 
     def backward(self, out_grad: list[np.ndarray], in_data: list[np.ndarray],
                  out_data: list[np.ndarray], in_grad: list[np.ndarray]) -> None:
-        raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
+        """By default, as in MXNet, the first input's gradient is all ones (whatever the head
+        gradient)."""
+        in_grad[0][...] = 1.0
 
     def get_symbol(self, *args: Symbol, **kwargs: Any) -> Symbol:
         """The symbol applying this operator to the given inputs (what calling it does)."""

@@ -180,6 +180,19 @@ def test_numpy_softmax_matches_softmax_output():
                                rtol=1e-5, atol=1e-6)
 
 
+def test_the_numpy_op_base_class_copies_forward_and_gives_a_gradient_of_ones():
+    """NumpyOp itself, not subclassed, is MXNet's default operator: its output is its input, and
+    its input's gradient is ones whatever the head gradient."""
+    sym = mx.operator.NumpyOp().get_symbol(mx.sym.Variable("X"), name="plain")
+    assert sym.list_arguments() == ["X"] and sym.list_outputs() == ["plain_output"]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    dx = mx.nd.zeros((2, 3))
+    ex = sym.bind(mx.cpu(), args=[mx.nd.array(x)], args_grad={"X": dx})
+    np.testing.assert_array_equal(ex.forward(is_train=True)[0].asnumpy(), x)
+    ex.backward(mx.nd.array(np.full((2, 3), 7.0)))
+    np.testing.assert_array_equal(dx.asnumpy(), np.ones((2, 3)))
+
+
 class ConstLoss(mx.operator.CustomOp):
     """out = x; backward writes a fixed gradient (2*x) whatever out_grad holds."""
 
@@ -440,3 +453,46 @@ def test_get_operator_arguments_lists_inputs_then_parameters():
     assert drop.types[drop.names.index("p")] == "float, optional, default=0.5"
     with pytest.raises(mx.MXNetError, match="no operator named 'Activaton'"):
         mx.operator.get_operator_arguments("Activaton")
+
+
+class LazySquare(mx.operator.CustomOp):
+    """out = x * x and dx = 2 * x * dout, written from NDArray arithmetic (queued by the lazy
+    engine) through assign, plus an aux state set to ones."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        aux[0][:] = 1
+        self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+
+
+@mx.operator.register("test_lazy_square")
+class LazySquareProp(mx.operator.CustomOpProp):
+    def list_auxiliary_states(self):
+        return ["aux"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], [in_shape[0]]
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return LazySquare()
+
+
+def test_kernels_after_a_custom_op_see_what_its_queued_arithmetic_wrote():
+    """A Custom op's forward and backward that write their results from NDArray arithmetic
+    (which the lazy engine queues) are done when the compiled kernels after them read the
+    buffers: forward, backward and finite differences agree with numpy."""
+    from symjit.test_utils import check_numeric_gradient
+    sq = mx.sym.Custom(mx.sym.Variable("data"), mx.sym.Variable("aux"), op_type="test_lazy_square",
+                       name="sq")
+    net = mx.sym.sum(sq * 3 + 1)
+    x = np.random.default_rng(2).uniform(-1, 1, (4, 5)).astype(np.float32)
+    aux = mx.nd.zeros((4, 5))
+    dx = mx.nd.zeros((4, 5))
+    ex = net.bind(mx.cpu(), args={"data": mx.nd.array(x)}, args_grad={"data": dx}, aux_states={"aux": aux})
+    np.testing.assert_allclose(ex.forward(is_train=True)[0].asnumpy(), [(3 * x * x + 1).sum()], rtol=1e-5)
+    ex.backward()
+    np.testing.assert_allclose(dx.asnumpy(), 6 * x, rtol=1e-5)
+    assert (aux.asnumpy() == 1).all()
+    check_numeric_gradient(sq * 3, [x], [np.zeros((4, 5), np.float32)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pytest
 
 import symjit as mx
 
@@ -139,3 +140,49 @@ def test_plain_callback_and_its_removal():
     ex.set_monitor_callback(None)
     ex.forward()
     assert len(seen) == 1
+
+
+def test_monitor_all_reports_a_variable_input_under_its_own_name_then_the_ops():
+    """With monitor_all, each input of an op is reported as ``<op>_<argument>``, and an input that
+    is a variable first under the variable's own name; a computed input only under the op's."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.relu(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="act")
+    ex = net.simple_bind(mx.cpu(), data=(2, 4), grad_req="null")
+    seen = []
+    ex.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    ex.forward()
+    assert seen == ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias", "fc_output",
+                    "act_data", "act_output"]
+    seen.clear()
+    both = mx.sym.concat(data, data, dim=0, name="cat")
+    ex = both.simple_bind(mx.cpu(), data=(2, 4), grad_req="null")
+    ex.set_monitor_callback(lambda name, arr: seen.append(name), monitor_all=True)
+    ex.forward()
+    assert seen == ["data", "cat_arg0", "data", "cat_arg1", "cat_output"]
+
+
+def test_a_monitor_callback_can_take_its_array_through_a_ctypes_handle():
+    """MXNet's raw monitor code casts the array to an NDArrayHandle and builds NDArray(handle):
+    a handle names the live array, NDArray(handle) is a view of it, read-only when asked, and a
+    handle naming no array is a clear error."""
+    import ctypes
+
+    from symjit.base import NDArrayHandle
+    from symjit.ndarray import NDArray
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    ex = net.simple_bind(mx.cpu(), data=(3, 4), grad_req="null")
+    ex.arg_dict["fc_weight"][:] = 1.0
+    mins = {}
+
+    def callback(name, arr):
+        view = NDArray(ctypes.cast(arr, NDArrayHandle), writable=False)
+        mins[name] = mx.nd.min(view).asscalar()
+        assert view.shape == arr.shape
+        with pytest.raises(mx.MXNetError, match="read-only"):
+            view[:] = 0
+    ex.set_monitor_callback(callback, monitor_all=True)
+    ex.forward(data=np.arange(12.0).reshape(3, 4))
+    assert mins["fc_data"] == 0.0 and mins["fc_weight"] == 1.0
+    assert mins["fc_output"] == 6.0 + mins["fc_bias"]
+    with pytest.raises(mx.MXNetError, match="names no live NDArray"):
+        NDArray(ctypes.c_void_p(12345))

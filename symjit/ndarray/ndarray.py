@@ -25,6 +25,8 @@ and integer indexing of a 1-D array give shape (1,).
 """
 from __future__ import annotations
 
+import ctypes
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -197,6 +199,18 @@ def _wrap_fast(data: np.ndarray, ctx: Context) -> NDArray:
     return r
 
 
+_HANDLES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # id -> an array handed out
+
+
+def _from_handle(handle: ctypes.c_void_p) -> NDArray:
+    """The live array a handle from :attr:`NDArray._as_parameter_` names."""
+    src = _HANDLES.get(handle.value or 0)
+    if src is None:
+        raise MXNetError(f"NDArray: handle {handle.value!r} names no live NDArray of this process "
+                         "(symjit has no C library: a handle comes from ctypes.cast(array, NDArrayHandle))")
+    return src
+
+
 class NDArray:
     """An n-dimensional array on a device, with MXNet 1.x's operators and methods.
 
@@ -215,11 +229,27 @@ class NDArray:
     _number = False           # an array made from a number operand of arithmetic
     _is_view = False          # made by _view: shares another array's storage
 
-    def __init__(self, data: Any, ctx: Context | None = None):
-        if isinstance(data, np.ndarray) and not data.flags.c_contiguous:
-            data = np.ascontiguousarray(data)  # views and reshape rely on C order
+    def __init__(self, data: Any, ctx: Context | None = None, writable: bool = True):
+        if isinstance(data, np.ndarray):
+            if not data.flags.c_contiguous:
+                data = np.ascontiguousarray(data)  # views and reshape rely on C order
+        elif isinstance(data, ctypes.c_void_p):    # MXNet's NDArray(handle, writable)
+            src = _from_handle(data)
+            data, ctx = src._store, src._ctx
+            self._ver, self._is_view = src._cell(), True
+            if not writable and isinstance(data, np.ndarray):
+                data = data.view()
+                data.flags.writeable = False
         self._store = data
         self._ctx = ctx if ctx is not None else Context("cpu", 0)
+
+    @property
+    def _as_parameter_(self) -> ctypes.c_void_p:
+        """The array as ctypes sees it, MXNet's ``NDArrayHandle`` (``ctypes.cast(arr, NDArrayHandle)``):
+        symjit has no C library, so a handle names a live array, and ``NDArray(handle)`` is a view
+        of it (``writable=False``: a read-only one)."""
+        _HANDLES[id(self)] = self
+        return ctypes.c_void_p(id(self))
 
     # -- storage access (the only places that touch _data) ------------------------------------
     @property

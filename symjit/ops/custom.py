@@ -51,6 +51,7 @@ PROPS: dict[str, type] = {}   # op_type -> CustomOpProp subclass (filled by mx.o
 _ARRAY_TYPE: list[type] = []
 """The class a host call views its buffers as, ``cls(buffer, ctx)``: the NDArray, registered by
 :mod:`symjit.operator` (where custom ops are registered) when it is imported."""
+_SETTLE: list[Callable[[], None]] = []   # runs queued NDArray work (registered with the array type)
 _INSTANCES: dict[tuple, Any] = {}
 _RESERVED = ("op_type", "forward_node")
 
@@ -248,15 +249,18 @@ def _custom_grad(b, node, ograds: list) -> list:
 
 
 # --- host calls -------------------------------------------------------------------------------
-def register_array_type(cls: type) -> None:
+def register_array_type(cls: type, settle: Callable[[], None] | None = None) -> None:
     """Make host calls hand the ``CustomOp`` its buffers as ``cls(buffer, ctx)`` (views, no
-    copies); called by :mod:`symjit.operator` with the NDArray.
+    copies), and run ``settle`` after its ``forward``/``backward`` returns, so that work its code
+    queued on those arrays (the lazy engine's) is done before compiled kernels read the buffers;
+    called by :mod:`symjit.operator` with the NDArray and the queue's flush.
 
     >>> from symjit.ndarray import NDArray
     >>> _ARRAY_TYPE == [NDArray]
     True
     """
     _ARRAY_TYPE[:] = [cls]
+    _SETTLE[:] = [settle] if settle is not None else []
 
 
 def _wrap(arrays: list[np.ndarray], ctx: Any) -> list:
@@ -325,6 +329,8 @@ def _guarded(node, phase: str, fn: Callable[[], None]) -> Callable[[], None]:
     def call() -> None:
         try:
             fn()
+            for settle in _SETTLE:   # the op's queued writes land before kernels read its outputs
+                settle()
         except MXNetError as exc:
             if str(exc).startswith(_where(node.params)):
                 raise
