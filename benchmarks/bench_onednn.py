@@ -140,10 +140,10 @@ def onednn_layer(d: OneDNN, x, w, dout, pad: tuple, blocked: bool) -> dict:
     ``<kind>+reorders`` forms. The forward's output is checked against a numpy convolution."""
     tag = TAG_ANY if blocked else TAG_ABCD
     geom = (d.dims(1, 1), d.dims(0, 0), d.dims(*pad), d.dims(*pad))
-    plain = {k: d.desc(a.shape, TAG_ABCD) for k, a in (("x", x), ("w", w), ("y", dout))}
-    plain_mem = {k: d.memory(plain[k], a) for k, a in (("x", x), ("w", w), ("y", dout))}
-    y = np.empty_like(dout)
-    y_mem = d.memory(plain["y"], y)
+    arrays = {"x": x, "w": w, "y": dout}
+    plain = {k: d.desc(a.shape, TAG_ABCD) for k, a in arrays.items()}
+    plain_mem = {k: d.memory(plain[k], a) for k, a in arrays.items()}
+    y = np.empty_like(dout)   # the forward's output, reordered back to NCHW
     fpd = d._make("dnnl_convolution_forward_primitive_desc_create", d.engine, FORWARD_TRAINING,
                   CONVOLUTION_DIRECT, d.desc(x.shape, tag), d.desc(w.shape, tag), None,
                   d.desc(dout.shape, tag), *geom, None)
@@ -152,32 +152,29 @@ def onednn_layer(d: OneDNN, x, w, dout, pad: tuple, blocked: bool) -> dict:
     wpd = d._make("dnnl_convolution_backward_weights_primitive_desc_create", d.engine,
                   CONVOLUTION_DIRECT, d.desc(x.shape, tag), d.desc(w.shape, tag), None,
                   d.desc(dout.shape, tag), *geom, fpd, None)
-    source = {"x": "x", "w": "w", "y": "y"}
-    need = {"forward": {"src": "x", "weights": "w", "dst": None},
-            "backward_data": {"diff_dst": "y", "weights": "w", "diff_src": None},
-            "backward_weight": {"src": "x", "diff_dst": "y", "diff_weights": None}}
+    # each primitive's arguments: role -> (the plain array of its shape, whether it is an input)
+    need = {"forward": {"src": ("x", True), "weights": ("w", True), "dst": ("y", False)},
+            "backward_data": {"diff_dst": ("y", True), "weights": ("w", True), "diff_src": ("x", False)},
+            "backward_weight": {"src": ("x", True), "diff_dst": ("y", True), "diff_weights": ("w", False)}}
     calls, moves = {}, {}
     for pd, kind in ((fpd, "forward"), (bpd, "backward_data"), (wpd, "backward_weight")):
         args, ins, outs = {}, [], []
-        for role, src in need[kind].items():
+        for role, (name, given) in need[kind].items():
             md = d.query(pd, role)
             mem = d.memory(md)
             args[role] = mem
-            if src is not None:                  # filled from the plain array
-                move = d.reorder(plain[source[src]], md, plain_mem[source[src]], mem)
+            if given:                            # filled from the plain array
+                move = d.reorder(plain[name], md, plain_mem[name], mem)
                 move()
-                if src != "w":
+                if name != "w":
                     ins.append(move)
             else:
-                out_plain = {"dst": "y", "diff_src": "x", "diff_weights": "w"}[role]
-                scratch = np.empty_like({"y": dout, "x": x, "w": w}[out_plain])
-                outs.append(d.reorder(md, plain[out_plain], mem, d.memory(plain[out_plain], scratch)))
-                if role == "dst":
-                    fwd_out = d.reorder(md, plain["y"], mem, y_mem)
+                out = y if role == "dst" else np.empty_like(arrays[name])
+                outs.append(d.reorder(md, plain[name], mem, d.memory(plain[name], out)))
         calls[kind] = d.call(pd, args)
         moves[kind] = ins + outs
     calls["forward"]()
-    fwd_out()
+    moves["forward"][-1]()                       # its output into y
     _check(x, w, pad, y)
     if blocked:
         for kind in list(calls):
