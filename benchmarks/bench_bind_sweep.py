@@ -5,9 +5,12 @@ three-kernel elementwise program whose kernels the executor calls from the host 
 program through compiled program functions (``Config.program_calls``)::
 
     python benchmarks/bench_bind_sweep.py [--ops broadcast_plus,broadcast_mul] [--program-calls 0]
+    python benchmarks/bench_bind_sweep.py --steps [--ops broadcast_mul]
 
 ``--program-calls N`` binds with ``Config.program_calls = N`` (16: the program functions the
-compiler built for such programs before; default: the compiler's choice).
+compiler built for such programs before; default: the compiler's choice). ``--steps`` times, instead,
+each shape pair's bound forward and backward passes (the kernels' speed, not their compiling:
+best of 5 x 10 passes, ms), to compare two trees' kernels in separate runs taking turns.
 """
 from __future__ import annotations
 
@@ -48,6 +51,34 @@ def sweep(op: str, config) -> float:
     return time.perf_counter() - t0
 
 
+def pattern_steps(op: str, config) -> list[tuple[float, float]]:
+    """Best ms of a forward and of a forward + backward pass of ``op`` bound on each of
+    :data:`SHAPES`."""
+    import symjit as mx
+    from symjit.executor import Executor
+    net = getattr(mx.sym, op)(mx.sym.Variable("a"), mx.sym.Variable("b"))
+    rng = np.random.default_rng(0)
+    times = []
+    for lhs, rhs in SHAPES:
+        args = {"a": mx.nd.array(rng.random(lhs)), "b": mx.nd.array(rng.random(rhs))}
+        grads = {"a": mx.nd.zeros(lhs), "b": mx.nd.zeros(rhs)}
+        ex = Executor(net, mx.cpu(), args, grads, "write", None, config=config)
+        head = mx.nd.array(rng.random(ex.forward(is_train=True)[0].shape))
+        best = [float("inf"), float("inf")]
+        for _ in range(5):
+            for which in (0, 1):
+                t = time.perf_counter()
+                for _ in range(10):
+                    ex.forward(is_train=True)
+                    if which:
+                        ex.backward(head)
+                ex.grad_dict["b"].wait_to_read()
+                ex.outputs[0].wait_to_read()
+                best[which] = min(best[which], (time.perf_counter() - t) / 10 * 1e3)
+        times.append((best[0], best[1]))
+    return times
+
+
 def step_us(shape: tuple, config, steps: int = 300) -> float:
     """Best us per forward + backward step of ``tanh(broadcast_mul(exp(a), b) + a)``."""
     import symjit as mx
@@ -73,10 +104,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ops", default="broadcast_plus,broadcast_mul")
     ap.add_argument("--program-calls", type=int, default=None)
+    ap.add_argument("--steps", action="store_true", help="time the bound passes, not the binds")
     a = ap.parse_args()
     os.environ["SYMJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="symjit-sweep-")
     from symjit.config import Config
     config = Config.from_env().replace(program_calls=a.program_calls, interpret_calls=0)
+    if a.steps:
+        for op in a.ops.split(","):
+            for (lhs, rhs), (fwd, both) in zip(SHAPES, pattern_steps(op, config)):
+                print(f"{op} {lhs} x {rhs}: forward {fwd:.2f} ms, forward + backward {both:.2f} ms",
+                      flush=True)
+        return
     for op in a.ops.split(","):
         seconds = sweep(op, config)
         print(f"{op}: {len(SHAPES)} shape pairs bound and run forward and backward in {seconds:.1f} s",

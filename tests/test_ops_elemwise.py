@@ -518,3 +518,31 @@ def test_smooth_l1_sigma_defaults_to_one():
     x = np.array([1.0, 2.0, 0.5, -3.0, 0.0])
     want = np.where(np.abs(x) < 1, 0.5 * x * x, np.abs(x) - 0.5)
     np.testing.assert_allclose(mx.nd.smooth_l1(mx.nd.array(x, dtype="float64")).asnumpy(), want)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_mod_gradient_is_zero_for_integers(dtype):
+    """mod has no derivative on integers: MXNet's integer kernels of its gradients give 0 (a head
+    gradient of 1 must not flow to either side), while floats get 1 and -floor(a / b)."""
+    a, b = mx.sym.Variable("a", dtype=dtype), mx.sym.Variable("b", dtype=dtype)
+    x = np.array([[5, 7, -3]], dtype)
+    y = np.array([[3], [2]], dtype)
+    ga, gb = mx.nd.zeros(x.shape, dtype=dtype), mx.nd.zeros(y.shape, dtype=dtype)
+    exe = mx.sym.broadcast_mod(a, b).bind(mx.cpu(), {"a": mx.nd.array(x, dtype=dtype),
+                                                     "b": mx.nd.array(y, dtype=dtype)},
+                                          args_grad={"a": ga, "b": gb})
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.ones((2, 3), dtype=dtype)])
+    if dtype.startswith("int"):
+        assert not ga.asnumpy().any() and not gb.asnumpy().any()
+    else:
+        assert ga.asnumpy().tolist() == [[2, 2, 2]]
+        assert gb.asnumpy().ravel().tolist() == (-np.floor(x / y)).sum(axis=1).tolist()
+    floats = {"mod": [1, 1], "rmod": [-4, -2]}   # d(v % 4)/dv = 1, d(20 % v)/dv = -floor(20 / v)
+    for name, op in (("mod", lambda v: v % 4), ("rmod", lambda v: 20 % v)):   # the scalar forms
+        v = mx.nd.array([5, 7], dtype=dtype)
+        v.attach_grad()
+        with mx.autograd.record():
+            out = op(v)
+        out.backward()
+        assert v.grad.asnumpy().tolist() == ([0, 0] if dtype.startswith("int") else floats[name])

@@ -43,7 +43,7 @@ from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
 
 __all__ = [
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_argmax", "reduce_argmin",
-    "sum_rows", "sum_rows_accumulate",
+    "sum_rows", "sum_rows_accumulate", "reduce_block", "reduce_block_of",
     "broadcast_back_sum", "broadcast_back_mean", "broadcast_back_extreme",
     "check_reduce", "check_broadcast_back", "check_sum_rows", "REDUCE_KERNELS",
 ]
@@ -53,6 +53,42 @@ _jit = njit(cache=True, nogil=True)
 
 # ---------------------------------------------------------------------------------------------
 # sum / mean
+
+
+def reduce_block_of(xshape, oshape):
+    """``(True, A, R, B)`` when reducing an input of shape ``xshape`` to ``oshape`` (the same rank,
+    size 1 on the reduced axes) reduces one block of adjacent axes (size-1 axes aside), so the
+    input is an ``(A, R, B)`` view; ``(False, 0, 0, 0)`` when the reduced axes are apart, or reduce
+    nothing (``R == 0``). The reduced axes are read from the shapes, so a kernel calling it serves
+    every reduction of its rank.
+
+    >>> reduce_block_of((2, 3, 4), (2, 1, 1)), reduce_block_of((2, 3, 4), (1, 3, 1))
+    ((True, 2, 12, 1), (False, 0, 0, 0))
+    """
+    n = len(xshape)
+    lo, hi = n, -1
+    for d in range(n):
+        if xshape[d] != 1 and oshape[d] == 1:
+            lo = min(lo, d)
+            hi = d
+    if hi < 0:
+        lo, hi = n, n - 1
+    a, r, b = 1, 1, 1
+    for d in range(n):
+        if d < lo:
+            a *= xshape[d]
+        elif d > hi:
+            b *= xshape[d]
+        elif xshape[d] != 1 and oshape[d] != 1:
+            return False, 0, 0, 0
+        else:
+            r *= xshape[d]
+    if r == 0:
+        return False, 0, 0, 0
+    return True, a, r, b
+
+
+reduce_block = _jit(reduce_block_of)
 
 
 @_jit

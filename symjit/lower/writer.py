@@ -127,6 +127,11 @@ class KernelWriter:
         # the kernel takes the array once, under the input's name (see codegen's _same_arrays),
         # so a rule that makes a local of each (a flat view) makes one, which LLVM vectorizes
         self.same: dict[str, str] = {}
+        # set for the kernels of light programs (no GEMM or convolution: what tests and imperative
+        # calls bind on ever new shapes): a broadcast loop, or a reduction to an output of its
+        # input's rank, is written for every broadcast pattern / reduced axis set of its ranks,
+        # read from the shapes at run time (symjit.compiler.codegen.loop.axis_steps)
+        self.any_pattern = False
         self.name = name
         self.params = params
         self.lines: list[str] = []

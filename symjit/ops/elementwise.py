@@ -337,12 +337,12 @@ def _bw_div_rhs(g, a, b):
     return -g * a / (b * b)
 
 
-def _bw_mod_lhs(g, a, b):
-    return 0.0 if b == 0 else g
+def _bw_mod_lhs(g, a, b):   # integers: no gradient (MXNet's integer kernels)
+    return 0.0 if b == 0 else intdiv.float_grad(a, g)
 
 
 def _bw_mod_rhs(g, a, b):
-    return 0.0 if b == 0 else -g * math.floor(a / b)
+    return 0.0 if b == 0 else intdiv.float_grad(a, -g * math.floor(a / b))
 
 
 def _bw_power_lhs(g, a, b):
@@ -384,11 +384,11 @@ def _bw_rdiv_scalar(g, x, s):
 
 
 def _bw_mod_scalar(g, x, s):
-    return 0.0 if s == 0 else g
+    return 0.0 if s == 0 else intdiv.float_grad(x, g)
 
 
 def _bw_rmod_scalar(g, x, s):
-    return 0.0 if x == 0 else -g * math.floor(s / x)
+    return 0.0 if x == 0 else intdiv.float_grad(x, -g * math.floor(s / x))
 
 
 def _bw_power_scalar(g, x, s):

@@ -6,9 +6,14 @@ a float quotient cast to an integer would be garbage. Numba picks the form at ty
 as the CPU's :mod:`symjit.lower.cpu.overloads` does); plain Python (numba's CUDA simulator) runs
 the function itself.
 
+``float_grad(x, g)`` is the same kind of rule for gradients: ``g`` where ``x`` is a float, 0 where
+it is an integer, as MXNet's integer kernels of ``mod``'s gradients give.
+
 >>> import numpy as np
 >>> div(np.int32(7), np.int32(0)), div(7.0, 2.0)
 (0, 3.5)
+>>> float_grad(np.int32(7), 1.0), float_grad(7.0, 1.0)
+(0, 1.0)
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import numpy as np
 
 from ..jitext import on_install
 
-__all__ = ["div", "typed"]
+__all__ = ["div", "typed", "float_grad"]
 
 
 def div(a, b):
@@ -33,7 +38,21 @@ def typed(a, b):
     return lambda a, b: a / b
 
 
+def float_grad(x, g):
+    if isinstance(x, (int, np.integer)):
+        return 0
+    return g
+
+
+def _float_grad_typed(x, g):
+    from numba import types
+    if isinstance(x, types.Integer):
+        return lambda x, g: 0
+    return lambda x, g: g
+
+
 @on_install
 def _register() -> None:
     from numba.extending import overload
     overload(div)(typed)   # every target
+    overload(float_grad)(_float_grad_typed)

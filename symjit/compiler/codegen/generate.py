@@ -65,8 +65,12 @@ PROGRAM_CALLS_LIMIT = 16
 def _light(groups: list[Group]) -> bool:
     """Whether every kernel of a program is an elementwise, broadcast, injective or reduction group
     (no GEMM, convolution or opaque kernel): such a program calls its kernels from the host,
-    however big its arrays, instead of through a compiled program function. Its kernels are
-    compiled once per rank and broadcast pattern and shared by every size, but a program function
+    however big its arrays, instead of through a compiled program function, and its broadcast
+    loops and kept-rank reductions are written for every broadcast pattern of their ranks
+    (``KernelWriter.any_pattern``: what tests and imperative calls bind on ever new shapes; a
+    model's program keeps one kernel per pattern, which LLVM compiles 2-3x faster and which runs up
+    to 2.5x faster where the innermost axis is short). Its kernels are
+    compiled once per rank and shared by every size, but a program function
     links them in again, so it cost as much to compile as the kernels themselves: the binds of
     MXNet's broadcast-operator tests (one two-input op over 31 shape pairs, forward and backward)
     took half the time without it (``benchmarks/bench_bind_sweep.py``). The host's ~1-2 us per call
@@ -148,15 +152,18 @@ def _kernel_module(kmw: ModuleWriter, form: str, target: Target) -> str:
 def _group_kernel(mw: ModuleWriter, target: Target, g: Graph, grp: Group,
                   spans: dict[str, tuple[str, int]], forms: dict[str, str],
                   kernel_of: dict[str, str], const_values: dict[str, list],
-                  kmods: dict[str, str], new_writer, inplace: dict[int, int]) -> list[Launch]:
+                  kmods: dict[str, str], new_writer, inplace: dict[int, int],
+                  any_pattern: bool = False) -> list[Launch]:
     """The launches of a group: its kernel, after the kernels of any building-block calls its
-    rule asked to run on their own (``KernelWriter.prior``)."""
+    rule asked to run on their own (``KernelWriter.prior``). ``any_pattern``: written for every
+    broadcast pattern of its ranks (``KernelWriter.any_pattern``)."""
     params = list(dict.fromkeys(grp.inputs + grp.outputs))
     same = _same_arrays(g, params, inplace)
     kmw = new_writer() if target.kernel_modules else mw
     k = KernelWriter(kmw, f"k{grp.id}", [vname(v) for v in params if v not in same],
                      {vname(v): g.values[v] for v in params})
     k.same = {vname(o): vname(i) for o, i in same.items()}
+    k.any_pattern = any_pattern
     anchor = grp.anchor
     elem: dict[int, ElemExpr] = {}
     if anchor is not None:
@@ -297,7 +304,8 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
     :data:`PROGRAM_CALLS_LIMIT`; ``Config.program_calls``)."""
     inplace = dict(inplace)
     limit = PROGRAM_CALLS_LIMIT if program_calls is None else program_calls
-    if program_calls is None and _light(groups):
+    light = _light(groups)
+    if program_calls is None and light:
         limit = 0
     mw = target.module_writer(cache, fastmath)
     runs: dict[str, list] = {"forward": [], "backward": []}   # host Segments and lists of launches
@@ -316,7 +324,8 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                 steps.append([])
                 labels[id(steps[-1])] = group_label(grp)
             steps[-1].extend(_group_kernel(mw, target, g, grp, spans, forms, kernel_of, const_values,
-                                           kmods, lambda: target.module_writer(cache, fastmath), inplace))
+                                           kmods, lambda: target.module_writer(cache, fastmath), inplace,
+                                           light))
     entries, segments = {}, {}
 
     def hosted(step: list) -> bool:   # a kernel in parts runs them from the host (symjit.parts)

@@ -9,6 +9,18 @@ loaded), the bodies are composed in registers, and every materialized value is s
 what makes in-place reuse of loop inputs safe. Reduction epilogues (rules with ``reduce=``, only
 offered by targets whose loops run serially) accumulate into a keepdims view of their output inside
 the same loop. How the loop opens is the target's (:meth:`symjit.lower.Target.open_loop`).
+
+In a light program (:attr:`KernelWriter.any_pattern <symjit.lower.writer.KernelWriter>`: no GEMM or
+convolution) a broadcast group's loop is written for every broadcast pattern of its ranks: each operand
+it loads, and each reduction epilogue's output of the loop's rank, is indexed ``i * s`` per axis,
+where ``s`` (1, or 0 on a size-1 axis) is read from the array's runtime shape before the loop
+(:func:`axis_steps`). So the kernel's source names no pattern, and a new pattern (MXNet's
+broadcast tests bind one op over dozens) reuses the kernel compiled for the first: ~0.4-0.7 s of
+numba per kernel otherwise. LLVM versions the loop on those steps; a forward pass runs as fast
+as the pattern's own kernel, a gradient's fused sum up to 2.5x slower where the innermost axis is
+short, and each such kernel takes LLVM 2-3x as long to compile
+(``benchmarks/bench_bind_sweep.py --steps``), so a model's program (with GEMMs or convolutions,
+bound once per shape) keeps a kernel per pattern.
 """
 from __future__ import annotations
 
@@ -16,10 +28,11 @@ from ...lower.emit import literal
 from ...lower.rules import ElemExpr, Rule
 from ...lower.target import Target
 from ...lower.writer import KernelWriter
+from ...ops.registry import Kind
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 
-__all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index"]
+__all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index", "axis_steps"]
 
 
 def vname(vid: int) -> str:
@@ -27,17 +40,38 @@ def vname(vid: int) -> str:
     return f"v{vid}"
 
 
-def broadcast_index(shape: tuple, loop_shape: tuple, idx: list[str]) -> str:
-    """Index expression of an operand broadcast (right-aligned) against the loop shape.
+def broadcast_index(shape: tuple, loop_shape: tuple, idx: list[str], steps: list[str] | None = None) -> str:
+    """Index expression of an operand broadcast (right-aligned) against the loop shape; with
+    ``steps`` (the operand's :func:`axis_steps`), the same for any broadcast pattern.
 
     >>> broadcast_index((1, 3), (2, 4, 3), ['i0', 'i1', 'i2'])
     '0, i2'
+    >>> broadcast_index((1, 3), (2, 4, 3), ['i0', 'i1', 'i2'], ['_s1', '_s2'])
+    'i1 * _s1, i2 * _s2'
     """
     off = len(loop_shape) - len(shape)
+    if steps is not None and shape:
+        return ", ".join(f"{idx[d + off]} * {s}" for d, s in enumerate(steps))
     parts = []
     for d, n in enumerate(shape):
         parts.append("0" if n == 1 and loop_shape[d + off] != 1 else idx[d + off])
     return ", ".join(parts) if parts else "0"
+
+
+def axis_steps(k: KernelWriter, array: str, ndim: int) -> list[str]:
+    """Emit, per axis of ``array``, a local that is 0 where the array has size 1 and 1 elsewhere
+    (what an index is multiplied by to broadcast it); returns their names.
+
+    >>> from symjit.lower.writer import ModuleWriter
+    >>> k = KernelWriter(ModuleWriter("", ""), "k0", ["v1"])
+    >>> axis_steps(k, "v1", 2), k.lines
+    (['_s1', '_s2'], ['    _s1 = 0 if v1.shape[0] == 1 else 1', '    _s2 = 0 if v1.shape[1] == 1 else 1'])
+    """
+    names = []
+    for d in range(ndim):
+        names.append(k.tmp("s"))
+        k.line(f"{names[-1]} = 0 if {array}.shape[{d}] == 1 else 1")
+    return names
 
 
 def loop_dims(g: Graph, grp: Group) -> list[str]:
@@ -49,26 +83,54 @@ def loop_dims(g: Graph, grp: Group) -> list[str]:
     return [str(n) for n in grp.loop_shape]
 
 
-def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode]) -> dict[int, tuple[str, tuple]]:
-    """Zero each reduction epilogue's output, viewed with the loop's rank (kept dims)."""
+def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode],
+                  generic: bool) -> dict[int, tuple[str, tuple | list[str]]]:
+    """Zero each reduction epilogue's output, viewed with the loop's rank (kept dims): the view
+    and its reduced axes, or (``generic``, an output of the loop's rank) the output itself and its
+    :func:`axis_steps`."""
     from ...ops.reduce import reduced_axes
     views = {}
     ldims = loop_dims(g, grp)
     for op in reds:
         src = g.values[op.inputs[0]].shape
-        axes = reduced_axes(src, op.params["axis"], op.params["exclude"])
         out = vname(op.outputs[0])
-        view = k.tmp("r")
-        kept = ", ".join("1" if d in axes else ldims[d] for d in range(len(src)))
-        k.line(f"{view} = {out}.reshape(({kept},))")
+        if generic and len(g.values[op.outputs[0]].shape) == len(src):
+            views[op.outputs[0]] = (out, axis_steps(k, out, len(src)))
+        else:
+            axes = reduced_axes(src, op.params["axis"], op.params["exclude"])
+            view = k.tmp("r")
+            kept = ", ".join("1" if d in axes else ldims[d] for d in range(len(src)))
+            k.line(f"{view} = {out}.reshape(({kept},))")
+            views[op.outputs[0]] = (view, axes)
         k.line(f"{out}.reshape(-1)[:] = 0")
-        views[op.outputs[0]] = (view, axes)
     return views
 
 
 def _loaded(op: OpNode, rule: Rule) -> list[int]:
     """The inputs of a loop op that its body reads (shape-only inputs are not)."""
     return [i for slot, i in enumerate(op.inputs) if slot not in rule.shape_only]
+
+
+def _loads(ops: list[tuple[OpNode, Rule]], elem: dict[int, ElemExpr]) -> list[int]:
+    """The values the loop reads from arrays, in load order."""
+    computed = {o for op, _ in ops for o in op.outputs}
+    return list(dict.fromkeys(i for op, r in ops for i in _loaded(op, r)
+                              if i not in computed and i not in elem))
+
+
+def _any_pattern(k: KernelWriter, grp: Group) -> bool:
+    """Whether the group's loop is written for every broadcast pattern (a broadcast group of a
+    light program, ``KernelWriter.any_pattern``); other groups' operands have the loop's shape."""
+    return k.any_pattern and grp.kind == Kind.BROADCAST
+
+
+def _operand_steps(k: KernelWriter, g: Graph, grp: Group, ops, elem) -> dict[int, list[str]]:
+    """The :func:`axis_steps` of every array a broadcast group's loop loads (none for other groups,
+    whose operands all have the loop's shape)."""
+    if not _any_pattern(k, grp):
+        return {}
+    return {i: axis_steps(k, vname(i), len(g.values[i].shape)) for i in _loads(ops, elem)
+            if g.values[i].shape}
 
 
 def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[tuple[OpNode, Rule]],
@@ -78,14 +140,15 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     shape = grp.loop_shape
     reds = [(op, r) for op, r in ops if r.reduce is not None]
     ops = [(op, r) for op, r in ops if r.reduce is None]
-    rviews = _reduce_views(k, g, grp, [op for op, _ in reds])
+    steps = _operand_steps(k, g, grp, ops + reds, elem)
+    rviews = _reduce_views(k, g, grp, [op for op, _ in reds], _any_pattern(k, grp))
     # anchor values first: a loop output may share the anchor output's buffer (in-place)
     store = [o for o in elem if o in grp.needed or not (ops or reds)]
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
     ldims = loop_dims(g, grp)
     if k.loop is None and not reds:   # a map: the target may spread it over threads
         saved = (len(k.lines), len(k.consts), len(k.prior), k.parts, k.indent, list(k.loop_indents))
-        emitted = _body(k, g, grp, ops, elem, store, ldims,
+        emitted = _body(k, g, grp, ops, elem, store, ldims, steps,
                         lambda k, dims: target.open_map_loop(k, dims, shape), target.close_loop)
         if not (emitted and k.parts and not saved[3]):
             return
@@ -93,22 +156,20 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
         del k.lines[saved[0]:], k.consts[saved[1]:], k.prior[saved[2]:]
         k.parts, k.indent, k.loop_indents = saved[3:]
     open_loop, close_loop = k.loop or (target.open_loop, target.close_loop)
-    _body(k, g, grp, ops, elem, store, ldims, open_loop, close_loop, reds, rviews)
+    _body(k, g, grp, ops, elem, store, ldims, steps, open_loop, close_loop, reds, rviews)
 
 
 def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr], store: list[int],
-          ldims: list[str], open_loop, close_loop, reds: list | None = None, rviews=None) -> bool:
+          ldims: list[str], steps: dict[int, list[str]], open_loop, close_loop, reds: list | None = None,
+          rviews=None) -> bool:
     """The loop itself: loads, the anchor's element expressions, the bodies, the stores, and the
     reduction epilogues' sums. Says whether an element expression emitted statements of its own."""
     shape, reds = grp.loop_shape, reds or []
     idx = open_loop(k, ldims)
     regs: dict[int, str] = {}
-    computed = {o for op, _ in ops for o in op.outputs}
-    for op, r in ops + reds:   # loads first
-        for i in _loaded(op, r):
-            if i not in regs and i not in computed and i not in elem:
-                regs[i] = k.tmp("a")
-                k.line(f"{regs[i]} = {vname(i)}[{broadcast_index(g.values[i].shape, shape, idx)}]")
+    for i in _loads(ops + reds, elem):   # loads first
+        regs[i] = k.tmp("a")
+        k.line(f"{regs[i]} = {vname(i)}[{broadcast_index(g.values[i].shape, shape, idx, steps.get(i))}]")
     emitted = False
     for vid, expr in elem.items():
         regs[vid] = k.tmp("e")
@@ -133,11 +194,18 @@ def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr],
         k.line(f"{vname(o)}[{', '.join(idx)}] = {regs[o]}")
     for op, _ in reds:
         view, axes = rviews[op.outputs[0]]
-        ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
+        if isinstance(axes, list):   # the axis steps of a generic view
+            ridx = ", ".join(f"{i} * {s}" for i, s in zip(idx, axes))
+        else:
+            ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
         k.line(f"{view}[{ridx}] += {regs[op.inputs[0]]}")
     close_loop(k, idx)
     for op, r in reds:
         if r.reduce == "mean":
-            count = " * ".join(ldims[d] for d in rviews[op.outputs[0]][1]) or "1"
-            k.line(f"{vname(op.outputs[0])}.reshape(-1)[:] /= {count}")
+            out, axes = vname(op.outputs[0]), rviews[op.outputs[0]][1]
+            if isinstance(axes, list):   # the loop's elements per output element
+                count = f"(({' * '.join(ldims)}) // {out}.size if {out}.size else 1)"
+            else:
+                count = " * ".join(ldims[d] for d in axes) or "1"
+            k.line(f"{out}.reshape(-1)[:] /= {count}")
     return emitted

@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...kernels.cpu.reduce import reduce_block_of
 from ...ops.shape_grad import clip_index
 
 __all__ = ["interpret", "interpretable", "TWINS"]
@@ -105,6 +106,7 @@ def _reduce_argmin(x, out):
 # gradient runs too, and the gathers' index clip): the same results to the bit (float64 sums
 # added in the kernel's order, NaN propagating and first extremes as the kernel's)
 TWINS = {("symjit.kernels.cpu.embed", "clip_index"): clip_index,
+         ("symjit.kernels.cpu.reduce", "reduce_block"): reduce_block_of,
          ("symjit.kernels.cpu.reduce", "reduce_argmax"): _reduce_argmax,
          ("symjit.kernels.cpu.reduce", "reduce_argmin"): _reduce_argmin,
          ("symjit.kernels.cpu.reduce", "reduce_sum"): _reduce_sum,

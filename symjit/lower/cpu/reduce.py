@@ -1,14 +1,20 @@
 """CPU lowerings of the reductions (records in :mod:`symjit.ops.reduce`): a hand-written
 ``(A, R, B)`` kernel of :mod:`symjit.kernels.cpu.reduce` when the reduced axes form one block, else
 one loop over the input accumulating into the keepdims-shaped view of the output. ``sum`` and
-``mean`` may also run as reduction epilogues of the loop computing their input (``reduce=``)."""
+``mean`` may also run as reduction epilogues of the loop computing their input (``reduce=``).
+
+In a light program (``KernelWriter.any_pattern``), a reduction whose output keeps the input's rank
+(``keepdims``: a broadcast op's gradient) reads
+its reduced axes from the shapes at run time (:func:`symjit.kernels.cpu.reduce.reduce_block`, and
+the loop's axis steps, :func:`symjit.compiler.codegen.loop.axis_steps`' form), so one kernel serves
+every axis set of its rank, as the broadcast loops serve every broadcast pattern."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...ops.reduce import contiguous_block, reduced_axes
 from ..accumulate import REDUCE_STEP, init_value, sce_row
-from ..emit import call, dims, open_loops
+from ..emit import KCPU, call, dims, open_loops
 from ..rules import rule
 from . import CPUTarget
 
@@ -62,28 +68,93 @@ def _fast_reduce(k, name: str, x: str, out: str, axes: tuple[int, ...]) -> bool:
     return True
 
 
+def _loop_reduce(k, name: str, x: str, out: str, o: str, oidx) -> None:
+    """One loop over ``x`` accumulating into ``o`` (``out`` or a view of it) at ``oidx(idx)``."""
+    k.line(f"{out}.reshape(-1)[:] = {init_value(name, k.info[out].dtype)}")
+    idx = _open_loops(k, x, len(k.info[x].shape))
+    xv = k.tmp("x")
+    k.line(f"{xv} = {x}[{', '.join(idx)}]")
+    k.line(REDUCE_STEP[name].format(o=f"{o}[{oidx(idx)}]", x=xv))
+    k.indent -= len(idx)
+
+
+def _divide(k, out: str, n: str) -> None:
+    """A mean's sums divided by the count ``n`` (integer means truncate toward zero, as MXNet's
+    integer division)."""
+    o1, j = k.tmp("o"), k.tmp("j")
+    k.line(f"{o1} = {out}.reshape(-1)")
+    k.line(f"for {j} in range({o1}.shape[0]):")
+    k.line(f"    {o1}[{j}] = {o1}[{j}] / {n}")
+
+
+def _stepped_reduce(k, name: str, x: str, out: str, nd: int) -> None:
+    """One loop over ``x`` accumulating into ``out`` (the input's rank) indexed by axis steps; where
+    the last axis is reduced, each run of it accumulates in a register (an accumulator in memory
+    whose address the loop cannot know to be fixed costs a store and a load per element)."""
+    steps = []
+    for d in range(nd):
+        steps.append(k.tmp("s"))
+        k.line(f"{steps[-1]} = 0 if {out}.shape[{d}] == 1 else 1")
+    k.line(f"{out}.reshape(-1)[:] = {init_value(name, k.info[out].dtype)}")
+    idx = _open_loops(k, x, nd - 1)
+    last, xv, acc = k.tmp("i"), k.tmp("x"), k.tmp("acc")
+    head = ", ".join(f"{i} * {s}" for i, s in zip(idx, steps)) + (", " if idx else "")
+    k.line(f"if {steps[-1]} == 0:")
+    k.line(f"    {acc} = {out}[{head}0]")
+    k.line(f"    for {last} in range({x}.shape[{nd - 1}]):")
+    k.line(f"        {xv} = {x}[{', '.join(idx + [last])}]")
+    k.line("        " + REDUCE_STEP[name].format(o=acc, x=xv))
+    k.line(f"    {out}[{head}0] = {acc}")
+    k.line("else:")
+    k.line(f"    for {last} in range({x}.shape[{nd - 1}]):")
+    k.line(f"        {xv} = {x}[{', '.join(idx + [last])}]")
+    k.line("        " + REDUCE_STEP[name].format(o=f"{out}[{head}{last}]", x=xv))
+    k.indent -= len(idx)
+
+
+def _kept_reduce(k, name: str, x: str, out: str) -> None:
+    """A reduction to an output of the input's rank, for any axes: the (A, R, B) kernel when the
+    axes the shapes reduce form one block, else the loop, indexing the output by axis steps."""
+    nd = len(k.info[x].shape)
+    val = k.info[x]
+    fast = name in _FAST and val.dtype.kind == "f" and k.info[out].dtype == val.dtype
+    if fast:
+        ok, a, r, b = k.tmp("ok"), k.tmp("a"), k.tmp("r"), k.tmp("b")
+        k.line(f"{ok}, {a}, {r}, {b} = {k.imp(f'{KCPU}.reduce', 'reduce_block')}({x}.shape, {out}.shape)")
+        k.line(f"if {ok}:")
+        k.indent += 1
+        call(k, "reduce", _FAST[name], f"{x}.reshape(({a}, {r}, {b}))", f"{out}.reshape(({a}, {b}))")
+        k.indent -= 1
+        k.line("else:")
+        k.indent += 1
+    _stepped_reduce(k, name, x, out, nd)
+    if name == "mean":
+        n = k.tmp("n")
+        k.line(f"{n} = {x}.size // {out}.size if {out}.size else 1")
+        _divide(k, out, n)
+    if fast:
+        k.indent -= 1
+
+
 def _reduce_lower(name: str):
     """The (A, R, B) kernel for a contiguous block of axes, else one loop over the input
-    accumulating into the keepdims-shaped view of the output."""
+    accumulating into the keepdims-shaped view of the output; for an output of the input's rank,
+    one kernel for any axes (:func:`_kept_reduce`)."""
     def lower(k, node, ins, outs):
         x, out = ins[0], outs[0]
         shape = k.info[x].shape
+        if k.any_pattern and shape and len(k.info[out].shape) == len(shape):
+            _kept_reduce(k, name, x, out)
+            return
         axes = reduced_axes(shape, node.params["axis"], node.params["exclude"])
         if _fast_reduce(k, name, x, out, axes):
             return
         o = _kept_view(k, x, out, axes, len(shape))
-        k.line(f"{out}.reshape(-1)[:] = {init_value(name, k.info[out].dtype)}")
-        idx = _open_loops(k, x, len(shape))
-        xv = k.tmp("x")
-        k.line(f"{xv} = {x}[{', '.join(idx)}]")
-        k.line(REDUCE_STEP[name].format(o=f"{o}[{_kept_index(idx, axes)}]", x=xv))
-        k.indent -= len(idx)
-        if name == "mean":   # integer means truncate toward zero (MXNet's integer division)
-            o1, n, j = k.tmp("o"), k.tmp("n"), k.tmp("j")
-            k.line(f"{o1} = {out}.reshape(-1)")
+        _loop_reduce(k, name, x, out, o, lambda idx: _kept_index(idx, axes))
+        if name == "mean":
+            n = k.tmp("n")
             k.line(f"{n} = {dims(x, axes)}")
-            k.line(f"for {j} in range({o1}.shape[0]):")
-            k.line(f"    {o1}[{j}] = {o1}[{j}] / {n}")
+            _divide(k, out, n)
     return lower
 
 
