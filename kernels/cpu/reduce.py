@@ -40,6 +40,7 @@ from symjit.base import shape_str
 from . import _cache_stamp  # noqa: F401  (numba's cache keyed by the package, before the decorators)
 from ._jit import njit
 from .gemm import KernelArgError, check_arrays, need_ndim, need_shape
+from .reduce_axes import reduce_block_of
 
 __all__ = [
     "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_argmax", "reduce_argmin",
@@ -53,39 +54,6 @@ _jit = njit(cache=True, nogil=True)
 
 # ---------------------------------------------------------------------------------------------
 # sum / mean
-
-
-def reduce_block_of(xshape, oshape):
-    """``(True, A, R, B)`` when reducing an input of shape ``xshape`` to ``oshape`` (the same rank,
-    size 1 on the reduced axes) reduces one block of adjacent axes (size-1 axes aside), so the
-    input is an ``(A, R, B)`` view; ``(False, 0, 0, 0)`` when the reduced axes are apart, or reduce
-    nothing (``R == 0``). The reduced axes are read from the shapes, so a kernel calling it serves
-    every reduction of its rank.
-
-    >>> reduce_block_of((2, 3, 4), (2, 1, 1)), reduce_block_of((2, 3, 4), (1, 3, 1))
-    ((True, 2, 12, 1), (False, 0, 0, 0))
-    """
-    n = len(xshape)
-    lo, hi = n, -1
-    for d in range(n):
-        if xshape[d] != 1 and oshape[d] == 1:
-            lo = min(lo, d)
-            hi = d
-    if hi < 0:
-        lo, hi = n, n - 1
-    a, r, b = 1, 1, 1
-    for d in range(n):
-        if d < lo:
-            a *= xshape[d]
-        elif d > hi:
-            b *= xshape[d]
-        elif xshape[d] != 1 and oshape[d] != 1:
-            return False, 0, 0, 0
-        else:
-            r *= xshape[d]
-    if r == 0:
-        return False, 0, 0, 0
-    return True, a, r, b
 
 
 reduce_block = _jit(reduce_block_of)

@@ -222,9 +222,11 @@ def _length(k, node, length: str, idx: list[str], ax: int, extent: str) -> str:
     return n
 
 
-def inv_temperature(node) -> str:
+def inv_temperature(k, node) -> str:
+    """The kernel parameter holding 1 / the softmax's temperature (``KernelWriter.const``): kernels
+    differing only in their temperature share one form."""
     t = node.params["temperature"]
-    return repr(1.0 / (1.0 if t is None else float(t)))
+    return k.const(1.0 / (1.0 if t is None else float(t)))
 
 
 def _along(idx: list[str], ax: int, kk: str) -> str:
@@ -238,7 +240,7 @@ def _softmax(log: bool):
     def emit(k, node, ins, outs) -> ElemExpr:
         x = ins[0]
         ax = node.params["axis"] % len(k.info[x].shape)
-        it, dt = inv_temperature(node), k.info[x].dtype.name
+        it, dt = inv_temperature(k, node), k.info[x].dtype.name
 
         def expr(idx: list[str]) -> str:
             m, s, kk = k.tmp("m"), k.tmp("s"), k.tmp("k")
@@ -265,7 +267,7 @@ def _softmax_backward(log: bool):
     def emit(k, node, ins, outs) -> ElemExpr:
         g, y = ins[0], ins[1]
         ax = node.params["axis"] % len(k.info[y].shape)
-        it = inv_temperature(node)
+        it = inv_temperature(k, node)
 
         def expr(idx: list[str]) -> str:
             s, kk = k.tmp("s"), k.tmp("k")

@@ -46,10 +46,12 @@ def int_tuple(values: Iterable[int]) -> str:
     return "(" + ", ".join(f"np.int64({int(v)})" for v in values) + ")"
 
 
-def const_source(value: int | tuple) -> str:
-    """The source of a kernel's attribute argument (``KernelWriter.const``): an int64, or a tuple
-    of them."""
-    return int_tuple(value) if isinstance(value, tuple) else f"np.int64({int(value)})"
+def const_source(value: int | float | tuple) -> str:
+    """The source of a kernel's attribute argument (``KernelWriter.const``): an int64, a float64,
+    or a tuple of int64s."""
+    if isinstance(value, tuple):
+        return int_tuple(value)
+    return f"np.float64({value!r})" if isinstance(value, float) else f"np.int64({int(value)})"
 
 
 def dims(arr: str, axes: Iterable[int]) -> str:

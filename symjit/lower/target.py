@@ -161,7 +161,8 @@ def kernel_signature(compiled: Any, name: str) -> tuple:
     hosts = tuple(nt.Array(nt.int32, 1, "C")
                   if getattr(getattr(importlib.import_module(module), fn), "array_arg", False) else nt.int64
                   for module, fn in prog.host_args.get(name, ()))
-    consts = tuple(typeof(c if isinstance(c, tuple) else np.int64(c)) for c in prog.consts.get(name, ()))
+    consts = tuple(typeof(c if isinstance(c, tuple) else np.float64(c) if isinstance(c, float)
+                          else np.int64(c)) for c in prog.consts.get(name, ()))
     parts = (nt.int64, nt.int64, nt.Array(nt.int64, 1, "C")) if name.endswith(PARTS_SUFFIX) else ()
     return arrays + hosts + consts + parts
 

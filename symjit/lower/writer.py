@@ -109,9 +109,10 @@ class KernelWriter:
         self.host_args: list[tuple[str, str, str]] = []
         self.error_flag: str | None = None   # the parameter data checks write to (targets that flag)
         # attribute values passed to the kernel as arguments rather than written into its source
-        # (a convolution's strides and pads), so kernels differing only in them share one form:
-        # (parameter, the value the program passes: an int or a tuple of ints)
-        self.consts: list[tuple[str, int | tuple[int, ...]]] = []
+        # (a convolution's strides and pads, a softmax's temperature), so kernels differing only in
+        # them share one form: (parameter, the value the program passes: an int, a float or a tuple
+        # of ints)
+        self.consts: list[tuple[str, int | float | tuple[int, ...]]] = []
         # building-block calls the program makes before this kernel, as kernels of their own:
         # (the array parameters they take, a function writing their body into a KernelWriter).
         # A convolution's im2col + GEMM is one such kernel, shared by every layer of its kind,
@@ -153,11 +154,15 @@ class KernelWriter:
         self._tmp += 1
         return f"_{prefix}{self._tmp}"
 
-    def const(self, value: int | tuple[int, ...]) -> str:
-        """A kernel parameter holding ``value`` (an int, or a tuple of ints such as a stride),
-        passed by the program after the other arguments as int64s."""
+    def const(self, value: int | float | tuple[int, ...]) -> str:
+        """A kernel parameter holding ``value`` (an int, a float such as a softmax temperature, or
+        a tuple of ints such as a stride), passed by the program after the other arguments as
+        int64s (a float as a float64)."""
         name = self.tmp("c")
-        self.consts.append((name, int(value) if isinstance(value, int) else tuple(int(v) for v in value)))
+        if isinstance(value, float):
+            self.consts.append((name, value))
+        else:
+            self.consts.append((name, int(value) if isinstance(value, int) else tuple(int(v) for v in value)))
         return name
 
     def call(self, module: str, name: str, args: list[str], result: str | None = None) -> None:

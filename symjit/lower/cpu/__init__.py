@@ -14,9 +14,11 @@ from .threaded import place_gemms
 
 
 def const_arg(value):
-    """A const argument as the compiled programs pass it (int64, or a tuple of int64)."""
+    """A const argument as the compiled programs pass it (int64, float64, or a tuple of int64)."""
     import numpy as np
-    return tuple(np.int64(v) for v in value) if isinstance(value, tuple) else np.int64(value)
+    if isinstance(value, tuple):
+        return tuple(np.int64(v) for v in value)
+    return np.float64(value) if isinstance(value, float) else np.int64(value)
 
 
 def bound_calls(launches: list, by_vid: dict) -> list[tuple[str, tuple]]:

@@ -47,7 +47,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...kernels.cpu.reduce import reduce_block_of
+from ...kernels.cpu.reduce_axes import reduce_block_of
 from ...ops.shape_grad import clip_index
 
 __all__ = ["interpret", "interpretable", "TWINS"]

@@ -2,7 +2,7 @@
 kernels of :mod:`symjit.kernels.cpu.softmax` on 2-D (rows, classes) or 3-D (A, K, B) views."""
 from __future__ import annotations
 
-from ..accumulate import makeloss_scale
+from ..accumulate import inv_temperature, makeloss_scale
 from ..emit import axis_view3, call, rows_view, view2d
 from ..rules import rule
 from . import CPUTarget
@@ -46,9 +46,10 @@ def _so_backward_lower(k, node, ins, outs):
         call(k, "softmax", "softmax_output_backward", pv, lab, dv, *args)
 
 
-def _inv_temperature(p: dict) -> str:
-    t = p["temperature"]
-    return repr(1.0 / (1.0 if t is None else float(t)))
+def _temperature(k, node) -> str:
+    """The kernel parameter holding the softmax's temperature (``KernelWriter.const``)."""
+    t = node.params["temperature"]
+    return k.const(1.0 if t is None else float(t))
 
 
 def _length_loop(k, node, x3: str, length: str) -> tuple[str, str, str, str]:
@@ -69,7 +70,7 @@ def _length_loop(k, node, x3: str, length: str) -> tuple[str, str, str, str]:
 def _emit_length_forward(k, node, x3: str, o3: str, length: str, log: bool) -> None:
     """(log-)softmax over the first ``length`` entries of the middle axis; the rest is 0."""
     a, b, n, _ = _length_loop(k, node, x3, length)
-    it, m, s, q = _inv_temperature(node.params), k.tmp("m"), k.tmp("s"), k.tmp("q")
+    it, m, s, q = inv_temperature(k, node), k.tmp("m"), k.tmp("s"), k.tmp("q")
     x = f"{x3}[{a}, {q}, {b}] * {it}"
     k.line(f"{m} = -np.inf")
     k.line(f"for {q} in range({n}):")
@@ -86,7 +87,7 @@ def _emit_length_forward(k, node, x3: str, o3: str, length: str, log: bool) -> N
 def _emit_length_backward(k, node, g3: str, y3: str, d3: str, length: str, log: bool) -> None:
     """(log-)softmax gradient over the first ``length`` entries; 0 for the rest."""
     a, b, n, _ = _length_loop(k, node, y3, length)
-    it, s, q = _inv_temperature(node.params), k.tmp("s"), k.tmp("q")
+    it, s, q = inv_temperature(k, node), k.tmp("s"), k.tmp("q")
     g, y = f"{g3}[{a}, {q}, {b}]", f"{y3}[{a}, {q}, {b}]"
     k.line(f"{s} = 0.0")
     k.line(f"for {q} in range({n}):")
@@ -115,8 +116,7 @@ def _softmax_lower(log: bool):
         if node.params["use_length"]:
             _emit_length_forward(k, node, x, o, ins[1], log)
             return
-        t = node.params["temperature"]
-        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), x, o, repr(1.0 if t is None else t))
+        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), x, o, _temperature(k, node))
     return lower
 
 
@@ -128,8 +128,7 @@ def _softmax_backward_lower(log: bool):
         if node.params["use_length"]:
             _emit_length_backward(k, node, g, y, d, ins[2], log)
             return
-        t = node.params["temperature"]
-        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), g, y, d, repr(1.0 if t is None else t))
+        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), g, y, d, _temperature(k, node))
     return lower
 
 

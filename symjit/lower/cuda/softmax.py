@@ -96,7 +96,7 @@ def _softmax_block(log: bool):
         ax = node.params["axis"] % len(k.info[x].shape)
         if node.params["use_length"] or _row_extent(k, x, (ax,)) < MIN_ROW:
             return fallback(k, node, ins, outs)
-        _forward_rows(k, x, outs[0], (ax,), inv_temperature(node), log)
+        _forward_rows(k, x, outs[0], (ax,), inv_temperature(k, node), log)
         return None
     return emit
 
@@ -111,7 +111,7 @@ def _softmax_backward_block(log: bool):
             return fallback(k, node, ins, outs)
         (g3, y3, d3), count, static = _row_views(k, [g, y, outs[0]], y, (ax,))
         a, b, buf = _open_rows(k, count, static, y3)
-        s, it = k.tmp("s"), inv_temperature(node)
+        s, it = k.tmp("s"), inv_temperature(k, node)
         k.line(f"{s} = 0.0")
         q = _each(k, y3)
         k.line(f"{s} += {g3}[{a}, {q}, {b}]" + ("" if log else f" * {y3}[{a}, {q}, {b}]"))

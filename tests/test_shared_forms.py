@@ -1,7 +1,8 @@
-"""Broadcast loops and kept-rank reductions are written once per rank, not once per pattern: the
-kernels read which axes are stretched (and, for a reduction to an output of the input's rank, which
-are reduced) from the arrays' shapes at run time, so binding a broadcast op over new patterns
-reuses the kernels compiled for the first. Numbers are checked against numpy for every pattern."""
+"""Kernels shared where binds differ: in light programs, broadcast loops and kept-rank reductions
+are written once per rank, not once per pattern (the kernels read which axes are stretched, and for
+a reduction to an output of the input's rank which are reduced, from the arrays' shapes at run
+time), so binding a broadcast op over new patterns reuses the kernels compiled for the first; a
+softmax's temperature is a kernel argument. Numbers are checked against numpy every time."""
 from __future__ import annotations
 
 import itertools
@@ -137,3 +138,29 @@ def test_a_model_program_keeps_one_kernel_per_pattern():
     assert len(loops) == 1 and "[0, i1]" in loops[0] and " * _s" not in loops[0], loops
     light = _modules(_pair("broadcast_mul"), {"a": (2, 4), "b": (1, 4)}, False).values()
     assert [" * _s" in src for src in light] == [True], light
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_temperatures_share_their_kernels(op):
+    """The temperature is passed to the kernel (``KernelWriter.const``), not written into it."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
+    head = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    data = mx.sym.Variable("data")
+    forms = []
+    for axis, temperature in [(0, 1.0), (0, 3.0), (0, 0.5), (1, 2.0), (1, 7.0)]:
+        sym = getattr(mx.sym, op)(data, axis=axis, temperature=temperature)
+        forms.append((axis, frozenset(_forms(sym, {"data": x.shape}, True))))
+        z = x.astype(np.float64) / temperature
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        y = e / e.sum(axis=axis, keepdims=True)
+        if op == "softmax":
+            want, grad = y, y * (head - (head * y).sum(axis=axis, keepdims=True)) / temperature
+        else:
+            want, grad = np.log(y), (head - y * head.sum(axis=axis, keepdims=True)) / temperature
+        g = mx.nd.zeros(x.shape)
+        exe = sym.bind(mx.cpu(), {"data": mx.nd.array(x)}, args_grad={"data": g})
+        np.testing.assert_allclose(exe.forward(is_train=True)[0].asnumpy(), want, rtol=1e-5, atol=1e-6)
+        exe.backward([mx.nd.array(head)])
+        np.testing.assert_allclose(g.asnumpy(), grad, rtol=1e-4, atol=1e-6)
+    assert len({f for a, f in forms if a == 0}) == 1 and len({f for a, f in forms if a == 1}) == 1, forms
