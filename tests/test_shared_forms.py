@@ -132,10 +132,11 @@ def test_a_model_program_keeps_one_kernel_per_pattern():
     """A program with a GEMM (a model's) writes its broadcast loop for its own pattern: LLVM
     compiles it faster and it runs faster than the any-pattern loop; only light programs share."""
     a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
-    net = mx.sym.FullyConnected(mx.sym.broadcast_mul(a, b), num_hidden=3, name="fc")
+    net = mx.sym.FullyConnected(mx.sym.broadcast_mul(a, b) * 0.5, num_hidden=3, name="fc")
     shapes = {"a": (2, 4), "b": (1, 4), "fc_weight": (3, 4), "fc_bias": (3,)}
     loops = [src for src in _modules(net, shapes, False).values() if "_mul" in src]
     assert len(loops) == 1 and "[0, i1]" in loops[0] and " * _s" not in loops[0], loops
+    assert "np.float32(0.5)" in loops[0], loops   # its constants written in
     light = _modules(_pair("broadcast_mul"), {"a": (2, 4), "b": (1, 4)}, False).values()
     assert [" * _s" in src for src in light] == [True], light
 
@@ -164,3 +165,53 @@ def test_softmax_temperatures_share_their_kernels(op):
         exe.backward([mx.nd.array(head)])
         np.testing.assert_allclose(g.asnumpy(), grad, rtol=1e-4, atol=1e-6)
     assert len({f for a, f in forms if a == 0}) == 1 and len({f for a, f in forms if a == 1}) == 1, forms
+
+
+def test_norm_layers_differing_in_eps_and_momentum_share_their_kernels():
+    """BatchNorm's eps and momentum and LayerNorm's eps are kernel arguments: a net's norm layers
+    (and a test's sweep over eps) compile one kernel, and each still uses its own values."""
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, (4, 3, 5)).astype(np.float32)
+    gamma, beta = rng.uniform(0.5, 1.5, 3).astype(np.float32), rng.uniform(-1, 1, 3).astype(np.float32)
+    mean, var = rng.uniform(-0.1, 0.1, 3).astype(np.float32), rng.uniform(0.001, 0.01, 3).astype(np.float32)
+    data = mx.sym.Variable("data")
+    bn_forms, ln_forms = set(), set()
+    shapes = {"data": x.shape, **{f"bn_{n}": (3,) for n in ("gamma", "beta", "moving_mean", "moving_var")}}
+    for eps, momentum in [(1e-3, 0.9), (0.05, 0.8), (2e-5, 0.5)]:
+        bn = mx.sym.BatchNorm(data, eps=eps, momentum=momentum, fix_gamma=False, name="bn")
+        bn_forms.add(frozenset(_forms(bn, shapes, False)))
+        exe = bn.bind(mx.cpu(), {"data": mx.nd.array(x), "bn_gamma": mx.nd.array(gamma),
+                                 "bn_beta": mx.nd.array(beta)},
+                      aux_states={"bn_moving_mean": mx.nd.array(mean), "bn_moving_var": mx.nd.array(var)})
+        c = (slice(None), None)   # per channel, broadcast over (N, C, W)
+        want = (x - mean[c]) / np.sqrt(var[c] + eps) * gamma[c] + beta[c]
+        np.testing.assert_allclose(exe.forward(is_train=False)[0].asnumpy(), want, rtol=1e-4, atol=1e-5)
+        moving = mx.nd.array(mean)
+        train = bn.bind(mx.cpu(), {"data": mx.nd.array(x), "bn_gamma": mx.nd.array(gamma),
+                                   "bn_beta": mx.nd.array(beta)},
+                        aux_states={"bn_moving_mean": moving, "bn_moving_var": mx.nd.array(var)})
+        train.forward(is_train=True)
+        np.testing.assert_allclose(moving.asnumpy(), momentum * mean + (1 - momentum) * x.mean(axis=(0, 2)),
+                                   rtol=1e-4, atol=1e-6)
+        ln = mx.sym.LayerNorm(data, axis=-1, eps=eps, name="ln")
+        ln_forms.add(frozenset(_forms(ln, {"data": x.shape, "ln_gamma": (5,), "ln_beta": (5,)}, False)))
+        got = ln.bind(mx.cpu(), {"data": mx.nd.array(x), "ln_gamma": mx.nd.ones(5),
+                                 "ln_beta": mx.nd.zeros(5)}).forward()[0].asnumpy()
+        m, v = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+        np.testing.assert_allclose(got, (x - m) / np.sqrt(v + eps), rtol=1e-4, atol=1e-5)
+    assert len(bn_forms) == 1 and len(ln_forms) == 1, (bn_forms, ln_forms)
+
+
+def test_scalar_constants_of_a_light_program_are_kernel_arguments():
+    """``x * s + c`` and ``clip(x, lo, hi)`` over several constants: one kernel each, right values."""
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
+    data = mx.sym.Variable("data")
+    affine, clip = set(), set()
+    for s_, c_, lo, hi in [(0.5, 1.0, -1.0, 1.0), (3.0, -2.5, 0.0, 0.25), (-1.0, 0.0, -0.5, 2.0)]:
+        for sym, forms, want in [(data * s_ + c_, affine, x * np.float32(s_) + np.float32(c_)),
+                                 (mx.sym.clip(data, lo, hi), clip, np.clip(x, lo, hi))]:
+            forms.add(frozenset(_forms(sym, {"data": x.shape}, False)))
+            got = sym.bind(mx.cpu(), {"data": mx.nd.array(x)}).forward()[0].asnumpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    assert len(affine) == 1 and len(clip) == 1, (affine, clip)

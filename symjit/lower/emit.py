@@ -51,7 +51,10 @@ def const_source(value: int | float | tuple) -> str:
     or a tuple of int64s."""
     if isinstance(value, tuple):
         return int_tuple(value)
-    return f"np.float64({value!r})" if isinstance(value, float) else f"np.int64({int(value)})"
+    if not isinstance(value, float):
+        return f"np.int64({int(value)})"
+    text = "np.nan" if math.isnan(value) else repr(value).replace("inf", "np.inf")
+    return f"np.float64({text})"
 
 
 def dims(arr: str, axes: Iterable[int]) -> str:

@@ -20,9 +20,12 @@ numba per kernel otherwise. LLVM versions the loop on those steps; a forward pas
 as the pattern's own kernel, a gradient's fused sum up to 2.5x slower where the innermost axis is
 short, and each such kernel takes LLVM 2-3x as long to compile
 (``benchmarks/bench_bind_sweep.py --steps``), so a model's program (with GEMMs or convolutions,
-bound once per shape) keeps a kernel per pattern.
+bound once per shape) keeps a kernel per pattern. The scalar bodies' constants are, in those
+kernels, kernel arguments (:func:`_const`), so a sweep over a scalar op's scalar shares a kernel too.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ...lower.emit import literal
 from ...lower.rules import ElemExpr, Rule
@@ -106,6 +109,18 @@ def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode],
     return views
 
 
+def _const(k: KernelWriter, value, dtype) -> str:
+    """A body's constant (a scalar op's scalar, an epsilon): a literal typed like the arrays it
+    meets, or in a light program's kernel (``KernelWriter.any_pattern``) a kernel argument
+    (``KernelWriter.const``) typed so, so kernels differing only in it share one form."""
+    if not k.any_pattern:
+        return literal(value, dtype)
+    if isinstance(value, (bool, np.bool_)):
+        value = float(value)
+    name = k.const(int(value) if isinstance(value, (int, np.integer)) else float(value))
+    return f"np.{np.dtype(dtype).name}({name})" if np.dtype(dtype).kind == "f" else name
+
+
 def _loaded(op: OpNode, rule: Rule) -> list[int]:
     """The inputs of a loop op that its body reads (shape-only inputs are not)."""
     return [i for slot, i in enumerate(op.inputs) if slot not in rule.shape_only]
@@ -184,7 +199,7 @@ def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr],
     for op, r in ops:
         fn, consts = op.op.body(op.params)
         dtype = g.values[op.outputs[0]].dtype
-        args = [regs[i] for i in _loaded(op, r)] + [literal(c, dtype) for c in consts]
+        args = [regs[i] for i in _loaded(op, r)] + [_const(k, c, dtype) for c in consts]
         regs[op.outputs[0]] = k.tmp("t")
         call = f"{k.module.body(fn)}({', '.join(args)})"
         if op.outputs[0] in read_here and dtype.kind == "f":

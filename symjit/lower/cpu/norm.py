@@ -1,5 +1,7 @@
 """CPU lowerings of BatchNorm and LayerNorm (records in :mod:`symjit.ops.norm`): the kernels of
-:mod:`symjit.kernels.cpu.norm` on ``(A, C, B)`` views around the channel axis."""
+:mod:`symjit.kernels.cpu.norm` on ``(A, C, B)`` views around the channel axis. ``eps`` and
+``momentum`` are kernel arguments (``KernelWriter.const``), so layers differing only in them share
+one kernel."""
 from __future__ import annotations
 
 from ...ops.norm import bn_batch_stats
@@ -20,10 +22,10 @@ def bn_lower(k, node, ins, outs):
     par = threaded(k, ins[0])
     if bn_batch_stats(node):
         call(k, "norm", "batchnorm_forward_train" + par, x, gamma, beta, mmean, mvar, o, mean, var,
-             repr(p["eps"]), repr(p["momentum"]), p["fix_gamma"], True)
+             k.const(float(p["eps"])), k.const(float(p["momentum"])), p["fix_gamma"], True)
     else:
         call(k, "norm", "batchnorm_forward_inference" + par, x, gamma, beta, mmean, mvar, o, mean, var,
-             repr(p["eps"]), p["fix_gamma"])
+             k.const(float(p["eps"])), p["fix_gamma"])
 
 
 def bn_backward_lower(k, node, ins, outs):
@@ -93,7 +95,7 @@ def ln_lower(k, node, ins, outs):
     (xr,), moved = _ln_rows(k, node, x, [])
     orow = rows_view(k, out) if moved is None else moved
     call(k, "norm", "layernorm_forward", xr, gamma, beta, orow, f"{mean}.reshape(-1)",
-         f"{std}.reshape(-1)", repr(node.params["eps"]))
+         f"{std}.reshape(-1)", k.const(float(node.params["eps"])))
     if moved is not None:
         _ln_store(k, node, out, orow)
 
