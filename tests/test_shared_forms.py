@@ -1,8 +1,9 @@
 """Kernels shared where binds differ: in light programs, broadcast loops and kept-rank reductions
 are written once per rank, not once per pattern (the kernels read which axes are stretched, and for
 a reduction to an output of the input's rank which are reduced, from the arrays' shapes at run
-time), so binding a broadcast op over new patterns reuses the kernels compiled for the first; a
-softmax's temperature is a kernel argument. Numbers are checked against numpy every time."""
+time), so binding a broadcast op over new patterns reuses the kernels compiled for the first, and
+their scalar constants are kernel arguments; a softmax's temperature and the norm layers' eps and
+momentum are kernel arguments in every program. Numbers are checked against numpy every time."""
 from __future__ import annotations
 
 import itertools
@@ -44,7 +45,7 @@ def test_every_broadcast_pattern_of_a_rank_shares_the_forward_kernel():
 def test_gradients_of_patterns_stretching_both_sides_share_their_kernels():
     """Both inputs stretched: the same fused loop with one reduction epilogue and the same kept-rank
     reduction, whichever axes are stretched."""
-    both = [p for p in PATTERNS[:2] + [((1, 1, 4), (2, 3, 1)), ((2, 1, 1), (1, 3, 4))]]
+    both = PATTERNS[:2] + [((1, 1, 4), (2, 3, 1)), ((2, 1, 1), (1, 3, 4))]
     forms = [_forms(_pair("broadcast_mul"), {"a": lhs, "b": rhs}, True) for lhs, rhs in both]
     assert all(f == forms[0] for f in forms), forms
 

@@ -69,7 +69,7 @@ def _light(groups: list[Group]) -> bool:
     loops and kept-rank reductions are written for every broadcast pattern of their ranks
     (``KernelWriter.any_pattern``: what tests and imperative calls bind on ever new shapes; a
     model's program keeps one kernel per pattern, which LLVM compiles 2-3x faster and which runs up
-    to 2.5x faster where the innermost axis is short). Its kernels are
+    to 3x faster where the innermost axis is short). Its kernels are
     compiled once per rank and shared by every size, but a program function
     links them in again, so it cost as much to compile as the kernels themselves: the binds of
     MXNet's broadcast-operator tests (one two-input op over 31 shape pairs, forward and backward)

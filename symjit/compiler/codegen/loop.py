@@ -17,7 +17,7 @@ where ``s`` (1, or 0 on a size-1 axis) is read from the array's runtime shape be
 (:func:`axis_steps`). So the kernel's source names no pattern, and a new pattern (MXNet's
 broadcast tests bind one op over dozens) reuses the kernel compiled for the first: ~0.4-0.7 s of
 numba per kernel otherwise. LLVM versions the loop on those steps; a forward pass runs as fast
-as the pattern's own kernel, a gradient's fused sum up to 2.5x slower where the innermost axis is
+as the pattern's own kernel, a gradient's fused sum up to 3x slower where the innermost axis is
 short, and each such kernel takes LLVM 2-3x as long to compile
 (``benchmarks/bench_bind_sweep.py --steps``), so a model's program (with GEMMs or convolutions,
 bound once per shape) keeps a kernel per pattern. The scalar bodies' constants are, in those
