@@ -19,8 +19,8 @@ import numpy as np
 
 from .writer import PARTS_SUFFIX
 
-__all__ = ["KCPU", "call", "view2d", "rows_view", "elem_index", "literal", "int_tuple", "dims",
-           "axis_view3", "rank_axis", "open_loops", "close_loops", "flat_index", "ndim"]
+__all__ = ["KCPU", "axis_steps", "stepped_index", "call", "view2d", "rows_view", "elem_index", "literal",
+           "int_tuple", "dims", "axis_view3", "rank_axis", "open_loops", "close_loops", "flat_index", "ndim"]
 
 KCPU = "symjit.kernels.cpu"
 
@@ -55,6 +55,32 @@ def const_source(value: int | float | tuple) -> str:
         return f"np.int64({int(value)})"
     text = "np.nan" if math.isnan(value) else repr(value).replace("inf", "np.inf")
     return f"np.float64({text})"
+
+
+def axis_steps(k, array: str, ndim: int) -> list[str]:
+    """Emit, per axis of ``array``, a local that is 0 where the array has size 1 and 1 elsewhere
+    (what an index is multiplied by to broadcast it, :func:`stepped_index`); returns their names.
+    A kernel indexing so serves every broadcast pattern of its ranks.
+
+    >>> from symjit.lower.writer import KernelWriter, ModuleWriter
+    >>> k = KernelWriter(ModuleWriter("", ""), "k0", ["v1"])
+    >>> axis_steps(k, "v1", 2), k.lines
+    (['_s1', '_s2'], ['    _s1 = 0 if v1.shape[0] == 1 else 1', '    _s2 = 0 if v1.shape[1] == 1 else 1'])
+    """
+    names = []
+    for d in range(ndim):
+        names.append(k.tmp("s"))
+        k.line(f"{names[-1]} = 0 if {array}.shape[{d}] == 1 else 1")
+    return names
+
+
+def stepped_index(idx: list[str], steps: list[str]) -> str:
+    """The index of an array by :func:`axis_steps` (``idx`` and ``steps`` aligned).
+
+    >>> stepped_index(["i0", "i1"], ["_s1", "_s2"])
+    'i0 * _s1, i1 * _s2'
+    """
+    return ", ".join(f"{i} * {s}" for i, s in zip(idx, steps))
 
 
 def dims(arr: str, axes: Iterable[int]) -> str:

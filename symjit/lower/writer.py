@@ -131,7 +131,7 @@ class KernelWriter:
         # set for the kernels of light programs (no GEMM or convolution: what tests and imperative
         # calls bind on ever new shapes): a broadcast loop, or a reduction to an output of its
         # input's rank, is written for every broadcast pattern / reduced axis set of its ranks,
-        # read from the shapes at run time (symjit.compiler.codegen.loop.axis_steps), and the
+        # read from the shapes at run time (symjit.lower.emit.axis_steps), and the
         # scalar bodies' constants are kernel arguments (consts), not literals
         self.any_pattern = False
         self.name = name

@@ -14,7 +14,7 @@ In a light program (:attr:`KernelWriter.any_pattern <symjit.lower.writer.KernelW
 convolution) a broadcast group's loop is written for every broadcast pattern of its ranks: each operand
 it loads, and each reduction epilogue's output of the loop's rank, is indexed ``i * s`` per axis,
 where ``s`` (1, or 0 on a size-1 axis) is read from the array's runtime shape before the loop
-(:func:`axis_steps`). So the kernel's source names no pattern, and a new pattern (MXNet's
+(:func:`symjit.lower.emit.axis_steps`). So the kernel's source names no pattern, and a new pattern (MXNet's
 broadcast tests bind one op over dozens) reuses the kernel compiled for the first: ~0.4-0.7 s of
 numba per kernel otherwise. LLVM versions the loop on those steps; a forward pass runs as fast
 as the pattern's own kernel, a gradient's fused sum up to 3x slower where the innermost axis is
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...lower.emit import literal
+from ...lower.emit import axis_steps, literal, stepped_index
 from ...lower.rules import ElemExpr, Rule
 from ...lower.target import Target
 from ...lower.writer import KernelWriter
@@ -35,7 +35,7 @@ from ...ops.registry import Kind
 from ..graph import Graph, OpNode
 from ..passes.fuse import Group
 
-__all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index", "axis_steps"]
+__all__ = ["emit_loop", "loop_dims", "vname", "broadcast_index"]
 
 
 def vname(vid: int) -> str:
@@ -45,7 +45,7 @@ def vname(vid: int) -> str:
 
 def broadcast_index(shape: tuple, loop_shape: tuple, idx: list[str], steps: list[str] | None = None) -> str:
     """Index expression of an operand broadcast (right-aligned) against the loop shape; with
-    ``steps`` (the operand's :func:`axis_steps`), the same for any broadcast pattern.
+    ``steps`` (the operand's :func:`~symjit.lower.emit.axis_steps`), the same for any broadcast pattern.
 
     >>> broadcast_index((1, 3), (2, 4, 3), ['i0', 'i1', 'i2'])
     '0, i2'
@@ -54,27 +54,11 @@ def broadcast_index(shape: tuple, loop_shape: tuple, idx: list[str], steps: list
     """
     off = len(loop_shape) - len(shape)
     if steps is not None and shape:
-        return ", ".join(f"{idx[d + off]} * {s}" for d, s in enumerate(steps))
+        return stepped_index(idx[off:], steps)
     parts = []
     for d, n in enumerate(shape):
         parts.append("0" if n == 1 and loop_shape[d + off] != 1 else idx[d + off])
     return ", ".join(parts) if parts else "0"
-
-
-def axis_steps(k: KernelWriter, array: str, ndim: int) -> list[str]:
-    """Emit, per axis of ``array``, a local that is 0 where the array has size 1 and 1 elsewhere
-    (what an index is multiplied by to broadcast it); returns their names.
-
-    >>> from symjit.lower.writer import ModuleWriter
-    >>> k = KernelWriter(ModuleWriter("", ""), "k0", ["v1"])
-    >>> axis_steps(k, "v1", 2), k.lines
-    (['_s1', '_s2'], ['    _s1 = 0 if v1.shape[0] == 1 else 1', '    _s2 = 0 if v1.shape[1] == 1 else 1'])
-    """
-    names = []
-    for d in range(ndim):
-        names.append(k.tmp("s"))
-        k.line(f"{names[-1]} = 0 if {array}.shape[{d}] == 1 else 1")
-    return names
 
 
 def loop_dims(g: Graph, grp: Group) -> list[str]:
@@ -90,7 +74,7 @@ def _reduce_views(k: KernelWriter, g: Graph, grp: Group, reds: list[OpNode],
                   generic: bool) -> dict[int, tuple[str, tuple | list[str]]]:
     """Zero each reduction epilogue's output, viewed with the loop's rank (kept dims): the view
     and its reduced axes, or (``generic``, an output of the loop's rank) the output itself and its
-    :func:`axis_steps`."""
+    :func:`~symjit.lower.emit.axis_steps`."""
     from ...ops.reduce import reduced_axes
     views = {}
     ldims = loop_dims(g, grp)
@@ -140,11 +124,11 @@ def _any_pattern(k: KernelWriter, grp: Group) -> bool:
 
 
 def _operand_steps(k: KernelWriter, g: Graph, grp: Group, ops, elem) -> dict[int, list[str]]:
-    """The :func:`axis_steps` of every array a broadcast group's loop loads, when one of them is
-    stretched (none for other groups, whose operands all have the loop's shape). A broadcast
-    group whose operands all have the loop's shape (a broadcast op on arrays of one shape, the
-    elementwise gradients, a lazy queue's chains) keeps a plain loop, which LLVM compiles faster:
-    a kernel in steps took its 100-kernel program 1.4x as long."""
+    """The :func:`~symjit.lower.emit.axis_steps` of every array a broadcast group's loop loads,
+    when one of them is stretched (none for other groups, whose operands all have the loop's
+    shape). A broadcast group whose operands all have the loop's shape (a broadcast op on arrays
+    of one shape, the elementwise gradients, a lazy queue's chains) keeps a plain loop: steps
+    would share nothing there and cost LLVM compile time."""
     if not _any_pattern(k, grp):
         return {}
     loads = [i for i in _loads(ops, elem) if g.values[i].shape]
@@ -215,7 +199,7 @@ def _body(k: KernelWriter, g: Graph, grp: Group, ops, elem: dict[int, ElemExpr],
     for op, _ in reds:
         view, axes = rviews[op.outputs[0]]
         if isinstance(axes, list):   # the axis steps of a generic view
-            ridx = ", ".join(f"{i} * {s}" for i, s in zip(idx, axes))
+            ridx = stepped_index(idx, axes)
         else:
             ridx = ", ".join("0" if d in axes else i for d, i in enumerate(idx))
         k.line(f"{view}[{ridx}] += {regs[op.inputs[0]]}")

@@ -6,7 +6,7 @@ one loop over the input accumulating into the keepdims-shaped view of the output
 In a light program (``KernelWriter.any_pattern``), a reduction whose output keeps the input's rank
 (``keepdims``: a broadcast op's gradient) reads
 its reduced axes from the shapes at run time (:func:`symjit.kernels.cpu.reduce.reduce_block`, and
-the loop's axis steps, :func:`symjit.compiler.codegen.loop.axis_steps`' form), so one kernel serves
+the loop's axis steps, :func:`symjit.lower.emit.axis_steps`), so one kernel serves
 every axis set of its rank, as the broadcast loops serve every broadcast pattern."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from ...ops.reduce import contiguous_block, reduced_axes
 from ..accumulate import REDUCE_STEP, init_value, sce_row
-from ..emit import KCPU, call, dims, open_loops
+from ..emit import KCPU, axis_steps, call, dims, open_loops, stepped_index
 from ..rules import rule
 from . import CPUTarget
 
@@ -91,14 +91,11 @@ def _stepped_reduce(k, name: str, x: str, out: str, nd: int) -> None:
     """One loop over ``x`` accumulating into ``out`` (the input's rank) indexed by axis steps; where
     the last axis is reduced, each run of it accumulates in a register (an accumulator in memory
     whose address the loop cannot know to be fixed costs a store and a load per element)."""
-    steps = []
-    for d in range(nd):
-        steps.append(k.tmp("s"))
-        k.line(f"{steps[-1]} = 0 if {out}.shape[{d}] == 1 else 1")
+    steps = axis_steps(k, out, nd)
     k.line(f"{out}.reshape(-1)[:] = {init_value(name, k.info[out].dtype)}")
     idx = _open_loops(k, x, nd - 1)
     last, xv, acc = k.tmp("i"), k.tmp("x"), k.tmp("acc")
-    head = ", ".join(f"{i} * {s}" for i, s in zip(idx, steps)) + (", " if idx else "")
+    head = stepped_index(idx, steps) + (", " if idx else "")
     k.line(f"if {steps[-1]} == 0:")
     k.line(f"    {acc} = {out}[{head}0]")
     k.line(f"    for {last} in range({x}.shape[{nd - 1}]):")
