@@ -98,3 +98,49 @@ def test_cuda_simulator_matches_cpu(tmp_path):
     assert "fc 1" in proc.stdout         # FullyConnected + bias + tanh: one CUDA kernel
     assert "take raise" in proc.stdout   # a bounds-checked take (error flag) matches the CPU
     assert "launch table" in proc.stdout  # prepared once, run twice, its data checks still read
+
+
+SHARED_SCRIPT = r"""
+import sys, time
+import numpy as np
+from numba import cuda, float32
+from numba.cuda.simulator import kernelapi
+from symjit.kernels.cuda import guard_simulator
+
+class SlowEmpty:   # the simulator's numpy, with np.empty giving up the GIL as a thread switch would
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def empty(*args, **kwargs):
+        time.sleep(0.002)
+        return np.empty(*args, **kwargs)
+
+kernelapi.np = SlowEmpty()
+if sys.argv[1] == "guarded":
+    assert guard_simulator()
+
+@cuda.jit
+def rotate(out):
+    s = cuda.shared.array(8, float32)
+    t = cuda.threadIdx.x
+    s[t] = t + 1
+    cuda.syncthreads()
+    out[cuda.blockIdx.x * 8 + t] = s[(t + 1) % 8]
+
+out = np.zeros(16, np.float32)
+rotate[2, 8](out)
+print(out.tolist())
+"""
+
+
+def test_a_block_shares_one_shared_array_on_the_simulator():
+    """Every thread of a block sees one ``cuda.shared.array`` on the simulator once symjit has
+    guarded its lookup (at its first launch shape), even when making the array gives up the GIL
+    between the threads' lookups (unguarded, the threads then make arrays of their own and read
+    slots nobody wrote: the script run with ``plain`` prints such values)."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", SHARED_SCRIPT, "guarded"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[-2] == str([float((t + 1) % 8 + 1) for t in range(8)] * 2)

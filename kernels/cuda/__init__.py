@@ -5,7 +5,9 @@ at most ``WAVES`` blocks per multiprocessor (the loop strides over the rest). nu
 simulator runs every simulated thread as a Python thread, so there the grid is kept to a few small
 blocks: the kernels are the same, only the launch is smaller. A launch configuration carries the
 stream the kernel is queued on (symjit queues a device's work on one stream per device,
-:func:`symjit.ndarray.storage.stream`; ``0`` is the default stream).
+:func:`symjit.ndarray.storage.stream`; ``0`` is the default stream). On the simulator, the first
+launch shape asked for first makes the simulator's shared arrays safe for a block's threads
+(:func:`guard_simulator`).
 
 >>> blocks, threads, stream = launch(10)
 >>> blocks >= 1 and threads in (SIM_THREADS, THREADS) and stream == 0
@@ -13,10 +15,14 @@ True
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
+import threading
 from typing import Any
 
 __all__ = ["THREADS", "SIM_THREADS", "TILE", "launch", "block_launch", "tile_launch", "gemm_tile",
-           "tiled", "device_shape"]
+           "tiled", "device_shape", "guard_simulator"]
 
 THREADS = 256          # threads per block of a grid-stride kernel on a GPU
 WAVES = 8              # resident blocks per multiprocessor a grid-stride launch aims for
@@ -29,14 +35,64 @@ SIM_TILE = 2           # the simulator's tile (4 threads)
 SIM_TILED_WORK = 4096  # the largest product (M * N * K) the simulator runs as a tiled GEMM
 
 _SHAPES: dict[int, tuple[int, int]] = {}   # device id -> (threads, most blocks)
+_SHARED_LOCK = threading.Lock()
+_SIMULATOR: list[bool] = []   # [whether the simulator is on], once checked (and guarded)
+
+
+def guard_simulator() -> bool:
+    """Whether numba's CUDA simulator is on; the first call makes its ``cuda.shared.array`` hand
+    every thread of a block the same array.
+
+    The simulator runs a block's threads as Python threads and keeps a launch's shared arrays in
+    a dict keyed by the calling source line. Its lookup (get, else make an array and store it)
+    holds no lock, so two threads that both miss make two arrays, and the block's threads no
+    longer share that memory: a tiled GEMM then reads tile entries no thread wrote (rare wrong
+    values under load, more often with a short thread switch interval; on a GPU a block has one
+    shared memory). This replaces the lookup with the same one under a lock, once per process.
+    numba-cuda 0.30's simulator keeps the arrays in ``FakeCUDAShared._allocations``; a simulator
+    without that dict is left as it is.
+
+    >>> isinstance(guard_simulator(), bool)
+    True
+    """
+    if not _SIMULATOR:
+        from numba import config
+        with _SHARED_LOCK:
+            if not _SIMULATOR:
+                on = bool(config.ENABLE_CUDASIM) and importlib.util.find_spec("numba.cuda") is not None
+                if on:
+                    _guard(importlib.import_module("numba.cuda.simulator.kernelapi"))
+                _SIMULATOR.append(on)
+    return _SIMULATOR[0]
+
+
+def _guard(api: Any) -> None:
+    shared = api.FakeCUDAShared
+    if not isinstance(getattr(shared(0), "_allocations", None), dict):
+        return
+    unguarded = shared.array
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:   # dynamic shared memory, or the simulator's error
+            return unguarded(self, shape, dtype, alignment)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)   # the simulator's key: file and line
+        with _SHARED_LOCK:
+            res = self._allocations.get(key)
+            if res is None:
+                if isinstance(dtype, api.types.Type):
+                    dtype = api.numpy_support.as_dtype(dtype)
+                res = self._allocations[key] = api.np.empty(shape, dtype)
+        return res
+    shared.array = array
 
 
 def device_shape() -> tuple[int, int]:
     """(threads per block, most blocks of a grid-stride launch) for the current device (read
     once per device and process)."""
-    from numba import config, cuda
-    if config.ENABLE_CUDASIM:
+    if guard_simulator():
         return SIM_THREADS, SIM_BLOCKS
+    from numba import cuda
     dev = cuda.get_current_device()
     shape = _SHAPES.get(dev.id)
     if shape is None:
@@ -55,8 +111,7 @@ def block_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
     """(blocks, threads, stream) of a kernel with one block per slice of ``n`` slices (a block
     reduction per channel or row; blocks stride over the slices when there are more than the grid
     holds)."""
-    from numba import config
-    if config.ENABLE_CUDASIM:   # a few blocks, striding over the slices: fewer Python threads
+    if guard_simulator():   # a few blocks, striding over the slices: fewer Python threads
         return max(1, min(int(n), SIM_BLOCKS)), SIM_BLOCK_THREADS, stream
     return max(1, min(int(n), 65535)), min(device_shape()[0], MAX_SHARED), stream
 
@@ -72,9 +127,8 @@ def gemm_tile() -> int:
 def tile_launch(n: int, stream: Any = 0) -> tuple[int, int, Any]:
     """(blocks, threads, stream) of a tiled GEMM over ``n`` output tiles: a block of
     ``gemm_tile() ** 2`` threads per tile (blocks stride over the tiles past the grid's limit)."""
-    from numba import config
     t = gemm_tile()
-    return max(1, min(int(n), SIM_BLOCKS if config.ENABLE_CUDASIM else 65535)), t * t, stream
+    return max(1, min(int(n), SIM_BLOCKS if guard_simulator() else 65535)), t * t, stream
 
 
 def tiled(work: int) -> bool:
