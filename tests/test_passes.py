@@ -11,7 +11,7 @@ import pytest
 import symjit as mx
 from symjit.compiler.passes.autodiff import autodiff
 from symjit.compiler.passes.build import build_forward
-from symjit.compiler.passes.fuse import fuse
+from symjit.compiler.passes.fuse import MAX_GROUP_OPS, fuse
 from symjit.compiler.passes.plan import _intervals, plan_memory
 from symjit.compiler.passes.simplify import simplify
 from symjit.lower.cpu import CPU
@@ -127,6 +127,32 @@ def test_elementwise_chain_is_one_kernel_and_unfused_is_one_per_op():
     g = build_forward(net, shapes, {"x": np.dtype("float64"), "y": np.dtype("float64")}, False)
     assert len(fuse(g, CPU)) == 1
     assert len(fuse(g, CPU, enabled=False)) == len(g.ops) == 7
+
+
+def test_a_fused_group_stops_at_the_op_limit_and_still_computes_the_chain():
+    """A chain of 2.5 * MAX_GROUP_OPS dependent elementwise ops fuses into three kernels (each
+    at most MAX_GROUP_OPS ops, the values where they split materialized), and same-shaped
+    independent chains with only external inputs split the same way; the results are numpy's."""
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    n = MAX_GROUP_OPS * 5 // 2
+    chain = x
+    for i in range(n):
+        chain = chain * 0.5 if i % 2 else chain + y
+    shapes, dtypes = {"x": (3, 4), "y": (3, 4)}, {"x": np.dtype("float64"), "y": np.dtype("float64")}
+    groups = fuse(build_forward(chain, shapes, dtypes, False), CPU)
+    assert [len(grp.ops) for grp in groups] == [MAX_GROUP_OPS, MAX_GROUP_OPS, n - 2 * MAX_GROUP_OPS]
+    parts = mx.sym.Group([mx.sym.exp(x * float(i)) for i in range(MAX_GROUP_OPS)])
+    sizes = [len(grp.ops) for grp in fuse(build_forward(parts, shapes, dtypes, False), CPU)]
+    assert sizes == [MAX_GROUP_OPS, MAX_GROUP_OPS] and len(fuse(build_forward(
+        mx.sym.Group([mx.sym.exp(x * float(i)) for i in range(MAX_GROUP_OPS // 2)]), shapes, dtypes,
+        False), CPU)) == 1
+    rng = np.random.default_rng(0)
+    xv, yv = rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (3, 4))
+    want = xv
+    for i in range(n):
+        want = want * 0.5 if i % 2 else want + yv
+    ex = chain.bind(mx.cpu(), {"x": mx.nd.array(xv, dtype="float64"), "y": mx.nd.array(yv, dtype="float64")})
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), want, rtol=1e-12, atol=1e-12)
 
 
 def test_dead_backward_ops_are_removed():

@@ -13,7 +13,8 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   covers both; (3) every other input of the op is ready when the group runs (written by an earlier
   group or inside this one); (4) same phase (forward ops never fuse with backward ops).
   An op whose inputs are all external (arguments...) may join the latest group on the same
-  terms. Otherwise it starts a new group.
+  terms. (5) The group holds fewer than :data:`MAX_GROUP_OPS` ops. Otherwise it starts a new
+  group.
 * An op whose rule declares ``reduce`` (``sum``/``mean`` on the CPU) and whose input is computed by
   an open group's loop (full loop shape) joins that group as a *reduction epilogue*: it
   accumulates inside the same loop (bias-gradient sums over the elementwise gradient chain), and
@@ -44,7 +45,15 @@ from ...lower.target import Target
 from ...ops.registry import Kind
 from ..graph import Graph, OpNode, Value
 
-__all__ = ["Group", "fuse", "FUSABLE_INTO"]
+__all__ = ["Group", "fuse", "FUSABLE_INTO", "MAX_GROUP_OPS"]
+
+# The most ops an elementwise or broadcast op joins: numba's passes (SSA reconstruction, type
+# inference) grow faster than the function, so one huge loop body compiles slower than a few
+# smaller ones. 75 same-shaped chains of 3 ops (a lazy queue of many calls) compiled in 7.9 s as
+# one kernel, 6.4-7.5 s cut at 64 ops, 4.8-5.3 s at 32, 3.6 s at 16 (benchmarks/bench_group_limit.py,
+# docs/performance.md). A dependent chain materializes one value where it splits, a memory pass
+# that models' elementwise runs (a handful to a score of ops) never reach at 32.
+MAX_GROUP_OPS = 32
 
 
 @dataclasses.dataclass
@@ -156,7 +165,8 @@ def _join_group(g: Graph, node: OpNode, rule: Rule | None, groups: list[Group],
         candidates = [groups[-1].id]   # only external inputs: join the latest group if it fits
     for gid in candidates:
         grp = groups[gid]
-        if not grp.open or grp.phase != node.phase or grp.loop_shape != out_shape:
+        if not grp.open or grp.phase != node.phase or grp.loop_shape != out_shape \
+                or len(grp.ops) >= MAX_GROUP_OPS:
             continue
         if all(group_of.get(i, -1) <= gid for i in node.inputs):
             return grp
