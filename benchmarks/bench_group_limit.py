@@ -40,9 +40,9 @@ print(f"{time.perf_counter() - start:.2f}")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--chains", type=int, default=75)
-    ap.add_argument("--limits", default="100000,64,32")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--chains", type=int, default=75, help="independent chains of 3 ops")
+    ap.add_argument("--limits", default="100000,64,32", help="MAX_GROUP_OPS values, comma-separated")
     args = ap.parse_args()
     print(f"{args.chains} chains of 3 ops, one (60, 100) float32 shape; bind + first forward, s")
     for limit in (int(v) for v in args.limits.split(",")):
