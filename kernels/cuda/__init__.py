@@ -6,8 +6,7 @@ simulator runs every simulated thread as a Python thread, so there the grid is k
 blocks: the kernels are the same, only the launch is smaller. A launch configuration carries the
 stream the kernel is queued on (symjit queues a device's work on one stream per device,
 :func:`symjit.ndarray.storage.stream`; ``0`` is the default stream). On the simulator, the first
-launch shape asked for first makes the simulator's shared arrays safe for a block's threads
-(:func:`guard_simulator`).
+launch shape asked for makes its shared arrays safe for a block's threads (:func:`guard_simulator`).
 
 >>> blocks, threads, stream = launch(10)
 >>> blocks >= 1 and threads in (SIM_THREADS, THREADS) and stream == 0

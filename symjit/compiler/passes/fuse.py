@@ -11,9 +11,9 @@ How groups form (after TVM's ``fuse_ops``, simplified to a single walk in schedu
   OUT_ELEMWISE_FUSABLE op whose rule declares an epilogue;
   (2) the op's output has the group's loop shape (the anchor's output shape), so one loop nest
   covers both; (3) every other input of the op is ready when the group runs (written by an earlier
-  group or inside this one); (4) same phase (forward ops never fuse with backward ops).
-  An op whose inputs are all external (arguments...) may join the latest group on the same
-  terms. (5) The group holds fewer than :data:`MAX_GROUP_OPS` ops. Otherwise it starts a new
+  group or inside this one); (4) same phase (forward ops never fuse with backward ops); (5) the
+  group holds fewer than :data:`MAX_GROUP_OPS` ops (compile time). An op whose inputs are all
+  external (arguments...) may join the latest group on the same terms. Otherwise it starts a new
   group.
 * An op whose rule declares ``reduce`` (``sum``/``mean`` on the CPU) and whose input is computed by
   an open group's loop (full loop shape) joins that group as a *reduction epilogue*: it
@@ -51,8 +51,9 @@ __all__ = ["Group", "fuse", "FUSABLE_INTO", "MAX_GROUP_OPS"]
 # inference) grow faster than the function, so one huge loop body compiles slower than a few
 # smaller ones. 75 same-shaped chains of 3 ops (a lazy queue of many calls) compiled in 7.9 s as
 # one kernel, 6.4-7.5 s cut at 64 ops, 4.8-5.3 s at 32, 3.6 s at 16 (benchmarks/bench_group_limit.py,
-# docs/performance.md). A dependent chain materializes one value where it splits, a memory pass
-# that models' elementwise runs (a handful to a score of ops) never reach at 32.
+# docs/performance.md). A dependent chain materializes one value where it splits (one more memory
+# pass); the training programs of the seed networks and of an unrolled LSTM have groups of at most
+# 13 ops.
 MAX_GROUP_OPS = 32
 
 
