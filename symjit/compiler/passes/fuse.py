@@ -49,11 +49,11 @@ __all__ = ["Group", "fuse", "FUSABLE_INTO", "MAX_GROUP_OPS"]
 
 # The most ops an elementwise or broadcast op joins: numba's passes (SSA reconstruction, type
 # inference) grow faster than the function, so one huge loop body compiles slower than a few
-# smaller ones. 75 same-shaped chains of 3 ops (a lazy queue of many calls) compiled in 7.9 s as
-# one kernel, 6.4-7.5 s cut at 64 ops, 4.8-5.3 s at 32, 3.6 s at 16 (benchmarks/bench_group_limit.py,
-# docs/performance.md). A dependent chain materializes one value where it splits (one more memory
-# pass); the training programs of the seed networks and of an unrolled LSTM have groups of at most
-# 13 ops.
+# smaller ones. 75 same-shaped chains of 3 ops (a lazy queue of many calls) compiled in 7.4-8.2 s
+# as one kernel, 6.1-7.5 s cut at 64 ops, 4.8-5.3 s at 32, 3.2-3.7 s at 16 (three runs each,
+# benchmarks/bench_group_limit.py, docs/performance.md). A dependent chain materializes one value
+# where it splits (one more memory pass); the training programs of the seed networks and of an
+# unrolled LSTM have groups of at most 13 ops.
 MAX_GROUP_OPS = 32
 
 
