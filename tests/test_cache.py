@@ -23,8 +23,10 @@ ex.arg_dict['x'][:] = 1.0
 ex.arg_dict['fc_weight'][:] = 0.5
 out = ex.forward(is_train=True)[0].asnumpy()
 ex.backward(mx.nd.ones((4, 3)))
-mod = ex._programs['train'].module
-stats = {p: getattr(mod, p).stats for p in ('forward', 'backward')}
+prog = ex._programs['train']
+names = set(prog.program.kernel_of.values()) | {s.name for segs in prog.program.segments.values()
+                                                for s in segs if s.kind == 'njit'}
+stats = {p: getattr(prog.module, p).stats for p in names}   # kernels and program functions
 print(json.dumps({'out': float(out.sum()), 'hits': sum(len(s.cache_hits) for s in stats.values()),
                   'misses': sum(len(s.cache_misses) for s in stats.values())}))
 """

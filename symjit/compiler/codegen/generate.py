@@ -328,8 +328,18 @@ def generate(g: Graph, groups: list[Group], target: Target, fastmath: bool = Fal
                                            light))
     entries, segments = {}, {}
 
-    def hosted(step: list) -> bool:   # a kernel in parts runs them from the host (symjit.parts)
-        return target.kernel_modules and (profile or len(step) > limit
+    def building_block(fn: str) -> bool:   # a direct kernel: the building block's own function
+        module = kmods.get("", {}).get(fn, ("",))[0]
+        return bool(module) and module not in kmods
+
+    def hosted(step: list) -> bool:
+        """Whether a step's kernels are called from the host instead of through a program function:
+        a profiled step, one longer than ``limit``, a kernel in parts (symjit.parts), and a step
+        whose program function would only link again what is compiled already: one kernel, or
+        only building blocks (a direct call each), which numba would link and optimise anew for
+        every program (1-2 s each, for one host call saved per kernel)."""
+        return target.kernel_modules and (profile or len(step) > limit or len(step) == 1
+                                          or all(building_block(fn) for fn, *_ in step)
                                           or any(fn.endswith(PARTS_SUFFIX) for fn, *_ in step))
 
     for phase, steps in runs.items():

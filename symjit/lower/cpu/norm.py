@@ -5,45 +5,46 @@ one kernel."""
 from __future__ import annotations
 
 from ...ops.norm import bn_batch_stats
-from ..emit import axis_view3, call, rows_view
+from ..emit import KCPU, axis_view3, call, rows_view
 from ..emit import rank_axis as _rank_axis
 from ..rules import rule
 from . import CPUTarget
 from .threaded import threaded
 
 
+def _bn_call(k, fn: str, arrays: list[str], *consts) -> None:
+    """A call of :mod:`symjit.kernels.cpu.norm_axis`'s ``fn`` on the program's arrays of any rank:
+    the channel axis and the flags are kernel arguments, so a kernel that is only this call is the
+    building block itself (``KernelWriter.direct``) and none is compiled per rank, axis or flags."""
+    k.call(f"{KCPU}.norm_axis", fn, [*arrays, *(k.const(c) for c in consts)])
+
+
 def bn_lower(k, node, ins, outs):
     """Batch statistics (updating the aux moving stats in place) or the moving statistics."""
     p = node.params
-    nd, ax = _rank_axis(k, node, ins[0])
-    x, o = axis_view3(k, ins[0], ax, nd), axis_view3(k, outs[0], ax, nd)
-    gamma, beta, mmean, mvar = ins[1:5]
-    mean, var = outs[1], outs[2]
+    _, ax = _rank_axis(k, node, ins[0])
+    arrays = [ins[0], *ins[1:5], outs[0], outs[1], outs[2]]
     par = threaded(k, ins[0])
     if bn_batch_stats(node):
-        call(k, "norm", "batchnorm_forward_train" + par, x, gamma, beta, mmean, mvar, o, mean, var,
-             k.const(float(p["eps"])), k.const(float(p["momentum"])), p["fix_gamma"], True)
+        _bn_call(k, "batchnorm_forward_train" + par, arrays, float(p["eps"]), float(p["momentum"]), ax,
+                 int(p["fix_gamma"]), 1)
     else:
-        call(k, "norm", "batchnorm_forward_inference" + par, x, gamma, beta, mmean, mvar, o, mean, var,
-             k.const(float(p["eps"])), p["fix_gamma"])
+        _bn_call(k, "batchnorm_forward_inference" + par, arrays, float(p["eps"]), ax, int(p["fix_gamma"]))
 
 
 def bn_backward_lower(k, node, ins, outs):
     dout, data, gamma, mean, invstd = ins
-    nd, ax = _rank_axis(k, node, data)
-    x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
-    dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_backward" + threaded(k, data), x, g, gamma, mean, invstd, dx, outs[1], outs[2],
-         node.params["fix_gamma"], bn_batch_stats(node))
+    _, ax = _rank_axis(k, node, data)
+    _bn_call(k, "batchnorm_backward" + threaded(k, data), [data, dout, gamma, mean, invstd, *outs[:3]], ax,
+             int(node.params["fix_gamma"]), int(bn_batch_stats(node)))
 
 
 def bn_relu_backward_lower(k, node, ins, outs):
     dout, data, gamma, beta, mean, invstd = ins
-    nd, ax = _rank_axis(k, node, data)
-    x, g = axis_view3(k, data, ax, nd), axis_view3(k, dout, ax, nd)
-    dx = axis_view3(k, outs[0], ax, nd)
-    call(k, "norm", "batchnorm_relu_backward" + threaded(k, data), x, g, gamma, beta, mean, invstd, dx,
-         outs[1], outs[2], node.params["fix_gamma"], bn_batch_stats(node))
+    _, ax = _rank_axis(k, node, data)
+    _bn_call(k, "batchnorm_relu_backward" + threaded(k, data), [data, dout, gamma, beta, mean, invstd,
+                                                                  *outs[:3]],
+             ax, int(node.params["fix_gamma"]), int(bn_batch_stats(node)))
 
 
 def _ln_moved(node, shape: tuple) -> bool:
