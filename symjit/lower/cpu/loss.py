@@ -3,7 +3,7 @@ kernels of :mod:`symjit.kernels.cpu.softmax` on 2-D (rows, classes) or 3-D (A, K
 from __future__ import annotations
 
 from ..accumulate import inv_temperature, makeloss_scale
-from ..emit import axis_view3, call, rows_view, view2d
+from ..emit import KCPU, axis_view3, call, rows_view, view2d
 from ..rules import rule
 from . import CPUTarget
 
@@ -98,25 +98,29 @@ def _emit_length_backward(k, node, g3: str, y3: str, d3: str, length: str, log: 
     k.indent -= 2
 
 
-def _softmax_views(k, node, arrays: list[str], like: str) -> tuple[str, list[str]]:
-    """("2d", row views) when the axis is the last one and no length is used, else ("3d",
-    (A, K, B) views)."""
+def _length_views(k, node, arrays: list[str], like: str) -> list[str]:
+    """(A, K, B) views of ``arrays`` around the axis (the layout of the length-masked loops)."""
     nd = len(k.info[like].shape)
-    ax = node.params["axis"] % nd
-    if ax == nd - 1 and not node.params["use_length"]:
-        return "2d", [rows_view(k, a) for a in arrays]
-    return "3d", [axis_view3(k, a, ax, nd) for a in arrays]
+    return [axis_view3(k, a, node.params["axis"] % nd, nd) for a in arrays]
+
+
+def _axis_call(k, node, fn: str, arrays: list[str]) -> None:
+    """A call of :mod:`symjit.kernels.cpu.softmax_axis`'s ``fn`` on the program's arrays of any
+    rank, the temperature and the axis as kernel arguments: a kernel that is only this call is the
+    building block itself (``KernelWriter.direct``), none compiled per rank and axis."""
+    ax = node.params["axis"] % len(k.info[arrays[-1]].shape)
+    k.call(f"{KCPU}.softmax_axis", fn, [*arrays, _temperature(k, node), k.const(ax)])
 
 
 def _softmax_lower(log: bool):
     fn = "log_softmax_forward" if log else "softmax_forward"
 
     def lower(k, node, ins, outs):
-        layout, (x, o) = _softmax_views(k, node, [ins[0], outs[0]], ins[0])
         if node.params["use_length"]:
+            x, o = _length_views(k, node, [ins[0], outs[0]], ins[0])
             _emit_length_forward(k, node, x, o, ins[1], log)
             return
-        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), x, o, _temperature(k, node))
+        _axis_call(k, node, fn, [ins[0], outs[0]])
     return lower
 
 
@@ -124,11 +128,11 @@ def _softmax_backward_lower(log: bool):
     fn = "log_softmax_backward" if log else "softmax_backward"
 
     def lower(k, node, ins, outs):
-        layout, (g, y, d) = _softmax_views(k, node, [ins[0], ins[1], outs[0]], ins[1])
         if node.params["use_length"]:
+            g, y, d = _length_views(k, node, [ins[0], ins[1], outs[0]], ins[1])
             _emit_length_backward(k, node, g, y, d, ins[2], log)
             return
-        call(k, "softmax", fn + ("_3d" if layout == "3d" else ""), g, y, d, _temperature(k, node))
+        _axis_call(k, node, fn, [ins[0], ins[1], outs[0]])
     return lower
 
 
