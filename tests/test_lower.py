@@ -120,13 +120,17 @@ yv = np.zeros((2, 5), np.float32)
 want = np.exp(np.broadcast_to(xv, (5, 3))) * 2.0
 for target in ('cpu', 'cuda'):
     c = compile_symbol(net, {'x': xv.shape, 'y': yv.shape}, {'x': xv.dtype, 'y': yv.dtype}, {}, False,
-                       Config.from_env().replace(program_calls=16), target=target)   # one phase function
+                       Config.from_env().replace(program_calls=16), target=target)
     assert sum(not grp.view for grp in c.groups) == 1, c.groups
     g = c.graph
     out = np.zeros((5, 3), np.float32)
-    arrays = [{'x': xv, 'y': yv}[g.values[v].ref] if g.values[v].kind == 'arg' else out
-              for v in c.program.entries['forward'][1]]
-    c.module.forward(*([0] if target == 'cuda' else []), *arrays)   # cuda: the stream first
+    arr = lambda v: {'x': xv, 'y': yv}[g.values[v].ref] if g.values[v].kind == 'arg' else out
+    seg, = c.program.segments['forward']
+    if seg.kind == 'calls':   # the CPU: one kernel, called from the host
+        for fn, args in c.target.prepare_calls(c.module, seg.launches, {v: arr(v) for v in seg.vids}):
+            fn(*args)
+    else:                     # CUDA: the phase's program function, the stream first
+        c.module.forward(0, *[arr(v) for v in c.program.entries['forward'][1]])
     np.testing.assert_allclose(out, want, rtol=1e-6)
     print(target, 'ok')
 """

@@ -130,7 +130,8 @@ def test_compiler_calls_the_threaded_kernels_from_split_min():
         y = (xd - xd.mean(axis=axes, keepdims=True)) / np.sqrt(xd.var(axis=axes, keepdims=True) + 1e-3)
         ref = y.reshape(shape[0], shape[1], shape[2] // 2, 2, shape[3] // 2, 2).max(axis=(3, 5))
         np.testing.assert_allclose(ex.outputs[0].asnumpy(), ref, rtol=1e-4, atol=1e-4)
-        source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
+        source = "\n".join(text for p in ex._programs.values()   # kernels; building blocks called directly
+                            for text in [p.program.module_source, *p.program.kernel_modules.values()])
         for kernel in ("batchnorm_forward_train", "max_pool2d_forward", "max_pool2d_backward",
                        "batchnorm_backward", "conv_bias_grad"):
             assert (f"{kernel}_parts" in source) == threaded, (kernel, shape)
@@ -316,7 +317,8 @@ def test_an_anchor_emitting_statements_in_its_loop_keeps_it_serial():
         x = RNG.standard_normal(shape).astype(np.float32)
         ex.forward(a=x)
         np.testing.assert_array_equal(ex.outputs[0].asnumpy(), x.T)
-        source = "\n".join(text for p in ex._programs.values() for text in p.program.kernel_modules.values())
+        source = "\n".join(text for p in ex._programs.values()   # kernels; building blocks called directly
+                            for text in [p.program.module_source, *p.program.kernel_modules.values()])
         assert "_s" in source and "_nparts" not in source
     finally:
         del rules._RULES[key]

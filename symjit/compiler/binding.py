@@ -11,13 +11,14 @@ stream to queue on before the arrays.
 >>> from symjit.compiler.pipeline import compile_symbol
 >>> from symjit.config import Config
 >>> x = mx.sym.Variable('x')
->>> cfg = Config(cache=False, program_calls=16)   # phases as program functions (a tiny one calls kernels)
+>>> cfg = Config(cache=False)
 >>> c = compile_symbol(mx.sym.exp(x) * 2, {'x': (3,)}, {'x': 'float32'}, {}, False, cfg)
 >>> xs, out = np.zeros(3, np.float32), np.empty(3, np.float32)
 >>> array = value_arrays(c, np.empty(c.plan.planned_bytes, np.uint8),
 ...                      lambda vid, v: xs if v.kind == 'arg' else out)
->>> for seg, payload in bind_phases(c, array)['forward']:
-...     getattr(c.module, seg.name)(*payload)
+>>> for seg, payload in bind_phases(c, array)['forward']:   # one kernel: called from the host
+...     for fn, args in c.target.prepare_calls(c.module, seg.launches, dict(zip(seg.vids, payload))):
+...         fn(*args)
 >>> out.tolist()
 [2.0, 2.0, 2.0]
 """
