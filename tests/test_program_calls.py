@@ -139,3 +139,27 @@ def test_a_one_kernel_step_calls_its_kernel_from_the_host():
     np.testing.assert_allclose(ex.grad_dict["bn_gamma"].asnumpy(), (head * xhat).sum(0), rtol=1e-12)
     dx = gamma / np.sqrt(x.var(0) + 1e-3) * (head - head.mean(0) - xhat * (head * xhat).mean(0))
     np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), dx, rtol=1e-10, atol=1e-12)
+
+
+def test_programs_differing_only_in_consts_share_their_program_function():
+    """A program function takes its kernels' consts as arguments: two binds that differ only in a
+    softmax's temperature compile one program module, and each computes with its own value."""
+    x = mx.sym.Variable("data")
+    shapes = {"data": (3, 4), "fc_weight": (5, 4), "fc_bias": (5,)}
+    rng = np.random.default_rng(3)
+    arrays = {n: rng.uniform(-1, 1, s) for n, s in shapes.items()}
+    sources = set()
+    for t in (2.0, 3.0):
+        net = mx.sym.softmax(mx.sym.FullyConnected(mx.sym.exp(x), num_hidden=5, name="fc"), temperature=t)
+        cfg = Config.from_env().replace(program_calls=PROGRAM_CALLS_LIMIT, interpret_calls=0)
+        ex = Executor(net, mx.cpu(), {n: mx.nd.array(a, dtype="float64") for n, a in arrays.items()},
+                      None, "null", None, config=cfg)
+        out = ex.forward()[0].asnumpy()
+        prog = ex._program("infer").program
+        seg, = prog.segments["forward"]
+        assert seg.kind == "njit" and seg.consts, (seg.kind, seg.consts)
+        sources.add(prog.module_source)
+        z = np.exp(arrays["data"]) @ arrays["fc_weight"].T + arrays["fc_bias"]
+        want = np.exp(z / t - (z / t).max(1, keepdims=True))
+        np.testing.assert_allclose(out, want / want.sum(1, keepdims=True), rtol=1e-12)
+    assert len(sources) == 1

@@ -66,7 +66,7 @@ def bind_phases(compiled: Any, array: Callable[[int], Any], stream: Any = 0,
     def segment(seg: Segment) -> Any:
         arrays = [array(v) for v in seg.vids]
         if seg.kind != "host":
-            return lead + arrays
+            return lead + arrays + seg.consts   # a program function's consts follow its arrays
         n_in = len(seg.node.inputs)
         return seg.node.op.extra["host"](seg.node, arrays[:n_in], arrays[n_in:], seg.reqs, env)
 

@@ -117,8 +117,14 @@ class Target:
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch],
                 arg: Callable[[int], str]) -> list[int]:
         """Emit the function running ``launches`` in order; return the value ids it takes
-        (``arg(vid)`` is an array's local name), after the stream when :attr:`stream_arg`."""
+        (``arg(vid)`` is an array's local name), after the stream when :attr:`stream_arg`, and
+        before what :meth:`program_consts` gives."""
         raise NotImplementedError
+
+    def program_consts(self, launches: list[Launch]) -> list:
+        """What the function :meth:`program` writes for ``launches`` takes after its arrays (this
+        one: nothing; its consts are written into it)."""
+        return []
 
     def schedule(self, g: Any) -> Any:
         """The graph (:class:`~symjit.compiler.graph.Graph`) with this target's scheduling choices

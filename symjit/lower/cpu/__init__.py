@@ -5,7 +5,6 @@ from __future__ import annotations
 from ...discovery import import_submodules
 from ...ops.random_ops import SEED_BOUND
 from ...threads import PARTS_MIN
-from ..emit import const_source
 from ..target import Launch, Target, register_target
 from ..writer import PART_PARAMS, PARTS_SUFFIX, KernelWriter, ModuleWriter, pure_statement
 from .interpret import interpret
@@ -171,14 +170,23 @@ class CPUTarget(Target):
 
 
     def program(self, mw: ModuleWriter, name: str, launches: list[Launch], arg) -> list[int]:
+        """The program function: the arrays, then every launch's consts as arguments (not literals,
+        so programs that differ only in them, a softmax's temperature or an op's scalar, share
+        one function, as they share their kernels)."""
         params = list(dict.fromkeys(v for _, vs, *_ in launches for v in vs))
-        k = KernelWriter(mw, name, [arg(v) for v in params])
+        names = [f"c{i}" for i in range(sum(len(consts) for *_, consts in launches))]
+        k = KernelWriter(mw, name, [arg(v) for v in params] + names)
+        taken = iter(names)
         for fn, vs, _, _, host, consts in launches:
             if host:   # a compiled program cannot call Python: no CPU rule asks for host arguments
                 raise ValueError(f"kernel {fn}: the cpu target has no host-computed arguments")
-            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [const_source(c) for c in consts])})")
+            k.line(f"{fn}({', '.join([arg(v) for v in vs] + [next(taken) for _ in consts])})")
         mw.functions.append(k.finish())
         return params
+
+    def program_consts(self, launches: list[Launch]) -> list:
+        """The launches' consts in order, as :func:`bound_calls` passes them."""
+        return [const_arg(c) for *_, consts in launches for c in consts]
 
 
 CPU = register_target(CPUTarget())

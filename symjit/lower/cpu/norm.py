@@ -1,22 +1,25 @@
 """CPU lowerings of BatchNorm and LayerNorm (records in :mod:`symjit.ops.norm`): the kernels of
-:mod:`symjit.kernels.cpu.norm` on ``(A, C, B)`` views around the channel axis. ``eps`` and
-``momentum`` are kernel arguments (``KernelWriter.const``), so layers differing only in them share
-one kernel."""
+:mod:`symjit.kernels.cpu.norm` through :mod:`symjit.kernels.cpu.norm_axis`, on the program's
+arrays of any rank. ``eps``, ``momentum``, the axis and the flags are kernel arguments
+(``KernelWriter.const``), so a kernel that is only that call is the building block itself
+(``KernelWriter.direct``): layers differing in them, or in rank, compile nothing of their own."""
 from __future__ import annotations
 
 from ...ops.norm import bn_batch_stats
-from ..emit import KCPU, axis_view3, call, rows_view
+from ..emit import KCPU
 from ..emit import rank_axis as _rank_axis
 from ..rules import rule
 from . import CPUTarget
 from .threaded import threaded
+
+NORM_AXIS = f"{KCPU}.norm_axis"
 
 
 def _bn_call(k, fn: str, arrays: list[str], *consts) -> None:
     """A call of :mod:`symjit.kernels.cpu.norm_axis`'s ``fn`` on the program's arrays of any rank:
     the channel axis and the flags are kernel arguments, so a kernel that is only this call is the
     building block itself (``KernelWriter.direct``) and none is compiled per rank, axis or flags."""
-    k.call(f"{KCPU}.norm_axis", fn, [*arrays, *(k.const(c) for c in consts)])
+    k.call(NORM_AXIS, fn, [*arrays, *(k.const(c) for c in consts)])
 
 
 def bn_lower(k, node, ins, outs):
@@ -61,55 +64,28 @@ def _ln_workspace(n_rows: int):
     return workspace
 
 
-def _ln_rows(k, node, x: str, others: list[str]) -> tuple[list[str], str | None]:
-    """(M, K) row views of ``x`` and ``others`` (same shape as x) for LayerNorm's kernels.
-
-    A non-trailing axis is moved last by copies into the workspace buffers (in order); returns
-    the rows and the name of a further workspace rows view for the result, or None when no copy
-    was needed."""
-    nd, ax = _rank_axis(k, node, x)
-    if not _ln_moved(node, k.info[x].shape):
-        return [rows_view(k, a) for a in (x, *others)], None
-    rows = []
-    for a, ws in zip((x, *others), k.workspace):
-        v3, t3, vt = axis_view3(k, a, ax, nd), k.tmp("t"), k.tmp("r")
-        k.line(f"{t3} = {ws}.reshape({v3}.shape[0], {v3}.shape[2], {v3}.shape[1])")
-        k.line(f"{t3}[:, :, :] = {v3}.transpose(0, 2, 1)")
-        k.line(f"{vt} = {t3}.reshape(-1, {v3}.shape[1])")
-        rows.append(vt)
-    result = k.tmp("o")
-    k.line(f"{result} = {k.workspace[len(rows)]}.reshape({rows[0]}.shape)")
-    return rows, result
-
-
-def _ln_store(k, node, dest: str, rows: str) -> None:
-    """Copy the (A*B, K) rows back into ``dest`` laid out as (A, K, B)."""
-    nd, ax = _rank_axis(k, node, dest)
-    d3 = axis_view3(k, dest, ax, nd)
-    k.line(f"{d3}[:, :, :] = {rows}.reshape({d3}.shape[0], {d3}.shape[2], {d3}.shape[1])"
-           ".transpose(0, 2, 1)")
-
-
 def ln_lower(k, node, ins, outs):
+    """LayerNorm through :mod:`symjit.kernels.cpu.norm_axis` (a non-trailing axis through the
+    workspace: the data's rows over it, then the result's)."""
     x, gamma, beta = ins
     out, mean, std = outs
-    (xr,), moved = _ln_rows(k, node, x, [])
-    orow = rows_view(k, out) if moved is None else moved
-    call(k, "norm", "layernorm_forward", xr, gamma, beta, orow, f"{mean}.reshape(-1)",
-         f"{std}.reshape(-1)", k.const(float(node.params["eps"])))
-    if moved is not None:
-        _ln_store(k, node, out, orow)
+    eps = k.const(float(node.params["eps"]))
+    if not _ln_moved(node, k.info[x].shape):
+        k.call(NORM_AXIS, "layernorm_forward", [x, gamma, beta, out, mean, std, eps])
+        return
+    ax = k.const(_rank_axis(k, node, x)[1])
+    k.call(NORM_AXIS, "layernorm_forward_moved", [x, gamma, beta, out, mean, std, *k.workspace[:2], eps, ax])
 
 
 def ln_backward_lower(k, node, ins, outs):
     dout, data, gamma, mean, std = ins
     dx, dgamma, dbeta = outs
-    (xr, gr), moved = _ln_rows(k, node, data, [dout])
-    dxr = rows_view(k, dx) if moved is None else moved
-    call(k, "norm", "layernorm_backward", xr, gr, gamma, f"{mean}.reshape(-1)", f"{std}.reshape(-1)",
-         dxr, dgamma, dbeta)
-    if moved is not None:
-        _ln_store(k, node, dx, dxr)
+    if not _ln_moved(node, k.info[data].shape):
+        k.call(NORM_AXIS, "layernorm_backward", [data, dout, gamma, mean, std, dx, dgamma, dbeta])
+        return
+    ax = k.const(_rank_axis(k, node, data)[1])
+    k.call(NORM_AXIS, "layernorm_backward_moved", [data, dout, gamma, mean, std, dx, dgamma, dbeta,
+                                                   *k.workspace[:3], ax])
 
 
 rule("BatchNorm", CPUTarget, bn_lower)
