@@ -1,5 +1,6 @@
 """CPU lowerings of the loss heads and softmax family (records in :mod:`symjit.ops.loss`): the
-kernels of :mod:`symjit.kernels.cpu.softmax` on 2-D (rows, classes) or 3-D (A, K, B) views."""
+kernels of :mod:`symjit.kernels.cpu.softmax` on 2-D (rows, classes) or 3-D (A, K, B) views;
+softmax and log_softmax through :mod:`symjit.kernels.cpu.softmax_axis`, on arrays of any rank."""
 from __future__ import annotations
 
 from ..accumulate import inv_temperature, makeloss_scale
