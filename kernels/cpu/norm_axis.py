@@ -28,7 +28,7 @@ __all__ = [
     "batchnorm_forward_train", "batchnorm_forward_train_parts", "batchnorm_forward_inference",
     "batchnorm_forward_inference_parts", "batchnorm_backward", "batchnorm_backward_parts",
     "batchnorm_relu_backward", "batchnorm_relu_backward_parts", "layernorm_forward",
-    "layernorm_forward_moved", "layernorm_backward", "layernorm_backward_moved", "view3",
+    "layernorm_forward_moved", "layernorm_backward", "layernorm_backward_moved", "view3", "last_rows",
 ]
 
 _jit = njit(cache=True, nogil=True)
@@ -115,7 +115,8 @@ def batchnorm_relu_backward_parts(x, dout, gamma, beta, save_mean, save_invstd, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _last_rows(x):
+def last_rows(x):
+    """``x`` (C-contiguous) as rows over its last axis."""
     return x.reshape(-1, x.shape[x.ndim - 1])
 
 
@@ -146,7 +147,7 @@ def _from_rows(rows, axis, dest):
 @_jit
 def layernorm_forward(x, gamma, beta, out, save_mean, save_std, eps):
     """:func:`.norm.layernorm_forward` over the last axis of ``x``."""
-    norm.layernorm_forward(_last_rows(x), gamma, beta, _last_rows(out), save_mean.reshape(-1),
+    norm.layernorm_forward(last_rows(x), gamma, beta, last_rows(out), save_mean.reshape(-1),
                            save_std.reshape(-1), eps)
 
 
@@ -162,8 +163,8 @@ def layernorm_forward_moved(x, gamma, beta, out, save_mean, save_std, ws_x, ws_o
 @_jit
 def layernorm_backward(x, dout, gamma, save_mean, save_std, dx, dgamma, dbeta):
     """:func:`.norm.layernorm_backward` over the last axis of ``x``."""
-    norm.layernorm_backward(_last_rows(x), _last_rows(dout), gamma, save_mean.reshape(-1),
-                            save_std.reshape(-1), _last_rows(dx), dgamma, dbeta)
+    norm.layernorm_backward(last_rows(x), last_rows(dout), gamma, save_mean.reshape(-1),
+                            save_std.reshape(-1), last_rows(dx), dgamma, dbeta)
 
 
 @_jit

@@ -18,23 +18,18 @@ from __future__ import annotations
 
 from . import _cache_stamp, softmax  # noqa: F401  (_cache_stamp: numba's cache keyed by the package, first)
 from ._jit import njit
-from .norm_axis import view3
+from .norm_axis import last_rows, view3
 
 __all__ = ["softmax_forward", "log_softmax_forward", "softmax_backward", "log_softmax_backward"]
 
 _jit = njit(cache=True, nogil=True)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _rows(x):
-    return x.reshape(-1, x.shape[x.ndim - 1])
-
-
 @_jit
 def softmax_forward(x, out, temperature, axis):
     """:func:`.softmax.softmax_forward` over ``axis``."""
     if axis == x.ndim - 1:
-        softmax.softmax_forward(_rows(x), _rows(out), temperature)
+        softmax.softmax_forward(last_rows(x), last_rows(out), temperature)
     else:
         softmax.softmax_forward_3d(view3(x, axis), view3(out, axis), temperature)
 
@@ -43,7 +38,7 @@ def softmax_forward(x, out, temperature, axis):
 def log_softmax_forward(x, out, temperature, axis):
     """:func:`.softmax.log_softmax_forward` over ``axis``."""
     if axis == x.ndim - 1:
-        softmax.log_softmax_forward(_rows(x), _rows(out), temperature)
+        softmax.log_softmax_forward(last_rows(x), last_rows(out), temperature)
     else:
         softmax.log_softmax_forward_3d(view3(x, axis), view3(out, axis), temperature)
 
@@ -52,7 +47,7 @@ def log_softmax_forward(x, out, temperature, axis):
 def softmax_backward(dout, y, dx, temperature, axis):
     """:func:`.softmax.softmax_backward` over ``axis``."""
     if axis == y.ndim - 1:
-        softmax.softmax_backward(_rows(dout), _rows(y), _rows(dx), temperature)
+        softmax.softmax_backward(last_rows(dout), last_rows(y), last_rows(dx), temperature)
     else:
         softmax.softmax_backward_3d(view3(dout, axis), view3(y, axis), view3(dx, axis), temperature)
 
@@ -61,6 +56,6 @@ def softmax_backward(dout, y, dx, temperature, axis):
 def log_softmax_backward(dout, y, dx, temperature, axis):
     """:func:`.softmax.log_softmax_backward` over ``axis``."""
     if axis == y.ndim - 1:
-        softmax.log_softmax_backward(_rows(dout), _rows(y), _rows(dx), temperature)
+        softmax.log_softmax_backward(last_rows(dout), last_rows(y), last_rows(dx), temperature)
     else:
         softmax.log_softmax_backward_3d(view3(dout, axis), view3(y, axis), view3(dx, axis), temperature)
