@@ -8,16 +8,19 @@ frameworks take turns N times and each keeps its best round (the machine's speed
 runs).
 
 symjit runs the nets built with its symbol API (``examples/nets.py``, the Gluon model zoo's
-shapes) with this interpreter; PyTorch (eager, ``torch.no_grad``, twins written here with
-``torch.nn``: torchvision is not needed) with ``--peer-python``; MXNet 1.9.1 (its Gluon model zoo,
-hybridized, oneDNN) with ``--mxnet-python`` (its own venv, numpy < 1.24). Each framework runs each
-(net, batch) in a process of its own, one after the other (in one process, symjit's SqueezeNet ran
-1.5-1.8x slower after MobileNet's batch-32 bind than alone); a peer that is not installed is
-skipped. Peers are never a dependency of symjit or its tests.
+shapes) with this interpreter; PyTorch (twins written here with ``torch.nn``: torchvision is not
+needed; ``torch.no_grad`` for inference) with ``--peer-python``, eager and as ``torch.compile`` of
+the model; MXNet 1.9.1 (its Gluon model zoo, hybridized, oneDNN) with ``--mxnet-python`` (its own
+venv, numpy < 1.24), as installed and with ``OMP_NUM_THREADS=2`` (``--mxnet-threads``: the
+settings to run, ``default`` for as installed; on our 2-core machines MXNet's wheel runs one
+thread per operator, and two threads are faster on convolution nets). Each framework and setting
+runs each (net, batch) in a process of its own, one after the other (in one process, symjit's
+SqueezeNet ran 1.5-1.8x slower after MobileNet's batch-32 bind than alone); a peer that is not
+installed is skipped. Peers are never a dependency of symjit or its tests.
 
     python benchmarks/bench_zoo.py [--nets resnet18,mobilenet_v2] [--batches 2,32] [--runs 10] [--rounds 2]
-        [--train] [--peer-python /path/to/torch-venv/bin/python]
-        [--mxnet-python /path/to/mxnet-venv/bin/python] [--mxnet-threads 2]
+        [--train] [--peer-python /path/to/torch-venv/bin/python] [--no-torch-compile]
+        [--mxnet-python /path/to/mxnet-venv/bin/python] [--mxnet-threads default,2]
 """
 from __future__ import annotations
 
@@ -92,7 +95,13 @@ def symjit_worker(nets: list[str], batches: list[int], runs: int, train: bool) -
     return out
 
 
-def torch_worker(nets: list[str], batches: list[int], runs: int, train: bool) -> dict:
+def torch_compile_worker(nets: list[str], batches: list[int], runs: int, train: bool) -> dict:
+    """The PyTorch twins as ``torch.compile`` of the model (compiled in the warm-up calls)."""
+    return torch_worker(nets, batches, runs, train, compiled=True)
+
+
+def torch_worker(nets: list[str], batches: list[int], runs: int, train: bool,
+                 compiled: bool = False) -> dict:
     import torch
     from torch import nn
 
@@ -223,6 +232,8 @@ def torch_worker(nets: list[str], batches: list[int], runs: int, train: bool) ->
     torch.manual_seed(0)
     for name in nets:
         model = build[name]().train(train)
+        if compiled:
+            model = torch.compile(model)
         side = SIZE.get(name, 224)
         for batch in batches:
             x, y = torch.rand(batch, 3, side, side), torch.arange(batch) % 1000
@@ -267,7 +278,25 @@ def mxnet_worker(nets: list[str], batches: list[int], runs: int, train: bool) ->
     return out
 
 
-WORKERS = {"symjit": symjit_worker, "torch": torch_worker, "mxnet": mxnet_worker}
+WORKERS = {"symjit": symjit_worker, "torch": torch_worker, "torch.compile": torch_compile_worker,
+           "mxnet": mxnet_worker}
+
+
+def settings(a: argparse.Namespace) -> list[tuple[str, str, str, dict | None]]:
+    """(label, worker, interpreter, environment) of every framework setting to time."""
+    out = [("symjit", "symjit", sys.executable, None)]
+    if a.peer_python:
+        out.append(("torch", "torch", a.peer_python, None))
+        if a.torch_compile:
+            out.append(("torch.compile", "torch.compile", a.peer_python, None))
+    if a.mxnet_python:
+        for threads in a.mxnet_threads.split(","):
+            if threads == "default":
+                out.append(("mxnet", "mxnet", a.mxnet_python, None))
+            else:
+                out.append((f"mxnet OMP_NUM_THREADS={int(threads)}", "mxnet", a.mxnet_python,
+                            dict(os.environ, OMP_NUM_THREADS=str(int(threads)))))
+    return out
 
 
 def run_worker(python: str, who: str, nets: list[str], batches: list[int], runs: int,
@@ -293,9 +322,11 @@ def main() -> None:
     ap.add_argument("--mxnet-python", default=None, help="an interpreter with MXNet 1.9.1")
     ap.add_argument("--train", action="store_true",
                     help="time a training step (forward and backward, softmax cross-entropy head) instead")
-    ap.add_argument("--mxnet-threads", type=int, default=None,
-                    help="OMP_NUM_THREADS for MXNet's worker (as installed it runs one thread per "
-                         "operator on our 2-core machines)")
+    ap.add_argument("--mxnet-threads", default="default,2",
+                    help="MXNet's settings, comma-separated: 'default' (as installed: one thread per "
+                         "operator on our 2-core machines) or an OMP_NUM_THREADS count")
+    ap.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
+                    help="time PyTorch eager only")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     nets, batches = a.nets.split(","), [int(b) for b in a.batches.split(",")]
@@ -305,30 +336,30 @@ def main() -> None:
     if a.worker:
         print(json.dumps(WORKERS[a.worker](nets, batches, a.runs, a.train)))
         return
-    pythons = {"symjit": sys.executable, "torch": a.peer_python, "mxnet": a.mxnet_python}
+    runs = settings(a)
     results: dict[str, dict | None] = {}
     for _ in range(a.rounds):     # the frameworks alternate; each key keeps its best round
         for name in nets:
             for batch in batches:   # a process per (net, batch): an earlier big bind slowed later ones
-                for who, python in pythons.items():
-                    if python and results.get(who, {}) is not None:
-                        env = None
-                        if who == "mxnet" and a.mxnet_threads:
-                            env = dict(os.environ, OMP_NUM_THREADS=str(a.mxnet_threads))
+                for label, who, python, env in runs:
+                    if results.get(label, {}) is not None:
                         got = run_worker(python, who, [name], [batch], a.runs, a.train, env)
-                        results[who] = None if got is None else {
-                            **(results.get(who) or {}),
-                            **{k: min(v, (results.get(who) or {}).get(k, v)) for k, v in got.items()}}
+                        best = results.get(label) or {}
+                        results[label] = None if got is None else {
+                            **best, **{k: min(v, best.get(k, v)) for k, v in got.items()}}
     if not results.get("symjit"):
         sys.exit("bench_zoo: the symjit worker failed")
-    peers = [p for p in ("mxnet", "torch") if results.get(p)]
+    peers = [label for label, *_ in runs[1:] if results.get(label)]
     print(f"| net | batch | symjit (ms) | {' | '.join(f'{p} (ms)' for p in peers)} | symjit vs best peer |")
     print("|---|---|---|" + "---|" * len(peers) + "---|")
     for key in results["symjit"]:
         name, batch = key.split("/")
         mine = results["symjit"][key]
         others = [results[p][key] for p in peers]
-        ratio = f"{min(others) / mine:.2f}x" if others else "-"
+        ratio = "-"
+        if others:
+            best = min(range(len(peers)), key=lambda i: others[i])
+            ratio = f"{others[best] / mine:.2f}x ({peers[best]})"
         print(f"| {name} | {batch} | {mine:.1f} | {' | '.join(f'{v:.1f}' for v in others)} | {ratio} |")
 
 
