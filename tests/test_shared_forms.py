@@ -55,6 +55,16 @@ def test_gradients_of_patterns_stretching_both_sides_share_their_kernels():
     assert all(f == forms[0] for f in forms), forms
 
 
+def test_gradients_reduced_to_one_stretched_side_share_their_kernels():
+    """One input stretched: its gradient is an elementwise loop (the negation of the head
+    gradient, for a subtraction) ending in a kept-rank reduction, which reads the reduced axes from
+    the output's shape too, so every pattern of the rank shares its kernel."""
+    one = [((2, 3, 4), (1, 3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (1, 1, 4)), ((2, 3, 4), (2, 3, 1))]
+    for op in ("broadcast_minus", "broadcast_div"):
+        forms = [_forms(_pair(op), {"a": lhs, "b": rhs}, True) for lhs, rhs in one]
+        assert all(f == forms[0] for f in forms), (op, forms)
+
+
 def _run(op: str, lhs: tuple, rhs: tuple, rng) -> tuple:
     x = rng.uniform(0.5, 2.0, lhs).astype(np.float32)
     y = rng.uniform(0.5, 2.0, rhs).astype(np.float32)

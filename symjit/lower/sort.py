@@ -1,7 +1,9 @@
 """Target-neutral lowering of sort, argsort, topk and the values gradient (:mod:`symjit.ops.sort`):
 the target's loop runs over the rows (one CPU iteration or one CUDA thread per row); each sorts
 its row's indices with :func:`~symjit.ops.sort.argsort_row` (a merge sort in the two planned int64
-scratch buffers, wrapped per target like the scalar bodies), then writes its outputs from them.
+scratch buffers, wrapped per target like the scalar bodies; topk's few entries of a long row by
+:func:`~symjit.ops.sort.topk_row`, one pass that keeps them in order), then writes its outputs
+from them.
 No kernel allocates, and every index read comes from the sort itself.
 
 >>> import symjit as mx
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.rules import norm_axis
-from ..ops.sort import argsort_row
+from ..ops.sort import TOPK_INSERT_MAX, argsort_row, topk_row
 from .emit import dims, literal
 from .rules import ANY, rule
 
@@ -60,8 +62,15 @@ def _sorted_rows(k, node, data: str, others: list[str]):
     k.line(f"{a} = {idx[0]} // ({after})")
     k.line(f"{b} = {idx[0]} % ({after})")
     ascend = k.const(int(bool(p["is_ascend"])))    # a kernel argument: one form for both orders
-    k.line(f"{k.module.body(argsort_row)}({x3}, {a}, {b}, {n}, {ind3}, {tmp3}, {ascend})")
-    return target, idx, x3, ind3, views, (a, b, n)
+    whole = f"{k.module.body(argsort_row)}({x3}, {a}, {b}, {n}, {ind3}, {tmp3}, {ascend})"
+    keep = _keep(k, node, n)
+    if keep != n:   # topk: a few of a long row are kept by insertion, in one pass
+        k.line(f"if not ({keep} <= {TOPK_INSERT_MAX} and {keep} * 8 <= {n} and "
+               f"{k.module.body(topk_row)}({x3}, {a}, {b}, {n}, {keep}, {ind3}, {ascend})):")
+        k.line(f"    {whole}")
+    else:
+        k.line(whole)
+    return target, idx, x3, ind3, views, (a, b, n, keep)
 
 
 def _keep(k, node, n: str) -> str:
@@ -74,9 +83,8 @@ def _keep(k, node, n: str) -> str:
 
 def sort_rows(k, node, ins, outs) -> None:
     p = node.params
-    target, idx, x3, ind3, views, (a, b, n) = _sorted_rows(k, node, ins[0], list(outs))
+    target, idx, x3, ind3, views, (a, b, n, keep) = _sorted_rows(k, node, ins[0], list(outs))
     q = k.tmp("q")
-    keep = _keep(k, node, n)
     mode = {"sort": "value", "argsort": "indices"}.get(node.op.name, p.get("ret_typ"))
     if mode == "mask":
         dt = k.info[outs[0]].dtype
@@ -96,7 +104,7 @@ def sort_rows(k, node, ins, outs) -> None:
 def backward_sort_rows(k, node, ins, outs) -> None:
     """``dx[a, ind[q], b] = dout[a, q, b]`` for the kept q, 0 elsewhere."""
     g, data = ins
-    target, idx, x3, ind3, (g3, dx3), (a, b, n) = _sorted_rows(k, node, data, [g, outs[0]])
+    target, idx, x3, ind3, (g3, dx3), (a, b, n, _) = _sorted_rows(k, node, data, [g, outs[0]])
     q = k.tmp("q")
     zero = literal(0.0, k.info[outs[0]].dtype)
     k.line(f"for {q} in range({n}):")

@@ -25,7 +25,13 @@ import numpy as np
 from .registry import Kind, OpDef, Param, register
 from .rules import norm_axis, prod
 
-__all__ = ["argsort_row", "sort_geometry", "topk_k"]
+__all__ = ["argsort_row", "topk_row", "TOPK_INSERT_MAX", "sort_geometry", "topk_k"]
+
+TOPK_INSERT_MAX = 32
+"""The most entries :func:`topk_row` keeps by insertion (and only from rows at least 8 times as long):
+its worst case (a row in the opposite order) moves every kept entry for every element, ``n * k``
+steps, about the ``n log n`` of the whole merge sort at this size, and a random row inserts a few
+dozen times at most."""
 
 
 def argsort_row(x, a, b, n, ind, tmp, ascend):
@@ -57,6 +63,35 @@ def argsort_row(x, a, b, n, ind, tmp, ascend):
         for q in range(n):
             ind[a, q, b] = tmp[a, q, b]
         width *= 2
+
+
+def topk_row(x, a, b, n, keep, ind, ascend):
+    """Write into ``ind[a, :keep, b]`` the first ``keep`` indices of :func:`argsort_row`'s order of
+    ``x[a, :n, b]`` (by value, ties by position), keeping the best ``keep`` seen so far in order as
+    the row is read: an element enters only if it comes strictly before the last kept one, after
+    every kept entry not greater (ascending; not smaller descending), which is where the stable
+    sort puts it. Returns False, leaving ``ind`` to the whole sort, at a NaN (whose comparisons
+    order nothing, so only the merge sort's own sequence of them gives its result)."""
+    m = 0
+    for q in range(n):
+        v = x[a, q, b]
+        if v != v:
+            return False
+        if m == keep:
+            w = x[a, ind[a, m - 1, b], b]
+            if not (v < w if ascend else v > w):
+                continue
+            m -= 1
+        p = m
+        while p > 0:
+            u = x[a, ind[a, p - 1, b], b]
+            if not (u > v if ascend else u < v):
+                break
+            ind[a, p, b] = ind[a, p - 1, b]
+            p -= 1
+        ind[a, p, b] = q
+        m += 1
+    return True
 
 
 def sort_geometry(p: dict, shape: tuple) -> tuple[int, int, int]:

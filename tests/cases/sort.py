@@ -33,6 +33,10 @@ def _topk(x, axis, k, ascend):
 
 _ties = np.array([[2.0, 1.0, 2.0, 0.0, 1.0], [5.0, 5.0, 5.0, 1.0, 1.0]])
 
+# long rows (at least 8 entries per kept one): topk keeps its few by insertion in one pass
+_long_ties = R.integers(0, 5, size=(4, 48)).astype(np.float64)
+_long_sorted = np.stack([np.arange(40.0), np.arange(40.0)[::-1], np.full(40, 3.0)])
+
 CASES = [
     Case("sort", lambda v: mx.sym.sort(v["x"]), {"x": distinct(3, 5)}, lambda x: np.sort(x, axis=-1)),
     Case("sort", lambda v: mx.sym.sort(v["x"], axis=0, is_ascend=False), {"x": distinct(4, 2, 3)},
@@ -56,4 +60,16 @@ CASES = [
          id="mask"),
     Case("topk", lambda v: mx.sym.topk(v["x"], k=0, ret_typ="value", axis=None), {"x": distinct(2, 3)},
          lambda x: -np.sort(-x, axis=None), id="all_flat"),
+    Case("topk", lambda v: mx.sym.topk(v["x"], k=5), {"x": _long_ties},
+         lambda x: _topk(x, -1, 5, False).astype(np.float32), grad="none", id="long_ties"),
+    Case("topk", lambda v: mx.sym.topk(v["x"], k=4, is_ascend=True, ret_typ="both"), {"x": _long_ties},
+         lambda x: [_take(x, _topk(x, -1, 4, True), -1), _topk(x, -1, 4, True).astype(np.float32)],
+         grad="none", id="long_ties_asc"),
+    Case("topk", lambda v: mx.sym.topk(v["x"], k=3, ret_typ="value", axis=0), {"x": distinct(30, 2, 3)},
+         lambda x: _take(x, _topk(x, 0, 3, False), 0), id="long_value"),
+    Case("topk", lambda v: mx.sym.topk(v["x"], k=5, ret_typ="mask"), {"x": _long_sorted},
+         lambda x: (np.argsort(_order(x, -1, False), axis=-1) < 5).astype(np.float64), grad="none",
+         id="long_sorted_mask"),
+    Case("topk", lambda v: mx.sym.topk(v["x"], k=5, is_ascend=True), {"x": _long_sorted},
+         lambda x: _topk(x, -1, 5, True).astype(np.float32), grad="none", id="long_sorted_asc"),
 ]

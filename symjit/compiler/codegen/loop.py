@@ -12,7 +12,8 @@ the same loop. How the loop opens is the target's (:meth:`symjit.lower.Target.op
 
 In a light program (:attr:`KernelWriter.any_pattern <symjit.lower.writer.KernelWriter>`: no GEMM or
 convolution) a broadcast group's loop is written for every broadcast pattern of its ranks: each operand
-it loads, and each reduction epilogue's output of the loop's rank, is indexed ``i * s`` per axis,
+it loads, and each reduction epilogue's output of the loop's rank (in any group of such a program:
+the gradient of a broadcast reduced to a stretched input), is indexed ``i * s`` per axis,
 where ``s`` (1, or 0 on a size-1 axis) is read from the array's runtime shape before the loop
 (:func:`symjit.lower.emit.axis_steps`). So the kernel's source names no pattern, and a new pattern (MXNet's
 broadcast tests bind one op over dozens) reuses the kernel compiled for the first: ~0.4-0.7 s of
@@ -145,7 +146,7 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     reds = [(op, r) for op, r in ops if r.reduce is not None]
     ops = [(op, r) for op, r in ops if r.reduce is None]
     steps = _operand_steps(k, g, grp, ops + reds, elem)
-    rviews = _reduce_views(k, g, grp, [op for op, _ in reds], _any_pattern(k, grp))
+    rviews = _reduce_views(k, g, grp, [op for op, _ in reds], k.any_pattern)
     # anchor values first: a loop output may share the anchor output's buffer (in-place)
     store = [o for o in elem if o in grp.needed or not (ops or reds)]
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
