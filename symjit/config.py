@@ -44,6 +44,11 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     ``PROGRAM_CALLS_LIMIT``; ``0``: always one by one). A program function saves ~1-2 us per kernel
     call at run time, but numba links and optimises all its kernels into it again, which about
     doubles the compile time of a small program (see :mod:`symjit.compiler.codegen.generate`).
+``SYMJIT_PROGRAM_RUNS``
+    the forward passes a CPU program runs with its steps' kernels called from the host before it
+    compiles the program functions numba's cache does not hold yet (default 8; ``0`` compiles them
+    at the bind). A program function links and optimises its kernels again (1-3 s) to save ~1-2 us
+    per kernel call, which pays only over a loop (see :mod:`symjit.compiler.program_tier`).
 ``SYMJIT_INTERPRET``
     ``0`` compiles every program at its bind. By default (``1``) a small CPU program (every value
     at most 4096 elements, kernels that only compose the operators' scalar bodies) runs its first
@@ -137,6 +142,7 @@ class Config:
     blas_threads: int | None = None      # None: adaptive (symjit.threads)
     aot: str = "auto"                     # "auto" | "sync" | "background" | "off" (symjit.compiler.aot)
     program_calls: int | None = None      # None: the compiler's default (PROGRAM_CALLS_LIMIT)
+    program_runs: int = 8                 # passes before program functions compile (compiler.program_tier)
     interpret: bool = True                # small programs' first passes as Python (compiler.tier)
     interpret_calls: int | None = None    # most interpreted forward passes (None: the time budget)
     progress: bool = True                 # progress lines of long binds on stderr (compiler.progress)
@@ -150,6 +156,7 @@ class Config:
         """Read the documented environment settings into a ``Config``."""
         env = dict(os.environ) if env is None else env
         cache_dir = Path(env["SYMJIT_CACHE_DIR"]) if env.get("SYMJIT_CACHE_DIR") else _default_cache_dir(env)
+        runs = _count(env, "SYMJIT_PROGRAM_RUNS")
         return cls(
             cache_dir=cache_dir,
             cache=_flag(env, "SYMJIT_CACHE", True),
@@ -160,6 +167,7 @@ class Config:
             blas_threads=_number(env, "SYMJIT_BLAS_THREADS", None, int),
             aot=_choice(env, "SYMJIT_AOT", "auto", ("auto", "sync", "background", "off")),
             program_calls=_count(env, "SYMJIT_PROGRAM_CALLS"),
+            program_runs=cls.program_runs if runs is None else runs,
             progress=_flag(env, "SYMJIT_PROGRESS", True),
             interpret=_flag(env, "SYMJIT_INTERPRET", True),
             interpret_calls=_count(env, "SYMJIT_INTERPRET_CALLS"),

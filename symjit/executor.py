@@ -27,6 +27,7 @@ from .compiler import aot, workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
 from .compiler.pipeline import Compiled, compile_symbol
+from .compiler.program_tier import ProgramTier
 from .compiler.progress import Progress, Tally, summary
 from .compiler.tier import Tier
 from .config import Config, default_config
@@ -146,6 +147,7 @@ class Executor:
         self._last: str | None = None           # the program mode of the last forward pass
         self._infer_grad = False                # inference forwards keep what backward needs
         self._tier = Tier(self._cfg)            # which programs run interpreted for now
+        self._later = ProgramTier(self._cfg)    # program functions compiled once a program is a loop
         main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
         self.outputs = self._make_outputs(self._program(main_mode, load=False))
         self._prepare(main_mode)
@@ -266,7 +268,7 @@ class Executor:
                     self._warm(target, prog, mode, None if origins else progress)
                 tally = origins.tally() if origins else cache_tally(prog, before)
                 progress.close(compile_summary(prog, time.perf_counter() - start, tally, self._cfg))
-                warm = not (tally.here or tally.workers) and tally.disk > 0
+                warm = not (tally.here or tally.workers or self._later.deferred(mode)) and tally.disk > 0
                 aot.after_bind(prog, self._arrays(mode), self._cfg, warm)
                 return
             except (MXNetError, KeyboardInterrupt):
@@ -297,11 +299,12 @@ class Executor:
     def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
         """Load (or compile) every compiled function of the program's phases; ``progress`` counts
         the kernel calls of hosted segments (targets without units, see :meth:`_precompile`)."""
+        later = self._later.deferred(mode)
         for steps in self._arrays(mode).values():
             for seg, arrays in steps:
-                if seg.kind == "njit":
+                if seg.kind == "njit" and seg.name not in later:
                     target.warm(getattr(prog.module, seg.name), arrays)
-                elif seg.kind == "calls":
+                elif seg.kind in ("calls", "njit"):   # kernels called from the host
                     by_vid = dict(zip(seg.vids, arrays))
                     calls = [(target.unit(fn), args)
                              for fn, args in target.prepare_calls(prog.module, seg.launches, by_vid)]
@@ -319,9 +322,25 @@ class Executor:
         :mod:`symjit.compiler.workers`."""
         if not target.kernel_modules:
             return None
-        kernels, programs = workers.units(target, prog.module, self._arrays(mode))
+        bound = self._arrays(mode)
+        kernels, programs = workers.units(target, prog.module, bound)
+        if self._later.on and not mode.endswith(("_prof", "_mon")):
+            later = workers.uncached_programs(target, prog.module, bound)
+            self._later.defer(mode, later)
+            programs = [u for u in programs if not any(u[0] is getattr(prog.module, n) for n in later)]
         return workers.precompile(kernels, programs, workers.auto_workers(self._cfg), progress,
                                   parallel=self._cfg.cache)
+
+    def _compile_later(self, mode: str) -> None:
+        """Compile the program functions of ``mode`` its bind left for later
+        (:mod:`symjit.compiler.program_tier`); its steps call them from the next pass on."""
+        names, prog = self._later.deferred(mode), self._load(mode)
+        _, programs = workers.units(self._target, prog.module, self._arrays(mode))
+        units = [u for u in programs if any(u[0] is getattr(prog.module, n) for n in names)]
+        self._later.compiled(mode)
+        workers.precompile([], units, workers.auto_workers(self._cfg), Progress(self._cfg, PROGRESS_STREAM),
+                           parallel=self._cfg.cache)
+        self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
 
     # --- running -------------------------------------------------------------------------------
     def _run(self, mode: str, phase: str) -> None:
@@ -334,6 +353,8 @@ class Executor:
                 self._tier.stop(mode)
                 self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
                 self._prepare(mode)
+            if phase == "forward" and self._later.ran(mode):   # a loop: its program functions now
+                self._compile_later(mode)
             calls = self._calls.get((mode, phase))
             start = time.perf_counter()
             if calls is None:
@@ -368,13 +389,14 @@ class Executor:
             return self._tier.prepare_calls(mode, self._program(mode, load=False), steps,
                                             lambda name: getattr(self._program(mode).module, name))
         prog, target = self._load(mode), self._device.target
+        later = self._later.deferred(mode)
 
         def one(seg: Any, payload: Any) -> Callable[[], Any]:
             if seg.kind == "host":
                 return payload
             if isinstance(prog.module, aot.Loaded):
                 return prog.module.call(seg, payload)
-            if seg.kind == "calls":   # kernels called one by one from here (big programs)
+            if seg.kind == "calls" or seg.name in later:   # kernels called one by one from here
                 return _run_all(target.prepare_calls(prog.module, seg.launches, dict(zip(seg.vids, payload))))
             return target.prepare(prog.module, seg.name, payload)
         return [one(seg, payload) for seg, payload in steps]
@@ -421,10 +443,10 @@ class Executor:
     def compiled_program(self, is_train: bool = False) -> tuple[Compiled, Any] | None:  # noqa: FBT001, FBT002
         """The compiled program a forward pass in this mode runs, with its module loaded (numba's,
         or an ahead-of-time entry's), and the buffer its temporaries are carved from, once one
-        has run compiled: None before, and while it runs interpreted
-        (:mod:`symjit.compiler.tier`). A caller running the program on buffers of its own
-        (:class:`~symjit.imperative_bound.BoundProgram`) may share that buffer while it does not
-        run this executor at the same time.
+        has run compiled: None before, while it runs interpreted (:mod:`symjit.compiler.tier`)
+        and while its program functions wait (:mod:`symjit.compiler.program_tier`). A caller
+        running the program on buffers of its own (:class:`~symjit.imperative_bound.BoundProgram`)
+        may share that buffer while it does not run this executor at the same time.
 
         >>> import symjit as mx
         >>> x = mx.sym.var('x')
@@ -435,7 +457,8 @@ class Executor:
         mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
         prog = self._programs.get(mode)
         if prog is None or prog.module is None or self._tier.active(mode) \
-                or (mode, "forward") not in self._calls or mode not in self._arenas:
+                or self._later.deferred(mode) or (mode, "forward") not in self._calls \
+                or mode not in self._arenas:
             return None
         return prog, self._arenas[mode]
 

@@ -80,7 +80,8 @@ def test_slow_bind_writes_plain_lines_where_stderr_is_no_terminal(tmp_path, monk
 
 
 def test_a_terminal_gets_one_rewritten_line_then_the_closing_line(tmp_path, monkeypatch):
-    cfg = Config(cache_dir=tmp_path, compile_workers=1, progress_seconds=0.0)
+    # program functions compiled at the bind: this process may hold the kernels from another test
+    cfg = Config(cache_dir=tmp_path, compile_workers=1, progress_seconds=0.0, program_runs=0)
     stream = Tty()
     _bind(deep_mlp(layers=2, units=8), cfg, stream, monkeypatch, data=(2, 8))
     text = stream.getvalue()

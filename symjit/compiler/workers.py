@@ -40,7 +40,8 @@ from ..config import Config
 from .lifeline import Lifeline, follow
 from .progress import TICK_SECONDS, Progress, Tally
 
-__all__ = ["Unit", "Origins", "auto_workers", "units", "is_cached", "state", "precompile"]
+__all__ = ["Unit", "Origins", "auto_workers", "units", "uncached_programs", "is_cached", "state",
+           "precompile"]
 
 _LOG = logging.getLogger("symjit")
 
@@ -83,6 +84,18 @@ def units(target: Any, module: Any, bound: dict[str, list]) -> tuple[list[Unit],
                 if (sig := target.signature(arrays)) is not None:
                     programs.setdefault((id(fn), sig), (fn, sig))
     return list(kernels.values()), list(programs.values())
+
+
+def uncached_programs(target: Any, module: Any, bound: dict[str, list]) -> set[str]:
+    """The names of the program functions (``njit`` segments) of ``bound`` (as for :func:`units`)
+    that neither this process nor numba's cache holds for their arrays."""
+    names = set()
+    for steps in bound.values():
+        for seg, arrays in steps:
+            if seg.kind == "njit" and (sig := target.signature(arrays)) is not None \
+                    and not is_cached(getattr(module, seg.name), sig):
+                names.add(seg.name)
+    return names
 
 
 def _index_has(dispatcher: Any, sig: tuple) -> bool | None:
