@@ -338,8 +338,11 @@ class Executor:
         _, programs = workers.units(self._target, prog.module, self._arrays(mode))
         units = [u for u in programs if any(u[0] is getattr(prog.module, n) for n in names)]
         self._later.compiled(mode)
-        workers.precompile([], units, workers.auto_workers(self._cfg), Progress(self._cfg, PROGRESS_STREAM),
-                           parallel=self._cfg.cache)
+        start = time.perf_counter()
+        progress = Progress(self._cfg, PROGRESS_STREAM, start)
+        workers.precompile([], units, workers.auto_workers(self._cfg), progress, parallel=self._cfg.cache)
+        progress.close(f"{len(units)} program functions compiled after {self._later.runs} passes, "
+                       f"in {time.perf_counter() - start:.1f} s")
         self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
 
     # --- running -------------------------------------------------------------------------------
