@@ -67,6 +67,12 @@ def _run_all(calls: list) -> Callable[[], None]:
     return run
 
 
+def _named(module: Any, programs: list, names: set[str]) -> list:
+    """The program-function units (``workers.units``) of ``module``'s functions ``names``."""
+    fns = {id(getattr(module, n)) for n in names}
+    return [u for u in programs if id(u[0]) in fns]
+
+
 def _base(mode: str) -> str:
     """``train``/``infer``/``infer_grad`` without the monitored or profiled suffix."""
     return mode.removesuffix("_mon").removesuffix("_prof")
@@ -327,7 +333,8 @@ class Executor:
         if self._later.on and not mode.endswith(("_prof", "_mon")):
             later = workers.uncached_programs(target, prog.module, bound)
             self._later.defer(mode, later)
-            programs = [u for u in programs if not any(u[0] is getattr(prog.module, n) for n in later)]
+            deferred = _named(prog.module, programs, later)
+            programs = [u for u in programs if u not in deferred]
         return workers.precompile(kernels, programs, workers.auto_workers(self._cfg), progress,
                                   parallel=self._cfg.cache)
 
@@ -336,7 +343,7 @@ class Executor:
         (:mod:`symjit.compiler.program_tier`); its steps call them from the next pass on."""
         names, prog = self._later.deferred(mode), self._load(mode)
         _, programs = workers.units(self._target, prog.module, self._arrays(mode))
-        units = [u for u in programs if any(u[0] is getattr(prog.module, n) for n in names)]
+        units = _named(prog.module, programs, names)
         self._later.compiled(mode)
         start = time.perf_counter()
         progress = Progress(self._cfg, PROGRESS_STREAM, start)
