@@ -5,7 +5,9 @@ axes are stretched or reduced, so a stream of ``mx.nd`` calls on random shapes (
 data-dependent code make) would compile a kernel form for nearly every call. Most of those calls
 are the same computation on fewer axes: an elementwise op on any shape is the op on the flat
 array; a broadcast only needs the runs of axes where the inputs agree merged into one axis, and
-the axes of size 1 of the result dropped; a reduction needs the runs of reduced and of kept axes
+the axes of size 1 of the result dropped (and, for a call of three or more merged axes that runs
+whole, size-1 axes put in front up to :data:`BROADCAST_RANK`, so those ranks share one kernel);
+a reduction needs the runs of reduced and of kept axes
 merged (axes of size 1 dropped). :func:`canonical` gives that call, and
 :func:`symjit.imperative.invoke_now` runs it on views of the same memory, its outputs seen with
 the original call's shapes: the same elements in the same order, so the same results, from a few
@@ -15,7 +17,7 @@ sort, argsort and topk run along the middle axis of a 3-D view; ``box_iou`` on (
 
 >>> c = canonical('broadcast_add', {}, [(2, 3, 1, 4), (3, 5, 4)])
 >>> c.op, c.in_shapes, c.out_shapes
-('broadcast_add', [(2, 3, 1, 4), (1, 3, 5, 4)], [(2, 3, 5, 4)])
+('broadcast_add', [(1, 2, 3, 1, 4), (1, 1, 3, 5, 4)], [(2, 3, 5, 4)])
 >>> c = canonical('sum', {'axis': (1, 2)}, [(2, 3, 4, 5)])
 >>> c.params, c.in_shapes, c.out_shapes
 ({'axis': (1,), 'keepdims': True}, [(2, 12, 5)], [(2, 5)])
@@ -28,6 +30,7 @@ from typing import Any
 from .base import MXNetError
 from .ops.reduce import reduced_axes
 from .ops.registry import Kind, get_op
+from .threads import PARTS_MIN
 
 __all__ = ["Canonical", "canonical", "canonical_cached"]
 
@@ -35,6 +38,14 @@ _REDUCE = frozenset({"sum", "mean", "prod", "max", "min", "nansum", "nanprod"})
 _ARG = frozenset({"argmax", "argmin"})
 _SORT = frozenset({"sort", "argsort", "topk"})
 _BROADCAST_TO = frozenset({"broadcast_to", "broadcast_like", "broadcast_axis"})
+BROADCAST_RANK = 5
+"""The rank a two-input broadcast on three or more merged axes is seen with, size-1 axes first,
+when it runs whole (under :data:`~symjit.threads.PARTS_MIN` elements): one kernel form per
+operator and dtypes for all of them (its loop, written for any extents, costs ~0.27 s to compile
+at this rank: :meth:`symjit.lower.cpu.CPUTarget.open_map_loop`). One or two merged axes (a row
+or a bias added to a matrix) keep their rank: a call through views costs ~3 us more, and those
+kernels compile in ~0.2 s. Calls big enough to run in parts keep their merged rank too, so that
+the split runs over their own leading axes."""
 
 
 class Canonical:
@@ -91,6 +102,8 @@ def _broadcast_pair(op: str, shapes: list[tuple], out: tuple) -> Canonical:
     if not sizes:
         return Canonical(op, {}, [0, 1], [(1,), (1,)], [out])
     ins = [tuple(n if m[i] else 1 for n, m in zip(sizes, marks)) for i in range(2)]
+    if 3 <= len(sizes) < BROADCAST_RANK and _size(out) < PARTS_MIN:
+        ins = [(1,) * (BROADCAST_RANK - len(sizes)) + s for s in ins]
     return Canonical(op, {}, [0, 1], ins, [out])
 
 

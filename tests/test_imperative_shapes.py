@@ -18,9 +18,14 @@ def _c(op, params, shapes):
 def test_the_call_on_fewer_axes_of_each_family():
     assert _c("exp", {}, [(2, 3, 4)]) == ("exp", {}, [0], [(24,)], [(2, 3, 4)])
     assert _c("clip", {"a_min": 0, "a_max": 1}, [(5, 2)])[3] == [(10,)]
-    # the axes where both inputs agree merge; size-1 axes of the result go
+    # the axes where both inputs agree merge; size-1 axes of the result go; three or more
+    # merged axes are seen with five (size-1 axes first) by a call that runs whole, so every such
+    # rank shares one kernel; a bigger call keeps its merged axes, which its parts split
     assert _c("broadcast_mul", {}, [(4, 1, 3, 5), (7, 1, 1)]) == \
-        ("broadcast_mul", {}, [0, 1], [(4, 1, 15), (1, 7, 1)], [(4, 7, 3, 5)])
+        ("broadcast_mul", {}, [0, 1], [(1, 1, 4, 1, 15), (1, 1, 1, 7, 1)], [(4, 7, 3, 5)])
+    assert _c("broadcast_add", {}, [(2, 1, 3, 1), (1, 5, 1, 6)])[3] == [(1, 2, 1, 3, 1), (1, 1, 5, 1, 6)]
+    assert _c("broadcast_add", {}, [(64, 1, 128, 1, 1), (1, 32, 1, 8, 2)])[3] == \
+        [(64, 1, 128, 1), (1, 32, 1, 16)]
     assert _c("broadcast_sub", {}, [(1, 1), (1,)]) == ("broadcast_sub", {}, [0, 1], [(1,), (1,)], [(1, 1)])
     # runs of reduced and of kept axes merge, whatever the way the axes were given
     assert _c("sum", {"axis": (1, 2)}, [(2, 3, 4, 5)]) == \
@@ -44,6 +49,7 @@ def test_calls_that_stay_as_given():
     assert canonical("exp", {}, [(2, 0)]) is None                    # zero-size
     assert canonical("sum", {"axis": (0, 1), "exclude": True}, [(2, 3)]) is None   # nothing reduced
     assert canonical("broadcast_add", {}, [(2, 3), (4,)]) is None    # the rule rejects it
+    assert canonical("broadcast_mul", {}, [(4, 1), (1, 6)]) is None  # two merged axes: as given
     assert canonical("broadcast_like", {"lhs_axes": (0,), "rhs_axes": (0,)}, [(1, 3), (2, 3)]) is None
     assert canonical("transpose", {}, [(2, 3)]) is None
     assert canonical("argmin", {"axis": 1, "keepdims": True}, [(2, 3, 4)]) is None   # the call itself
@@ -214,3 +220,19 @@ def test_box_iou_on_any_ranks_runs_on_two_dimensional_views_of_one_kernel_form()
         np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5, atol=1e-6)
     sources = {call.compiled.program.module_source for call in imperative._CALLS.values()}
     assert imperative.cached_calls() == 4 and len(sources) == 1      # one program form for every rank
+
+
+def test_broadcasts_of_three_to_five_merged_axes_share_one_compiled_call():
+    """Seen with five axes (size-1 axes first), broadcasts of 3, 4 and 5 merged axes are one
+    compiled call per operator and dtype; the results are numpy's to the bit."""
+    rng = np.random.RandomState(11)
+    pairs = [((2, 1, 3), (1, 4, 3)), ((1, 5, 1, 2), (3, 1, 4, 2)), ((2, 1, 3, 1, 4), (1, 3, 1, 2, 1)),
+             ((4, 1, 6), (4, 5, 1))]
+    imperative.clear_calls()
+    for ls, rs in pairs:
+        lhs, rhs = rng.randn(*ls).astype(np.float32), rng.randn(*rs).astype(np.float32)
+        got = mx.nd.broadcast_sub(mx.nd.array(lhs), mx.nd.array(rhs)).asnumpy()
+        np.testing.assert_array_equal(got, lhs - rhs)
+    calls = list(imperative._CALLS.values())
+    assert len(calls) == 4   # a call per shape, ...
+    assert len({m for c in calls for m in c.compiled.program.kernel_modules}) == 1   # ... one kernel

@@ -258,11 +258,49 @@ def test_generated_map_loops_in_parts_match_numpy(shape, parts, monkeypatch):
     assert ran and set(ran) == {parts}
 
 
+def test_a_light_broadcast_loop_has_one_form_whatever_its_size(monkeypatch):
+    """A light program's broadcast loop is written for any extents: a small bind calls its kernel
+    whole (part 0 of 1), a big one in parts, and both load one kernel module."""
+    import symjit.parts
+    import symjit.threads
+    from symjit.lower.writer import PARTS_SUFFIX, WHOLE_SUFFIX
+    ran = []
+    run = symjit.parts.POOL.run
+
+    def counted(fn, args, n):
+        ran.append(n)
+        return run(fn, args, n)
+    monkeypatch.setattr(symjit.threads, "parts_for_thread", lambda: 2)
+    monkeypatch.setattr(symjit.parts.POOL, "run", counted)
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    net = mx.sym.broadcast_mul(a, b) + 1.0
+    modules = []
+    for shape, rows, suffix in [((3, 4, 5, 6), (1, 4, 1, 6), WHOLE_SUFFIX),
+                                ((8, 40, 64, 64), (1, 40, 1, 64), PARTS_SUFFIX)]:
+        assert (np.prod(shape) >= PARTS_MIN) == (suffix == PARTS_SUFFIX)
+        ex = net.simple_bind(mx.cpu(), a=shape, b=rows, grad_req="null")
+        x = RNG.standard_normal(shape).astype(np.float32)
+        y = RNG.standard_normal(rows).astype(np.float32)
+        ex.forward(a=x, b=y)
+        np.testing.assert_array_equal(ex.outputs[0].asnumpy(), x * y + np.float32(1))
+        prog = next(iter(ex._programs.values())).program
+        assert [fn for fn in prog.kernel_texts if fn.endswith(suffix)]
+        modules.append(set(prog.kernel_modules))
+    assert modules[0] == modules[1] and ran == [2]
+
+
 def test_small_loops_and_accumulating_anchors_stay_serial():
-    a = mx.sym.Variable("a")
-    small = (mx.sym.exp(a) + 1.0).simple_bind(mx.cpu(), a=(4, 100), grad_req="null")
+    from symjit.lower.writer import WHOLE_SUFFIX
+    a, w = mx.sym.Variable("a"), mx.sym.Variable("w")
+    # a model's program (a GEMM): its small map loop is a plain serial loop
+    fc = mx.sym.FullyConnected(a, w, num_hidden=100, no_bias=True)
+    small = (mx.sym.exp(fc) + 1.0).simple_bind(mx.cpu(), a=(4, 8), w=(100, 8), grad_req="null")
     src = "\n".join(text for p in small._programs.values() for text in p.program.kernel_modules.values())
     assert "_nparts" not in src
+    # a light program's is written for any extents: in parts, called whole
+    small = (mx.sym.exp(a) + 1.0).simple_bind(mx.cpu(), a=(4, 100), grad_req="null")
+    fns = [fn for p in small._programs.values() for fn in p.program.kernel_texts]
+    assert fns and all(fn.endswith(WHOLE_SUFFIX) for fn in fns)
     # a reduction anchor sums over its axis inside the loop: that loop stays serial
     big = (2, 300, 400)
     red = mx.sym.sum(a, axis=1, keepdims=True) * 2.0

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..jitext import on_install
-from .writer import PARTS_SUFFIX, KernelWriter, ModuleWriter
+from .writer import KernelWriter, ModuleWriter, takes_parts
 
 __all__ = ["Target", "Launch", "register_target", "get_target", "target_names", "target_for",
            "as_target", "all_targets", "kernel_signature"]
@@ -60,8 +60,10 @@ class Target:
 
     def open_map_loop(self, k: KernelWriter, dims: list[str], sizes: tuple[int, ...]) -> list[str]:
         """Open a loop like :meth:`open_loop` whose iterations are independent (each reads its
-        operands and writes only its own elements of its outputs; ``sizes`` are its static extents):
-        a target may spread it over threads. This one is :meth:`open_loop`."""
+        operands and writes only its own elements of its outputs; ``sizes`` are its static extents;
+        in a kernel written for any extents of its ranks, ``k.any_pattern``, the loop's form had
+        better not depend on them): a target may spread it over threads. This one is
+        :meth:`open_loop`."""
         return self.open_loop(k, dims)
 
     def launch_config(self, n: int, per: str = "element") -> tuple[int, int] | None:
@@ -169,7 +171,7 @@ def kernel_signature(compiled: Any, name: str) -> tuple:
                   for module, fn in prog.host_args.get(name, ()))
     consts = tuple(typeof(c if isinstance(c, tuple) else np.float64(c) if isinstance(c, float)
                           else np.int64(c)) for c in prog.consts.get(name, ()))
-    parts = (nt.int64, nt.int64, nt.Array(nt.int64, 1, "C")) if name.endswith(PARTS_SUFFIX) else ()
+    parts = (nt.int64, nt.int64, nt.Array(nt.int64, 1, "C")) if takes_parts(name) else ()
     return arrays + hosts + consts + parts
 
 

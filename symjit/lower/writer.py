@@ -12,11 +12,16 @@ from typing import Any
 
 from ..kernels.cpu.sync_state import SYNC_LENGTH
 
-__all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "PART_PARAMS", "pure_statement"]
+__all__ = ["KernelWriter", "ModuleWriter", "PARTS_SUFFIX", "WHOLE_SUFFIX", "PART_PARAMS", "pure_statement",
+           "takes_parts"]
 
 PARTS_SUFFIX = "_parts"
 """The name ending of a kernel function that runs one part of its loop (:attr:`KernelWriter.parts`):
 the host calls it in parts at the same time (:mod:`symjit.parts`)."""
+WHOLE_SUFFIX = "_whole"
+"""The name ending of a kernel function written in parts (it takes :data:`PART_PARAMS`) that the
+host calls whole, as part 0 of 1 (:attr:`KernelWriter.whole`): a small call of a loop written for
+any extents, which shares its form with the calls big enough to run in parts."""
 PART_PARAMS = ("_part", "_nparts", "_sync")
 """The trailing parameters of such a kernel: which part it runs, of how many (``0, 1``: all), and
 the call's barrier state, where a hand-written building block's parts meet between its phases
@@ -24,6 +29,15 @@ the call's barrier state, where a hand-written building block's parts meet betwe
 
 _PURE_CALLS = re.compile(r"\b(?:min|max)\(|\.reshape\(")
 _ASSIGN = re.compile(r"^\s*_\w+ = (.*)$")
+
+
+def takes_parts(name: str) -> bool:
+    """Whether kernel function ``name`` takes :data:`PART_PARAMS` (in parts or called whole).
+
+    >>> takes_parts("k0_parts"), takes_parts("k0_whole"), takes_parts("k0")
+    (True, True, False)
+    """
+    return name.endswith((PARTS_SUFFIX, WHOLE_SUFFIX))
 
 
 def pure_statement(line: str) -> bool:
@@ -122,8 +136,12 @@ class KernelWriter:
         # set by a target that split the kernel's loop into parts (Target.open_map_loop): the
         # kernel then takes PART_PARAMS last and runs only its part of the loop's outer iterations
         self.parts = False
+        # with parts: the kernel is written in parts but the host calls it whole (WHOLE_SUFFIX)
+        self.whole = False
         self.block_calls = 0   # calls of building blocks in parts (see parts_call)
-        self.loop_indents: list[int] = []   # indentation levels of each open loop (CPU target)
+        # indentation levels of each open loop (CPU target; with the statements that end each
+        # iteration of a loop that steps its indices on: (levels, statements))
+        self.loop_indents: list[int | tuple[int, tuple[str, ...]]] = []
         # outputs that are one array with one of the kernel's inputs (output name -> input name):
         # the kernel takes the array once, under the input's name (see codegen's _same_arrays),
         # so a rule that makes a local of each (a flat view) makes one, which LLVM vectorizes

@@ -28,7 +28,7 @@ import re
 from ...base import MXNetError
 from ...lower.rules import ElemExpr
 from ...lower.target import Launch, Target
-from ...lower.writer import PARTS_SUFFIX, KernelWriter, ModuleWriter
+from ...lower.writer import PARTS_SUFFIX, WHOLE_SUFFIX, KernelWriter, ModuleWriter
 from ...ops.registry import Kind
 from ..cache import module_name
 from ..graph import Graph, OpNode
@@ -202,9 +202,11 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
     text = _one_name(k.finish(), same)
     direct = k.direct if target.kernel_modules else None
     form = f"{direct[0]}.{direct[1]}" if direct else canonical_form(text, k.name, k.params)
-    first = form not in forms
-    # a kernel split into parts says so by its name, which the host calls read (symjit.parts)
-    fn = forms.setdefault(form, k.name + (PARTS_SUFFIX if k.parts else ""))
+    # a kernel split into parts says so by its name, which the host calls read (symjit.parts);
+    # one form called whole and in parts has a name for each (one kernel module)
+    key = form + (" whole" if k.whole else "")
+    first = key not in forms
+    fn = forms.setdefault(key, k.name + (WHOLE_SUFFIX if k.whole else PARTS_SUFFIX if k.parts else ""))
     if direct:   # only a building block's call: the program calls it on the arrays it takes
         params = [dict(zip(k.params, params))[a] for a in direct[2]]
     if first and direct:

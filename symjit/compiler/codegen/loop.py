@@ -21,7 +21,10 @@ numba per kernel otherwise. LLVM versions the loop on those steps; a forward pas
 as the pattern's own kernel, a gradient's fused sum up to 3x slower where the innermost axis is
 short, and each such kernel takes LLVM 2-3x as long to compile
 (``benchmarks/bench_bind_sweep.py --steps``), so a model's program (with GEMMs or convolutions,
-bound once per shape) keeps a kernel per pattern. The scalar bodies' constants are, in those
+bound once per shape) keeps a kernel per pattern. The target's map loops in such kernels are
+written for any extents too: the CPU gives one of two or more axes a form that does not depend
+on its size (a run of its leading iterations, split into parts when it is big), which costs LLVM
+a fraction of a nest of five loops. The scalar bodies' constants are, in those
 kernels, kernel arguments (:func:`_const`), so a sweep over a scalar op's scalar shares a kernel too.
 """
 from __future__ import annotations
@@ -152,14 +155,14 @@ def emit_loop(target: Target, k: KernelWriter, g: Graph, grp: Group, ops: list[t
     store += [o for op, _ in ops for o in op.outputs if o in grp.outputs]
     ldims = loop_dims(g, grp)
     if k.loop is None and not reds:   # a map: the target may spread it over threads
-        saved = (len(k.lines), len(k.consts), len(k.prior), k.parts, k.indent, list(k.loop_indents))
+        saved = (len(k.lines), len(k.consts), len(k.prior), k.parts, k.whole, k.indent, list(k.loop_indents))
         emitted = _body(k, g, grp, ops, elem, store, ldims, steps,
                         lambda k, dims: target.open_map_loop(k, dims, shape), target.close_loop)
         if not (emitted and k.parts and not saved[3]):
             return
         # the anchor emitted statements into the loop (an accumulation): keep it a plain loop
         del k.lines[saved[0]:], k.consts[saved[1]:], k.prior[saved[2]:]
-        k.parts, k.indent, k.loop_indents = saved[3:]
+        k.parts, k.whole, k.indent, k.loop_indents = saved[3:]
     open_loop, close_loop = k.loop or (target.open_loop, target.close_loop)
     _body(k, g, grp, ops, elem, store, ldims, steps, open_loop, close_loop, reds, rviews)
 
