@@ -48,7 +48,9 @@ The documented environment settings are read here, in :func:`Config.from_env`, a
     the forward passes a CPU program runs with its steps' kernels called from the host before it
     compiles the program functions numba's cache does not hold yet (default 8; ``0`` compiles them
     at the bind). A program function links and optimises its kernels again (1-3 s) to save ~1-2 us
-    per kernel call, which pays only over a loop (see :mod:`symjit.compiler.program_tier`).
+    per kernel call, which pays only over a loop (see :mod:`symjit.compiler.program_tier`); the
+    program of an imperative call or a lazy queue also waits until those runs have taken
+    :data:`symjit.imperative_bound.HOSTED_SECONDS`.
 ``SYMJIT_INTERPRET``
     ``0`` compiles every program at its bind. By default (``1``) a small CPU program (every value
     at most 4096 elements, kernels that only compose the operators' scalar bodies) runs its first

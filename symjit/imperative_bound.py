@@ -13,19 +13,25 @@ and what the lazy engine runs for a queue of calls (:mod:`symjit.lazy`).
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 
 from .base import MXNetError
-from .compiler import aot_calls
+from .compiler import aot, aot_calls, workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program
 from .config import Config
 from .context import Context
 from .ndarray import storage
 
-__all__ = ["BoundProgram"]
+__all__ = ["BoundProgram", "HOSTED_SECONDS"]
+
+HOSTED_SECONDS = 1.0
+"""The time a bound program's runs take, calling the kernels of its uncached program functions
+from the host, before those compile (:meth:`BoundProgram.run`): about what numba takes to link a
+few kernels into one program function."""
 
 
 class _Slot:
@@ -76,27 +82,45 @@ class BoundProgram:
         if arena is None:
             arena = storage.arena(compiled.plan.planned_bytes, ctx)
         phases = bind_phases(compiled, value_arrays(compiled, arena, external), storage.stream(ctx))
+        forward = phases.get("forward", [])
         self.steps = []
+        self._metas = metas
         target = ctx.device.target
+        cfg = cfg or Config.from_env()
         module = compiled.module
         if module is None:
-            module = self._module(phases.get("forward", []), metas, cfg or Config.from_env())
-        for seg, payload in phases.get("forward", []):
+            module = self._module(forward, cfg)
+        # program functions numba does not hold yet wait for program_runs passes (see run)
+        self._later: list[tuple[int, str]] = []
+        self._passes, self._runs, self._fns, self._spent = 0, cfg.program_runs, module, 0.0
+        numba_module = not isinstance(module, aot.Loaded)
+        for seg, payload in forward:
             fills = [(i, s) for i, s in enumerate(payload) if isinstance(s, _Slot)]
             if seg.kind == "calls":     # a big program: its kernels called one by one from here
                 fn = _host_calls(module, target, seg, len(payload) - len(seg.vids))
+            elif numba_module and self._runs > 0 and not self._cached(target, module, seg.name, payload):
+                fn = _host_calls(module, target, seg, 0)
+                self._later.append((len(self.steps), seg.name))
             else:
                 fn = getattr(module, seg.name)
             self.steps.append((fn, list(payload), fills))
 
-    def _module(self, forward: list, metas: dict, cfg: Config) -> Any:
+    def _sample(self, a: Any) -> Any:
+        """An array of the type a call will pass where ``a`` is (a buffer, or a slot)."""
+        if not isinstance(a, _Slot):
+            return a
+        shape, dtype = self._metas[a.index]
+        return np.empty(shape if a.shape is None else a.shape, dtype)
+
+    def _cached(self, target: Any, module: Any, name: str, payload: list) -> bool:
+        """Whether numba holds program function ``name`` for this call's types (or the target
+        gives no signature to ask with)."""
+        sig = target.signature([self._sample(a) for a in payload])
+        return sig is None or workers.is_cached(getattr(module, name), sig)
+
+    def _module(self, forward: list, cfg: Config) -> Any:
         """The program's functions (see the class): the entry's, or numba's module loaded."""
-        def sample(a: Any) -> Any:      # an array of the type the call will pass there
-            if not isinstance(a, _Slot):
-                return a
-            shape, dtype = metas[a.index]
-            return np.empty(shape if a.shape is None else a.shape, dtype)
-        steps = {"forward": [(seg, [sample(a) for a in payload]) for seg, payload in forward]}
+        steps = {"forward": [(seg, [self._sample(a) for a in payload]) for seg, payload in forward]}
         entries = aot_calls.entries(cfg)
         module = entries.module(self.compiled, steps)
         if module is None:
@@ -105,9 +129,35 @@ class BoundProgram:
         return module
 
     def run(self, buffers: list) -> None:
-        """Call the program with ``buffers``: the inputs' storage, then the outputs'."""
+        """Call the program with ``buffers``: the inputs' storage, then the outputs'. A step whose
+        program function numba held neither in memory nor in its disk cache at the bind calls its
+        kernels from the host, the same kernels on the same buffers, until the program has run
+        ``Config.program_runs`` times (``SYMJIT_PROGRAM_RUNS``) and those runs (but the first,
+        which compiles the kernels) have taken :data:`HOSTED_SECONDS`; the next call compiles it
+        (:mod:`symjit.compiler.program_tier`). A program function saves ~1-2 us per kernel call,
+        and numba takes 1-5 s to link its kernels into it again: the queues and recorded graphs
+        that tests and short scripts run hundreds of times on small arrays never pay that, a
+        training loop's step does once it has run for a second."""
+        steps = self.steps   # first: an imperative call binds its program at its first use
+        if not self._later:
+            self._run(steps, buffers)
+            return
+        if self._passes > self._runs and self._spent >= HOSTED_SECONDS:
+            for k, name in self._later:
+                _, template, fills = steps[k]
+                steps[k] = (getattr(self._fns, name), template, fills)
+            self._later = []
+            self._run(steps, buffers)
+            return
+        start = time.perf_counter()
+        self._run(steps, buffers)
+        if self._passes:     # the first pass compiles or loads the kernels: not counted
+            self._spent += time.perf_counter() - start
+        self._passes += 1
+
+    def _run(self, steps: list, buffers: list) -> None:
         with storage.device_scope(self.ctx):
-            for fn, template, fills in self.steps:
+            for fn, template, fills in steps:
                 args = list(template)
                 for i, s in fills:
                     buf = buffers[s.index]
@@ -116,8 +166,12 @@ class BoundProgram:
 
 
 def _host_calls(module: Any, target: Any, seg: Any, lead: int) -> Any:
-    """A function running a ``calls`` segment's kernels on the arguments of this call."""
+    """A function running a segment's kernels, one by one, on the arguments of this call (its
+    arrays from ``lead`` on; an ``njit`` segment's program function takes its arrays first)."""
+    n = len(seg.vids)
+
     def run(*args: Any) -> None:
-        for fn, call_args in target.prepare_calls(module, seg.launches, dict(zip(seg.vids, args[lead:]))):
+        arrays = dict(zip(seg.vids, args[lead:lead + n]))
+        for fn, call_args in target.prepare_calls(module, seg.launches, arrays):
             fn(*call_args)
     return run

@@ -76,3 +76,39 @@ def test_a_program_function_in_the_cache_runs_from_the_bind(tmp_path):
     assert not ex._later.deferred("train")
     again, _ = _executor(cfg.replace(program_runs=50), "sigmoid")
     assert not again._later.deferred("train")
+
+
+def test_a_bound_program_calls_its_kernels_until_its_runs_took_long_enough(tmp_path, monkeypatch):
+    """An imperative call's or a lazy queue's program (``BoundProgram``) links its kernels into a
+    program function only once it has run ``program_runs`` times and those runs took
+    ``HOSTED_SECONDS``: the same results before and after, bit for bit."""
+    import symjit.imperative_bound as bound
+    from symjit.compiler.codegen.generate import PROGRAM_CALLS_LIMIT
+    from symjit.compiler.pipeline import compile_symbol
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    sym = mx.sym.sum(mx.sym.exp(a) * 1.625, axis=1, keepdims=True) + mx.sym.sinh(b)   # a rare program
+    cfg = Config.from_env().replace(cache_dir=tmp_path, program_runs=2, aot="off",
+                                    program_calls=PROGRAM_CALLS_LIMIT)
+    shapes = {"a": (3, 5), "b": (3, 1)}
+    c = compile_symbol(sym, shapes, {n: np.float32 for n in shapes}, {}, False, cfg)
+    assert any(s.kind == "njit" for s in c.program.segments["forward"])
+    prog = bound.BoundProgram(c, ["a", "b"], mx.cpu(), "test", cfg)
+    later = [name for _, name in prog._later]
+    assert later and all(not getattr(c.module, n).overloads for n in later)
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(-1, 1, (3, 5)).astype(np.float32), rng.uniform(-1, 1, (3, 1)).astype(np.float32)
+
+    def run() -> np.ndarray:
+        out = np.empty((3, 1), np.float32)
+        prog.run([x, y, out])
+        return out
+    monkeypatch.setattr(bound, "HOSTED_SECONDS", 3600.0)
+    hosted = [run() for _ in range(5)]          # run often, but not for long: still the kernels
+    assert prog._later and all(not getattr(c.module, n).overloads for n in later)
+    monkeypatch.setattr(bound, "HOSTED_SECONDS", 0.0)
+    linked = [run() for _ in range(2)]
+    assert not prog._later and all(getattr(c.module, n).overloads for n in later)
+    for got in hosted + linked:
+        np.testing.assert_array_equal(got, hosted[0])
+    np.testing.assert_allclose(hosted[0], (np.exp(x) * 1.625).sum(axis=1, keepdims=True) + np.sinh(y),
+                               rtol=1e-5)
