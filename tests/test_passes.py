@@ -199,3 +199,68 @@ def test_plan_of_an_unrolled_loop_spanning_many_buckets_is_valid(training):
     plan = plan_memory(g, groups)
     assert len(groups) > 4 * 64
     check_plan(g, groups, plan)
+
+
+def test_schedule_order_sweep_places_every_buffer_where_the_scan_does():
+    """The one-sweep placer gives the offsets of the scanning best-fit placer on buffers taken by
+    start step, with holes, merges and ties."""
+    from symjit.compiler.passes.plan import _place, _sweep
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        n = int(rng.integers(1, 400))
+        starts = np.sort(rng.integers(0, 200, n))
+        buffers = [{"size": 64 * int(rng.choice([1, 1, 2, 3, 8, 50])), "start": int(st),
+                    "end": int(st + rng.choice([0, 1, 2, 5, 30, 300]))} for st in starts]
+        order = sorted(range(n), key=lambda b: (buffers[b]["start"], b))
+        assert _sweep(buffers, order) == _place(buffers, order), trial
+
+
+def test_gradient_parts_of_one_value_wait_at_most_sum_cap_at_a_time():
+    """``RNN`` cuts its parameter vector into pieces (four per layer), each piece's gradient a
+    vector-sized part of the vector's gradient: with 12 pieces, the parts are summed once
+    ``SUM_CAP`` wait, so no more than that (and their sum) are alive at any step."""
+    from symjit.compiler.passes.autodiff import SUM_CAP
+    out = mx.sym.RNN(mx.sym.var("x"), mx.sym.var("p"), mx.sym.var("s"), mx.sym.var("c"),
+                     state_size=16, num_layers=3, mode="lstm", state_outputs=True)
+    arg_shapes, _, _ = out.infer_shape(x=(6, 2, 16))
+    shapes = dict(zip(out.list_arguments(), arg_shapes))
+    g = build_forward(out, shapes, {n: np.dtype("float32") for n in shapes}, True)
+    g = CPU.schedule(simplify(autodiff(g, {"p": "write", "x": "null", "s": "null", "c": "null"}), True))
+    groups = fuse(g, CPU, enabled=True)
+    plan = plan_memory(g, groups)
+    check_plan(g, groups, plan)
+    vector = [b for b in plan.buffers if b["size"] == 4 * shapes["p"][0]]
+    assert len(vector) >= 2
+    most = max(sum(b["start"] <= step <= b["end"] for b in vector) for step in range(len(groups)))
+    assert most <= SUM_CAP + 1 < 12
+
+
+@pytest.mark.parametrize("n", [17, 40, 300])
+def test_wide_joins_and_splits_become_trees_of_narrow_ones_with_the_same_values(n):
+    """``stack``/``Concat`` of ``n`` inputs, ``SliceChannel`` of ``n`` outputs, and their gradients
+    (a split and a join of ``n``): no op of the compiled graph takes more than ``WIDE``, and
+    every value is the plain copy numpy makes."""
+    from symjit.compiler.passes.simplify import WIDE
+    rng = np.random.default_rng(n)
+    xs = [mx.sym.var(f"x{i}") for i in range(n)]
+    vals = {f"x{i}": rng.normal(size=(2, 3)).astype(np.float32) for i in range(n)}
+    head = rng.normal(size=(2, n, 3)).astype(np.float32)
+    for sym, want in ((mx.sym.stack(*xs, axis=1), np.stack(list(vals.values()), 1)),
+                      (mx.sym.Concat(*xs, dim=1), np.concatenate(list(vals.values()), 1))):
+        g = autodiff(build_forward(sym, {k: v.shape for k, v in vals.items()},
+                                   {k: np.dtype("float32") for k in vals}, True),
+                     dict.fromkeys(vals, "write"))
+        g = simplify(g, True)
+        assert max(max(len(op.inputs), len(op.outputs)) for op in g.ops) <= WIDE
+        grads = {k: mx.nd.zeros(v.shape) for k, v in vals.items()}
+        ex = sym.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in vals.items()}, args_grad=grads)
+        np.testing.assert_array_equal(ex.forward(is_train=True)[0].asnumpy(), want)
+        ex.backward(mx.nd.array(head.reshape(want.shape)))
+        pieces = np.split(head.reshape(want.shape), n, axis=1)
+        for i in range(n):
+            np.testing.assert_array_equal(grads[f"x{i}"].asnumpy(), pieces[i].reshape(2, 3))
+    x = rng.normal(size=(n, 2)).astype(np.float32)
+    outs = mx.sym.SliceChannel(mx.sym.var("x"), num_outputs=n, axis=0, squeeze_axis=True) \
+        .bind(mx.cpu(), {"x": mx.nd.array(x)}).forward()
+    for i, o in enumerate(outs):
+        np.testing.assert_array_equal(o.asnumpy(), x[i])

@@ -5,7 +5,11 @@ Walks the forward ops in reverse. Each op's gradient rule (``OpDef.grad``) recei
 outputs (value ids, ``None`` where no gradient flows), and returns one gradient value (or ``None``)
 per input, built as graph nodes from other ops. Loss heads (``OpDef.loss``) ignore incoming
 gradients and supply their own; every other head takes a ``head_grad`` value that the executor
-fills from ``backward(out_grads)``. Gradients reaching one value from several consumers are summed.
+fills from ``backward(out_grads)``. Gradients reaching one value from several consumers are summed
+in the order the consumers are differentiated: when the value's own op is differentiated (the
+additions then fuse into one loop over all the parts), or as soon as :data:`SUM_CAP` parts wait,
+so that a weight an unrolled loop reads at every step keeps at most that many gradients alive,
+not one per step (MXNet sums at most 8 gradients at once too, then adds in place).
 
 Only what some argument with ``grad_req != 'null'`` depends on is differentiated. For each such
 argument the final gradient value becomes the user's gradient array: ``write`` stores it, ``add``
@@ -54,7 +58,7 @@ def autodiff(g: Graph, grad_req: dict[str, str]) -> Graph:
             v = g.values[vid]
             hg = b.new_value(f"{v.ref}_head_grad", v.shape, v.dtype, "head_grad", v.ref)
             g.head_grads[idx] = hg
-            grads.setdefault(vid, []).append(hg)
+            _accumulate(b, grads, vid, hg)
 
     for op in reversed(forward_ops):
         if not any(i in flows for i in op.inputs):
@@ -71,8 +75,8 @@ def autodiff(g: Graph, grad_req: dict[str, str]) -> Graph:
         names = op.op.list_arguments(op.params) + op.op.list_aux(op.params)
         for i, name, gv in zip(op.inputs, names, in_grads):
             if gv is not None and i in flows:
-                grads.setdefault(i, []).append(gv)
                 g.watch.setdefault(gv, f"{op.name}_backward_{name}")
+                _accumulate(b, grads, i, gv)
 
     for name, req in grad_req.items():
         if req == "null" or name not in g.args:
@@ -81,7 +85,20 @@ def autodiff(g: Graph, grad_req: dict[str, str]) -> Graph:
     return g
 
 
+SUM_CAP = 8   # the most gradient parts of one value waiting to be summed
+
+
+def _accumulate(b: GraphBuilder, grads: dict[int, list[int]], vid: int, part: int) -> None:
+    """Keep one consumer's gradient ``part`` of ``vid``; sum the waiting parts into one when
+    :data:`SUM_CAP` wait."""
+    parts = grads.setdefault(vid, [])
+    parts.append(part)
+    if len(parts) == SUM_CAP:
+        parts[:] = [_total(b, parts)]
+
+
 def _total(b: GraphBuilder, parts: list[int] | None) -> int | None:
+    """``((p0 + p1) + p2) + ...``, or None for no parts."""
     if not parts:
         return None
     total = parts[0]

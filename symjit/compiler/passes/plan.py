@@ -20,7 +20,9 @@ inference program frees them as soon as its own later kernels are done with them
    values form one buffer whose lifetime is the union of theirs.
 3. Placement: buffers get offsets in one arena so that buffers alive at the same time never
    overlap. Two strategies run, best-fit by decreasing size and first-fit in schedule order, and
-   the smaller arena wins. Sizes are real byte sizes (dtype-aware), offsets 64-byte aligned.
+   the smaller arena wins (above a few thousand buffers, as in a long unrolled loop, only the
+   schedule-order one: it is one sweep, the other scans every buffer alive at each placement).
+   Sizes are real byte sizes (dtype-aware), offsets 64-byte aligned.
 
 ``planned_bytes`` is the arena size; ``naive_bytes`` is one buffer per temporary. Kernel
 workspaces (scratch buffers lowering rules ask for, see :mod:`symjit.lower.rules`) are temporaries
@@ -30,7 +32,9 @@ resource).
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import heapq
 from collections.abc import Callable
 
 from ..graph import Graph
@@ -64,7 +68,7 @@ class MemoryPlan:
         """The smallest arena the placement strategies give without the kernel workspaces (what
         MXNet's memory figures count); computed on demand, not at every bind."""
         keep = [b["id"] for b in self.buffers if not set(b["values"]) & self.workspace]
-        return min(_place(self.buffers, order)[1] for order in _orders(self.buffers, keep).values())
+        return min(place(self.buffers, order)[1] for place, order in _orders(self.buffers, keep).values())
 
     def summary(self) -> str:
         return (f"{len(self.buffers)} buffers for {len(self.buffer_of)} temporaries, "
@@ -190,6 +194,8 @@ class _Placed:
 
 
 def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
+    """Best fit in any order: each buffer goes in the smallest gap between the placed buffers it
+    meets in time (the lowest such gap on ties), else above them."""
     placed = _Placed()
     offsets: dict[int, int] = {}
     for b in order:
@@ -209,13 +215,83 @@ def _place(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
     return offsets, total
 
 
-def _orders(buffers: list[dict], ids) -> dict[str, list[int]]:
-    """The two placement orders of the buffers ``ids``: best-fit by decreasing size, first-fit in
-    schedule order."""
-    return {
-        "best-fit by decreasing size": sorted(ids, key=lambda b: (-buffers[b]["size"], b)),
-        "first-fit in schedule order": sorted(ids, key=lambda b: (buffers[b]["start"], b)),
-    }
+class _Arena:
+    """The arena at one step of a sweep in schedule order: the free holes below the top of the
+    buffers alive, by size, and the top."""
+
+    def __init__(self) -> None:
+        self.by_size: list[tuple[int, int]] = []     # (size, offset), sorted
+        self.at: dict[int, int] = {}                 # hole offset -> size
+        self.ending: dict[int, int] = {}             # hole end -> offset
+        self.top = 0
+
+    def _drop(self, offset: int) -> int:
+        size = self.at.pop(offset)
+        del self.ending[offset + size]
+        del self.by_size[bisect.bisect_left(self.by_size, (size, offset))]
+        return size
+
+    def _hole(self, offset: int, size: int) -> None:
+        self.at[offset], self.ending[offset + size] = size, offset
+        bisect.insort(self.by_size, (size, offset))
+
+    def take(self, size: int) -> int:
+        """The offset of a new buffer: the smallest hole that holds it (the lowest on ties), its
+        start, else the top."""
+        k = bisect.bisect_left(self.by_size, (size, -1))
+        if k == len(self.by_size):
+            offset, self.top = self.top, self.top + size
+            return offset
+        hole, offset = self.by_size[k]
+        self._drop(offset)
+        if hole > size:
+            self._hole(offset + size, hole - size)
+        return offset
+
+    def free(self, offset: int, size: int) -> None:
+        lo, hi = offset, offset + size
+        if lo in self.ending:
+            lo = self.ending[lo]
+            self._drop(lo)
+        if hi in self.at:
+            hi += self._drop(hi)
+        if hi == self.top:
+            self.top = lo
+        else:
+            self._hole(lo, hi - lo)
+
+
+def _sweep(buffers: list[dict], order: list[int]) -> tuple[dict[int, int], int]:
+    """The best-fit placement of :func:`_place` for buffers in schedule order (by start step), in
+    one sweep: the buffers alive with a new one are those placed before it that end at its start
+    or later, so the ones that ended are freed and the new one takes the best hole among the rest.
+    Same offsets as :func:`_place`, in O(n log n) instead of a scan of every buffer alive at
+    once for each (an unrolled loop's forward values stay alive for its backward pass)."""
+    arena, alive, offsets, total = _Arena(), [], {}, 0
+    for b in order:
+        buf = buffers[b]
+        while alive and alive[0][0] < buf["start"]:
+            _, offset, size = heapq.heappop(alive)
+            arena.free(offset, size)
+        offsets[b] = arena.take(buf["size"])
+        heapq.heappush(alive, (buf["end"], offsets[b], buf["size"]))
+        total = max(total, arena.top)
+    return offsets, total
+
+
+_BEST_FIT_MAX = 3000   # buffers: above, only the schedule-order sweep runs
+
+
+def _orders(buffers: list[dict], ids) -> dict[str, tuple[Callable, list[int]]]:
+    """The placement strategies for the buffers ``ids``, each a placer and its order: best-fit by
+    decreasing size (up to :data:`_BEST_FIT_MAX` buffers: each placement scans the buffers
+    alive with it, quadratic in an unrolled loop's graph), first-fit in schedule order."""
+    ids = list(ids)
+    orders = {}
+    if len(ids) <= _BEST_FIT_MAX:
+        orders["best-fit by decreasing size"] = (_place, sorted(ids, key=lambda b: (-buffers[b]["size"], b)))
+    orders["first-fit in schedule order"] = (_sweep, sorted(ids, key=lambda b: (buffers[b]["start"], b)))
+    return orders
 
 
 def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan:
@@ -276,8 +352,8 @@ def plan_memory(g: Graph, groups: list[Group], reuse: bool = True) -> MemoryPlan
             buffer_of[v] = bid
     strategies = _orders(buffers, range(len(buffers)))
     best = None
-    for name, order in strategies.items():
-        offs, total = _place(buffers, order)
+    for name, (place, order) in strategies.items():
+        offs, total = place(buffers, order)
         if best is None or total < best[2]:
             best = (name, offs, total)
     name, offs, total = best

@@ -16,13 +16,25 @@ which recomputes the relu mask from ``x`` and the saved statistics. The relu's o
 at its last forward-style reader (the next layer's weight gradient) instead of living through the
 backward GEMM that produces ``dy``, so that GEMM's output can take its memory: the peak of a
 FullyConnected+BatchNorm+relu stack drops by one activation.
+
+``narrow_wide_ops``: a ``Concat`` or ``stack`` of more than :data:`WIDE` inputs, or a
+``SliceChannel`` of more than :data:`WIDE` outputs (an unrolled loop's steps joined or cut apart:
+an ``RNN`` over 300 steps, and the gradients of those ops), becomes a tree of such ops of at most
+:data:`WIDE` each (``slice_axis`` cuts the pieces of a wide split). A kernel takes one argument per
+input and output and copies each in its own loop: numba's compile time grows faster than the
+kernel (minutes at 300), a GPU kernel's parameters are limited, and every loop count would be a
+kernel form of its own. The values are the same; each element is copied once more per level.
 """
 from __future__ import annotations
 
 from ...ops.registry import get_op
+from ...ops.rules import norm_axis, norm_insert_axis
 from ..graph import Graph, GraphBuilder, OpNode
 
-__all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward"]
+__all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward", "narrow_wide_ops",
+           "WIDE"]
+
+WIDE = 16   # the most inputs of a Concat or stack, outputs of a SliceChannel, after narrow_wide_ops
 
 
 def _foldable(g: Graph, op: OpNode, consumers: dict) -> bool:
@@ -128,10 +140,78 @@ def fuse_batchnorm_relu_backward(g: Graph) -> Graph:
     return g
 
 
+def _wide(op: OpNode) -> bool:
+    name = op.op.name
+    return (name in ("Concat", "stack") and len(op.inputs) > WIDE) or \
+        (name == "SliceChannel" and len(op.outputs) > WIDE)
+
+
+def _chunks(items: list[int]) -> list[list[int]]:
+    return [items[i:i + WIDE] for i in range(0, len(items), WIDE)]
+
+
+def _join(b: GraphBuilder, name: str, ins: list[int], dim: int) -> int:
+    """``Concat`` of ``ins`` along ``dim``, as a tree of at most :data:`WIDE` inputs per op."""
+    level = 0
+    while len(ins) > WIDE:
+        ins = [part[0] if len(part) == 1 else
+               b.add("Concat", part, name=f"{name}_join{level}_{j}", dim=dim, num_args=len(part))[0]
+               for j, part in enumerate(_chunks(ins))]
+        level += 1
+    return b.add("Concat", ins, name=name, dim=dim, num_args=len(ins))[0]
+
+
+def _narrow(g: Graph, b: GraphBuilder, op: OpNode) -> list[OpNode]:
+    """The ops that compute ``op``'s outputs (same value ids) with no op wider than WIDE."""
+    saved, g.ops = g.ops, []
+    b.phase, b.train = op.phase, op.train
+    name, p = op.op.name, op.params
+    if name == "SliceChannel":
+        x = op.inputs[0]
+        rank = len(g.values[x].shape)
+        ax = norm_axis(p["axis"], rank)
+        piece = g.values[x].shape[ax] // len(op.outputs)
+        made = []
+        for j, outs in enumerate(_chunks(op.outputs)):
+            lo = j * WIDE * piece
+            part = b.add1("slice_axis", x, name=f"{op.name}_cut{j}", axis=ax, begin=lo,
+                          end=lo + len(outs) * piece)
+            made += b.add("SliceChannel", [part], name=f"{op.name}_{j}", num_outputs=len(outs), axis=ax,
+                          squeeze_axis=p["squeeze_axis"])
+    else:
+        if name == "stack":
+            dim = norm_insert_axis(p["axis"], len(g.values[op.inputs[0]].shape))
+            parts = [b.add("stack", part, name=f"{op.name}_{j}", axis=dim, num_args=len(part))[0]
+                     for j, part in enumerate(_chunks(op.inputs))]
+        else:
+            dim, parts = norm_axis(p["dim"], len(g.values[op.inputs[0]].shape), "dim"), list(op.inputs)
+        made = [_join(b, op.name, parts, dim)]
+    new, g.ops = g.ops, saved
+    wanted = iter(op.outputs)
+    for node in new:
+        node.outputs = [next(wanted) if v in made else v for v in node.outputs]
+    for v in made:
+        del g.values[v]
+    return new
+
+
+def narrow_wide_ops(g: Graph) -> Graph:
+    """See the module docstring."""
+    if not any(_wide(op) for op in g.ops):
+        return g
+    g = g.copy()
+    b = GraphBuilder(g)
+    ops: list[OpNode] = []
+    for op in g.ops:
+        ops += _narrow(g, b, op) if _wide(op) else [op]
+    g.ops = ops
+    return g
+
+
 def simplify(g: Graph, fusion: bool = True) -> Graph:
     """All simplifications, in order (the fusion-enabling rewrites only when fusing). The
     target's own scheduling marks come after them (:meth:`symjit.lower.target.Target.schedule`)."""
-    g = eliminate_dead_backward(g)
+    g = narrow_wide_ops(eliminate_dead_backward(g))
     if fusion:
         g = fuse_batchnorm_relu_backward(fold_batchnorm_inference(g))
     return g
