@@ -14,6 +14,8 @@ from symjit.compiler.passes.build import build_forward
 from symjit.compiler.passes.fuse import MAX_GROUP_OPS, fuse
 from symjit.compiler.passes.plan import _intervals, plan_memory
 from symjit.compiler.passes.simplify import simplify
+from symjit.config import Config
+from symjit.executor import Executor
 from symjit.lower.cpu import CPU
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,24 +217,53 @@ def test_schedule_order_sweep_places_every_buffer_where_the_scan_does():
         assert _sweep(buffers, order) == _place(buffers, order), trial
 
 
-def test_gradient_parts_of_one_value_wait_at_most_sum_cap_at_a_time():
-    """``RNN`` cuts its parameter vector into pieces (four per layer), each piece's gradient a
-    vector-sized part of the vector's gradient: with 12 pieces, the parts are summed once
-    ``SUM_CAP`` wait, so no more than that (and their sum) are alive at any step."""
-    from symjit.compiler.passes.autodiff import SUM_CAP
+def _rnn_parameter_gradient(layers: int, fusion: bool):
     out = mx.sym.RNN(mx.sym.var("x"), mx.sym.var("p"), mx.sym.var("s"), mx.sym.var("c"),
-                     state_size=16, num_layers=3, mode="lstm", state_outputs=True)
+                     state_size=16, num_layers=layers, mode="lstm", state_outputs=True)
     arg_shapes, _, _ = out.infer_shape(x=(6, 2, 16))
     shapes = dict(zip(out.list_arguments(), arg_shapes))
     g = build_forward(out, shapes, {n: np.dtype("float32") for n in shapes}, True)
-    g = CPU.schedule(simplify(autodiff(g, {"p": "write", "x": "null", "s": "null", "c": "null"}), True))
-    groups = fuse(g, CPU, enabled=True)
+    g = CPU.schedule(simplify(autodiff(g, {"p": "write", "x": "null", "s": "null", "c": "null"}), fusion))
+    groups = fuse(g, CPU, enabled=fusion)
     plan = plan_memory(g, groups)
     check_plan(g, groups, plan)
-    vector = [b for b in plan.buffers if b["size"] == 4 * shapes["p"][0]]
+    return g, groups, plan, 4 * shapes["p"][0]
+
+
+def test_gradient_parts_of_one_value_wait_at_most_sum_cap_at_a_time():
+    """``RNN`` cuts its parameter vector into pieces (four per layer), each piece's gradient
+    (unfused) a vector-sized part of the vector's gradient: with 12 pieces, the parts are summed
+    once ``SUM_CAP`` wait, so no more than that (and their sum) are alive at any step."""
+    from symjit.compiler.passes.autodiff import SUM_CAP
+    g, groups, plan, vector_bytes = _rnn_parameter_gradient(3, False)
+    vector = [b for b in plan.buffers if b["size"] == vector_bytes]
     assert len(vector) >= 2
     most = max(sum(b["start"] <= step <= b["end"] for b in vector) for step in range(len(groups)))
     assert most <= SUM_CAP + 1 < 12
+
+
+def test_the_gradients_of_a_value_cut_into_pieces_are_joined_not_summed():
+    """Fused, the pieces' gradients are one Concat into the vector's gradient: no padded copy of
+    the vector is made, and the gradient is the one the unfused program sums."""
+    g, groups, plan, vector_bytes = _rnn_parameter_gradient(3, True)
+    names = [op.op.name for op in g.ops]
+    assert "_backward_slice" not in names and "Concat" in names
+    assert not [b for b in plan.buffers if b["size"] == vector_bytes]
+    rng = np.random.default_rng(0)
+    out = mx.sym.RNN(mx.sym.var("x"), mx.sym.var("p"), mx.sym.var("s"), mx.sym.var("c"),
+                     state_size=16, num_layers=3, mode="lstm")
+    arg_shapes, _, _ = out.infer_shape(x=(6, 2, 16))
+    args = {n: mx.nd.array(rng.normal(size=s) * 0.3) for n, s in zip(out.list_arguments(), arg_shapes)}
+    head = mx.nd.array(rng.normal(size=(6, 2, 16)))
+    got = {}
+    for fused in (True, False):
+        grad = mx.nd.zeros(args["p"].shape)
+        ex = Executor(out, mx.cpu(), args, {"p": grad}, {"p": "write", "x": "null", "s": "null", "c": "null"},
+                      None, config=Config.from_env().replace(fusion=fused))
+        ex.forward(is_train=True)
+        ex.backward(head)
+        got[fused] = grad.asnumpy()
+    np.testing.assert_allclose(got[True], got[False], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("n", [17, 40, 300])
@@ -264,3 +295,26 @@ def test_wide_joins_and_splits_become_trees_of_narrow_ones_with_the_same_values(
         .bind(mx.cpu(), {"x": mx.nd.array(x)}).forward()
     for i, o in enumerate(outs):
         np.testing.assert_array_equal(o.asnumpy(), x[i])
+
+
+@pytest.mark.parametrize("spans", [[(1, 3), (5, 7), (7, 8)], [(1, 4), (3, 6)]])
+def test_gradient_of_slices_is_their_heads_in_place_and_zeros_elsewhere(spans):
+    """Disjoint slices along one axis: the gradient is one Concat of the heads and zeros (no
+    padded copies); overlapping ones keep their padded sum. Either way the head gradients land
+    where the slices came from and add up where they overlap."""
+    x = mx.sym.var("x")
+    out = mx.sym.Group([mx.sym.slice_axis(x, axis=1, begin=lo, end=hi) for lo, hi in spans])
+    g = autodiff(build_forward(out, {"x": (3, 9)}, {"x": np.dtype("float32")}, True), {"x": "write"})
+    names = [op.op.name for op in simplify(g, True).ops]
+    disjoint = all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    assert ("_backward_slice" in names) != disjoint
+    rng = np.random.default_rng(1)
+    heads = [rng.normal(size=(3, hi - lo)).astype(np.float32) for lo, hi in spans]
+    grad = mx.nd.zeros((3, 9))
+    ex = out.bind(mx.cpu(), {"x": mx.nd.array(rng.normal(size=(3, 9)))}, args_grad={"x": grad})
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.array(h) for h in heads])
+    want = np.zeros((3, 9), np.float32)
+    for (lo, hi), h in zip(spans, heads):
+        want[:, lo:hi] += h
+    np.testing.assert_array_equal(grad.asnumpy(), want)

@@ -17,6 +17,12 @@ at its last forward-style reader (the next layer's weight gradient) instead of l
 backward GEMM that produces ``dy``, so that GEMM's output can take its memory: the peak of a
 FullyConnected+BatchNorm+relu stack drops by one activation.
 
+``join_slice_gradients``: the gradient of a value cut into pieces along one axis (``slice_axis``
+or ``slice`` of disjoint ranges: an ``RNN``'s weights cut from its parameter vector) is a sum of
+zero-padded copies of the value's size, one per piece; a sum of such copies (added together only)
+becomes one ``Concat`` of the pieces' gradients along that axis, zeros where no piece lies. The
+same values (a ``-0.0`` stays ``-0.0``); the work of one copy of the value, not one per piece.
+
 ``narrow_wide_ops``: a ``Concat`` or ``stack`` of more than :data:`WIDE` inputs, or a
 ``SliceChannel`` of more than :data:`WIDE` outputs (an unrolled loop's steps joined or cut apart:
 an ``RNN`` over 300 steps, and the gradients of those ops), becomes a tree of such ops of at most
@@ -29,10 +35,11 @@ from __future__ import annotations
 
 from ...ops.registry import get_op
 from ...ops.rules import norm_axis, norm_insert_axis
+from ...ops.shape_grad import slice_bounds
 from ..graph import Graph, GraphBuilder, OpNode
 
 __all__ = ["simplify", "fold_batchnorm_inference", "fuse_batchnorm_relu_backward", "narrow_wide_ops",
-           "WIDE"]
+           "join_slice_gradients", "WIDE"]
 
 WIDE = 16   # the most inputs of a Concat or stack, outputs of a SliceChannel, after narrow_wide_ops
 
@@ -208,10 +215,110 @@ def narrow_wide_ops(g: Graph) -> Graph:
     return g
 
 
+def _slice_piece(g: Graph, op: OpNode | None) -> tuple[tuple, int, int, int] | None:
+    """``(shape, axis, start, head)`` of a ``_backward_slice`` whose head fills the value along
+    every axis but ``axis``, from ``start``, in steps of 1; None for any other op."""
+    if op is None or op.op.name != "_backward_slice":
+        return None
+    full, head = tuple(op.params["shape"]), op.inputs[0]
+    hs = g.values[head].shape
+    bounds = slice_bounds(op.params)
+    cut = [d for d in range(len(full)) if d >= len(hs) or hs[d] != full[d]]
+    if len(hs) != len(full) or len(cut) != 1 or any(step != 1 for _, step in bounds):
+        return None
+    ax = cut[0]
+    start = slice(bounds[ax][0], None, 1).indices(full[ax])[0] if ax < len(bounds) else 0
+    return full, ax, start, head
+
+
+def _slice_sum(g: Graph, root: OpNode, producer: dict, readers: dict) -> tuple[list[OpNode], list] | None:
+    """The adds under ``root`` (itself first) and the ``_slice_piece`` leaves when ``root`` sums
+    padded slices of one value along one axis over disjoint ranges, else None."""
+    adds, leaves, todo = [root], [], list(reversed(root.inputs))
+    while todo:
+        v = todo.pop()
+        op = producer.get(v)
+        if g.values[v].kind != "tmp" or readers.get(v) != 1 or op is None:
+            return None
+        if op.op.name == "elemwise_add" and op.phase == "backward":
+            adds.append(op)
+            todo += reversed(op.inputs)
+            continue
+        piece = _slice_piece(g, op)
+        if piece is None or g.values[v].dtype != g.values[root.outputs[0]].dtype:
+            return None
+        leaves.append((piece, op))
+    if len({(full, ax) for (full, ax, _, _), _ in leaves}) != 1:
+        return None
+    spans = sorted((start, start + g.values[head].shape[ax]) for (_, ax, start, head), _ in leaves)
+    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+        return None
+    return adds, leaves
+
+
+def _concat_pieces(g: Graph, b: GraphBuilder, root: OpNode, leaves: list) -> list[OpNode]:
+    """The ops writing ``root``'s output as one Concat of the leaves' heads and zeros."""
+    (full, ax, _, _), _ = leaves[0]
+    dtype = g.values[root.outputs[0]].dtype
+    saved, g.ops = g.ops, []
+    b.phase, b.train = root.phase, root.train
+    parts, at = [], 0
+    for (_, _, start, head), _ in sorted(leaves, key=lambda leaf: leaf[0][2]):
+        if start > at:
+            parts.append(b.add1("_zeros", shape=full[:ax] + (start - at,) + full[ax + 1:], dtype=dtype.name))
+        parts.append(head)
+        at = start + g.values[head].shape[ax]
+    if at < full[ax]:
+        parts.append(b.add1("_zeros", shape=full[:ax] + (full[ax] - at,) + full[ax + 1:], dtype=dtype.name))
+    made = b.add("Concat", parts, name=root.name, dim=ax, num_args=len(parts))[0]
+    new, g.ops = g.ops, saved
+    new[-1].outputs = [root.outputs[0]]
+    del g.values[made]
+    return new
+
+
+def join_slice_gradients(g: Graph) -> Graph:
+    """See the module docstring."""
+    if not any(op.op.name == "_backward_slice" for op in g.ops):
+        return g
+    g = g.copy()
+    producer = g.producer()
+    readers: dict[int, int] = {}
+    for op in g.ops:
+        for i in op.inputs:
+            readers[i] = readers.get(i, 0) + 1
+    found: dict[int, list] = {}
+    gone: set[int] = set()
+    for op in reversed(g.ops):
+        if op.op.name != "elemwise_add" or op.phase != "backward" or id(op) in gone:
+            continue
+        hit = _slice_sum(g, op, producer, readers)
+        if hit is not None:
+            adds, leaves = hit
+            found[id(op)] = leaves
+            gone.update(id(o) for o in adds[1:])
+            gone.update(id(o) for _, o in leaves)
+    if not found:
+        return g
+    b = GraphBuilder(g)
+    ops: list[OpNode] = []
+    for op in g.ops:
+        if id(op) in found:
+            ops += _concat_pieces(g, b, op, found[id(op)])
+        elif id(op) not in gone:
+            ops.append(op)
+        else:
+            for o in op.outputs:
+                del g.values[o]
+                g.watch.pop(o, None)
+    g.ops = ops
+    return g
+
+
 def simplify(g: Graph, fusion: bool = True) -> Graph:
     """All simplifications, in order (the fusion-enabling rewrites only when fusing). The
     target's own scheduling marks come after them (:meth:`symjit.lower.target.Target.schedule`)."""
-    g = narrow_wide_ops(eliminate_dead_backward(g))
+    g = eliminate_dead_backward(g)
     if fusion:
-        g = fuse_batchnorm_relu_backward(fold_batchnorm_inference(g))
-    return g
+        g = fuse_batchnorm_relu_backward(fold_batchnorm_inference(join_slice_gradients(g)))
+    return narrow_wide_ops(g)
