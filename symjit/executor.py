@@ -152,6 +152,7 @@ class Executor:
         self._head_grads: dict[str, dict] = {}  # mode -> output index -> head gradient array
         self._last: str | None = None           # the program mode of the last forward pass
         self._infer_grad = False                # inference forwards keep what backward needs
+        self._alike: bool | None = None         # training and inference compute the same (_mode)
         self._tier = Tier(self._cfg)            # which programs run interpreted for now
         self._later = ProgramTier(self._cfg)    # program functions compiled once a program is a loop
         main_mode = "train" if any(r != "null" for r in self._grad_req.values()) else "infer"
@@ -353,6 +354,23 @@ class Executor:
         self._calls = {key: c for key, c in self._calls.items() if key[0] != mode}
 
     # --- running -------------------------------------------------------------------------------
+    def _mode(self, is_train: bool) -> str:
+        """The program a forward pass runs: ``train``; for inference ``infer`` (``infer_grad`` once
+        a backward followed one), or ``train`` when its program is compiled and no op of it reads
+        the mode (``OpDef.extra['reads_mode']``: BatchNorm, Dropout, Custom, ...), so both modes
+        compute the same and one program serves them."""
+        if is_train or self._modes_alike():
+            return "train"
+        return "infer_grad" if self._infer_grad else "infer"
+
+    def _modes_alike(self) -> bool:
+        prog = self._programs.get("train")
+        if prog is None:
+            return False
+        if self._alike is None:
+            self._alike = not any(op.op.extra.get("reads_mode") for op in prog.forward_graph.ops)
+        return self._alike
+
     def _run(self, mode: str, phase: str) -> None:
         steps = self._arrays(mode).get(phase)
         if not steps:
@@ -439,7 +457,7 @@ class Executor:
             self._threads = self._device.thread_policy(self._cfg.blas_threads) or False
         if self._threads:
             self._threads.adapt()   # BLAS threads = the cores other processes leave free
-        mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
+        mode = self._mode(is_train)
         if self._monitor is not None and self._monitor[2]():
             mode += "_mon"
         elif profiler.active("profile_symbolic"):
@@ -464,7 +482,7 @@ class Executor:
         >>> exe.compiled_program() is None
         True
         """
-        mode = "train" if is_train else ("infer_grad" if self._infer_grad else "infer")
+        mode = self._mode(is_train)
         prog = self._programs.get(mode)
         if prog is None or prog.module is None or self._tier.active(mode) \
                 or self._later.deferred(mode) or (mode, "forward") not in self._calls \
@@ -491,7 +509,9 @@ class Executor:
         (``SoftmaxOutput``'s gradient from the inference output, Dropout as identity, BatchNorm
         with its moving statistics as constants). The inference program keeps no intermediates,
         so the first such backward runs the forward pass again in a program that does (the same
-        outputs up to rounding), and later inference passes of this executor use that program. ``is_train`` is
+        outputs up to rounding), and later inference passes of this executor use that program.
+        A graph no op of which reads the mode (no BatchNorm, Dropout, Custom) runs its inference
+        passes with the training program when it has one, so its backward follows directly. ``is_train`` is
         accepted for MXNet's signature; the gradient always follows the forward's mode. A
         ``backward`` before any ``forward`` runs an inference-mode ``forward`` first (symjit's
         choice: MXNet differentiates whatever its buffers hold), so it never changes aux states.

@@ -90,8 +90,9 @@ def test_reshape_shares_params_and_reuses_kernels():
     w, bias = ex.arg_dict["fc_weight"].asnumpy(), ex.arg_dict["fc_bias"].asnumpy()
     want = ex2.arg_dict["data"].asnumpy() @ w.T + bias
     np.testing.assert_allclose(out, want, rtol=1e-12)
-    src1 = ex._programs["infer"].program.source
-    assert src1 == ex2._programs["infer"].program.source   # shape-generic: same kernels
+    mode = ex._mode(False)   # the training program: no op of the net reads the mode
+    assert mode == ex2._mode(False) == "train"
+    assert ex._programs[mode].program.source == ex2._programs[mode].program.source   # shape-generic
 
 
 def test_reshape_to_fewer_elements_shares_the_memory():
@@ -367,3 +368,36 @@ def test_backward_takes_fewer_out_grads_when_the_rest_reach_no_gradient():
         ex.backward([mx.nd.ones((3,))])
     ex.backward([mx.nd.ones((3,)), mx.nd.ones((3,)) * 3, mx.nd.ones((3,)) * 7])
     assert ex.grad_dict["b"].asnumpy().tolist() == [3.0] * 3
+
+
+def test_a_graph_no_op_of_which_reads_the_mode_runs_inference_with_its_training_program():
+    """No BatchNorm, Dropout or Custom: an inference pass computes what a training pass does, so
+    an executor with gradients runs it with its training program (nothing more to compile) and a
+    backward after it needs no second forward."""
+    ex = fc_net().simple_bind(mx.cpu(), data=(3, 5), type_dict={"data": "float64"})
+    for a in ex.arg_dict.values():
+        a[:] = R.uniform(-1, 1, a.shape)
+    infer = ex.forward(is_train=False)[0].asnumpy()
+    assert set(ex._programs) == {"train"}
+    ex.backward(mx.nd.ones(infer.shape, dtype="float64"))
+    grad = ex.grad_dict["fc_weight"].asnumpy()
+    np.testing.assert_allclose(ex.forward(is_train=True)[0].asnumpy(), infer, rtol=1e-15)
+    ex.backward(mx.nd.ones(infer.shape, dtype="float64"))
+    np.testing.assert_allclose(ex.grad_dict["fc_weight"].asnumpy(), grad, rtol=1e-15)
+    assert set(ex._programs) == {"train"}
+
+
+@pytest.mark.parametrize("layer", [lambda x: mx.sym.Dropout(x, p=0.5),
+                                   lambda x: mx.sym.BatchNorm(x, fix_gamma=False),
+                                   lambda x: mx.sym.RNN(mx.sym.expand_dims(x, axis=0), mx.sym.var("p"),
+                                                        mx.sym.var("s"), state_size=4, num_layers=2,
+                                                        mode="rnn_tanh", p=0.5)])
+def test_a_graph_with_an_op_that_reads_the_mode_keeps_an_inference_program(layer):
+    x = mx.sym.var("x")
+    sym = layer(x)
+    shapes = {"x": (3, 4)}
+    ex = sym.simple_bind(mx.cpu(), **shapes)
+    for a in ex.arg_dict.values():
+        a[:] = R.uniform(-1, 1, a.shape)
+    ex.forward(is_train=False)
+    assert ex._mode(False) == "infer" and set(ex._programs) == {"train", "infer"}

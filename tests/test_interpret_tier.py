@@ -108,8 +108,9 @@ def test_accumulated_gradients_and_the_inference_program():
         got, want = _pass(ex, head), _pass(ref, head)
         for n in want[1]:
             np.testing.assert_array_max_ulp(got[1][n], want[1][n], maxulp=1)
-    infer = ex.forward(is_train=False)[0].asnumpy()   # another program, interpreted too
-    assert ex._tier.active("infer") and not _loaded(ex, "infer")
+    infer = ex.forward(is_train=False)[0].asnumpy()   # the training program: no op reads the mode
+    assert ex._mode(False) == "train" and ex._tier.active("train") and not _loaded(ex, "train")
+    assert "infer" not in ex._programs
     np.testing.assert_array_max_ulp(infer, ref.forward(is_train=False)[0].asnumpy(), maxulp=1)
 
 

@@ -348,7 +348,7 @@ register(CustomOpDef(
                                          "arguments are passed to the prop's constructor as strings"),),
     arguments=_arguments, outputs=_outputs, aux=_aux,
     shape=_custom_shape, dtype=_custom_dtype,
-    kind=Kind.OPAQUE, grad=_custom_grad, extra={"host": host_call, "free_params": True},
+    kind=Kind.OPAQUE, grad=_custom_grad, extra={"host": host_call, "free_params": True, "reads_mode": True},
     doc="An operator implemented in Python: a registered mx.operator.CustomOpProp gives its inputs, "
         "outputs, shapes and dtypes, and its CustomOp runs forward/backward as a host callback "
         "between compiled kernels.",

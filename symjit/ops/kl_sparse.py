@@ -57,7 +57,7 @@ register(OpDef(
             Param("momentum", "float", 0.9, check=lambda v: 0.0 <= v <= 1.0, check_msg="in [0, 1]",
                   doc="momentum of the running mean activation")),
     aux=("moving_avg",), shape=_shape, dtype=_dtype, kind=Kind.OPAQUE, grad=_grad,
-    hint="identityattachklsparsereg",
+    hint="identityattachklsparsereg", extra={"reads_mode": True},
     doc="Identity forward; backward adds the gradient of a KL sparseness penalty on the running mean "
         "activation per channel (aux ``moving_avg``, updated by a training forward).",
 ))

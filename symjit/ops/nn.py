@@ -501,6 +501,7 @@ Dropout = register(OpDef(
     shape=_dropout_shape,
     kind=Kind.OUT_ELEMWISE_FUSABLE,
     grad=nl.dropout_grad,
+    extra={"reads_mode": True},
     doc="Dropout: zeroes each element with probability p and scales the rest by 1/(1-p) in "
         "training (p = 1: every output NaN, 0 * 1/0, as in MXNet); identity at inference "
         "(mode='training').",

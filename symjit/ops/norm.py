@@ -108,7 +108,8 @@ BatchNorm = register(OpDef(
     shape=_bn_shape,
     dtype=_bn_dtype,
     extra={"input_var_attrs": {"moving_mean": {"__init__": '["zero", {}]'},  # as MXNet writes them
-                               "moving_var": {"__init__": '["one", {}]'}}},
+                               "moving_var": {"__init__": '["one", {}]'}},
+           "reads_mode": True},
     kind=Kind.OPAQUE,
     grad=_bn_grad,
     doc="Batch normalisation over every axis but ``axis``: "

@@ -209,6 +209,9 @@ class OpDef:
     ``loss`` marks heads that supply their own head gradient. ``extra["ignores_unknown_params"]``
     marks the ops MXNet registers without a parameter parser (the broadcast binary family): a
     keyword argument they do not have is dropped, as MXNet drops it, instead of being an error.
+    ``extra["reads_mode"]`` marks the ops whose rules read ``node.train`` (BatchNorm, Dropout,
+    Custom, ...): a graph without them computes the same in training and inference passes, so an
+    executor runs its inference passes with its training program (one compile, not two).
     ``expand`` makes a composite op: ``expand(b, inputs, params) -> output value ids`` appends
     other ops to the graph builder ``b`` when the forward graph is built (the symbol keeps the op
     as one node, as MXNet's JSON has it); its gradient and its lowerings on every target are those
