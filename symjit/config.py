@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ from .base import MXNetError
 __all__ = ["Config", "default_config"]
 
 
-def _flag(env: dict[str, str], key: str, default: bool) -> bool:
+def _flag(env: Mapping[str, str], key: str, default: bool) -> bool:
     raw = env.get(key)
     if raw is None or raw == "":
         return default
@@ -90,7 +91,7 @@ def _flag(env: dict[str, str], key: str, default: bool) -> bool:
     raise MXNetError(f"environment setting {key}={raw!r} is not a boolean (use 0 or 1)")
 
 
-def _number(env: dict[str, str], key: str, default: float, kind: type) -> Any:
+def _number(env: Mapping[str, str], key: str, default: float, kind: type) -> Any:
     raw = env.get(key)
     if raw is None or raw == "":
         return default
@@ -103,7 +104,7 @@ def _number(env: dict[str, str], key: str, default: float, kind: type) -> Any:
     return value
 
 
-def _count(env: dict[str, str], key: str) -> int | None:
+def _count(env: Mapping[str, str], key: str) -> int | None:
     raw = env.get(key)
     if raw is None or raw == "":
         return None
@@ -112,7 +113,7 @@ def _count(env: dict[str, str], key: str) -> int | None:
     return int(raw)
 
 
-def _choice(env: dict[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
+def _choice(env: Mapping[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
     raw = env.get(key)
     if raw is None or raw == "":
         return default
@@ -121,7 +122,7 @@ def _choice(env: dict[str, str], key: str, default: str, choices: tuple[str, ...
     return raw.lower()
 
 
-def _default_cache_dir(env: dict[str, str]) -> Path:
+def _default_cache_dir(env: Mapping[str, str]) -> Path:
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "symjit"
 
@@ -154,9 +155,9 @@ class Config:
     lazy: bool = True                     # queue NDArray calls, run them fused at a read (symjit.lazy)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Config:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         """Read the documented environment settings into a ``Config``."""
-        env = dict(os.environ) if env is None else env
+        env = os.environ if env is None else env
         cache_dir = Path(env["SYMJIT_CACHE_DIR"]) if env.get("SYMJIT_CACHE_DIR") else _default_cache_dir(env)
         runs = _count(env, "SYMJIT_PROGRAM_RUNS")
         return cls(

@@ -26,9 +26,10 @@ from .base import MXNetError, dtype_name, shape_str
 from .compiler import aot, workers
 from .compiler.binding import bind_phases, value_arrays
 from .compiler.cache import load_program, purge_program
-from .compiler.pipeline import Compiled, compile_symbol
+from .compiler.pipeline import Compiled
 from .compiler.program_tier import ProgramTier
 from .compiler.progress import Progress, Tally, summary
+from .compiler.shared import compile_shared
 from .compiler.tier import Tier
 from .config import Config, default_config
 from .context import Context
@@ -205,7 +206,7 @@ class Executor:
             base = _base(mode)
             reqs = {} if base == "infer" else self._grad_req
             start = time.perf_counter()
-            prog = compile_symbol(self._optimized, self._shapes, self._dtypes, reqs, base == "train",
+            prog = compile_shared(self._optimized, self._shapes, self._dtypes, reqs, base == "train",
                                   self._cfg, target=self._target, load=load,
                                   monitor=mode.endswith("_mon"), profile=mode.endswith("_prof"))
             if profiler.active("profile_symbolic"):
@@ -271,8 +272,7 @@ class Executor:
             try:
                 progress = Progress(self._cfg, PROGRESS_STREAM, start)
                 origins = self._precompile(target, prog, mode, progress)
-                with progress.ticking():
-                    self._warm(target, prog, mode, None if origins else progress)
+                self._warm(target, prog, mode, progress, count=not origins)
                 tally = origins.tally() if origins else cache_tally(prog, before)
                 progress.close(compile_summary(prog, time.perf_counter() - start, tally, self._cfg))
                 warm = not (tally.here or tally.workers or self._later.deferred(mode)) and tally.disk > 0
@@ -303,24 +303,34 @@ class Executor:
         passes must not see)."""
         return self._tier.switches
 
-    def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress | None) -> None:
-        """Load (or compile) every compiled function of the program's phases; ``progress`` counts
-        the kernel calls of hosted segments (targets without units, see :meth:`_precompile`)."""
+    def _warm(self, target: Any, prog: Compiled, mode: str, progress: Progress, count: bool) -> None:
+        """Load (or compile) every compiled function of the program's phases that this process
+        does not hold yet, with ``progress``'s ticker running; ``count``: it counts the kernel
+        calls of hosted segments (targets without units, see :meth:`_precompile`)."""
         later = self._later.deferred(mode)
+        todo: list[tuple[Any, list, bool]] = []   # (function, arguments, counted)
         for steps in self._arrays(mode).values():
             for seg, arrays in steps:
                 if seg.kind == "njit" and seg.name not in later:
-                    target.warm(getattr(prog.module, seg.name), arrays)
+                    todo.append((getattr(prog.module, seg.name), arrays, False))
                 elif seg.kind in ("calls", "njit"):   # kernels called from the host
                     by_vid = dict(zip(seg.vids, arrays))
-                    calls = [(target.unit(fn), args)
-                             for fn, args in target.prepare_calls(prog.module, seg.launches, by_vid)]
-                    if progress is not None:
-                        progress.expect(id(fn) for fn, _ in calls)
-                    for fn, args in calls:
-                        target.warm(fn, list(args))
-                        if progress is not None:
-                            progress.done(id(fn))
+                    todo.extend((target.unit(fn), list(args), count)
+                                for fn, args in target.prepare_calls(prog.module, seg.launches, by_vid))
+        progress.expect(id(fn) for fn, _, counted in todo if counted)
+        pending = []
+        for fn, args, counted in todo:
+            if not target.held(fn, args):
+                pending.append((fn, args, counted))
+            elif counted:
+                progress.done(id(fn))
+        if not pending:
+            return
+        with progress.ticking():
+            for fn, args, counted in pending:
+                target.warm(fn, args)
+                if counted:
+                    progress.done(id(fn))
 
     def _precompile(self, target: Any, prog: Compiled, mode: str,
                     progress: Progress) -> workers.Origins | None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .imperative_bound import BoundProgram
+from .jitext import typeof
 from .ndarray import NDArray
 
 __all__ = ["fast_runner", "fast_into", "seen"]
@@ -30,7 +31,6 @@ def _entry(fn: Any, args: list) -> Any:
     overloads = getattr(fn, "overloads", None)
     if overloads is None:
         return fn       # not a dispatcher (an ahead-of-time entry's function): numba stays out
-    from numba import typeof
     found = overloads.get(tuple(typeof(a) for a in args))
     return fn if found is None else found.entry_point
 

@@ -160,6 +160,14 @@ def entry_name(units: list[Unit]) -> str:
     """The extension module name of the entry holding ``units``: a hash of all of them, of symjit's
     code, of the versions the shared object was built against (numba, numpy, Python) and of the
     processor it was compiled for."""
+    try:
+        return _entry_name(tuple(units))
+    except TypeError:   # a unit read from a registry file holds lists: not kept
+        return _entry_name.__wrapped__(tuple(units))
+
+
+@functools.lru_cache(maxsize=1024)
+def _entry_name(units: tuple) -> str:
     from .cache import _numba_version, code_fingerprint
     h = hashlib.sha256()
     for part in (code_fingerprint(), _numba_version(), np.__version__, sys.version,
@@ -171,7 +179,8 @@ def entry_name(units: list[Unit]) -> str:
 
 def _aot_dir(cfg: Config) -> Path:
     path = Path(cfg.cache_dir) / "aot"
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 

@@ -106,9 +106,29 @@ def _index_has(dispatcher: Any, sig: tuple) -> bool | None:
         return None
     key = cache._index_key(sig, dispatcher.targetctx.codegen())
     try:
-        return key in cache._cache_file._load_index()
+        return key in _index(cache._cache_file)
     except Exception:   # an unreadable index: numba recompiles it
         return False
+
+
+_INDEXES: dict[str, tuple[tuple, Any]] = {}
+
+
+def _index(cache_file: Any) -> Any:
+    """numba's index of one cache file, read again only when the file changed (its inode, size or
+    modification time): a bind of many small programs asks it for every program function."""
+    path = cache_file._index_path
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    kept = _INDEXES.get(path)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    index = cache_file._load_index()
+    _INDEXES[path] = (stamp, index)
+    return index
 
 
 def is_cached(dispatcher: Any, sig: tuple) -> bool:
@@ -247,9 +267,10 @@ def precompile(kernels: list[Unit], programs: list[Unit], workers: int,
     if parallel and workers >= 2 and len(movable) >= 2 and ctx is not None:
         n_kernels = sum(i < len(kernels) for i, _ in movable)
         origins.by_workers = _in_workers(movable, n_kernels, workers, ctx, progress)
-    with progress.ticking():
-        for i, (fn, sig) in cold:
-            if i not in origins.by_workers:
+    here = [(fn, sig) for i, (fn, sig) in cold if i not in origins.by_workers]
+    if here:
+        with progress.ticking():
+            for fn, sig in here:
                 fn.compile(sig)
                 progress.done((id(fn), sig))
     return origins

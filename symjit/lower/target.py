@@ -84,6 +84,11 @@ class Target:
         ``MXNetError(message)``; the kernel must go on safely (the caller clips the bad value)."""
         raise NotImplementedError
 
+    def held(self, fn: Callable, arrays: list) -> bool:
+        """Whether this process holds ``fn`` compiled for the types of ``arrays`` already (then
+        :meth:`warm` has nothing to do); True where code compiles at its first launch."""
+        return True
+
     def warm(self, fn: Callable, arrays: list) -> None:
         """Compile a program function for the types of ``arrays`` before its first call (nothing
         where code compiles at its first launch)."""

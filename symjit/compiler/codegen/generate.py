@@ -232,6 +232,15 @@ def _register(mw: ModuleWriter, target: Target, g: Graph, grp: Group, spans: dic
 
 
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_VALUE = re.compile(r"\b[kv]\d+(?:p\d+)?\b")   # the words vname and kernel names are
+
+
+def _rename(text: str, names: dict[str, str]) -> str:
+    """``text`` with each whole word that is a key of ``names`` replaced by its value. Kernels are
+    long and their names few: where every name is a value's or a kernel's (``v12``, ``k3p0``)
+    only words of that shape are looked at, the same words as when every word is."""
+    pattern = _VALUE if all(_VALUE.fullmatch(n) for n in names) else _WORD
+    return pattern.sub(lambda m: names.get(m.group(0), m.group(0)), text)
 
 
 def _same_arrays(g: Graph, params: list[int], inplace: dict[int, int]) -> dict[int, int]:
@@ -262,8 +271,7 @@ def _one_name(text: str, same: dict[int, int]) -> str:
     """``text`` with each output of ``same`` named as the input it is."""
     if not same:
         return text
-    names = {vname(o): vname(i) for o, i in same.items()}
-    return _WORD.sub(lambda m: names.get(m.group(0), m.group(0)), text)
+    return _rename(text, {vname(o): vname(i) for o, i in same.items()})
 
 
 def canonical_form(text: str, name: str, params: list[str]) -> str:
@@ -276,7 +284,7 @@ def canonical_form(text: str, name: str, params: list[str]) -> str:
     """
     local = {p: f"a{i}" for i, p in enumerate(params)}
     local[name] = "KERNEL"
-    return _WORD.sub(lambda m: local.get(m.group(0), m.group(0)), text)
+    return _rename(text, local)
 
 
 def _host_segment(g: Graph, grp: Group, target: Target) -> Segment:

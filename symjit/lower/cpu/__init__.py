@@ -3,6 +3,7 @@ phase that calls the group kernels in order; its op rules are in this package by
 from __future__ import annotations
 
 from ...discovery import import_submodules
+from ...jitext import typeof
 from ...kernels.cpu.sync_state import SYNC_LENGTH
 from ...ops.random_ops import SEED_BOUND
 from ...threads import PARTS_MIN
@@ -187,8 +188,10 @@ class CPUTarget(Target):
     def signature(self, args) -> tuple:
         """The numba argument types of a compiled call on ``args`` (compile workers compile it
         ahead, :mod:`symjit.compiler.workers`)."""
-        import numba
-        return tuple(numba.typeof(a) for a in args)
+        return tuple(typeof(a) for a in args)
+
+    def held(self, fn, arrays: list) -> bool:
+        return self.signature(arrays) in fn.overloads
 
     def warm(self, fn, arrays: list) -> None:
         fn.compile(self.signature(arrays))
