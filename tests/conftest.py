@@ -17,6 +17,24 @@ os.environ.setdefault("SYMJIT_AOT", "off")
 
 
 @pytest.fixture(autouse=True)
+def fresh_pipeline_results(monkeypatch):
+    """Binds of one computation share the pipeline's result (``symjit.compiler.shared``), keyed by
+    what users can change. A test that changes a module constant the passes read
+    (``monkeypatch.setattr(gemm_shapes, "GEMM_TILES", 0)``) must compile afresh: the table is
+    emptied before each test and at each ``monkeypatch.setattr``."""
+    from symjit.compiler import shared
+    shared.clear_shared()
+    setattr_ = monkeypatch.setattr
+
+    def setattr_and_forget(*args, **kwargs):
+        shared.clear_shared()
+        return setattr_(*args, **kwargs)
+    monkeypatch.setattr = setattr_and_forget
+    yield
+    shared.clear_shared()
+
+
+@pytest.fixture(autouse=True)
 def steady_blas_threads(monkeypatch):
     """Hold BLAS's thread count during each test. symjit's policy adapts it to the machine's load
     (:mod:`symjit.threads`), and a GEMM's rounding depends on it (OpenBLAS's sgemm of an 8x128 by
