@@ -162,7 +162,7 @@ def entry_name(units: list[Unit]) -> str:
     processor it was compiled for."""
     try:
         return _entry_name(tuple(units))
-    except TypeError:   # a unit read from a registry file holds lists: not kept
+    except TypeError:   # units read back from a builder spec hold lists (aot_build): not kept
         return _entry_name.__wrapped__(tuple(units))
 
 
