@@ -5,8 +5,8 @@ axes are stretched or reduced, so a stream of ``mx.nd`` calls on random shapes (
 data-dependent code make) would compile a kernel form for nearly every call. Most of those calls
 are the same computation on fewer axes: an elementwise op on any shape is the op on the flat
 array; a broadcast only needs the runs of axes where the inputs agree merged into one axis, and
-the axes of size 1 of the result dropped (and, for a call of three or more merged axes that runs
-whole, size-1 axes put in front up to :data:`BROADCAST_RANK`, so those ranks share one kernel);
+the axes of size 1 of the result dropped (and, for a call of three or more merged axes, size-1
+axes put in front up to :data:`BROADCAST_RANK`, so those ranks share one kernel);
 a reduction needs the runs of reduced and of kept axes
 merged (axes of size 1 dropped). :func:`canonical` gives that call, and
 :func:`symjit.imperative.invoke_now` runs it on views of the same memory, its outputs seen with
@@ -30,7 +30,6 @@ from typing import Any
 from .base import MXNetError
 from .ops.reduce import reduced_axes
 from .ops.registry import Kind, get_op
-from .threads import PARTS_MIN
 
 __all__ = ["Canonical", "canonical", "canonical_cached"]
 
@@ -39,13 +38,13 @@ _ARG = frozenset({"argmax", "argmin"})
 _SORT = frozenset({"sort", "argsort", "topk"})
 _BROADCAST_TO = frozenset({"broadcast_to", "broadcast_like", "broadcast_axis"})
 BROADCAST_RANK = 5
-"""The rank a two-input broadcast on three or more merged axes is seen with, size-1 axes first,
-when it runs whole (under :data:`~symjit.threads.PARTS_MIN` elements): one kernel form per
-operator and dtypes for all of them (its loop, written for any extents, costs ~0.27 s to compile
-at this rank: :meth:`symjit.lower.cpu.CPUTarget.open_map_loop`). One or two merged axes (a row
-or a bias added to a matrix) keep their rank: a call through views costs ~3 us more, and those
-kernels compile in ~0.2 s. Calls big enough to run in parts keep their merged rank too, so that
-the split runs over their own leading axes."""
+"""The rank a two-input broadcast on three or more merged axes is seen with, size-1 axes first:
+one kernel form per operator and dtypes for all of them (its loop, written for any extents, costs
+~0.27 s to compile at this rank: :meth:`symjit.lower.cpu.CPUTarget.open_map_loop`). A call big
+enough to run in parts (:data:`~symjit.threads.PARTS_MIN` elements) splits the same iterations
+as on its merged axes: the parts run over the axes before the last two, whose product the
+leading size-1 axes leave as it is. One or two merged axes (a row or a bias added to a matrix)
+keep their rank: a call through views costs ~3 us more, and those kernels compile in ~0.2 s."""
 
 
 class Canonical:
@@ -102,7 +101,7 @@ def _broadcast_pair(op: str, shapes: list[tuple], out: tuple) -> Canonical:
     if not sizes:
         return Canonical(op, {}, [0, 1], [(1,), (1,)], [out])
     ins = [tuple(n if m[i] else 1 for n, m in zip(sizes, marks)) for i in range(2)]
-    if 3 <= len(sizes) < BROADCAST_RANK and _size(out) < PARTS_MIN:
+    if 3 <= len(sizes) < BROADCAST_RANK:
         ins = [(1,) * (BROADCAST_RANK - len(sizes)) + s for s in ins]
     return Canonical(op, {}, [0, 1], ins, [out])
 

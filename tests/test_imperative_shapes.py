@@ -19,13 +19,13 @@ def test_the_call_on_fewer_axes_of_each_family():
     assert _c("exp", {}, [(2, 3, 4)]) == ("exp", {}, [0], [(24,)], [(2, 3, 4)])
     assert _c("clip", {"a_min": 0, "a_max": 1}, [(5, 2)])[3] == [(10,)]
     # the axes where both inputs agree merge; size-1 axes of the result go; three or more
-    # merged axes are seen with five (size-1 axes first) by a call that runs whole, so every such
-    # rank shares one kernel; a bigger call keeps its merged axes, which its parts split
+    # merged axes are seen with five (size-1 axes first), so every such rank shares one kernel,
+    # whatever the call's size
     assert _c("broadcast_mul", {}, [(4, 1, 3, 5), (7, 1, 1)]) == \
         ("broadcast_mul", {}, [0, 1], [(1, 1, 4, 1, 15), (1, 1, 1, 7, 1)], [(4, 7, 3, 5)])
     assert _c("broadcast_add", {}, [(2, 1, 3, 1), (1, 5, 1, 6)])[3] == [(1, 2, 1, 3, 1), (1, 1, 5, 1, 6)]
     assert _c("broadcast_add", {}, [(64, 1, 128, 1, 1), (1, 32, 1, 8, 2)])[3] == \
-        [(64, 1, 128, 1), (1, 32, 1, 16)]
+        [(1, 64, 1, 128, 1), (1, 1, 32, 1, 16)]
     assert _c("broadcast_sub", {}, [(1, 1), (1,)]) == ("broadcast_sub", {}, [0, 1], [(1,), (1,)], [(1, 1)])
     # runs of reduced and of kept axes merge, whatever the way the axes were given
     assert _c("sum", {"axis": (1, 2)}, [(2, 3, 4, 5)]) == \
@@ -236,3 +236,22 @@ def test_broadcasts_of_three_to_five_merged_axes_share_one_compiled_call():
     calls = list(imperative._CALLS.values())
     assert len(calls) == 4   # a call per shape, ...
     assert len({m for c in calls for m in c.compiled.program.kernel_modules}) == 1   # ... one kernel
+
+
+def test_big_and_small_broadcasts_of_three_and_four_merged_axes_share_the_kernel():
+    """A call big enough to run in parts is seen with five axes too: the size-1 axes in front
+    leave the product of the axes its parts split as it is. Small and big calls of 3 and 4 merged
+    axes are one kernel form; the results are numpy's to the bit."""
+    from symjit.threads import PARTS_MIN
+    rng = np.random.RandomState(5)
+    pairs = [((2, 1, 3), (1, 4, 3)), ((64, 1, 128, 1), (1, 32, 1, 16)), ((160, 1, 80), (1, 90, 80)),
+             ((1, 5, 1, 2), (3, 1, 4, 2))]
+    assert max(np.prod(np.broadcast_shapes(a, b)) for a, b in pairs) >= PARTS_MIN
+    imperative.clear_calls()
+    for ls, rs in pairs:
+        lhs, rhs = rng.randn(*ls).astype(np.float32), rng.randn(*rs).astype(np.float32)
+        got = mx.nd.broadcast_mul(mx.nd.array(lhs), mx.nd.array(rhs)).asnumpy()
+        np.testing.assert_array_equal(got, lhs * rhs)
+    calls = list(imperative._CALLS.values())
+    assert len(calls) == 4
+    assert len({m for c in calls for m in c.compiled.program.kernel_modules}) == 1

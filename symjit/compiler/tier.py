@@ -82,8 +82,11 @@ def kernel_functions(compiled: Any) -> dict[str, Callable] | None:
                 if fn in fns:
                     continue
                 module, name = imported.get(fn, (None, None))
-                source = program.kernel_modules.get(module) if name == "KERNEL" else None
-                fns[fn] = target.interpret(source) if source is not None else None
+                if name == "KERNEL":
+                    source = program.kernel_modules.get(module)
+                    fns[fn] = target.interpret(source) if source is not None else None
+                else:    # a building block the program calls itself
+                    fns[fn] = target.interpret_call(module, name) if module is not None else None
                 if fns[fn] is None:
                     return None
     return fns

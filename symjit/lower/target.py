@@ -105,6 +105,12 @@ class Target:
         compiled (:mod:`symjit.compiler.tier`); None where it cannot (this one: never)."""
         return None
 
+    def interpret_call(self, module: str, name: str) -> Callable | None:
+        """A building block a program calls itself (``KernelWriter.direct``: function ``name`` of
+        ``module``) as a plain Python function with its results, for the same interpreted passes
+        as :meth:`interpret`; None where there is none (this one: never)."""
+        return None
+
     def prepare_calls(self, module: Any, launches: list, by_vid: dict) -> list:
         """``(kernel, arguments)`` of each kernel call of a ``calls`` segment (targets with
         :attr:`kernel_modules`), ``by_vid`` the bound array of each value id."""

@@ -17,7 +17,7 @@ from ..writer import (
     pure_statement,
     takes_parts,
 )
-from .interpret import interpret
+from .interpret import interpret, interpret_call
 from .overloads import register_overloads
 from .threaded import place_gemms
 
@@ -222,6 +222,12 @@ class CPUTarget(Target):
         """The kernel as plain Python, where it only composes scalar bodies
         (:func:`symjit.lower.cpu.interpret.interpret`)."""
         return interpret(source)
+
+    def interpret_call(self, module: str, name: str):
+        """The building blocks with a Python form a program calls itself
+        (:data:`symjit.lower.cpu.interpret.CALL_TWINS`: the block copies of ``Concat``, ``stack``
+        and ``SliceChannel``)."""
+        return interpret_call(module, name)
 
     def schedule(self, g):
         """A convolution net's GEMMs on numba's threads beside its convolutions

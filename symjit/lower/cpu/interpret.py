@@ -50,7 +50,7 @@ import numpy as np
 from ...kernels.cpu.reduce_axes import reduce_block_of
 from ...ops.shape_grad import clip_index
 
-__all__ = ["interpret", "interpretable", "TWINS"]
+__all__ = ["interpret", "interpretable", "interpret_call", "TWINS", "CALL_TWINS"]
 
 _FROM = re.compile(r"^from\s+(\S+)\s+import\s+(\w+)(?:\s+as\s+(\w+))?\s*$", re.M)
 _IMPORT = re.compile(r"^import\s+(\S+)(?:\s+as\s+\w+)?\s*$", re.M)
@@ -113,6 +113,46 @@ TWINS = {("symjit.kernels.cpu.embed", "clip_index"): clip_index,
          ("symjit.kernels.cpu.reduce", "reduce_mean"): _reduce_mean,
          ("symjit.kernels.cpu.reduce", "reduce_max"): _reduce_max,
          ("symjit.kernels.cpu.reduce", "reduce_min"): _reduce_min}
+
+
+def _block_copy(big, small, axis, offset, into) -> None:
+    """:mod:`symjit.kernels.cpu.copy_axis`'s copy on numpy arrays: the same elements moved."""
+    a = int(np.prod(big.shape[:axis], dtype=np.int64))
+    b = int(np.prod(big.shape[axis + 1:], dtype=np.int64))
+    if a == 0 or small.size == 0:
+        return
+    n = small.size // a
+    rows, part = big.reshape(a, -1)[:, offset * b:offset * b + n], small.reshape(a, n)
+    if into:
+        rows[...] = part
+    else:
+        part[...] = rows
+
+
+def _into_axis(dst, src, axis, offset) -> None:
+    _block_copy(dst, src, axis, offset, True)
+
+
+def _from_axis(src, dst, axis, offset) -> None:
+    _block_copy(src, dst, axis, offset, False)
+
+
+# Python forms of the building blocks a program calls itself (KernelWriter.direct): the block
+# copies of Concat, stack and SliceChannel
+CALL_TWINS = {("symjit.kernels.cpu.copy_axis", "into_axis"): _into_axis,
+              ("symjit.kernels.cpu.copy_axis", "from_axis"): _from_axis}
+
+
+def interpret_call(module: str, name: str) -> Callable | None:
+    """The building block ``name`` of ``module`` as plain Python (:data:`CALL_TWINS`), or None.
+
+    >>> import numpy as np
+    >>> out = np.zeros((2, 3))
+    >>> interpret_call("symjit.kernels.cpu.copy_axis", "into_axis")(out, np.ones((2, 1)), 1, 2)
+    >>> out[:, 2].tolist()
+    [1.0, 1.0]
+    """
+    return CALL_TWINS.get((module, name))
 
 
 def _njit(*args, **options):

@@ -54,11 +54,34 @@ def _copy_lower(k, node, ins, outs) -> None:
 
 
 # --- Concat, stack, SliceChannel ------------------------------------------------------------------
+# Each input (output) is one block copy into (out of) a run of the axis, a kernel of its own before
+# the group's that is symjit.kernels.cpu.copy_axis's function itself (KernelWriter.direct): none
+# is compiled per number of inputs, axis or shapes. Arrays the group's kernel only has as views
+# keep the copy loops in the kernel.
+
+COPY_AXIS = f"{KCPU}.copy_axis"
+
+
+def _program_arrays(k, arrays: list[str]) -> bool:
+    return all(a in k.info for a in arrays)
+
+
+def _block_copies(k, fn: str, big: str, others: list[str], ax: int, lengths: list[int]) -> None:
+    """Queue one call of ``fn`` (``into_axis`` or ``from_axis``) per array of ``others``, the runs
+    of ``lengths`` along ``big``'s axis ``ax`` in order, each a kernel of its own."""
+    offset = 0
+    for x, n in zip(others, lengths):
+        def emit(pk, x=x, offset=offset) -> None:
+            pk.call(COPY_AXIS, fn, [big, x, pk.const(ax), pk.const(offset)])
+        k.prior.append(([big, x], emit))
+        offset += n
 
 
 def _concat_lower(k, node, ins, outs) -> None:
     out = outs[0]
-    ax = norm_axis(node.params["dim"], _ndim(k, out), "dim")
+    ax = norm_axis(node.params["dim"], _ndim(k, out))
+    if _program_arrays(k, [out, *ins]):
+        return _block_copies(k, "into_axis", out, ins, ax, [k.info[x].shape[ax] for x in ins])
     o3 = _abd(k, out, ax)
     off = k.tmp("off")
     k.line(f"{off} = 0")
@@ -71,6 +94,8 @@ def _concat_lower(k, node, ins, outs) -> None:
 def _stack_lower(k, node, ins, outs) -> None:
     out = outs[0]
     ax = norm_insert_axis(node.params["axis"], _ndim(k, ins[0]))
+    if _program_arrays(k, [out, *ins]):
+        return _block_copies(k, "into_axis", out, ins, ax, [1] * len(ins))
     o3 = _abd(k, out, ax)
     for n, x in enumerate(ins):
         x3 = k.tmp("v")
@@ -81,6 +106,8 @@ def _stack_lower(k, node, ins, outs) -> None:
 def _split_lower(k, node, ins, outs) -> None:
     x = ins[0]
     ax = norm_axis(node.params["axis"], _ndim(k, x))
+    if _program_arrays(k, [x, *outs]):
+        return _block_copies(k, "from_axis", x, outs, ax, [k.info[x].shape[ax] // len(outs)] * len(outs))
     x3 = _abd(k, x, ax)
     piece = k.tmp("d")
     k.line(f"{piece} = {x3}.shape[1] // {len(outs)}")
