@@ -86,12 +86,30 @@ def same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(_np(a, "same", "a"), _np(b, "same", "b")))
 
 
+# arrays of at least this many elements, of these dtypes and one shape, are compared by a compiled
+# one-pass kernel first (symjit.kernels.cpu.compare: numpy's rule in float64)
+FAST_CLOSE_ELEMENTS = 1 << 16
+_FAST_CLOSE_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fast_close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> bool:
+    """True when ``a`` and ``b`` are big float arrays of one shape whose elements are all close;
+    False means "not decided here" (numpy decides). float16 is read as float32 (exactly)."""
+    if a.shape != b.shape or a.size < FAST_CLOSE_ELEMENTS or a.dtype not in _FAST_CLOSE_DTYPES \
+            or b.dtype not in _FAST_CLOSE_DTYPES:
+        return False
+    from .kernels.cpu.compare import all_close
+    a, b = (x.astype(np.float32) if x.dtype == np.float16 else x for x in (a, b))
+    return bool(all_close(a.reshape(-1), b.reshape(-1), float(rtol), float(atol), bool(equal_nan)))
+
+
 def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
                  equal_nan: bool = False) -> bool:
     """Whether ``|a - b| <= atol + rtol * |b|`` everywhere (shapes broadcast)."""
     a, b = _np(a, "almost_equal", "a"), _np(b, "almost_equal", "b")
-    return bool(np.allclose(a, b, rtol=_tol(_RTOL, a, b, rtol), atol=_tol(_ATOL, a, b, atol),
-                            equal_nan=equal_nan))
+    rt, at = _tol(_RTOL, a, b, rtol), _tol(_ATOL, a, b, atol)
+    return _fast_close(a, b, rt, at, equal_nan) or bool(np.allclose(a, b, rtol=rt, atol=at,
+                                                                    equal_nan=equal_nan))
 
 
 def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
@@ -113,7 +131,7 @@ def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float |
         raise AssertionError(f"shapes cannot be compared: {names[0]} {shape_str(a.shape)}, "
                              f"{names[1]} {shape_str(b.shape)}") from None
     rt, at = _tol(_RTOL, a, b, rtol), _tol(_ATOL, a, b, atol)
-    if np.allclose(a_b, b_b, rtol=rt, atol=at, equal_nan=equal_nan):
+    if _fast_close(a, b, rt, at, equal_nan) or np.allclose(a_b, b_b, rtol=rt, atol=at, equal_nan=equal_nan):
         return
     x, y = a_b.astype(np.float64), b_b.astype(np.float64)
     with np.errstate(all="ignore"):

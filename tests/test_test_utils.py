@@ -193,3 +193,30 @@ def test_check_consistency_cpu_against_gpu():
     net = mx.sym.Activation(_fc(), act_type="relu")
     tu.check_consistency(net, [{"ctx": mx.cpu(), "data": (2, 3), "type_dict": {"data": np.float64}},
                                {"ctx": mx.gpu(0), "data": (2, 3), "type_dict": {"data": np.float64}}])
+
+
+def test_big_arrays_are_compared_in_one_pass_with_numpys_rule():
+    """Arrays of FAST_CLOSE_ELEMENTS or more float elements go through the compiled one-pass
+    check first; it agrees with numpy's allclose on every kind of element (close, far, NaN,
+    infinities), and a failing comparison still reports the largest violation."""
+    from symjit.kernels.cpu.compare import all_close
+
+    from symjit.testing_support import FAST_CLOSE_ELEMENTS
+    rng = np.random.default_rng(0)
+    n = FAST_CLOSE_ELEMENTS
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 1.0, -1.0]
+    for dtype in (np.float16, np.float32, np.float64):
+        for _ in range(200):
+            a = rng.choice(specials, 6).astype(dtype)
+            b = (a + rng.choice([0.0, 1e-9, 1e-3, 1.0], 6) * rng.choice([0, 1], 6)).astype(dtype)
+            b[rng.integers(0, 6)] = rng.choice(specials)
+            for equal_nan in (False, True):
+                want = np.allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=equal_nan)
+                assert all_close(a.astype(np.float64), b.astype(np.float64), 1e-5, 1e-8, equal_nan) == want
+        x = rng.standard_normal((n // 64, 64)).astype(dtype)
+        tu.assert_almost_equal(mx.nd.array(x, dtype=dtype), x * (1 + 1e-7), rtol=1e-3, atol=0)
+        y = x.copy()
+        y[3, 5] += 1.0
+        with pytest.raises(AssertionError, match=r"Largest error at \(3, 5\)"):
+            tu.assert_almost_equal(x, y, rtol=1e-5, atol=1e-8)
+        assert not tu.almost_equal(x, y) and tu.almost_equal(x, x.copy())
