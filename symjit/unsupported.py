@@ -42,6 +42,7 @@ SPARSE: dict[str, tuple[str, ...]] = {
     "contrib": ("SparseEmbedding", "getnnz", "edge_id", "dgl_adjacency",
                 "dgl_csr_neighbor_non_uniform_sample",
                 "dgl_csr_neighbor_uniform_sample", "dgl_graph_compact", "dgl_subgraph"),
+    "_internal": ("_square_sum",),   # the row_sparse square sum (sum(square(x)) on dense arrays)
 }
 QUANTIZATION: dict[str, tuple[str, ...]] = {
     "contrib": ("quantize", "quantize_asym", "quantize_v2", "dequantize", "requantize", "calibrate_entropy",

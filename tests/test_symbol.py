@@ -389,3 +389,14 @@ def test_gen_atomic_symbol_keeps_the_head_op_alone():
     assert atom.attr_dict()["lstm"]["state_size"] == "4"
     with pytest.raises(mx.MXNetError, match="variable"):
         data._gen_atomic_symbol()
+
+
+def test_variable_shape_given_as_an_int_is_one_dimensional():
+    """``shape=(1)`` is the int 1 in Python; MXNet's shape parser reads it as ``(1,)``."""
+    b = mx.sym.Variable("b", shape=(3))
+    assert b.attr("__shape__") == "(3,)"
+    y = mx.sym.broadcast_add(mx.sym.Variable("x"), b)
+    _, out_shapes, _ = y.infer_shape(x=(2, 3))
+    assert out_shapes == [(2, 3)]
+    with pytest.raises(TypeError):
+        mx.sym.Variable("c", shape="3")

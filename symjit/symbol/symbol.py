@@ -8,6 +8,7 @@ is read and written by :mod:`symjit.symbol.json_io`, its shapes and dtypes infer
 from __future__ import annotations
 
 import copy
+import numbers
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -416,8 +417,10 @@ def Variable(name: str, attr: dict[str, str] | None = None, shape: tuple | None 
     attrs = current_attrs()
     attrs.update(attr or {})
     attrs = normalize_attrs(attrs)
-    if shape is not None:
-        shape = tuple(int(d) for d in shape)
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"Variable '{name}': shape must be a tuple of ints, got the string {shape!r}")
+    if shape is not None:   # an int is a 1-D shape, as MXNet's shape parser reads one
+        shape = (int(shape),) if isinstance(shape, numbers.Integral) else tuple(int(d) for d in shape)
         attrs["__shape__"] = str(shape)
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
