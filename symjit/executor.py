@@ -185,7 +185,9 @@ class Executor:
                                                     self.arg_arrays + self.aux_arrays)}
         self._dtypes = {n: _HALF if n in self._half else np.dtype(a.dtype)
                         for n, a in zip(self._arg_names + self._aux_names, self.arg_arrays + self.aux_arrays)}
-        arg_s, out_s, aux_s = self._symbol.infer_shape(**{n: self._shapes[n] for n in self._arg_names})
+        if not self._aux_names:   # the arguments' shapes are checked by the pipeline's inference
+            return
+        _, _, aux_s = self._symbol.infer_shape(**{n: self._shapes[n] for n in self._arg_names})
         for n, want in zip(self._aux_names, aux_s or []):
             if self._shapes[n] != tuple(want):
                 raise MXNetError(f"bind: aux state {n!r} has shape {shape_str(self._shapes[n])}, "
