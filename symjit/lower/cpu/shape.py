@@ -79,7 +79,7 @@ def _block_copies(k, fn: str, big: str, others: list[str], ax: int, lengths: lis
 
 def _concat_lower(k, node, ins, outs) -> None:
     out = outs[0]
-    ax = norm_axis(node.params["dim"], _ndim(k, out))
+    ax = norm_axis(node.params["dim"], _ndim(k, out), "dim")
     if _program_arrays(k, [out, *ins]):
         return _block_copies(k, "into_axis", out, ins, ax, [k.info[x].shape[ax] for x in ins])
     o3 = _abd(k, out, ax)
