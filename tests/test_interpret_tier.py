@@ -157,6 +157,20 @@ def test_hand_written_kernels_and_large_values_are_compiled():
     assert not big._tier.active("train") and _loaded(big)
     small = _bind(mx.sym.sum(mx.sym.exp(x), axis=0), {"x": np.zeros((4, 3))}, _cfg())
     assert small._tier.active("train")   # reductions run their kernels' Python forms
+    unread = _bind(mx.sym.Group([mx.sym.exp(x), mx.sym.BlockGrad(w)]),
+                   {"x": np.zeros((4, 3)), "w": np.zeros(INTERPRET_ELEMENTS + 1)}, _cfg(), grad_req="null")
+    assert not unread._tier.active("train")        # w is read (BlockGrad copies it): too big
+    only_shape = _bind(mx.sym.exp(x), {"x": np.zeros((4, 3))}, _cfg())
+    assert only_shape._tier.active("train")
+
+
+def test_an_argument_no_operator_reads_does_not_count_against_the_size():
+    from symjit.compiler.tier import small
+    x, pad = mx.sym.Variable("x"), mx.sym.Variable("pad")
+    cut = mx.sym.slice_axis(mx.sym.concat(x, pad, dim=0), axis=0, begin=0, end=4)   # x itself
+    ex = _bind(mx.sym.exp(cut), {"x": np.zeros((4, 3)), "pad": np.zeros((INTERPRET_ELEMENTS, 3))}, _cfg(),
+               grad_req={"x": "write", "pad": "null"})
+    assert small(ex._programs["train"]) and ex._tier.active("train")
 
 
 def test_the_settings():

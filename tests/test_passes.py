@@ -184,14 +184,50 @@ def test_placement_index_finds_exactly_the_buffers_alive_with_a_new_one():
         assert placed.clashes(lo, hi) == want
 
 
+def test_slices_taking_whole_inputs_of_a_concat_read_those_inputs():
+    """``slice_axis`` of whole Concat inputs: the input itself or a Concat of the pieces, and the
+    full Concat is built only where something else reads it; same values, same gradients."""
+    a, b, c = mx.sym.var("a"), mx.sym.var("b"), mx.sym.var("c")
+    cat = mx.sym.concat(a, b * 2, c, dim=0)
+    middle = mx.sym.slice_axis(cat, axis=0, begin=2, end=5)          # b * 2
+    tail = mx.sym.slice_axis(cat, axis=-2, begin=-7, end=None)       # b * 2 and c
+    odd = mx.sym.slice_axis(cat, axis=0, begin=1, end=5)             # not on an edge: a real slice
+    shapes = {"a": (2, 4), "b": (3, 4), "c": (4, 4)}
+    types = {n: np.dtype("float64") for n in shapes}
+    rng = np.random.default_rng(3)
+    vals = {n: rng.uniform(-1, 1, s) for n, s in shapes.items()}
+    full = np.concatenate([vals["a"], vals["b"] * 2, vals["c"]])
+    grad_a_odd = np.zeros((2, 4))
+    grad_a_odd[1] = 1.0
+    cases = [(mx.sym.Group([middle * 3, tail]), [full[2:5] * 3, full[2:]], 0, np.zeros((2, 4))),
+             (mx.sym.Group([middle * 3, odd]), [full[2:5] * 3, full[1:5]], 1, grad_a_odd),
+             (mx.sym.Group([middle * 3, cat]), [full[2:5] * 3, full], 0, np.ones((2, 4)))]
+    for sym, wants, slices, grad_a in cases:
+        g = build_forward(sym, shapes, types, True)
+        assert sum(op.op.name == "Concat" for op in g.ops) == 1
+        assert sum(op.op.name == "slice_axis" for op in g.ops) == slices
+        ex = sym.bind(mx.cpu(), {n: mx.nd.array(v, dtype="float64") for n, v in vals.items()},
+                      args_grad={n: mx.nd.zeros(s, dtype="float64") for n, s in shapes.items()})
+        for got, want in zip(ex.forward(is_train=True), wants):
+            np.testing.assert_array_equal(got.asnumpy(), want)
+        ex.backward([mx.nd.ones(w.shape, dtype="float64") for w in wants])
+        np.testing.assert_array_equal(ex.grad_dict["b"].asnumpy(), np.full((3, 4), 8.0))   # 2 * 3 + 2
+        np.testing.assert_array_equal(ex.grad_dict["a"].asnumpy(), grad_a)
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_plan_of_an_unrolled_loop_spanning_many_buckets_is_valid(training):
-    """A while loop unrolled 40 steps: a few hundred kernel groups, so buffers fall in many of
-    the placement index's buckets."""
+    """A while loop unrolled 40 steps by hand (each step's condition a reduction, its new state
+    kept while every condition so far held): a few hundred kernel groups, so buffers fall in many
+    of the placement index's buckets."""
     a, s = mx.sym.var("a"), mx.sym.var("s")
-    outs, final = mx.sym.contrib.while_loop(lambda s: s.sum() < 1e9, lambda s: (s * a, s * 0.5 + a),
-                                            [s], max_iterations=40)
-    sym = mx.sym.Group([outs[0], final[0]])
+    active, rows = None, []
+    for _ in range(40):
+        flag = mx.sym.reshape(mx.sym.sum(s) < 1e9, shape=(1,))
+        active = flag if active is None else active * flag
+        rows.append(s * a)
+        s = mx.sym.where(mx.sym.broadcast_like(active, s), s * 0.5 + a, s)
+    sym = mx.sym.Group([mx.sym.stack(*rows, axis=0, num_args=40), s])
     shapes = {"a": (3,), "s": (3,)}
     g = build_forward(sym, shapes, {n: np.dtype("float32") for n in shapes}, training)
     if training:

@@ -13,3 +13,6 @@ rule("broadcast_like", ANY, shape_only=(1,))
 # (``OpDef.extra['host']`` builds the call), on every target that can stop for host calls
 rule("Custom", ANY, host=True)
 rule("_backward_Custom", ANY, host=True)
+# a symbolic while loop runs its condition and step programs from the host, step by step
+rule("_while_loop", ANY, host=True)
+rule("_backward_while_loop", ANY, host=True)

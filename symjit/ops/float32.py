@@ -155,7 +155,7 @@ _state(_SUMS, """
     Pooling Pooling_v1 UpSampling Correlation ROIPooling _contrib_ROIAlign _contrib_RROIAlign
     _contrib_PSROIPooling _contrib_DeformablePSROIPooling GridGenerator SpatialTransformer
     SoftmaxOutput softmax_cross_entropy SVMOutput LinearRegressionOutput LogisticRegressionOutput
-    MAERegressionOutput IdentityAttachKLSparseReg CTCLoss _contrib_hawkesll RNN _foreach _cond
+    MAERegressionOutput IdentityAttachKLSparseReg CTCLoss _contrib_hawkesll RNN _foreach _cond _while_loop
     _rnn_param_concat
     Custom Dropout LeakyReLU Crop reshape_like slice_like _identity_with_attr_like_rhs _split_v2
     depth_to_space space_to_depth batch_take choose_element_0index argmax_channel argsort sort topk

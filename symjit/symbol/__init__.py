@@ -50,8 +50,9 @@ def _sym_call(op: str, *inputs, out=None, name=None, **params):
 contrib.rand_zipfian = _zipf(_sys.modules[__name__], random)  # noqa: F821  (contrib is built above)
 contrib.uniform = _uniform(random)  # noqa: F821
 from . import control_flow as _cf  # noqa: E402
+from . import while_loop as _wl  # noqa: E402
 
-contrib.foreach, contrib.while_loop, contrib.cond = _cf.foreach, _cf.while_loop, _cf.cond  # noqa: F821
+contrib.foreach, contrib.while_loop, contrib.cond = _cf.foreach, _wl.while_loop, _cf.cond  # noqa: F821
 contrib.boolean_mask = _cfun.boolean_mask_for(_sys.modules[__name__], True)  # noqa: F821
 contrib.backward_index_copy = _cfun.backward_index_copy_for(_sys.modules[__name__])  # noqa: F821
 contrib.backward_hawkesll = _cfun.backward_hawkesll_for(_sys.modules[__name__], _sym_call)  # noqa: F821

@@ -9,16 +9,12 @@ On NDArrays they are Python loops and branches (as in MXNet). In a symbol:
   number of steps is the data's first axis, known only when shapes are: the bind unrolls the
   subgraph once per step (``_foreach`` is a composite op), so gradients, fusion and the memory plan
   see ordinary ops, and the loop's kernels are those of the body.
-* ``while_loop(cond, func, loop_vars, max_iterations)`` unrolls ``max_iterations`` steps when the
-  symbol is built: each step evaluates ``cond`` and ``func`` and keeps the new loop variables only
-  while every condition so far held (``where``), so the final variables are those of the last step
-  that ran. The stacked step outputs have ``max_iterations`` rows as in MXNet; rows after the loop
-  stopped are zeros (MXNet leaves them undefined).
+* ``while_loop(cond, func, loop_vars, max_iterations)`` is one ``_while_loop`` node whose host call
+  runs the condition and step programs in a loop (:mod:`symjit.symbol.while_loop`).
 * ``cond(pred, then_func, else_func)`` computes both branches and selects with ``where``; the
   gradient reaches only the selected branch.
 
-Both branches (and the steps after a while loop stopped) are computed, which MXNet does not do:
-they must not raise for the values they see.
+Both branches are computed, which MXNet does not do: they must not raise for the values they see.
 
 >>> import symjit as mx
 >>> step = lambda x, states: (x + states[0], [states[0] * 2])
@@ -41,7 +37,7 @@ from .infer import infer_graph
 from .naming import current_name_manager, subgraph_scope, unique_subgraph_name
 from .symbol import Node, Symbol, load_json, make_op_symbol, topo_order
 
-__all__ = ["foreach", "while_loop", "cond", "nd_foreach", "nd_while_loop", "nd_cond"]
+__all__ = ["foreach", "cond", "nd_foreach", "nd_while_loop", "nd_cond"]
 
 _PH = "_cf_in"   # the subgraph's placeholders: _cf_in0, _cf_in1, ... in the loop node's input order
 
@@ -125,11 +121,16 @@ def _infer_body(p: dict, ins: list, what: str) -> list | None:
                 raise RuleError(f"data {k} must have a first axis of at least one step, got {shape_str(v)}")
             v = _slice_shape(v)
         known[f"{_PH}{k}"] = v
-    body = _graph(p["body"])
-    got = infer_graph(body._outputs, what, known)
-    outs = [got.get((id(n), i)) for n, i in body._outputs]
+    return sub_outputs(_graph(p["body"]), known, what, "the loop body's")
+
+
+def sub_outputs(sub: Symbol, known: dict, what: str, whose: str) -> list:
+    """The shapes/dtypes (``what``) of a subgraph's outputs given its placeholders' (``known``);
+    a RuleError when one cannot be inferred (``whose``: the subgraph's name in the message)."""
+    got = infer_graph(sub._outputs, what, known)
+    outs = [got.get((id(n), i)) for n, i in sub._outputs]
     if any(o is None for o in outs):
-        raise RuleError(f"cannot infer the {what} of the loop body's outputs from its inputs")
+        raise RuleError(f"cannot infer the {what} of {whose} outputs from its inputs")
     return outs
 
 
@@ -168,26 +169,36 @@ def _foreach_partial(p: dict, ins: list, outs: list, aux: list):
     places = [None if s is None else _slice_shape(s) for s in ins[:nd]]
     flat = [s is not None and len(s) == 1 for s in ins[:nd]]   # 1-D data: steps of one element
     places += [merge(i, o) for i, o in zip(ins[nd:nd + ns], outs[n_out:])] + list(ins[nd + ns:])
-    body = _graph(p["body"])
-    variables = {n.name: n for n in topo_order(body._outputs) if n.is_variable}
-    for _ in range(ns + 1):
-        known = {f"{_PH}{k}": v for k, v in enumerate(places) if v is not None}
-        try:
-            got = infer_graph(body._outputs, "shape", known, partial_dims=True)
-        except MXNetError as exc:
-            raise RuleError(f"in the loop body: {exc}") from None
-        body_outs = [got.get((id(n), i)) for n, i in body._outputs]
-        new = [merge(v, got.get((id(variables[f"{_PH}{k}"]), 0)) if f"{_PH}{k}" in variables else v)
-               for k, v in enumerate(places)]
-        for k in range(ns):
-            new[nd + k] = merge(new[nd + k], body_outs[n_out + k])
-        if new == places:
-            break
-        places = new
+    places, body_outs = refine_places(_graph(p["body"]), places, nd, ns, n_out, "in the loop body")
     new_ins = [None if v is None else tuple(steps) if f else (*steps, *v)
                for v, f in zip(places[:nd], flat)] + places[nd:]
     new_outs = [None if o is None else (*steps, *o) for o in body_outs[:n_out]] + places[nd:nd + ns]
     return new_ins, new_outs, []
+
+
+def refine_places(sub: Symbol, places: list, first: int, count: int, n_out: int,
+                  where: str) -> tuple[list, list]:
+    """A loop subgraph inferred on its placeholders' partial shapes ``places``, again while what
+    it learns tells more: of a placeholder (a weight an op sizes from its data), or of the loop
+    state ``places[first + k]`` from the subgraph's output ``n_out + k`` (``count`` states).
+    Returns the refined placeholders' shapes and the subgraph's outputs'."""
+    variables = {n.name: n for n in topo_order(sub._outputs) if n.is_variable}
+    outs: list = [None] * len(sub._outputs)
+    for _ in range(count + 1):
+        known = {f"{_PH}{k}": v for k, v in enumerate(places) if v is not None}
+        try:
+            got = infer_graph(sub._outputs, "shape", known, partial_dims=True)
+        except MXNetError as exc:
+            raise RuleError(f"{where}: {exc}") from None
+        outs = [got.get((id(n), i)) for n, i in sub._outputs]
+        new = [merge(v, got.get((id(variables[f"{_PH}{k}"]), 0)) if f"{_PH}{k}" in variables else v)
+               for k, v in enumerate(places)]
+        for k in range(count):
+            new[first + k] = merge(new[first + k], outs[n_out + k])
+        if new == places:
+            break
+        places = new
+    return places, outs
 
 
 def _inline(b: Any, body: Symbol, inputs: list[int]) -> list[int]:
@@ -375,36 +386,6 @@ register(OpDef(
 def _select(pred: Symbol, then_vals: list[Symbol], else_vals: list[Symbol], name: str | None = None) -> list:
     out = make_op_symbol("_cond", pred, *then_vals, *else_vals, num_outputs=len(then_vals), name=name)
     return [out[k] for k in range(len(then_vals))] if len(then_vals) > 1 else [out]
-
-
-def while_loop(cond: Any, func: Any, loop_vars: Any, max_iterations: int | None = None,
-               name: str = "while_loop") -> tuple[list, Any]:
-    """``while cond(*vars): outputs, vars = func(*vars)`` for at most ``max_iterations`` steps;
-    returns the step outputs stacked along axis 0 (``max_iterations`` rows, zeros after the loop
-    stopped) and the final loop variables. Unrolled here: every step is computed, and the variables
-    change only while every condition so far held."""
-    if max_iterations is None:
-        raise MXNetError("while_loop: max_iterations should be specified")
-    steps = int(max_iterations)
-    if steps < 1:
-        raise MXNetError(f"while_loop: max_iterations must be >= 1, got {max_iterations}")
-    vars_, var_fmt = _loop_vars(loop_vars, Symbol)
-    cond_name, func_name = unique_subgraph_name(f"{name}_cond"), unique_subgraph_name(f"{name}_func")
-    active, per_step, out_fmt = None, [], None
-    for _ in range(steps):
-        with subgraph_scope(cond_name):
-            c = make_op_symbol("Cast", _call_with(cond, vars_, var_fmt) != 0, dtype="float32")
-        active = c if active is None else active * c
-        with subgraph_scope(func_name):
-            step_out, new_vars = _call_with(func, vars_, var_fmt)
-        new_vars = _new_loop_vars(new_vars, len(vars_), Symbol)
-        flat, out_fmt = _flatten(step_out if step_out is not None else [], "while_loop step output", Symbol)
-        if flat:
-            per_step.append(_select(active, flat, [make_op_symbol("zeros_like", o) for o in flat]))
-        vars_ = _select(active, new_vars, vars_)
-    stacked = [make_op_symbol("stack", *items, axis=0, num_args=steps) for items in zip(*per_step)]
-    outputs = _regroup(stacked, out_fmt)[0] if stacked else []
-    return outputs, _regroup(vars_, var_fmt)[0]
 
 
 def cond(pred: Any, then_func: Any, else_func: Any, name: str = "cond") -> Any:

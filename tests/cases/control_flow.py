@@ -1,5 +1,7 @@
-"""Cases for the control-flow ops (symjit/symbol/control_flow.py): ``_foreach`` (a loop body unrolled
-at bind: a tanh RNN step reading an outside weight and an outside computed value) and ``_cond``
+"""Cases for the control-flow ops (symjit/symbol/control_flow.py, while_loop.py): ``_foreach`` (a
+loop body unrolled at bind: a tanh RNN step reading an outside weight and an outside computed
+value), ``_while_loop`` (a counted loop stopping before ``max_iterations``: its condition and step
+programs run from the host, the step reading an outside weight and computed value) and ``_cond``
 (select by a one-element predicate), against numpy loops; gradients by finite differences."""
 
 from __future__ import annotations
@@ -32,6 +34,26 @@ def _rnn_ref(data, h0, w, b):
     return [np.stack(outs), np.stack(outs) * 0.5, h]
 
 
+def _while(v):
+    twice = v["b"] * 2.0     # computed outside the loop: an input of the loop node
+
+    def step(i, h):
+        y = mx.sym.tanh(h * v["w"])
+        return [y, y * 3], [i + 1, mx.sym.broadcast_add(y, twice)]
+    (ys, y3), (i, h) = mx.sym.contrib.while_loop(lambda i, h: i < 3, step, [v["i"], v["h"]], max_iterations=5)
+    return mx.sym.Group([ys, y3, i, h])
+
+
+def _while_ref(i, h, w, b):
+    rows = []
+    while i[0] < 3 and len(rows) < 5:
+        y = np.tanh(h * w)
+        rows.append(y)
+        h, i = y + 2.0 * b, i + 1
+    stacked = np.concatenate([np.stack(rows), np.zeros((5 - len(rows), *h.shape))])
+    return [stacked, stacked * 3, i, h]
+
+
 def _cond_ref(p, x, y):
     return [x * 2 if p[0] != 0 else y + 1]
 
@@ -39,6 +61,9 @@ def _cond_ref(p, x, y):
 CASES = [
     Case("_foreach", _rnn, {"data": R.uniform(-1, 1, (3, 2, 4)), "h0": R.uniform(-1, 1, (2, 5)),
                             "w": R.uniform(-1, 1, (4, 5)), "b": R.uniform(-1, 1, (5,))}, _rnn_ref),
+    Case("_while_loop", _while, {"i": np.array([1.0]), "h": R.uniform(-1, 1, (2, 3)),
+                                 "w": R.uniform(-1, 1, (2, 3)), "b": R.uniform(-1, 1, (3,))},
+         _while_ref, no_grad=("i",)),
     Case("_cond", lambda v: _select(v["p"], [v["x"] * 2], [v["y"] + 1])[0],
          {"p": np.array([1.0]), "x": R.uniform(-1, 1, (2, 3)), "y": R.uniform(-1, 1, (2, 3))}, _cond_ref,
          no_grad=("p",), id="then"),
